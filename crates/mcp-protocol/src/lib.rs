@@ -1,0 +1,26 @@
+//! # mcp-protocol
+//!
+//! The pure layer of the Model Context Protocol stack: wire types, JSON-RPC
+//! framing, error codes, the per-request `_meta` envelope, the shared HTTP
+//! header codec, `x-mcp-header` rules and the inbound validation ladder.
+//!
+//! This crate performs no I/O and depends on no async runtime; the server,
+//! client and transports build on it so that both ends agree by construction.
+//!
+//! Revisions covered: `2026-07-28` (modern, stateless) and the handshake
+//! revisions `2025-11-25`, `2025-06-18`, `2025-03-26`.
+
+pub mod era;
+pub mod error;
+pub mod header;
+pub mod jsonrpc;
+pub mod ladder;
+pub mod meta;
+pub mod method;
+pub mod types;
+pub mod version;
+
+pub use error::{ErrorCode, ErrorObject};
+pub use jsonrpc::{Message, Notification, Request, RequestId, Response};
+pub use meta::RequestMeta;
+pub use version::{Era, ProtocolVersion};

@@ -1,0 +1,89 @@
+//! Typed wire model for 2026-07-28 and the handshake revisions.
+//!
+//! Conventions shared by every file here:
+//! - Field names are the wire's camelCase (`#[serde(rename_all = "camelCase")]`).
+//! - Optional members are `Option` and are omitted when `None`.
+//! - Request params types carry no `_meta`: the request envelope is decoded
+//!   once by [`crate::meta::RequestMeta`]. Results and notification params
+//!   carry `_meta` as an open [`Meta`] map (unknown keys are preserved).
+//! - Where the spec allows extension (capabilities, `extensions`, `_meta`,
+//!   JSON Schemas) unknown members are kept verbatim.
+
+pub mod capabilities;
+pub mod implementation;
+pub mod logging;
+
+pub use capabilities::*;
+pub use implementation::*;
+pub use logging::*;
+
+use serde::{Deserialize, Serialize};
+
+/// An open JSON object: `_meta`, settings objects, schemas.
+pub type JsonObject = serde_json::Map<String, serde_json::Value>;
+
+/// A `_meta` object on a result or notification.
+pub type Meta = JsonObject;
+
+/// An opaque pagination cursor (PAGE-02).
+pub type Cursor = String;
+
+/// `resultType`: how to parse a result (RESULT-01…03).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum ResultType {
+    /// `"complete"`: a final result.
+    #[default]
+    Complete,
+    /// `"input_required"`: an MRTR interim result.
+    InputRequired,
+    /// A value defined by an extension; invalid unless that extension was negotiated.
+    Other(String),
+}
+
+impl ResultType {
+    /// The wire string.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Complete => "complete",
+            Self::InputRequired => "input_required",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+impl Serialize for ResultType {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ResultType {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Ok(match &*s {
+            "complete" => Self::Complete,
+            "input_required" => Self::InputRequired,
+            _ => Self::Other(s.into_owned()),
+        })
+    }
+}
+
+/// `cacheScope` (CACHE-01).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// Identical for every caller; shareable across authorization contexts.
+    Public,
+    /// Reusable only within the same authorization context.
+    Private,
+}
+
+/// `role` of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The user.
+    User,
+    /// The assistant (model).
+    Assistant,
+}
