@@ -93,7 +93,10 @@ impl ErrorObject {
 
     /// -32600 Invalid Request.
     pub fn invalid_request(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, format!("Invalid Request: {detail}"))
+        Self::new(
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid Request: {detail}"),
+        )
     }
 
     /// -32601 Method not found.
@@ -106,12 +109,18 @@ impl ErrorObject {
 
     /// -32602 Invalid params.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_PARAMS, format!("Invalid params: {detail}"))
+        Self::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("Invalid params: {detail}"),
+        )
     }
 
     /// -32603 Internal error.
     pub fn internal(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INTERNAL_ERROR, format!("Internal error: {detail}"))
+        Self::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("Internal error: {detail}"),
+        )
     }
 
     /// -32020 HeaderMismatch (HDR-20: the message names the header).

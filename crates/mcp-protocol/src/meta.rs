@@ -1,1 +1,510 @@
-//! (in progress)
+//! The `_meta` envelope and `_meta` key rules (META-*).
+//!
+//! [`RequestMeta`] is the typed form of a request's `params._meta`, decoded
+//! once per request. Known keys are typed; every other key is kept verbatim
+//! in [`RequestMeta::other`] (META-12).
+//!
+//! Decoding is lenient on purpose: a wrongly typed known key does not fail
+//! the decode but is recorded in [`RequestMeta::problems`], so the ladder can
+//! report the right rung in the right order (LADDER-08 vs LADDER-10).
+
+use crate::jsonrpc::RequestId;
+use crate::types::{ClientCapabilities, Implementation, JsonObject, LoggingLevel};
+use crate::version::ProtocolVersion;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// `io.modelcontextprotocol/protocolVersion` (META-03).
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `io.modelcontextprotocol/clientInfo` (META-04).
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// `io.modelcontextprotocol/clientCapabilities` (META-03).
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `io.modelcontextprotocol/logLevel` (LOG-01).
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// `io.modelcontextprotocol/serverInfo` on results (META-08).
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// `io.modelcontextprotocol/subscriptionId` on listen-stream notifications (META-11).
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// `progressToken` (PROG-01).
+pub const PROGRESS_TOKEN: &str = "progressToken";
+/// W3C trace context `traceparent`.
+pub const TRACEPARENT: &str = "traceparent";
+/// W3C trace context `tracestate`.
+pub const TRACESTATE: &str = "tracestate";
+/// W3C `baggage`.
+pub const BAGGAGE: &str = "baggage";
+
+/// A progress token: a string or an integer (PROG-01). Reuses the id type,
+/// which has exactly that shape and preserves the JSON type.
+pub type ProgressToken = RequestId;
+
+/// A known key whose value had the wrong shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetaProblem {
+    /// The key.
+    pub key: &'static str,
+    /// What was wrong, one sentence.
+    pub reason: String,
+}
+
+/// The typed per-request `_meta` envelope.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestMeta {
+    /// The protocol version, exactly as sent, when it is a string.
+    pub protocol_version: Option<String>,
+    /// The client's self-description.
+    pub client_info: Option<Implementation>,
+    /// The client's capabilities for this request.
+    pub client_capabilities: Option<ClientCapabilities>,
+    /// Requested log level (opt-in to `notifications/message`).
+    pub log_level: Option<LoggingLevel>,
+    /// Progress token (opt-in to `notifications/progress`).
+    pub progress_token: Option<ProgressToken>,
+    /// W3C `traceparent`.
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    pub tracestate: Option<String>,
+    /// W3C `baggage`.
+    pub baggage: Option<String>,
+    /// Every other key, verbatim.
+    pub other: JsonObject,
+    /// Known keys that were present with a wrong shape.
+    pub problems: Vec<MetaProblem>,
+    /// Whether `io.modelcontextprotocol/protocolVersion` was present at all.
+    pub has_protocol_version_key: bool,
+}
+
+impl RequestMeta {
+    /// A modern envelope for `version` with the given capabilities.
+    pub fn modern(version: ProtocolVersion, caps: ClientCapabilities) -> Self {
+        Self {
+            protocol_version: Some(version.as_str().to_owned()),
+            has_protocol_version_key: true,
+            client_capabilities: Some(caps),
+            ..Self::default()
+        }
+    }
+
+    /// True when nothing would be serialized.
+    pub fn is_empty(&self) -> bool {
+        self.protocol_version.is_none()
+            && self.client_info.is_none()
+            && self.client_capabilities.is_none()
+            && self.log_level.is_none()
+            && self.progress_token.is_none()
+            && self.traceparent.is_none()
+            && self.tracestate.is_none()
+            && self.baggage.is_none()
+            && self.other.is_empty()
+    }
+
+    /// Whether the envelope carries the modern protocol-version key (ERA-*).
+    pub fn is_modern_envelope(&self) -> bool {
+        self.has_protocol_version_key
+    }
+
+    /// Decodes the `_meta` member of a raw params object, if any.
+    ///
+    /// `Ok(None)` when params or `_meta` are absent; `Err` when `_meta` is
+    /// present but not an object (or params are not valid JSON).
+    pub fn from_params(
+        params: Option<&serde_json::value::RawValue>,
+    ) -> Result<Option<Self>, String> {
+        let Some(params) = params else {
+            return Ok(None);
+        };
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(rename = "_meta", default)]
+            meta: Option<RequestMeta>,
+        }
+        serde_json::from_str::<Probe>(params.get())
+            .map(|p| p.meta)
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn problem(meta: &mut RequestMeta, key: &'static str, reason: impl fmt::Display) {
+    meta.problems.push(MetaProblem {
+        key,
+        reason: reason.to_string(),
+    });
+}
+
+struct MetaVisitor;
+
+impl<'de> Visitor<'de> for MetaVisitor {
+    type Value = RequestMeta;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a _meta object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
+        let mut m = RequestMeta::default();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match &*key {
+                PROTOCOL_VERSION => {
+                    m.has_protocol_version_key = true;
+                    match map.next_value::<Value>()? {
+                        Value::String(s) => m.protocol_version = Some(s),
+                        other => problem(
+                            &mut m,
+                            PROTOCOL_VERSION,
+                            format_args!("must be a string, got {}", kind(&other)),
+                        ),
+                    }
+                }
+                CLIENT_INFO => match serde_json::from_value::<Implementation>(map.next_value()?) {
+                    Ok(v) => m.client_info = Some(v),
+                    Err(e) => problem(&mut m, CLIENT_INFO, e),
+                },
+                CLIENT_CAPABILITIES => {
+                    match serde_json::from_value::<ClientCapabilities>(map.next_value()?) {
+                        Ok(v) => m.client_capabilities = Some(v),
+                        Err(e) => problem(&mut m, CLIENT_CAPABILITIES, e),
+                    }
+                }
+                LOG_LEVEL => match map.next_value::<Value>()? {
+                    Value::String(s) => match LoggingLevel::parse(&s) {
+                        Some(l) => m.log_level = Some(l),
+                        None => problem(&mut m, LOG_LEVEL, format_args!("unknown log level {s:?}")),
+                    },
+                    other => problem(
+                        &mut m,
+                        LOG_LEVEL,
+                        format_args!("must be a string, got {}", kind(&other)),
+                    ),
+                },
+                PROGRESS_TOKEN => {
+                    let v: Value = map.next_value()?;
+                    match RequestId::from_value(&v) {
+                        Some(t) => m.progress_token = Some(t),
+                        None => problem(&mut m, PROGRESS_TOKEN, "must be a string or an integer"),
+                    }
+                }
+                TRACEPARENT | TRACESTATE | BAGGAGE => {
+                    let k: &'static str = match &*key {
+                        TRACEPARENT => TRACEPARENT,
+                        TRACESTATE => TRACESTATE,
+                        _ => BAGGAGE,
+                    };
+                    match map.next_value::<Value>()? {
+                        Value::String(s) => match k {
+                            TRACEPARENT => m.traceparent = Some(s),
+                            TRACESTATE => m.tracestate = Some(s),
+                            _ => m.baggage = Some(s),
+                        },
+                        _ => problem(&mut m, k, "must be a string"),
+                    }
+                }
+                _ => {
+                    let v: Value = map.next_value()?;
+                    m.other.insert(key.into_owned(), v);
+                }
+            }
+        }
+        Ok(m)
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(MetaVisitor)
+    }
+}
+
+impl Serialize for RequestMeta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        if let Some(v) = &self.protocol_version {
+            map.serialize_entry(PROTOCOL_VERSION, v)?;
+        }
+        if let Some(v) = &self.client_info {
+            map.serialize_entry(CLIENT_INFO, v)?;
+        }
+        if let Some(v) = &self.client_capabilities {
+            map.serialize_entry(CLIENT_CAPABILITIES, v)?;
+        }
+        if let Some(v) = &self.log_level {
+            map.serialize_entry(LOG_LEVEL, v)?;
+        }
+        if let Some(v) = &self.progress_token {
+            map.serialize_entry(PROGRESS_TOKEN, v)?;
+        }
+        if let Some(v) = &self.traceparent {
+            map.serialize_entry(TRACEPARENT, v)?;
+        }
+        if let Some(v) = &self.tracestate {
+            map.serialize_entry(TRACESTATE, v)?;
+        }
+        if let Some(v) = &self.baggage {
+            map.serialize_entry(BAGGAGE, v)?;
+        }
+        for (k, v) in &self.other {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// Why a `_meta` key is not acceptable for a sender (META-01, META-02).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetaKeyError {
+    /// A prefix label breaks the label syntax.
+    BadLabel(String),
+    /// The name part breaks the name syntax.
+    BadName(String),
+    /// A non-spec key under a reserved prefix.
+    Reserved(String),
+}
+
+impl fmt::Display for MetaKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadLabel(l) => write!(
+                f,
+                "prefix label {l:?} must start with a letter, end with a letter or digit, and contain only letters, digits and '-'"
+            ),
+            Self::BadName(n) => write!(
+                f,
+                "name {n:?} must start and end with a letter or digit and contain only letters, digits, '-', '_' and '.'"
+            ),
+            Self::Reserved(p) => write!(f, "prefix {p:?} is reserved for MCP"),
+        }
+    }
+}
+
+impl std::error::Error for MetaKeyError {}
+
+fn valid_label(l: &str) -> bool {
+    let b = l.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(e)) => {
+            f.is_ascii_alphabetic()
+                && e.is_ascii_alphanumeric()
+                && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        }
+        _ => false,
+    }
+}
+
+fn valid_name(n: &str) -> bool {
+    let b = n.as_bytes();
+    match (b.first(), b.last()) {
+        (None, _) => true,
+        (Some(f), Some(e)) => {
+            f.is_ascii_alphanumeric()
+                && e.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+fn is_mcp_word(l: &str) -> bool {
+    l == "modelcontextprotocol" || l == "mcp"
+}
+
+/// Whether `key`'s prefix is reserved for MCP under `version`'s wording.
+///
+/// - 2025-11-25 and 2026-07-28: the *second* label is `modelcontextprotocol`
+///   or `mcp` (`io.modelcontextprotocol/`, `dev.mcp/`, `com.mcp.tools/`;
+///   not `com.example.mcp/`).
+/// - 2025-06-18: any label that is `modelcontextprotocol` or `mcp` and is
+///   followed by another label (`modelcontextprotocol.io/`, `tools.mcp.com/`).
+/// - 2025-03-26 and 2024-11-05 define no key rules.
+pub fn is_reserved_key(key: &str, version: ProtocolVersion) -> bool {
+    let Some((prefix, _)) = key.split_once('/') else {
+        return false;
+    };
+    let labels: Vec<&str> = prefix.split('.').collect();
+    match version {
+        ProtocolVersion::V2024_11_05 | ProtocolVersion::V2025_03_26 => false,
+        ProtocolVersion::V2025_06_18 => labels
+            .iter()
+            .take(labels.len().saturating_sub(1))
+            .any(|l| is_mcp_word(l)),
+        ProtocolVersion::V2025_11_25 | ProtocolVersion::V2026_07_28 => {
+            labels.get(1).is_some_and(|l| is_mcp_word(l))
+        }
+    }
+}
+
+/// Keys the specification itself defines, which may sit under reserved
+/// prefixes or be unprefixed (META-02).
+pub fn is_spec_key(key: &str) -> bool {
+    matches!(
+        key,
+        PROTOCOL_VERSION
+            | CLIENT_INFO
+            | CLIENT_CAPABILITIES
+            | LOG_LEVEL
+            | SERVER_INFO
+            | SUBSCRIPTION_ID
+            | PROGRESS_TOKEN
+            | TRACEPARENT
+            | TRACESTATE
+            | BAGGAGE
+            | "io.modelcontextprotocol/related-task"
+            | "io.modelcontextprotocol/model-immediate-response"
+    )
+}
+
+/// Checks the syntax of a `_meta` key (META-01). Applies from 2025-06-18 on;
+/// earlier revisions accept any key.
+pub fn validate_key_syntax(key: &str, version: ProtocolVersion) -> Result<(), MetaKeyError> {
+    if matches!(
+        version,
+        ProtocolVersion::V2024_11_05 | ProtocolVersion::V2025_03_26
+    ) {
+        return Ok(());
+    }
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        for l in p.split('.') {
+            if !valid_label(l) {
+                return Err(MetaKeyError::BadLabel(l.to_owned()));
+            }
+        }
+    }
+    if !valid_name(name) {
+        return Err(MetaKeyError::BadName(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// Checks a key an application wants to *send*: valid syntax, and not a
+/// non-spec key under a reserved prefix (META-01, META-02).
+pub fn validate_outgoing_key(key: &str, version: ProtocolVersion) -> Result<(), MetaKeyError> {
+    validate_key_syntax(key, version)?;
+    if !is_spec_key(key) && is_reserved_key(key, version) {
+        let prefix = key.split_once('/').map_or(key, |(p, _)| p);
+        return Err(MetaKeyError::Reserved(format!("{prefix}/")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn decodes_the_envelope_once_into_typed_fields() {
+        let raw = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}, "elicitation": {"url": {}}, "x-custom": {"a": 1}},
+            "io.modelcontextprotocol/logLevel": "warning",
+            "progressToken": "p-1",
+            "traceparent": "00-abc-def-01",
+            "com.example/extra": [1, 2]
+        });
+        let m: RequestMeta = serde_json::from_value(raw.clone()).unwrap_or_default();
+        assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
+        assert_eq!(m.client_info.as_ref().map(|c| c.name.as_str()), Some("c"));
+        let caps = m.client_capabilities.clone().unwrap_or_default();
+        assert!(caps.sampling.is_some());
+        assert!(
+            caps.elicitation
+                .as_ref()
+                .is_some_and(|e| e.supports_url() && !e.supports_form())
+        );
+        assert_eq!(caps.other.get("x-custom"), Some(&json!({"a": 1})));
+        assert_eq!(m.log_level, Some(LoggingLevel::Warning));
+        assert_eq!(m.progress_token, Some(RequestId::string("p-1")));
+        assert!(m.problems.is_empty());
+        // Round trip keeps every key, including unknown ones.
+        assert_eq!(serde_json::to_value(&m).unwrap_or_default(), raw);
+    }
+
+    #[test]
+    fn wrong_shapes_are_problems_not_failures() {
+        let m: RequestMeta = serde_json::from_value(json!({
+            "io.modelcontextprotocol/protocolVersion": 2026,
+            "io.modelcontextprotocol/logLevel": "loud",
+            "progressToken": 1.5
+        }))
+        .unwrap_or_default();
+        assert!(m.has_protocol_version_key);
+        assert_eq!(m.protocol_version, None);
+        assert_eq!(m.problems.len(), 3);
+    }
+
+    #[test]
+    fn key_syntax_and_reserved_prefixes() {
+        let v = ProtocolVersion::V2026_07_28;
+        for ok in [
+            "progressToken",
+            "com.example/key",
+            "com.example/",
+            "a/b.c-d_e",
+            "x",
+            "com.example.mcp/thing",
+        ] {
+            assert_eq!(validate_outgoing_key(ok, v), Ok(()), "{ok}");
+        }
+        for bad in [
+            "-x",
+            "x-",
+            "1abc.com/k",
+            "com..example/k",
+            "com.example/-k",
+            "a-/k",
+            "com.example/k_",
+        ] {
+            assert!(validate_key_syntax(bad, v).is_err(), "{bad}");
+        }
+        for reserved in [
+            "io.modelcontextprotocol/custom",
+            "dev.mcp/x",
+            "org.modelcontextprotocol.api/y",
+            "com.mcp.tools/z",
+        ] {
+            assert!(
+                matches!(
+                    validate_outgoing_key(reserved, v),
+                    Err(MetaKeyError::Reserved(_))
+                ),
+                "{reserved}"
+            );
+        }
+        assert_eq!(validate_outgoing_key(PROTOCOL_VERSION, v), Ok(()));
+        // 2025-06-18 wording: a reserved word followed by another label.
+        assert!(is_reserved_key(
+            "modelcontextprotocol.io/x",
+            ProtocolVersion::V2025_06_18
+        ));
+        assert!(is_reserved_key(
+            "tools.mcp.com/x",
+            ProtocolVersion::V2025_06_18
+        ));
+        assert!(!is_reserved_key(
+            "modelcontextprotocol.io/x",
+            ProtocolVersion::V2026_07_28
+        ));
+        // 2025-03-26 has no rules.
+        assert_eq!(
+            validate_outgoing_key("-anything-", ProtocolVersion::V2025_03_26),
+            Ok(())
+        );
+    }
+}

@@ -104,9 +104,8 @@ impl serde::Serialize for ProtocolVersion {
 impl<'de> serde::Deserialize<'de> for ProtocolVersion {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        Self::parse(&s).ok_or_else(|| {
-            serde::de::Error::custom(format_args!("unknown protocol version {s:?}"))
-        })
+        Self::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format_args!("unknown protocol version {s:?}")))
     }
 }
 
