@@ -1,1 +1,712 @@
-//! (in progress)
+//! The inbound validation ladder for modern (2026-07-28) requests, as a pure
+//! function (LADDER-05…LADDER-11, LADDER-14).
+//!
+//! Input: an already-decoded JSON-RPC message, an optional raw header list
+//! (HTTP; `None` on stdio, which skips the header rungs) and the set of
+//! modern versions served. Output: the accepted [`ModernRoute`] carrying the
+//! typed envelope, or the first failing rung as a [`Rejection`].
+//!
+//! Rung order (first failure wins):
+//! 1. LADDER-05: a response object is not a request → -32600.
+//! 2. LADDER-07: a routing header (`MCP-Protocol-Version`, `Mcp-Method`,
+//!    `Mcp-Name`) present more than once → -32020.
+//! 3. LADDER-06: a notification is accepted (202) unless its
+//!    `MCP-Protocol-Version` header names an unsupported version → -32022.
+//! 4. LADDER-08: `params._meta` must be an object with
+//!    `io.modelcontextprotocol/protocolVersion` and
+//!    `io.modelcontextprotocol/clientCapabilities` (a valid capabilities
+//!    object) → else -32602.
+//! 5. LADDER-09 (HTTP only): `MCP-Protocol-Version` byte-equal to the
+//!    envelope version, `Mcp-Method` equal to `method`, decoded `Mcp-Name`
+//!    equal to `params.name` / `params.uri` → else -32020. Runs before the
+//!    version rung so a self-contradicting client gets HeaderMismatch.
+//! 6. LADDER-10: the envelope version must be a string (-32602) naming a
+//!    supported version (-32022 `{supported, requested}`).
+//! 7. Other envelope members with a wrong shape (`logLevel`,
+//!    `progressToken`, `clientInfo`) → -32602 (LADDER-12, LOG-04).
+//! 8. LADDER-11 (HTTP, `tools/call` only): `Mcp-Param-*` headers against the
+//!    called tool's `x-mcp-header` map → -32020. The tool lookup is supplied
+//!    by the caller through [`ToolParamHeaders`]; an unknown tool or one
+//!    without annotations skips the rung (HDR-19 fail-open).
+
+use crate::error::ErrorObject;
+use crate::header::codec::decode_header_value;
+use crate::header::x_mcp_header::ParamHeaderMap;
+use crate::header::{self, HeaderList, trim_ows};
+use crate::jsonrpc::{Message, RequestId};
+use crate::meta::{self, RequestMeta};
+use crate::version::ProtocolVersion;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+
+/// Which rung rejected the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rung {
+    /// LADDER-05: not a request.
+    NotARequest,
+    /// LADDER-07: duplicated routing header.
+    DuplicateHeader,
+    /// LADDER-08: missing or malformed envelope.
+    Envelope,
+    /// LADDER-09: headers disagree with the body.
+    HeaderMatch,
+    /// LADDER-10: version not a string or unsupported.
+    Version,
+    /// LADDER-12: another envelope member is malformed.
+    EnvelopeMember,
+    /// LADDER-11: `Mcp-Param-*` validation.
+    ParamHeaders,
+}
+
+/// A rejection: the rung and the JSON-RPC error to answer with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rejection {
+    /// The failing rung.
+    pub rung: Rung,
+    /// The error; its code maps to the HTTP status via [`ErrorObject::http_status`].
+    pub error: ErrorObject,
+}
+
+impl Rejection {
+    fn new(rung: Rung, error: ErrorObject) -> Self {
+        Self { rung, error }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// An accepted modern request.
+#[derive(Debug, Clone)]
+pub struct ModernRoute {
+    /// The request id.
+    pub id: RequestId,
+    /// The negotiated-per-request version.
+    pub version: ProtocolVersion,
+    /// The typed envelope, decoded once.
+    pub meta: RequestMeta,
+}
+
+/// The ladder's verdict.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// A request to dispatch.
+    Request(ModernRoute),
+    /// A notification to accept (HTTP 202) and hand to the notification path.
+    Notification,
+}
+
+/// Looks up the `x-mcp-header` map of a tool as this caller would see it in
+/// `tools/list` (HDR-19). `None` skips the `Mcp-Param-*` rung.
+pub trait ToolParamHeaders {
+    /// The tool's header map, if it has a valid, non-empty one.
+    fn param_headers(&self, tool: &str) -> Option<Arc<ParamHeaderMap>>;
+}
+
+impl<F: Fn(&str) -> Option<Arc<ParamHeaderMap>>> ToolParamHeaders for F {
+    fn param_headers(&self, tool: &str) -> Option<Arc<ParamHeaderMap>> {
+        self(tool)
+    }
+}
+
+/// The members of a request's params the ladder needs, parsed once and
+/// borrowed from the body. Also used by era classification.
+#[derive(Debug, Default)]
+pub struct ParamsProbe<'a> {
+    /// The decoded `_meta`, when it is an object.
+    pub meta: Option<RequestMeta>,
+    /// `_meta` was present but not an object (or undecodable): why.
+    pub meta_error: Option<String>,
+    /// Raw `params.name`.
+    pub name: Option<&'a RawValue>,
+    /// Raw `params.uri`.
+    pub uri: Option<&'a RawValue>,
+    /// Raw `params.arguments`.
+    pub arguments: Option<&'a RawValue>,
+    /// Params could not be read as an object at all: why.
+    pub params_error: Option<String>,
+}
+
+impl<'a> ParamsProbe<'a> {
+    /// Reads `_meta`, `name`, `uri` and `arguments` from raw params. Never fails:
+    /// problems are recorded for the ladder to report in order.
+    pub fn parse(params: Option<&'a RawValue>) -> Self {
+        let Some(p) = params else {
+            return Self::default();
+        };
+        let mut de = serde_json::Deserializer::from_str(p.get());
+        match de.deserialize_map(ProbeVisitor) {
+            Ok(mut probe) => {
+                if let Some(raw) = probe.raw_meta.take() {
+                    if raw.get().starts_with('{') {
+                        match serde_json::from_str::<RequestMeta>(raw.get()) {
+                            Ok(m) => probe.out.meta = Some(m),
+                            Err(e) => probe.out.meta_error = Some(e.to_string()),
+                        }
+                    } else {
+                        probe.out.meta_error = Some("\"_meta\" must be an object".into());
+                    }
+                }
+                probe.out
+            }
+            Err(e) => Self {
+                params_error: Some(e.to_string()),
+                ..Self::default()
+            },
+        }
+    }
+
+    /// Whether the envelope carries the modern protocol-version key.
+    pub fn has_modern_envelope(&self) -> bool {
+        self.meta
+            .as_ref()
+            .is_some_and(RequestMeta::is_modern_envelope)
+    }
+}
+
+struct ProbeOut<'a> {
+    out: ParamsProbe<'a>,
+    raw_meta: Option<&'a RawValue>,
+}
+
+struct ProbeVisitor;
+
+impl<'de> Visitor<'de> for ProbeVisitor {
+    type Value = ProbeOut<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a params object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ProbeOut<'de>, A::Error> {
+        let mut o = ProbeOut {
+            out: ParamsProbe::default(),
+            raw_meta: None,
+        };
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let slot = match &*key {
+                "_meta" => &mut o.raw_meta,
+                "name" => &mut o.out.name,
+                "uri" => &mut o.out.uri,
+                "arguments" => &mut o.out.arguments,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if slot.is_some() {
+                return Err(serde::de::Error::custom(format_args!(
+                    "duplicate params member {key:?}"
+                )));
+            }
+            *slot = Some(map.next_value()?);
+        }
+        Ok(o)
+    }
+}
+
+/// Owned copies of the routing headers (values are short).
+#[derive(Default, Debug)]
+struct Routing {
+    version: Option<Vec<u8>>,
+    method: Option<Vec<u8>>,
+    name: Option<Vec<u8>>,
+    duplicate: Option<&'static str>,
+}
+
+fn collect_routing(headers: &dyn HeaderList) -> Routing {
+    let mut r = Routing::default();
+    headers.visit(&mut |n, v| {
+        let (slot, label) = if n.eq_ignore_ascii_case(header::MCP_PROTOCOL_VERSION) {
+            (&mut r.version, header::MCP_PROTOCOL_VERSION)
+        } else if n.eq_ignore_ascii_case(header::MCP_METHOD) {
+            (&mut r.method, header::MCP_METHOD)
+        } else if n.eq_ignore_ascii_case(header::MCP_NAME) {
+            (&mut r.name, header::MCP_NAME)
+        } else {
+            return;
+        };
+        if slot.is_some() {
+            r.duplicate.get_or_insert(label);
+        } else {
+            *slot = Some(trim_ows(v).to_vec());
+        }
+    });
+    r
+}
+
+fn show(v: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(v)
+}
+
+/// Runs the ladder on a decoded message.
+///
+/// `headers` is `None` on stdio and in-memory transports (LADDER-14).
+/// `supported` lists the modern versions served; it is also the `supported`
+/// member of a -32022 error. `tools` resolves `x-mcp-header` maps for the
+/// `Mcp-Param-*` rung (HTTP only).
+pub fn classify_inbound_request(
+    message: &Message<'_>,
+    headers: Option<&dyn HeaderList>,
+    supported: &[ProtocolVersion],
+    tools: Option<&dyn ToolParamHeaders>,
+) -> Result<Verdict, Rejection> {
+    let (id, method, params) = match message {
+        Message::Response(_) => {
+            return Err(Rejection::new(
+                Rung::NotARequest,
+                ErrorObject::invalid_request("expected a request or notification, got a response"),
+            ));
+        }
+        Message::Notification(n) => {
+            if let Some(h) = headers {
+                let r = collect_routing(h);
+                if let Some(dup) = r.duplicate {
+                    return Err(dup_rejection(dup));
+                }
+                if let Some(v) = r.version {
+                    if !version_supported(&v, supported) {
+                        return Err(unsupported(&show(&v), supported));
+                    }
+                }
+            }
+            let _ = n;
+            return Ok(Verdict::Notification);
+        }
+        Message::Request(r) => (&r.id, &*r.method, r.params),
+    };
+    let probe = ParamsProbe::parse(params);
+    classify_probed(id, method, &probe, headers, supported, tools)
+}
+
+/// Like [`classify_inbound_request`] for a request whose params were already
+/// probed (so era classification and the ladder share one parse).
+pub fn classify_probed(
+    id: &RequestId,
+    method: &str,
+    probe: &ParamsProbe<'_>,
+    headers: Option<&dyn HeaderList>,
+    supported: &[ProtocolVersion],
+    tools: Option<&dyn ToolParamHeaders>,
+) -> Result<Verdict, Rejection> {
+    // LADDER-07: duplicated routing headers.
+    let routing = headers.map(collect_routing);
+    if let Some(dup) = routing.as_ref().and_then(|r| r.duplicate) {
+        return Err(dup_rejection(dup));
+    }
+
+    // LADDER-08: the envelope.
+    if let Some(e) = &probe.params_error {
+        return Err(Rejection::new(
+            Rung::Envelope,
+            ErrorObject::invalid_params(format_args!("malformed params: {e}")),
+        ));
+    }
+    let meta = match (&probe.meta, &probe.meta_error) {
+        (_, Some(e)) => {
+            return Err(Rejection::new(
+                Rung::Envelope,
+                ErrorObject::invalid_params(format_args!("malformed _meta: {e}")),
+            ));
+        }
+        (None, None) => {
+            return Err(Rejection::new(
+                Rung::Envelope,
+                ErrorObject::invalid_params(format_args!(
+                    "missing params._meta with {} and {}",
+                    meta::PROTOCOL_VERSION,
+                    meta::CLIENT_CAPABILITIES
+                )),
+            ));
+        }
+        (Some(m), None) => m,
+    };
+    if !meta.has_protocol_version_key {
+        return Err(missing_key(meta::PROTOCOL_VERSION));
+    }
+    if let Some(p) = meta
+        .problems
+        .iter()
+        .find(|p| p.key == meta::CLIENT_CAPABILITIES)
+    {
+        return Err(Rejection::new(
+            Rung::Envelope,
+            ErrorObject::invalid_params(format_args!("invalid {}: {}", p.key, p.reason)),
+        ));
+    }
+    if meta.client_capabilities.is_none() {
+        return Err(missing_key(meta::CLIENT_CAPABILITIES));
+    }
+
+    // LADDER-09: headers must agree with the body.
+    if let Some(r) = &routing {
+        match (&r.version, &meta.protocol_version) {
+            (None, _) => {
+                return Err(mismatch(format_args!(
+                    "missing {} header",
+                    header::MCP_PROTOCOL_VERSION
+                )));
+            }
+            (Some(h), Some(b)) if h.as_slice() == b.as_bytes() => {}
+            (Some(h), b) => {
+                return Err(mismatch(format_args!(
+                    "{} header value '{}' does not match body value '{}'",
+                    header::MCP_PROTOCOL_VERSION,
+                    show(h),
+                    b.as_deref().unwrap_or("(not a string)")
+                )));
+            }
+        }
+        match &r.method {
+            None => {
+                return Err(mismatch(format_args!(
+                    "missing {} header",
+                    header::MCP_METHOD
+                )));
+            }
+            Some(h) if h.as_slice() == method.as_bytes() => {}
+            Some(h) => {
+                return Err(mismatch(format_args!(
+                    "{} header value '{}' does not match body value '{method}'",
+                    header::MCP_METHOD,
+                    show(h)
+                )));
+            }
+        }
+        if let Some(member) = header::name_bearing_param(method) {
+            let raw = if member == "uri" {
+                probe.uri
+            } else {
+                probe.name
+            };
+            let body: Option<String> =
+                raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok());
+            match (&r.name, body) {
+                (None, _) => {
+                    return Err(mismatch(format_args!(
+                        "missing {} header",
+                        header::MCP_NAME
+                    )));
+                }
+                (Some(_), None) => {
+                    return Err(mismatch(format_args!(
+                        "{} header present but params.{member} is not a string",
+                        header::MCP_NAME
+                    )));
+                }
+                (Some(h), Some(b)) => match decode_header_value(h) {
+                    Some(d) if *d == *b => {}
+                    Some(d) => {
+                        return Err(mismatch(format_args!(
+                            "{} header value '{}' does not match body value '{b}'",
+                            header::MCP_NAME,
+                            d.escape_debug()
+                        )));
+                    }
+                    None => {
+                        return Err(mismatch(format_args!(
+                            "invalid {} header value '{}'",
+                            header::MCP_NAME,
+                            show(h).escape_debug()
+                        )));
+                    }
+                },
+            }
+        }
+    }
+
+    // LADDER-10: the version.
+    let Some(requested) = meta.protocol_version.as_deref() else {
+        return Err(Rejection::new(
+            Rung::Version,
+            ErrorObject::invalid_params(format_args!(
+                "{} must be a string",
+                meta::PROTOCOL_VERSION
+            )),
+        ));
+    };
+    let version = match ProtocolVersion::parse(requested) {
+        Some(v) if supported.contains(&v) => v,
+        _ => return Err(unsupported(requested, supported)),
+    };
+
+    // LADDER-12 (envelope part): other malformed members.
+    if let Some(p) = meta.problems.first() {
+        return Err(Rejection::new(
+            Rung::EnvelopeMember,
+            ErrorObject::invalid_params(format_args!("invalid {}: {}", p.key, p.reason)),
+        ));
+    }
+
+    // LADDER-11: Mcp-Param-* against the tool's schema.
+    if let (Some(h), Some(tools), "tools/call") = (headers, tools, method) {
+        let tool = probe
+            .name
+            .and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
+        if let Some(map) = tool.and_then(|t| tools.param_headers(&t)) {
+            let args = match probe.arguments {
+                None => None,
+                Some(raw) => match serde_json::from_str::<
+                    Option<serde_json::Map<String, serde_json::Value>>,
+                >(raw.get())
+                {
+                    Ok(a) => a,
+                    // Not an object: params validation reports it at dispatch (-32602).
+                    Err(_) => None,
+                },
+            };
+            map.validate(args.as_ref(), h)
+                .map_err(|e| Rejection::new(Rung::ParamHeaders, e))?;
+        }
+    }
+
+    Ok(Verdict::Request(ModernRoute {
+        id: id.clone(),
+        version,
+        meta: meta.clone(),
+    }))
+}
+
+fn version_supported(v: &[u8], supported: &[ProtocolVersion]) -> bool {
+    std::str::from_utf8(v)
+        .ok()
+        .and_then(ProtocolVersion::parse)
+        .is_some_and(|v| supported.contains(&v))
+}
+
+fn dup_rejection(name: &str) -> Rejection {
+    Rejection::new(
+        Rung::DuplicateHeader,
+        ErrorObject::header_mismatch(format_args!("{name} header must appear only once")),
+    )
+}
+
+fn mismatch(detail: impl fmt::Display) -> Rejection {
+    Rejection::new(Rung::HeaderMatch, ErrorObject::header_mismatch(detail))
+}
+
+fn missing_key(key: &str) -> Rejection {
+    Rejection::new(
+        Rung::Envelope,
+        ErrorObject::invalid_params(format_args!("missing required _meta key {key}")),
+    )
+}
+
+fn unsupported(requested: &str, supported: &[ProtocolVersion]) -> Rejection {
+    Rejection::new(
+        Rung::Version,
+        ErrorObject::unsupported_version(requested, supported.iter().map(|v| v.as_str())),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::decode_message;
+    use serde_json::{Value, json};
+
+    const SUP: &[ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
+
+    fn body(method: &str, params: Value) -> String {
+        json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}).to_string()
+    }
+
+    fn env() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        })
+    }
+
+    fn std_headers(method: &str, name: Option<&str>) -> Vec<(String, Vec<u8>)> {
+        let mut h = vec![
+            ("content-type".to_string(), b"application/json".to_vec()),
+            ("MCP-Protocol-Version".to_string(), b"2026-07-28".to_vec()),
+            ("Mcp-Method".to_string(), method.as_bytes().to_vec()),
+        ];
+        if let Some(n) = name {
+            h.push(("Mcp-Name".to_string(), n.as_bytes().to_vec()));
+        }
+        h
+    }
+
+    fn run(b: &str, headers: Option<&Vec<(String, Vec<u8>)>>) -> Result<Verdict, Rejection> {
+        let msg = match decode_message(b.as_bytes()) {
+            Ok(m) => m,
+            Err(e) => return Err(Rejection::new(Rung::NotARequest, e.error)),
+        };
+        classify_inbound_request(&msg, headers.map(|h| h as &dyn HeaderList), SUP, None)
+    }
+
+    fn code(r: Result<Verdict, Rejection>) -> i64 {
+        match r {
+            Ok(_) => 0,
+            Err(e) => e.error.code.0,
+        }
+    }
+
+    #[test]
+    fn accepts_a_well_formed_request_on_both_transports() {
+        let b = body(
+            "tools/call",
+            json!({"name":"echo","arguments":{"text":"hi"},"_meta":env()}),
+        );
+        let h = std_headers("tools/call", Some("echo"));
+        for headers in [None, Some(&h)] {
+            match run(&b, headers) {
+                Ok(Verdict::Request(r)) => {
+                    assert_eq!(r.version, ProtocolVersion::V2026_07_28);
+                    assert!(r.meta.client_capabilities.is_some());
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn responses_are_invalid_requests() {
+        assert_eq!(
+            code(run(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#, None)),
+            -32600
+        );
+    }
+
+    #[test]
+    fn envelope_rung() {
+        // No params, no _meta, _meta not an object, missing either key.
+        for p in [
+            json!({}),
+            json!({"_meta": 5}),
+            json!({"_meta": {}}),
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+            json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                              "io.modelcontextprotocol/clientCapabilities": {"sampling": 7}}}),
+        ] {
+            let r = run(&body("tools/list", p.clone()), None);
+            assert!(
+                matches!(&r, Err(e) if e.rung == Rung::Envelope && e.error.code.0 == -32602),
+                "{p}: {r:?}"
+            );
+        }
+        let r = run(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, None);
+        assert!(matches!(&r, Err(e) if e.rung == Rung::Envelope), "{r:?}");
+    }
+
+    #[test]
+    fn envelope_is_checked_before_headers_and_headers_before_version() {
+        // Missing envelope and bad headers: envelope wins.
+        let h = std_headers("tools/list", None);
+        let mut bad = h.clone();
+        bad[1].1 = b"2025-11-25".to_vec();
+        assert_eq!(
+            code(run(&body("tools/list", json!({})), Some(&bad))),
+            -32602
+        );
+        // Unsupported version and header mismatch: header rung wins (-32020).
+        let mut e = env();
+        e["io.modelcontextprotocol/protocolVersion"] = json!("1999-01-01");
+        assert_eq!(
+            code(run(
+                &body("tools/list", json!({"_meta": e.clone()})),
+                Some(&h)
+            )),
+            -32020
+        );
+        // Header agreeing with an unsupported version: -32022 with data.
+        let mut agree = h.clone();
+        agree[1].1 = b"1999-01-01".to_vec();
+        let r = run(&body("tools/list", json!({"_meta": e})), Some(&agree));
+        match r {
+            Err(rej) => {
+                assert_eq!(rej.rung, Rung::Version);
+                assert_eq!(
+                    rej.error.data,
+                    Some(json!({"supported":["2026-07-28"],"requested":"1999-01-01"}))
+                );
+                assert_eq!(rej.error.http_status(), 400);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_rung_cases() {
+        let b = body("tools/call", json!({"name":"echo","_meta":env()}));
+        let good = std_headers("tools/call", Some("echo"));
+        assert_eq!(code(run(&b, Some(&good))), 0);
+        // OWS is stripped; names are case-insensitive.
+        let mut ows = good.clone();
+        ows[3].1 = b"  echo  ".to_vec();
+        ows[2].0 = "MCP-METHOD".into();
+        assert_eq!(code(run(&b, Some(&ows))), 0);
+        // Values are case-sensitive.
+        let mut upper = good.clone();
+        upper[2].1 = b"TOOLS/CALL".to_vec();
+        assert_eq!(code(run(&b, Some(&upper))), -32020);
+        // Missing each header.
+        for i in 1..4 {
+            let mut m = good.clone();
+            m.remove(i);
+            assert_eq!(code(run(&b, Some(&m))), -32020, "without header {i}");
+        }
+        // Wrong name.
+        let mut n = good.clone();
+        n[3].1 = b"other".to_vec();
+        assert_eq!(code(run(&b, Some(&n))), -32020);
+        // Duplicated routing header.
+        let mut d = good.clone();
+        d.push(("mcp-method".into(), b"tools/call".to_vec()));
+        let r = run(&b, Some(&d));
+        assert!(
+            matches!(&r, Err(e) if e.rung == Rung::DuplicateHeader && e.error.code.0 == -32020)
+        );
+        // resources/read compares the uri.
+        let rb = body("resources/read", json!({"uri":"test://x","_meta":env()}));
+        assert_eq!(
+            code(run(
+                &rb,
+                Some(&std_headers("resources/read", Some("test://x")))
+            )),
+            0
+        );
+        assert_eq!(
+            code(run(
+                &rb,
+                Some(&std_headers("resources/read", Some("test://y")))
+            )),
+            -32020
+        );
+        // Non-name-bearing methods need no Mcp-Name.
+        let lb = body("tools/list", json!({"_meta":env()}));
+        assert_eq!(code(run(&lb, Some(&std_headers("tools/list", None)))), 0);
+    }
+
+    #[test]
+    fn version_rung_type_and_member_problems() {
+        let mut e = env();
+        e["io.modelcontextprotocol/protocolVersion"] = json!(20260728);
+        assert_eq!(
+            code(run(&body("tools/list", json!({"_meta": e})), None)),
+            -32602
+        );
+        let mut e = env();
+        e["io.modelcontextprotocol/logLevel"] = json!("loud");
+        let r = run(&body("tools/list", json!({"_meta": e})), None);
+        assert!(matches!(&r, Err(x) if x.rung == Rung::EnvelopeMember && x.error.code.0 == -32602));
+    }
+
+    #[test]
+    fn notifications_are_accepted_unless_version_header_unsupported() {
+        let n = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        assert!(matches!(run(n, None), Ok(Verdict::Notification)));
+        let mut h = std_headers("notifications/cancelled", None);
+        assert!(matches!(run(n, Some(&h)), Ok(Verdict::Notification)));
+        h[1].1 = b"1999-01-01".to_vec();
+        assert_eq!(code(run(n, Some(&h))), -32022);
+    }
+}
