@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite. README's second set-up command runs this file, and
+# .ci/run runs it too, so what a developer runs is exactly what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== unit, integration and property tests"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast
+else
+  cargo test --workspace --no-fail-fast
+fi
+
+echo "== doc tests"
+cargo test --workspace --doc
+
+echo "== benchmarks compile"
+cargo bench --workspace --no-run
