@@ -1,1 +1,2 @@
+//! Criterion benchmark (filled in below).
 fn main() {}

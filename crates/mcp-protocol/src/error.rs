@@ -166,8 +166,6 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-impl std::error::Error for ErrorObject {}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,7 +97,7 @@ pub struct ModernRoute {
 #[derive(Debug, Clone)]
 pub enum Verdict {
     /// A request to dispatch.
-    Request(ModernRoute),
+    Request(Box<ModernRoute>),
     /// A notification to accept (HTTP 202) and hand to the notification path.
     Notification,
 }
@@ -280,7 +280,7 @@ pub fn classify_inbound_request(
         Message::Request(r) => (&r.id, &*r.method, r.params),
     };
     let probe = ParamsProbe::parse(params);
-    classify_probed(id, method, &probe, headers, supported, tools)
+    classify_probed(id, method, probe, headers, supported, tools)
 }
 
 /// Like [`classify_inbound_request`] for a request whose params were already
@@ -288,7 +288,7 @@ pub fn classify_inbound_request(
 pub fn classify_probed(
     id: &RequestId,
     method: &str,
-    probe: &ParamsProbe<'_>,
+    mut probe: ParamsProbe<'_>,
     headers: Option<&dyn HeaderList>,
     supported: &[ProtocolVersion],
     tools: Option<&dyn ToolParamHeaders>,
@@ -448,27 +448,23 @@ pub fn classify_probed(
             .name
             .and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
         if let Some(map) = tool.and_then(|t| tools.param_headers(&t)) {
-            let args = match probe.arguments {
-                None => None,
-                Some(raw) => match serde_json::from_str::<
-                    Option<serde_json::Map<String, serde_json::Value>>,
-                >(raw.get())
-                {
-                    Ok(a) => a,
-                    // Not an object: params validation reports it at dispatch (-32602).
-                    Err(_) => None,
-                },
-            };
+            // Not an object: params validation reports it at dispatch (-32602).
+            let args = probe.arguments.and_then(|raw| {
+                serde_json::from_str::<Option<serde_json::Map<String, serde_json::Value>>>(
+                    raw.get(),
+                )
+                .unwrap_or_default()
+            });
             map.validate(args.as_ref(), h)
                 .map_err(|e| Rejection::new(Rung::ParamHeaders, e))?;
         }
     }
 
-    Ok(Verdict::Request(ModernRoute {
+    Ok(Verdict::Request(Box::new(ModernRoute {
         id: id.clone(),
         version,
-        meta: meta.clone(),
-    }))
+        meta: probe.meta.take().unwrap_or_default(),
+    })))
 }
 
 fn version_supported(v: &[u8], supported: &[ProtocolVersion]) -> bool {
@@ -708,5 +704,49 @@ mod tests {
         assert!(matches!(run(n, Some(&h)), Ok(Verdict::Notification)));
         h[1].1 = b"1999-01-01".to_vec();
         assert_eq!(code(run(n, Some(&h))), -32022);
+    }
+
+    #[test]
+    fn param_header_rung_runs_last_and_only_for_annotated_tools() {
+        let schema = json!({"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}});
+        let map =
+            Arc::new(crate::header::x_mcp_header::x_mcp_header_map(&schema).unwrap_or_default());
+        let lookup = move |t: &str| (t == "geo").then(|| map.clone());
+        let run_with = |args: Value, extra: Option<(&str, &str)>| {
+            let b = body(
+                "tools/call",
+                json!({"name":"geo","arguments":args,"_meta":env()}),
+            );
+            let mut h = std_headers("tools/call", Some("geo"));
+            if let Some((n, v)) = extra {
+                h.push((n.to_string(), v.as_bytes().to_vec()));
+            }
+            let msg = decode_message(b.as_bytes()).map_err(|e| e.error)?;
+            classify_inbound_request(&msg, Some(&h as &dyn HeaderList), SUP, Some(&lookup))
+                .map_err(|r| r.error)
+        };
+        assert!(run_with(json!({"region":"eu"}), Some(("Mcp-Param-Region", "eu"))).is_ok());
+        assert!(
+            run_with(
+                json!({"region":"Hello"}),
+                Some(("mcp-param-region", "=?base64?SGVsbG8=?="))
+            )
+            .is_ok()
+        );
+        let e = run_with(json!({"region":"eu"}), None).err();
+        assert_eq!(e.map(|e| e.code.0), Some(-32020));
+        let e = run_with(
+            json!({"region":"Hello"}),
+            Some(("Mcp-Param-Region", "=?base64?SGVsbG8?=")),
+        )
+        .err();
+        assert_eq!(e.map(|e| e.code.0), Some(-32020));
+        // On stdio (no headers) the rung is skipped.
+        let b = body(
+            "tools/call",
+            json!({"name":"geo","arguments":{"region":"eu"},"_meta":env()}),
+        );
+        let msg = decode_message(b.as_bytes()).map_err(|e| e.error);
+        assert!(msg.is_ok_and(|m| classify_inbound_request(&m, None, SUP, Some(&lookup)).is_ok()));
     }
 }
