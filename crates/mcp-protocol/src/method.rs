@@ -1,1 +1,434 @@
-//! (in progress)
+//! Method names, and typed decoding of params by method.
+//!
+//! Each `*::decode(method, params)` is a `match` on the method string that
+//! decodes the raw params straight into the type that method names: no
+//! untagged enum, no trial and error. Bad params give `-32602` naming the
+//! method and the problem. Unknown methods are not an error here: they come
+//! back as `Custom` with their raw params so that a router can still serve
+//! custom methods or answer `-32601` itself.
+//!
+//! Params types carry no `_meta`; the envelope member in the raw params is
+//! skipped by the typed decode and read separately by
+//! [`crate::meta::RequestMeta`]. Outgoing, [`WithMeta`] puts it back.
+
+use crate::error::ErrorObject;
+use crate::jsonrpc::{Notification, Request};
+use crate::meta::RequestMeta;
+use crate::types::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// `initialize` (handshake only).
+pub const INITIALIZE: &str = "initialize";
+/// `ping` (handshake only, either direction).
+pub const PING: &str = "ping";
+/// `server/discover` (modern only).
+pub const SERVER_DISCOVER: &str = "server/discover";
+/// `tools/list`
+pub const TOOLS_LIST: &str = "tools/list";
+/// `tools/call`
+pub const TOOLS_CALL: &str = "tools/call";
+/// `resources/list`
+pub const RESOURCES_LIST: &str = "resources/list";
+/// `resources/templates/list`
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// `resources/read`
+pub const RESOURCES_READ: &str = "resources/read";
+/// `resources/subscribe` (handshake only).
+pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+/// `resources/unsubscribe` (handshake only).
+pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+/// `prompts/list`
+pub const PROMPTS_LIST: &str = "prompts/list";
+/// `prompts/get`
+pub const PROMPTS_GET: &str = "prompts/get";
+/// `completion/complete`
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// `logging/setLevel` (handshake only).
+pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+/// `subscriptions/listen` (modern only).
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `sampling/createMessage` (server→client request on handshake
+/// revisions; an input request on the modern wire).
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// `elicitation/create` (likewise).
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// `roots/list` (likewise).
+pub const ROOTS_LIST: &str = "roots/list";
+
+/// `notifications/initialized` (handshake only).
+pub const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
+/// `notifications/cancelled`
+pub const NOTIFICATIONS_CANCELLED: &str = "notifications/cancelled";
+/// `notifications/progress`
+pub const NOTIFICATIONS_PROGRESS: &str = "notifications/progress";
+/// `notifications/message`
+pub const NOTIFICATIONS_MESSAGE: &str = "notifications/message";
+/// `notifications/resources/updated`
+pub const NOTIFICATIONS_RESOURCES_UPDATED: &str = "notifications/resources/updated";
+/// `notifications/resources/list_changed`
+pub const NOTIFICATIONS_RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+/// `notifications/tools/list_changed`
+pub const NOTIFICATIONS_TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+/// `notifications/prompts/list_changed`
+pub const NOTIFICATIONS_PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+/// `notifications/roots/list_changed` (handshake only).
+pub const NOTIFICATIONS_ROOTS_LIST_CHANGED: &str = "notifications/roots/list_changed";
+/// `notifications/elicitation/complete` (2025-11-25 only).
+pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+/// `notifications/subscriptions/acknowledged` (modern only).
+pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
+    "notifications/subscriptions/acknowledged";
+
+/// Client request methods of the modern wire (BASE-12).
+pub const MODERN_CLIENT_METHODS: [&str; 10] = [
+    SERVER_DISCOVER,
+    COMPLETION_COMPLETE,
+    PROMPTS_GET,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+    SUBSCRIPTIONS_LISTEN,
+    TOOLS_CALL,
+    TOOLS_LIST,
+];
+
+/// Client request methods removed on the modern wire (BASE-12).
+pub const HANDSHAKE_ONLY_CLIENT_METHODS: [&str; 5] = [
+    INITIALIZE,
+    PING,
+    LOGGING_SET_LEVEL,
+    RESOURCES_SUBSCRIBE,
+    RESOURCES_UNSUBSCRIBE,
+];
+
+/// Methods that may answer `input_required` (MRTR-01).
+pub const MRTR_METHODS: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
+
+/// Methods whose complete results carry cache hints (CACHE-01).
+pub const CACHEABLE_METHODS: [&str; 6] = [
+    SERVER_DISCOVER,
+    TOOLS_LIST,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+];
+
+/// Paginated methods (PAGE-01).
+pub const PAGINATED_METHODS: [&str; 4] = [
+    TOOLS_LIST,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+];
+
+/// Whether `method` may answer `input_required` (MRTR-01).
+pub fn allows_input_required(method: &str) -> bool {
+    MRTR_METHODS.contains(&method)
+}
+
+/// Whether complete results of `method` carry cache hints (CACHE-01).
+pub fn is_cacheable(method: &str) -> bool {
+    CACHEABLE_METHODS.contains(&method)
+}
+
+/// Params that must be present and decode as `T`.
+fn required<'a, T: Deserialize<'a>>(
+    method: &str,
+    params: Option<&'a RawValue>,
+) -> Result<T, ErrorObject> {
+    let Some(p) = params else {
+        return Err(ErrorObject::invalid_params(format_args!(
+            "{method} requires params"
+        )));
+    };
+    serde_json::from_str(p.get())
+        .map_err(|e| ErrorObject::invalid_params(format_args!("{method}: {e}")))
+}
+
+/// Params that may be absent (then `T::default()`).
+fn optional<'a, T: Deserialize<'a> + Default>(
+    method: &str,
+    params: Option<&'a RawValue>,
+) -> Result<T, ErrorObject> {
+    match params {
+        None => Ok(T::default()),
+        Some(_) => required(method, params),
+    }
+}
+
+/// Serializes typed params as a JSON object, adding `_meta` when given.
+fn to_object<P: Serialize>(
+    params: &P,
+    meta: Option<&RequestMeta>,
+) -> Result<Value, serde_json::Error> {
+    let mut v = serde_json::to_value(params)?;
+    if let (Some(meta), Value::Object(o)) = (meta, &mut v) {
+        o.insert("_meta".to_owned(), serde_json::to_value(meta)?);
+    }
+    Ok(v)
+}
+
+/// Raw custom params as a JSON object, adding `_meta` when given.
+fn raw_to_object(
+    params: Option<&RawValue>,
+    meta: Option<&RequestMeta>,
+) -> Result<Option<Value>, serde_json::Error> {
+    let mut v = match params {
+        Some(p) => Some(serde_json::from_str::<Value>(p.get())?),
+        None => None,
+    };
+    if let Some(meta) = meta {
+        let obj = v.get_or_insert_with(|| Value::Object(JsonObject::new()));
+        if let Value::Object(o) = obj {
+            o.insert("_meta".to_owned(), serde_json::to_value(meta)?);
+        }
+    }
+    Ok(v)
+}
+
+/// Outgoing request params with the `_meta` envelope put back in:
+/// serializes as `params`' members plus `"_meta": meta`.
+#[derive(Debug, Serialize)]
+pub struct WithMeta<'a, P: Serialize> {
+    /// The envelope.
+    #[serde(rename = "_meta")]
+    pub meta: &'a RequestMeta,
+    /// The typed params (must serialize as an object).
+    #[serde(flatten)]
+    pub params: &'a P,
+}
+
+impl<'a, P: Serialize> WithMeta<'a, P> {
+    /// Pairs `params` with `meta`.
+    pub fn new(meta: &'a RequestMeta, params: &'a P) -> Self {
+        Self { meta, params }
+    }
+}
+
+/// Declares one of the dispatch enums below.
+macro_rules! dispatch_enum {
+    (
+        $(#[$doc:meta])*
+        $name:ident from $src:ident {
+            $( $(#[$vdoc:meta])* $variant:ident($ty:ty) = $method:ident, $mode:ident; )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub enum $name<'a> {
+            $( $(#[$vdoc])* $variant($ty), )*
+            /// A method this crate does not know, with its raw params, so it
+            /// can still be routed.
+            Custom {
+                /// The method name.
+                method: &'a str,
+                /// The raw params, `_meta` included.
+                params: Option<&'a RawValue>,
+            },
+        }
+
+        impl<'a> $name<'a> {
+            /// Decodes `params` into the type `method` names; unknown
+            /// methods become `Custom`. Bad params → -32602.
+            pub fn decode(method: &'a str, params: Option<&'a RawValue>) -> Result<Self, ErrorObject> {
+                Ok(match method {
+                    $( $method => Self::$variant($mode(method, params)?), )*
+                    _ => Self::Custom { method, params },
+                })
+            }
+
+            /// Decodes the params of a framed message.
+            pub fn from_message(msg: &'a $src<'_>) -> Result<Self, ErrorObject> {
+                Self::decode(&msg.method, msg.params)
+            }
+
+            /// The method name.
+            pub fn method(&self) -> &'a str {
+                match self {
+                    $( Self::$variant(_) => $method, )*
+                    Self::Custom { method, .. } => method,
+                }
+            }
+
+            /// Whether this is a `Custom` (unknown) method.
+            pub fn is_custom(&self) -> bool {
+                matches!(self, Self::Custom { .. })
+            }
+
+            /// The params as a JSON object, with `meta` added as `_meta`
+            /// when given (outgoing side; a `Custom` method without params
+            /// and without `meta` gives `None`).
+            pub fn params_value(&self, meta: Option<&RequestMeta>) -> Result<Option<Value>, serde_json::Error> {
+                match self {
+                    $( Self::$variant(p) => to_object(p, meta).map(Some), )*
+                    Self::Custom { params, .. } => raw_to_object(*params, meta),
+                }
+            }
+        }
+    };
+}
+
+dispatch_enum! {
+    /// A client→server request of either era, with typed params.
+    ClientRequest from Request {
+        /// `server/discover` (modern).
+        Discover(DiscoverRequestParams) = SERVER_DISCOVER, optional;
+        /// `initialize` (handshake; boxed, it is large and rare).
+        Initialize(Box<InitializeRequestParams>) = INITIALIZE, required;
+        /// `ping` (handshake).
+        Ping(PingRequestParams) = PING, optional;
+        /// `tools/list`
+        ListTools(ListToolsRequestParams) = TOOLS_LIST, optional;
+        /// `tools/call`
+        CallTool(CallToolRequestParams) = TOOLS_CALL, required;
+        /// `resources/list`
+        ListResources(ListResourcesRequestParams) = RESOURCES_LIST, optional;
+        /// `resources/templates/list`
+        ListResourceTemplates(ListResourceTemplatesRequestParams) = RESOURCES_TEMPLATES_LIST, optional;
+        /// `resources/read`
+        ReadResource(ReadResourceRequestParams) = RESOURCES_READ, required;
+        /// `resources/subscribe` (handshake).
+        Subscribe(SubscribeRequestParams) = RESOURCES_SUBSCRIBE, required;
+        /// `resources/unsubscribe` (handshake).
+        Unsubscribe(UnsubscribeRequestParams) = RESOURCES_UNSUBSCRIBE, required;
+        /// `prompts/list`
+        ListPrompts(ListPromptsRequestParams) = PROMPTS_LIST, optional;
+        /// `prompts/get`
+        GetPrompt(GetPromptRequestParams) = PROMPTS_GET, required;
+        /// `completion/complete`
+        Complete(CompleteRequestParams) = COMPLETION_COMPLETE, required;
+        /// `logging/setLevel` (handshake).
+        SetLevel(SetLevelRequestParams) = LOGGING_SET_LEVEL, required;
+        /// `subscriptions/listen` (modern).
+        Listen(SubscriptionsListenRequestParams) = SUBSCRIPTIONS_LISTEN, required;
+    }
+}
+
+impl ClientRequest<'_> {
+    /// Whether this method exists only on handshake revisions (BASE-12).
+    pub fn is_handshake_only(&self) -> bool {
+        matches!(
+            self,
+            Self::Initialize(_)
+                | Self::Ping(_)
+                | Self::Subscribe(_)
+                | Self::Unsubscribe(_)
+                | Self::SetLevel(_)
+        )
+    }
+
+    /// Whether this method exists only on the modern wire.
+    pub fn is_modern_only(&self) -> bool {
+        matches!(self, Self::Discover(_) | Self::Listen(_))
+    }
+
+    /// The `inputResponses` / `requestState` of an MRTR retry, if any
+    /// (requests carrying either must not be cached, CACHE-06).
+    pub fn mrtr_echo(&self) -> (Option<&InputResponses>, Option<&str>) {
+        match self {
+            Self::CallTool(p) => (p.input_responses.as_ref(), p.request_state.as_deref()),
+            Self::GetPrompt(p) => (p.input_responses.as_ref(), p.request_state.as_deref()),
+            Self::ReadResource(p) => (p.input_responses.as_ref(), p.request_state.as_deref()),
+            _ => (None, None),
+        }
+    }
+}
+
+dispatch_enum! {
+    /// A client→server notification of either era.
+    ClientNotification from Notification {
+        /// `notifications/cancelled`
+        Cancelled(CancelledNotificationParams) = NOTIFICATIONS_CANCELLED, optional;
+        /// `notifications/initialized` (handshake).
+        Initialized(InitializedNotificationParams) = NOTIFICATIONS_INITIALIZED, optional;
+        /// `notifications/progress` (handshake: progress of a server→client request).
+        Progress(ProgressNotificationParams) = NOTIFICATIONS_PROGRESS, required;
+        /// `notifications/roots/list_changed` (handshake).
+        RootsListChanged(NotificationParams) = NOTIFICATIONS_ROOTS_LIST_CHANGED, optional;
+    }
+}
+
+dispatch_enum! {
+    /// A server→client notification of either era.
+    ServerNotification from Notification {
+        /// `notifications/cancelled`
+        Cancelled(CancelledNotificationParams) = NOTIFICATIONS_CANCELLED, optional;
+        /// `notifications/progress`
+        Progress(ProgressNotificationParams) = NOTIFICATIONS_PROGRESS, required;
+        /// `notifications/message`
+        LoggingMessage(LoggingMessageNotificationParams) = NOTIFICATIONS_MESSAGE, required;
+        /// `notifications/resources/updated`
+        ResourceUpdated(ResourceUpdatedNotificationParams) = NOTIFICATIONS_RESOURCES_UPDATED, required;
+        /// `notifications/resources/list_changed`
+        ResourceListChanged(NotificationParams) = NOTIFICATIONS_RESOURCES_LIST_CHANGED, optional;
+        /// `notifications/tools/list_changed`
+        ToolListChanged(NotificationParams) = NOTIFICATIONS_TOOLS_LIST_CHANGED, optional;
+        /// `notifications/prompts/list_changed`
+        PromptListChanged(NotificationParams) = NOTIFICATIONS_PROMPTS_LIST_CHANGED, optional;
+        /// `notifications/subscriptions/acknowledged` (modern).
+        SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotificationParams) = NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED, required;
+        /// `notifications/elicitation/complete` (2025-11-25).
+        ElicitationComplete(ElicitationCompleteNotificationParams) = NOTIFICATIONS_ELICITATION_COMPLETE, required;
+    }
+}
+
+impl ServerNotification<'_> {
+    /// `_meta["io.modelcontextprotocol/subscriptionId"]`, the key that
+    /// demultiplexes listen streams (STDIO-06).
+    pub fn subscription_id(&self) -> Option<crate::jsonrpc::RequestId> {
+        let meta = match self {
+            Self::Cancelled(p) => p.meta.as_ref(),
+            Self::Progress(p) => p.meta.as_ref(),
+            Self::LoggingMessage(p) => p.meta.as_ref(),
+            Self::ResourceUpdated(p) => p.meta.as_ref(),
+            Self::ResourceListChanged(p)
+            | Self::ToolListChanged(p)
+            | Self::PromptListChanged(p) => p.meta.as_ref(),
+            Self::SubscriptionsAcknowledged(p) => p.meta.as_ref(),
+            Self::ElicitationComplete(p) => p.meta.as_ref(),
+            Self::Custom { params, .. } => {
+                return params.and_then(|p| {
+                    #[derive(Deserialize)]
+                    struct P {
+                        #[serde(rename = "_meta", default)]
+                        meta: Option<Meta>,
+                    }
+                    serde_json::from_str::<P>(p.get())
+                        .ok()
+                        .and_then(|p| subscription_id(p.meta.as_ref()))
+                });
+            }
+        };
+        subscription_id(meta)
+    }
+}
+
+dispatch_enum! {
+    /// A server→client request: handshake revisions only (BASE-07; the
+    /// modern wire uses MRTR input requests instead).
+    ServerRequest from Request {
+        /// `sampling/createMessage`
+        CreateMessage(CreateMessageRequestParams) = SAMPLING_CREATE_MESSAGE, required;
+        /// `elicitation/create`
+        Elicit(ElicitRequestParams) = ELICITATION_CREATE, required;
+        /// `roots/list`
+        ListRoots(ListRootsRequestParams) = ROOTS_LIST, optional;
+        /// `ping`
+        Ping(PingRequestParams) = PING, optional;
+    }
+}
+
+impl From<InputRequest> for ServerRequest<'_> {
+    /// The handshake-era request equivalent to an MRTR input request (MRTR-15).
+    fn from(r: InputRequest) -> Self {
+        match r {
+            InputRequest::Elicitation(p) => Self::Elicit(p),
+            InputRequest::Sampling(p) => Self::CreateMessage(p),
+            InputRequest::ListRoots(p) => Self::ListRoots(p.unwrap_or_default()),
+        }
+    }
+}

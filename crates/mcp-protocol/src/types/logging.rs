@@ -1,6 +1,8 @@
 //! Logging levels and `notifications/message` (LOG-*).
 
+use super::Meta;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// Log severity, ascending (LOG-05). `Ord` follows severity, not the wire string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -39,4 +41,38 @@ impl LoggingLevel {
             _ => return None,
         })
     }
+}
+
+/// `notifications/message` params (LOG-02).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggingMessageNotificationParams {
+    /// Severity.
+    pub level: LoggingLevel,
+    /// Name of the logger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// Any JSON: a message string or a structured payload.
+    pub data: Value,
+    /// Open metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+impl LoggingMessageNotificationParams {
+    /// A log entry at `level` carrying `data`.
+    pub fn new(level: LoggingLevel, data: Value) -> Self {
+        Self {
+            level,
+            logger: None,
+            data,
+            meta: None,
+        }
+    }
+}
+
+/// Legacy `logging/setLevel` params (LEGACY-21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetLevelRequestParams {
+    /// The minimum level the client wants for the session.
+    pub level: LoggingLevel,
 }

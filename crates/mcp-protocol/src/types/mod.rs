@@ -9,13 +9,46 @@
 //! - Where the spec allows extension (capabilities, `extensions`, `_meta`,
 //!   JSON Schemas) unknown members are kept verbatim.
 
+pub mod annotations;
+pub mod cancel;
 pub mod capabilities;
+pub mod common;
+pub mod completion;
+pub mod content;
+pub mod discover;
+pub mod elicitation;
 pub mod implementation;
+pub mod initialize;
 pub mod logging;
+pub mod mrtr;
+pub mod progress;
+pub mod prompts;
+pub mod resources;
+pub mod roots;
+pub mod sampling;
+pub mod subscriptions;
+pub(crate) mod tagged;
+pub mod tools;
 
+pub use annotations::*;
+pub use cancel::*;
 pub use capabilities::*;
+pub use common::*;
+pub use completion::*;
+pub use content::*;
+pub use discover::*;
+pub use elicitation::*;
 pub use implementation::*;
+pub use initialize::*;
 pub use logging::*;
+pub use mrtr::*;
+pub use progress::*;
+pub use prompts::*;
+pub use resources::*;
+pub use roots::*;
+pub use sampling::*;
+pub use subscriptions::*;
+pub use tools::*;
 
 use serde::{Deserialize, Serialize};
 
