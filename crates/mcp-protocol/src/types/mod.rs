@@ -8,6 +8,17 @@
 //!   carry `_meta` as an open [`Meta`] map (unknown keys are preserved).
 //! - Where the spec allows extension (capabilities, `extensions`, `_meta`,
 //!   JSON Schemas) unknown members are kept verbatim.
+//! - Results carry `resultType` as `Option<ResultType>` (absent on handshake
+//!   revisions); the [`McpResult`] / [`CacheableResult`] traits let a server
+//!   stamp `resultType`, `serverInfo` and cache hints on any of them. The
+//!   answers to input requests ([`ElicitResult`], [`CreateMessageResult`],
+//!   [`ListRootsResult`]) are not results and have no `resultType`.
+//! - Shapes named by a member (content blocks by `type`, input requests by
+//!   `method`, elicitation params by `mode`) decode in one pass when that
+//!   member comes first and by buffering otherwise; no `untagged` decoding.
+//!   Unknown content block types are kept in [`ContentBlock::Unknown`].
+//! - Tool schemas are [`JsonObject`]s: every keyword survives, member order
+//!   does not (see [`tools`]).
 
 pub mod annotations;
 pub mod cancel;

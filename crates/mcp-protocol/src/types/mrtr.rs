@@ -18,12 +18,9 @@ use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-/// `elicitation/create`
-const ELICIT: &str = "elicitation/create";
-/// `sampling/createMessage`
-const SAMPLING: &str = "sampling/createMessage";
-/// `roots/list`
-const ROOTS: &str = "roots/list";
+use crate::method::{
+    ELICITATION_CREATE as ELICIT, ROOTS_LIST as ROOTS, SAMPLING_CREATE_MESSAGE as SAMPLING,
+};
 
 /// A request a server embeds in an `InputRequiredResult`: `{method, params}`
 /// without `jsonrpc`/`id` (MRTR-03). Only three methods are allowed; any
