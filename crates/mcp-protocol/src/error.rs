@@ -160,6 +160,8 @@ impl ErrorObject {
     }
 }
 
+impl std::error::Error for ErrorObject {}
+
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code)

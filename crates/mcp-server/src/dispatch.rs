@@ -1,0 +1,806 @@
+//! Method dispatch shared by every transport and both eras: typed params in,
+//! a serialized JSON-RPC response (or an error object) out.
+//!
+//! Result shaping happens here, in one place: `resultType`, serverInfo and
+//! cache hints on modern results (RESULT-01, META-08, CACHE-01); nothing of
+//! that, and a per-revision sieve, on handshake-era results (LEGACY-25).
+
+use crate::context::{ContextParts, RequestContext};
+use crate::error::{HandlerError, InputRequired};
+use crate::request_state::StateBinding;
+use crate::server::{RegisteredTool, Shared};
+use crate::session::SessionState;
+use crate::tool::{BoxFuture, invalid_arguments};
+use bytes::Bytes;
+use futures_util::FutureExt;
+use mcp_protocol::jsonrpc::{OutgoingResult, RequestId, to_vec};
+use mcp_protocol::method::ClientRequest;
+use mcp_protocol::types::{
+    CacheHint, CacheableResult, CallToolRequestParams, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, EmptyResult, GetPromptRequestParams,
+    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, McpResult, PaginatedRequestParams, ReadResourceRequestParams, ResultType,
+    Tool,
+};
+use mcp_protocol::{ErrorObject, ProtocolVersion};
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// A serialized JSON-RPC response, or the error to answer with.
+pub(crate) type Reply = Result<Bytes, ErrorObject>;
+
+/// Sends requests to the client and awaits the answers (handshake era only:
+/// sampling, elicitation, roots on the request's stream, LEGACY-18).
+pub(crate) trait ClientRequester: Send + Sync {
+    /// Sends `method` with `params`; resolves with the client's result.
+    fn request(&self, method: &'static str, params: Value)
+    -> BoxFuture<Result<Value, ErrorObject>>;
+}
+
+/// Handshake-era extras for a call.
+#[derive(Clone, Default)]
+pub(crate) struct Legacy {
+    pub(crate) requester: Option<Arc<dyn ClientRequester>>,
+    pub(crate) session: Option<Arc<SessionState>>,
+}
+
+/// Turns a decoded request into one that owns its data. Unknown (custom)
+/// methods are answered -32601 here (ERR-08).
+pub(crate) fn into_owned(req: ClientRequest<'_>) -> Result<ClientRequest<'static>, ErrorObject> {
+    use ClientRequest as C;
+    Ok(match req {
+        C::Discover(p) => C::Discover(p),
+        C::Initialize(p) => C::Initialize(p),
+        C::Ping(p) => C::Ping(p),
+        C::ListTools(p) => C::ListTools(p),
+        C::CallTool(p) => C::CallTool(p),
+        C::ListResources(p) => C::ListResources(p),
+        C::ListResourceTemplates(p) => C::ListResourceTemplates(p),
+        C::ReadResource(p) => C::ReadResource(p),
+        C::Subscribe(p) => C::Subscribe(p),
+        C::Unsubscribe(p) => C::Unsubscribe(p),
+        C::ListPrompts(p) => C::ListPrompts(p),
+        C::GetPrompt(p) => C::GetPrompt(p),
+        C::Complete(p) => C::Complete(p),
+        C::SetLevel(p) => C::SetLevel(p),
+        C::Listen(p) => C::Listen(p),
+        C::Custom { method, .. } => return Err(ErrorObject::method_not_found(method)),
+    })
+}
+
+impl Shared {
+    /// Serves one request. `parts.version` decides the era's shaping.
+    pub(crate) async fn dispatch(
+        self: Arc<Self>,
+        req: ClientRequest<'static>,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let modern = parts.version.is_modern();
+        let id = parts.id.clone();
+        match req {
+            ClientRequest::Discover(_) if modern => {
+                let mut r = DiscoverResult {
+                    supported_versions: self
+                        .all_versions()
+                        .map(|v| v.as_str().to_owned())
+                        .collect(),
+                    capabilities: self.capabilities(),
+                    instructions: self.instructions.clone(),
+                    ..DiscoverResult::default()
+                };
+                r.fill_cache_hint(self.cache_hints.discover);
+                Ok(self.finish(&id, r, parts.version))
+            }
+            ClientRequest::ListTools(p) if self.has_tools() => {
+                self.list_tools(&id, p, parts.version)
+            }
+            ClientRequest::CallTool(p) if self.has_tools() => {
+                self.call_tool(p, parts, legacy).await
+            }
+            ClientRequest::ListPrompts(p) if self.has_prompts() => {
+                self.list_prompts(&id, p, parts.version)
+            }
+            ClientRequest::GetPrompt(p) if self.has_prompts() => {
+                self.get_prompt(p, parts, legacy).await
+            }
+            ClientRequest::ListResources(p) if self.has_resources() => {
+                self.list_resources(&id, p, parts.version)
+            }
+            ClientRequest::ListResourceTemplates(p) if self.has_resources() => {
+                self.list_templates(&id, p, parts.version)
+            }
+            ClientRequest::ReadResource(p) if self.has_resources() => {
+                self.read_resource(p, parts, legacy).await
+            }
+            ClientRequest::Complete(p) if self.completion.is_some() => {
+                self.complete(p, parts).await
+            }
+            // Handshake-only methods (BASE-12: removed on the modern wire → -32601).
+            ClientRequest::Ping(_) if !modern => {
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            ClientRequest::SetLevel(p) if !modern && self.logging_enabled => {
+                if let Some(s) = &legacy.session {
+                    s.set_log_level(p.level);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            ClientRequest::Subscribe(p) if !modern && self.declare.resource_subscribe => {
+                if let Some(s) = &legacy.session {
+                    s.subscribe(p.uri);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            ClientRequest::Unsubscribe(p) if !modern && self.declare.resource_subscribe => {
+                if let Some(s) = &legacy.session {
+                    s.unsubscribe(&p.uri);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            other => Err(ErrorObject::method_not_found(other.method())),
+        }
+    }
+
+    /// Stamps and serializes a result for the request's era.
+    pub(crate) fn finish<R: McpResult + Serialize>(
+        &self,
+        id: &RequestId,
+        mut r: R,
+        version: ProtocolVersion,
+    ) -> Bytes {
+        if version.is_modern() {
+            r.ensure_result_type();
+            if self.stamp_server_info {
+                r.stamp_server_info(&self.info);
+            }
+        } else {
+            r.set_result_type(None);
+        }
+        Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
+    }
+
+    /// Serializes an interim MRTR result: never cache hints (MRTR-12).
+    fn finish_input_required(&self, id: &RequestId, mut r: InputRequiredResult) -> Bytes {
+        if self.stamp_server_info {
+            if let Ok(v) = serde_json::to_value(&self.info) {
+                r.meta
+                    .get_or_insert_with(Default::default)
+                    .insert(mcp_protocol::meta::SERVER_INFO.to_owned(), v);
+            }
+        }
+        Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
+    }
+
+    fn finish_cacheable<R: CacheableResult + Serialize>(
+        &self,
+        id: &RequestId,
+        mut r: R,
+        hint: CacheHint,
+        version: ProtocolVersion,
+    ) -> Bytes {
+        if version.is_modern() && r.result_type().is_none_or(|t| *t == ResultType::Complete) {
+            r.fill_cache_hint(hint);
+        }
+        self.finish(id, r, version)
+    }
+
+    fn page_bounds(
+        &self,
+        len: usize,
+        cursor: Option<&str>,
+    ) -> Result<(usize, usize, Option<String>), ErrorObject> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => decode_cursor(c)
+                .filter(|s| *s <= len)
+                .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?,
+        };
+        let end = match self.page_size {
+            Some(n) => (start + n).min(len),
+            None => len,
+        };
+        let next = (end < len).then(|| encode_cursor(end));
+        Ok((start, end, next))
+    }
+
+    fn list_tools(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let reg = self.registry();
+        let (start, end, next) = self.page_bounds(reg.tools.len(), p.cursor.as_deref())?;
+        let level = Sieve::for_version(version);
+        let all = reg.serialized_tools(level);
+        let page = ToolsPage {
+            result_type: version.is_modern().then_some(ResultType::Complete),
+            tools: all.get(start..end).unwrap_or_default(),
+            next_cursor: next,
+            ttl_ms: version
+                .is_modern()
+                .then_some(self.cache_hints.tools_list.ttl_ms),
+            cache_scope: version
+                .is_modern()
+                .then_some(self.cache_hints.tools_list.scope),
+            meta: (version.is_modern() && self.stamp_server_info)
+                .then_some(ServerInfoMeta { info: &self.info }),
+        };
+        Ok(Bytes::from(to_vec(&OutgoingResult::new(id, &page))))
+    }
+
+    fn list_prompts(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let reg = self.registry();
+        let (start, end, next) = self.page_bounds(reg.prompts.len(), p.cursor.as_deref())?;
+        let mut prompts: Vec<_> = reg.prompts[start..end]
+            .iter()
+            .map(|d| d.prompt.clone())
+            .collect();
+        if !version.is_modern() {
+            for pr in &mut prompts {
+                sieve_icons_title(version, &mut pr.icons, &mut pr.title);
+            }
+        }
+        let r = ListPromptsResult {
+            prompts,
+            next_cursor: next,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.prompts_list, version))
+    }
+
+    fn list_resources(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let reg = self.registry();
+        let (start, end, next) = self.page_bounds(reg.resources.len(), p.cursor.as_deref())?;
+        let mut resources: Vec<_> = reg.resources[start..end]
+            .iter()
+            .map(|d| d.resource.clone())
+            .collect();
+        if !version.is_modern() {
+            for r in &mut resources {
+                sieve_icons_title(version, &mut r.icons, &mut r.title);
+            }
+        }
+        let r = ListResourcesResult {
+            resources,
+            next_cursor: next,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
+    }
+
+    fn list_templates(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let reg = self.registry();
+        let (start, end, next) = self.page_bounds(reg.templates.len(), p.cursor.as_deref())?;
+        let mut templates: Vec<_> = reg.templates[start..end]
+            .iter()
+            .map(|d| d.template.clone())
+            .collect();
+        if !version.is_modern() {
+            for t in &mut templates {
+                sieve_icons_title(version, &mut t.icons, &mut t.title);
+            }
+        }
+        let r = ListResourceTemplatesResult {
+            resource_templates: templates,
+            next_cursor: next,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
+    }
+
+    async fn call_tool(
+        self: Arc<Self>,
+        p: CallToolRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(tool) = self.registry().tool(&p.name).cloned() else {
+            return Err(
+                ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
+                    .with_data(serde_json::json!({"name": p.name})),
+            );
+        };
+        let args = Value::Object(p.arguments.unwrap_or_default());
+        // TOOL-06: arguments failing the inputSchema are a model-visible error.
+        if let Some(v) = &tool.input {
+            if !v.is_valid(&args) {
+                let msgs: Vec<String> = v
+                    .iter_errors(&args)
+                    .take(8)
+                    .map(|e| format!("{} at '{}'", e, e.instance_path()))
+                    .collect();
+                return Ok(self.finish(
+                    &id,
+                    sieve_call_result(version, invalid_arguments(&msgs.join("; "))),
+                    version,
+                ));
+            }
+        }
+        let target = p.name.clone();
+        let runner = {
+            let tool = tool.clone();
+            move |args: Value, cx: RequestContext| tool.def.handler.call(args, cx)
+        };
+        let out = self
+            .clone()
+            .run_mrtr(
+                "tools/call",
+                &target,
+                args,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?;
+        match out {
+            Mrtr::Complete(r) => {
+                let r = self.check_output(&tool, r)?;
+                Ok(self.finish(&id, sieve_call_result(version, r), version))
+            }
+            Mrtr::Failed(msg) => Ok(self.finish(
+                &id,
+                CallToolResult::error(vec![ContentBlock::text(msg)]),
+                version,
+            )),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    fn check_output(
+        &self,
+        tool: &RegisteredTool,
+        r: CallToolResult,
+    ) -> Result<CallToolResult, ErrorObject> {
+        if r.is_error() {
+            return Ok(r);
+        }
+        if let Some(v) = &tool.output {
+            match &r.structured_content {
+                None => {
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} declares an outputSchema but returned no structuredContent",
+                        tool.def.tool.name
+                    )));
+                }
+                Some(s) if !v.is_valid(s) => {
+                    let why = v
+                        .iter_errors(s)
+                        .next()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} returned structuredContent not matching its outputSchema: {why}",
+                        tool.def.tool.name
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(r)
+    }
+
+    async fn get_prompt(
+        self: Arc<Self>,
+        p: GetPromptRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(def) = self.registry().prompt(&p.name).cloned() else {
+            return Err(ErrorObject::invalid_params(format_args!(
+                "Unknown prompt: {}",
+                p.name
+            )));
+        };
+        let args = p.arguments.unwrap_or_default();
+        for a in def.prompt.arguments.iter().flatten() {
+            if a.required == Some(true) && !args.contains_key(&a.name) {
+                return Err(ErrorObject::invalid_params(format_args!(
+                    "missing required argument {:?}",
+                    a.name
+                )));
+            }
+        }
+        let args_value = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let handler = def.handler.clone();
+        let runner = move |_v: Value,
+                           cx: RequestContext|
+              -> BoxFuture<
+            Result<mcp_protocol::types::GetPromptResult, HandlerError>,
+        > { handler.get(args.clone(), cx) };
+        match self
+            .clone()
+            .run_mrtr(
+                "prompts/get",
+                &p.name,
+                args_value,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?
+        {
+            Mrtr::Complete(r) => Ok(self.finish(&id, r, version)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    async fn read_resource(
+        self: Arc<Self>,
+        p: ReadResourceRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let (handler, vars) = {
+            let reg = self.registry();
+            if let Some(d) = reg.resource(&p.uri) {
+                (d.handler.clone(), Default::default())
+            } else {
+                let found = reg.templates.iter().find_map(|t| {
+                    let vars = t.compiled.as_ref()?.match_uri(&p.uri)?;
+                    Some((t.handler.clone(), vars))
+                });
+                match found {
+                    Some(f) => f,
+                    None => return Err(resource_not_found(&p.uri, version)),
+                }
+            }
+        };
+        let uri = p.uri.clone();
+        let runner = move |_v: Value, cx: RequestContext| {
+            handler.read(
+                crate::resource::ResourceRequest {
+                    uri: uri.clone(),
+                    vars: vars.clone(),
+                },
+                cx,
+            )
+        };
+        match self
+            .clone()
+            .run_mrtr(
+                "resources/read",
+                &p.uri,
+                Value::Null,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?
+        {
+            Mrtr::Complete(r) => {
+                Ok(self.finish_cacheable(&id, r, self.cache_hints.resources_read, version))
+            }
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    async fn complete(self: Arc<Self>, p: CompleteRequestParams, parts: ContextParts) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(h) = self.completion.clone() else {
+            return Err(ErrorObject::method_not_found("completion/complete"));
+        };
+        let cx = RequestContext::new(parts, None, None, self.clone());
+        let timeout = self.limits.handler_timeout;
+        match guarded(h.complete(p, cx.clone()), timeout, &cx).await {
+            Ok(mut completion) => {
+                completion.values.truncate(100); // CMPL-02
+                let r = CompleteResult {
+                    completion,
+                    ..Default::default()
+                };
+                Ok(self.finish(&id, r, version))
+            }
+            Err(HandlerError::Protocol(e)) => Err(e),
+            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m)),
+            Err(HandlerError::NeedInput(_)) => Err(ErrorObject::internal(
+                "completion handlers cannot request input (MRTR-01)",
+            )),
+        }
+    }
+
+    /// Runs a handler under MRTR rules (MRTR-01…MRTR-15).
+    ///
+    /// Modern: one round; an incoming `requestState` is verified and
+    /// unsealed first (tampered, expired or mismatched → -32602); a
+    /// `NeedInput` becomes an `InputRequiredResult` with freshly sealed state.
+    /// Handshake era: the server fulfils `NeedInput` itself by sending the
+    /// input requests to the client and calling the handler again, up to
+    /// ten rounds (MRTR-15).
+    #[allow(clippy::too_many_arguments)]
+    async fn run_mrtr<T, F>(
+        self: Arc<Self>,
+        method: &'static str,
+        target: &str,
+        args: Value,
+        input: Option<InputResponses>,
+        request_state: Option<String>,
+        parts: ContextParts,
+        legacy: Legacy,
+        run: F,
+    ) -> Result<Mrtr<T>, ErrorObject>
+    where
+        F: Fn(Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
+    {
+        let modern = parts.version.is_modern();
+        let principal = parts.principal.as_ref().map(|p| p.subject.clone());
+        let digest = crate::request_state::arguments_digest(Some(&args));
+        let binding = StateBinding {
+            method,
+            target,
+            arguments_digest: digest,
+            principal: principal.as_deref(),
+        };
+        let mut state = match request_state {
+            Some(token) if modern => Some(self.sealer.open(&token, &binding).map_err(|e| {
+                tracing::debug!(reason = %e, "rejected requestState");
+                e.to_error_object()
+            })?),
+            _ => None,
+        };
+        let mut input = input;
+        let timeout = self.limits.handler_timeout;
+        let max_rounds = if modern { 1 } else { 10 };
+        for _round in 0..max_rounds {
+            let cx = RequestContext::new(parts.clone(), input.clone(), state.clone(), self.clone());
+            match guarded(run(args.clone(), cx.clone()), timeout, &cx).await {
+                Ok(t) => return Ok(Mrtr::Complete(t)),
+                Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
+                Err(HandlerError::Protocol(e)) => return Err(e),
+                Err(HandlerError::NeedInput(ir)) if modern => {
+                    let sealed = self
+                        .sealer
+                        .seal(&binding, ir.state.as_deref().unwrap_or_default())
+                        .map_err(|e| e.to_error_object())?;
+                    let r = InputRequiredResult {
+                        input_requests: (!ir.requests.is_empty()).then_some(ir.requests),
+                        request_state: Some(sealed),
+                        meta: None,
+                    };
+                    return Ok(Mrtr::InputRequired(r));
+                }
+                Err(HandlerError::NeedInput(ir)) => {
+                    let Some(req) = legacy.requester.clone() else {
+                        return Err(ErrorObject::internal(
+                            "this transport cannot send requests to the client",
+                        ));
+                    };
+                    let answers = fulfil(req, &ir, self.limits.client_request_timeout).await?;
+                    let mut merged = input.take().unwrap_or_default();
+                    for (k, v) in answers {
+                        merged.insert_raw(k, v);
+                    }
+                    input = Some(merged);
+                    if ir.state.is_some() {
+                        state = ir.state;
+                    }
+                }
+            }
+        }
+        Err(ErrorObject::internal(
+            "the handler kept asking for input; giving up after 10 rounds",
+        ))
+    }
+}
+
+/// Outcome of a handler under MRTR.
+enum Mrtr<T> {
+    Complete(T),
+    Failed(String),
+    InputRequired(InputRequiredResult),
+}
+
+/// Sends every input request to the client concurrently (MRTR-13) and
+/// collects the answers by key.
+async fn fulfil(
+    req: Arc<dyn ClientRequester>,
+    ir: &InputRequired,
+    timeout: std::time::Duration,
+) -> Result<Vec<(String, Value)>, ErrorObject> {
+    let futs = ir.requests.iter().map(|(k, r)| {
+        let params = match r {
+            mcp_protocol::types::InputRequest::Elicitation(p) => serde_json::to_value(p),
+            mcp_protocol::types::InputRequest::Sampling(p) => serde_json::to_value(p),
+            mcp_protocol::types::InputRequest::ListRoots(p) => {
+                serde_json::to_value((*p).unwrap_or_default())
+            }
+        }
+        .unwrap_or(Value::Null);
+        let fut = req.request(r.method(), params);
+        let k = k.clone();
+        async move {
+            match tokio::time::timeout(timeout, fut).await {
+                Ok(Ok(v)) => Ok((k, v)),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ErrorObject::internal("the client did not answer in time")),
+            }
+        }
+    });
+    futures_util::future::try_join_all(futs).await
+}
+
+/// Runs a handler future with a timeout, turning a panic into -32603 so one
+/// bad handler never takes the connection down.
+pub(crate) async fn guarded<T>(
+    fut: BoxFuture<Result<T, HandlerError>>,
+    timeout: std::time::Duration,
+    cx: &RequestContext,
+) -> Result<T, HandlerError> {
+    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "handler panicked".into());
+            tracing::error!(method = %cx.method(), "handler panicked: {msg}");
+            Err(HandlerError::Protocol(ErrorObject::internal(
+                "the handler failed unexpectedly",
+            )))
+        }
+        Err(_) => {
+            cx.inner.cancel.cancel();
+            Err(HandlerError::Protocol(ErrorObject::internal(
+                "the handler timed out",
+            )))
+        }
+    }
+}
+
+fn resource_not_found(uri: &str, version: ProtocolVersion) -> ErrorObject {
+    let data = serde_json::json!({ "uri": uri });
+    if version.is_modern() {
+        // RES-03: -32602 on the modern wire (never -32002, ERR-05).
+        ErrorObject::invalid_params(format_args!("Resource not found: {uri}")).with_data(data)
+    } else {
+        // LEGACY-08: -32002 on handshake revisions.
+        ErrorObject::new(
+            mcp_protocol::ErrorCode::LEGACY_RESOURCE_NOT_FOUND,
+            "Resource not found",
+        )
+        .with_data(data)
+    }
+}
+
+fn encode_cursor(offset: usize) -> String {
+    format!("c{offset:x}")
+}
+
+fn decode_cursor(c: &str) -> Option<usize> {
+    let hex = c.strip_prefix('c')?;
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    usize::from_str_radix(hex, 16).ok()
+}
+
+/// How much of the newer wire a handshake revision understands (LEGACY-25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sieve {
+    /// 2025-11-25 and modern: everything.
+    Full,
+    /// 2025-06-18: no icons.
+    NoIcons,
+    /// 2025-03-26: no icons, titles, output schemas, structured content, resource links.
+    Minimal,
+}
+
+impl Sieve {
+    pub(crate) fn for_version(v: ProtocolVersion) -> Self {
+        match v {
+            ProtocolVersion::V2026_07_28 | ProtocolVersion::V2025_11_25 => Self::Full,
+            ProtocolVersion::V2025_06_18 => Self::NoIcons,
+            ProtocolVersion::V2025_03_26 | ProtocolVersion::V2024_11_05 => Self::Minimal,
+        }
+    }
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+    pub(crate) fn apply_tool(self, t: &mut Tool) {
+        if self != Sieve::Full {
+            t.icons = None;
+        }
+        if self == Sieve::Minimal {
+            t.title = None;
+            t.output_schema = None;
+            if let Some(a) = &mut t.annotations {
+                a.title = None;
+            }
+        }
+    }
+}
+
+fn sieve_icons_title<I>(
+    version: ProtocolVersion,
+    icons: &mut Option<I>,
+    title: &mut Option<String>,
+) {
+    let s = Sieve::for_version(version);
+    if s != Sieve::Full {
+        *icons = None;
+    }
+    if s == Sieve::Minimal {
+        *title = None;
+    }
+}
+
+fn sieve_call_result(version: ProtocolVersion, mut r: CallToolResult) -> CallToolResult {
+    if Sieve::for_version(version) == Sieve::Minimal {
+        r.structured_content = None;
+        r.content.retain(|c| c.type_name() != Some("resource_link"));
+    }
+    r
+}
+
+/// A `tools/list` page serialized from pre-serialized tool definitions.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsPage<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<ResultType>,
+    tools: &'a [Box<RawValue>],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<mcp_protocol::types::CacheScope>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ServerInfoMeta<'a>>,
+}
+
+#[derive(Serialize)]
+struct ServerInfoMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    info: &'a mcp_protocol::types::Implementation,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        for n in [0usize, 1, 99, 1 << 40] {
+            assert_eq!(decode_cursor(&encode_cursor(n)), Some(n));
+        }
+        for bad in ["", "c", "x1", "c-1", "cg", "c11111111111111111", "1"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Every limit the server enforces, with named defaults (set through
+//! [`crate::ServerBuilder::limits`]). Nothing here is unbounded.
+
+use std::time::Duration;
+
+/// Limits applied by the core and the transports.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Largest HTTP request body accepted; larger bodies get 413, enforced
+    /// while streaming (HTTP-18). Default 4 MiB.
+    pub max_body_bytes: usize,
+    /// Longest stdio line accepted; longer lines are discarded with a -32600
+    /// error and reading resumes at the next newline. Default 4 MiB.
+    pub max_line_bytes: usize,
+    /// Requests processed concurrently per stdio connection; reading pauses
+    /// while the cap is reached, so memory stays bounded however fast the
+    /// client pipelines. Default 64.
+    pub max_in_flight: usize,
+    /// Requests processed concurrently across all HTTP connections; further
+    /// requests wait for a slot. Default 1024.
+    pub max_concurrent_requests: usize,
+    /// A handler running longer than this is cancelled and the request
+    /// answered with -32603. Default 5 minutes.
+    pub handler_timeout: Duration,
+    /// Time allowed to receive the whole request body (slowloris defence). Default 30 s.
+    pub body_read_timeout: Duration,
+    /// Time allowed to receive request headers. Default 10 s.
+    pub header_read_timeout: Duration,
+    /// Most header lines per request. Default 100.
+    pub max_headers: usize,
+    /// Live handshake-era sessions; `initialize` beyond this gets 503. Default 10 000.
+    pub max_sessions: usize,
+    /// A session idle this long is freed. Default 30 minutes.
+    pub session_idle_timeout: Duration,
+    /// Concurrently open `subscriptions/listen` streams. Default 1 000.
+    pub max_listen_streams: usize,
+    /// Notifications buffered per listen stream before it is ended as
+    /// overflowing (SUB-13). Default 256.
+    pub listen_backlog: usize,
+    /// SSE keep-alive comment interval (SSE-05). Default 15 s.
+    pub sse_keepalive: Duration,
+    /// A request whose handler has neither finished nor emitted a
+    /// notification after this long is committed to SSE so keep-alives can
+    /// flow and a disconnect is noticed. Default 10 s.
+    pub sse_commit_after: Duration,
+    /// Events kept per handshake-era session for `Last-Event-ID` resumption. Default 256.
+    pub session_event_buffer: usize,
+    /// How long a server-to-client request (handshake era) waits for the
+    /// client's answer. Default 5 minutes.
+    pub client_request_timeout: Duration,
+}
+
+impl Limits {
+    /// Default body limit: 4 MiB.
+    pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+    /// Default stdio line limit: 4 MiB.
+    pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+    /// Default stdio in-flight cap.
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            max_line_bytes: Self::DEFAULT_MAX_LINE_BYTES,
+            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+            max_concurrent_requests: 1024,
+            handler_timeout: Duration::from_secs(300),
+            body_read_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(10),
+            max_headers: 100,
+            max_sessions: 10_000,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_listen_streams: 1_000,
+            listen_backlog: 256,
+            sse_keepalive: Duration::from_secs(15),
+            sse_commit_after: Duration::from_secs(10),
+            session_event_buffer: 256,
+            client_request_timeout: Duration::from_secs(300),
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Handshake-era session state (LEGACY-01…LEGACY-21): what `initialize`
+//! negotiated and what later requests changed (`logging/setLevel`,
+//! `resources/subscribe`). Shared by the stdio transport (one session per
+//! process) and the HTTP transport (one per `Mcp-Session-Id`).
+
+use crate::server::Shared;
+use mcp_protocol::types::{
+    ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult, LoggingLevel,
+};
+use mcp_protocol::{ErrorObject, ProtocolVersion};
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// The negotiated state of one handshake-era session.
+#[derive(Debug)]
+pub struct SessionState {
+    /// The negotiated revision.
+    pub version: ProtocolVersion,
+    /// The client's capabilities from `initialize`.
+    pub capabilities: ClientCapabilities,
+    /// The client's self-description.
+    pub client_info: Option<Implementation>,
+    log_level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl SessionState {
+    pub(crate) fn new(version: ProtocolVersion, params: &InitializeRequestParams) -> Self {
+        Self {
+            version,
+            capabilities: params.capabilities.clone(),
+            client_info: Some(params.client_info.clone()),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The level set by `logging/setLevel`, if any.
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.lock().map(|g| *g).unwrap_or(None)
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        if let Ok(mut g) = self.log_level.lock() {
+            *g = Some(level);
+        }
+    }
+
+    pub(crate) fn subscribe(&self, uri: String) {
+        if let Ok(mut g) = self.subscriptions.lock() {
+            g.insert(uri);
+        }
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        if let Ok(mut g) = self.subscriptions.lock() {
+            g.remove(uri);
+        }
+    }
+
+    /// Whether an update of `uri` should reach this session: subscribed to it
+    /// or to a parent (SUB-12: the uri may be a sub-resource).
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions
+            .lock()
+            .map(|g| {
+                g.iter().any(|s| {
+                    uri == s
+                        || (uri.starts_with(s.as_str())
+                            && (s.ends_with('/') || uri[s.len()..].starts_with('/')))
+                })
+            })
+            .unwrap_or(false)
+    }
+}
+
+impl Shared {
+    /// Answers `initialize` (LEGACY-02): echo the requested version when
+    /// served, else offer the newest handshake revision we serve.
+    pub(crate) fn initialize(
+        &self,
+        params: &InitializeRequestParams,
+    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+        let requested = ProtocolVersion::parse(&params.protocol_version);
+        let version = match requested {
+            Some(v) if self.handshake_versions.contains(&v) => v,
+            _ => match self.handshake_versions.first() {
+                Some(v) => *v,
+                None => {
+                    return Err(ErrorObject::unsupported_version(
+                        &params.protocol_version,
+                        self.modern_versions.iter().map(|v| v.as_str()),
+                    ));
+                }
+            },
+        };
+        let mut info = self.info.clone();
+        if crate::dispatch::Sieve::for_version(version) != crate::dispatch::Sieve::Full {
+            info.icons = None;
+            info.website_url = None;
+            info.description = None;
+        }
+        if version == ProtocolVersion::V2025_03_26 {
+            info.title = None;
+        }
+        let mut capabilities = self.capabilities();
+        capabilities.extensions = None;
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities,
+            server_info: info,
+            instructions: self.instructions.clone(),
+            ..Default::default()
+        };
+        Ok((result, SessionState::new(version, params)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_resource_matching() {
+        let s = SessionState {
+            version: ProtocolVersion::V2025_11_25,
+            capabilities: ClientCapabilities::default(),
+            client_info: None,
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+        };
+        s.subscribe("file:///a".into());
+        assert!(s.is_subscribed("file:///a"));
+        assert!(s.is_subscribed("file:///a/b"));
+        assert!(!s.is_subscribed("file:///ab"));
+        s.unsubscribe("file:///a");
+        assert!(!s.is_subscribed("file:///a"));
+    }
+}

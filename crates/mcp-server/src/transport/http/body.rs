@@ -1,0 +1,111 @@
+//! The response body: a full buffer, nothing, or a stream of SSE frames.
+
+use bytes::Bytes;
+use futures_util::Stream;
+use http_body::{Body, Frame, SizeHint};
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Body of every response the MCP service produces.
+pub struct McpBody {
+    kind: Kind,
+}
+
+enum Kind {
+    Full(Option<Bytes>),
+    Stream(Pin<Box<dyn Stream<Item = Bytes> + Send>>),
+}
+
+impl McpBody {
+    /// A complete body.
+    pub fn full(b: impl Into<Bytes>) -> Self {
+        Self {
+            kind: Kind::Full(Some(b.into())),
+        }
+    }
+    /// An empty body.
+    pub fn empty() -> Self {
+        Self {
+            kind: Kind::Full(None),
+        }
+    }
+    /// A streamed body; each item is written as it is produced.
+    pub fn stream(s: impl Stream<Item = Bytes> + Send + 'static) -> Self {
+        Self {
+            kind: Kind::Stream(Box::pin(s)),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            Kind::Full(b) => f
+                .debug_tuple("McpBody::Full")
+                .field(&b.as_ref().map(Bytes::len))
+                .finish(),
+            Kind::Stream(_) => f.write_str("McpBody::Stream"),
+        }
+    }
+}
+
+impl Body for McpBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match &mut self.kind {
+            Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Stream(s) => s
+                .as_mut()
+                .poll_next(cx)
+                .map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        matches!(self.kind, Kind::Full(None))
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            Kind::Full(None) => SizeHint::with_exact(0),
+            Kind::Stream(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// One SSE `message` event carrying a JSON-RPC message (SSE-01), with an
+/// optional event id (handshake-era resumability only; SSE-07).
+pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(data.len() + 48);
+    if let Some(id) = id {
+        out.extend_from_slice(b"id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b'\n');
+    }
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend_from_slice(data);
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// A priming event: an id and empty data, with a `retry` hint (LEGACY-17).
+pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
+    let mut s = format!("id: {id}\n");
+    if let Some(r) = retry_ms {
+        s.push_str(&format!("retry: {r}\n"));
+    }
+    s.push_str("data: \n\n");
+    Bytes::from(s)
+}
+
+/// A keep-alive comment (SSE-05).
+pub(crate) fn sse_keepalive() -> Bytes {
+    Bytes::from_static(b": ping\n\n")
+}

@@ -1,0 +1,444 @@
+//! The handshake era over Streamable HTTP (2025-03-26 … 2025-11-25):
+//! `initialize` opens a session, later requests carry `Mcp-Session-Id`,
+//! server→client requests and request-related notifications travel on the
+//! POST's SSE stream, unrelated notifications on the GET stream, and a
+//! dropped stream can be resumed with `Last-Event-ID` (LEGACY-09…LEGACY-20).
+
+use super::McpBody;
+use super::body::{sse_event, sse_keepalive, sse_priming};
+use super::sessions::{Event, GET_STREAM, HttpSession};
+use super::{Accepts, HttpInner, json_error, json_response, rejection, sse_response};
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::{ClientRequester, Legacy, into_owned};
+use crate::listen;
+use crate::tool::BoxFuture;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::header::HeaderValue;
+use http::{Response, StatusCode};
+use mcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use mcp_protocol::jsonrpc::{Message, OutgoingError, OutgoingRequest, OutgoingResult, to_vec};
+use mcp_protocol::ladder::ParamsProbe;
+use mcp_protocol::method::ClientRequest;
+use mcp_protocol::types::CancelledNotificationParams;
+use mcp_protocol::{ErrorObject, ProtocolVersion};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// Writes a request's messages to its session stream.
+#[derive(Clone)]
+struct StreamWriter {
+    session: Arc<HttpSession>,
+    sid: u64,
+}
+
+impl Outbound for StreamWriter {
+    fn notify(&self, message: Bytes) {
+        self.session.push_now(self.sid, message);
+    }
+}
+
+impl ClientRequester for StreamWriter {
+    fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<Result<Value, ErrorObject>> {
+        let w = self.clone();
+        Box::pin(async move {
+            let (id, rx) = w.session.expect_answer();
+            let msg = Bytes::from(to_vec(&OutgoingRequest::new(&id, method, Some(&params))));
+            w.session.push(w.sid, msg, false).await;
+            tokio::select! {
+                r = rx => r.unwrap_or_else(|_| Err(ErrorObject::internal("the session ended"))),
+                _ = w.session.closed.cancelled() => Err(ErrorObject::internal("the session ended")),
+            }
+        })
+    }
+}
+
+fn with_session_header(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        r.headers_mut().insert(MCP_SESSION_ID, v);
+    }
+    r
+}
+
+/// A POST in the handshake era.
+pub(super) async fn post(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    msg: &Message<'_>,
+    session_id: Option<&[u8]>,
+    _header_version: Option<ProtocolVersion>,
+    accept: Accepts,
+) -> Response<McpBody> {
+    let shared = &inner.shared;
+    if shared.handshake_versions.is_empty() {
+        // A modern-only server (VER-06): name the supported versions.
+        let (id, requested) = match msg {
+            Message::Request(r) => (Some(&r.id), initialize_version(r.params)),
+            _ => (None, None),
+        };
+        let e = ErrorObject::unsupported_version(
+            requested.as_deref().unwrap_or(""),
+            shared.modern_versions.iter().map(|v| v.as_str()),
+        );
+        return json_error(id, &e);
+    }
+    // initialize opens a new session (LEGACY-01/02/12).
+    if let Message::Request(r) = msg {
+        if r.method == "initialize" {
+            let typed = match ClientRequest::decode(&r.method, r.params) {
+                Ok(ClientRequest::Initialize(p)) => p,
+                Ok(_) => {
+                    return json_error(Some(&r.id), &ErrorObject::internal("unexpected decode"));
+                }
+                Err(e) => return json_error(Some(&r.id), &e),
+            };
+            let (result, state) = match shared.initialize(&typed) {
+                Ok(x) => x,
+                Err(e) => return json_error(Some(&r.id), &e),
+            };
+            inner
+                .sessions
+                .set_event_buffer(shared.limits.session_event_buffer);
+            let Ok(session) = inner.sessions.create(state) else {
+                return rejection(StatusCode::SERVICE_UNAVAILABLE, -32603, "Too many sessions");
+            };
+            let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
+            return with_session_header(json_response(StatusCode::OK, body), &session.id);
+        }
+    }
+    // Everything else needs a live session (LEGACY-13).
+    let Some(sid) = session_id else {
+        return rejection(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Bad Request: missing Mcp-Session-Id header",
+        );
+    };
+    let Some(session) = inner.sessions.get(sid) else {
+        return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
+    };
+    // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
+    if let Some(v) = parts.headers.get(MCP_PROTOCOL_VERSION) {
+        let ok = std::str::from_utf8(trim_ows(v.as_bytes()))
+            .ok()
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(|v| shared.handshake_versions.contains(&v));
+        if !ok {
+            return rejection(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Bad Request: unsupported MCP-Protocol-Version",
+            );
+        }
+    }
+    match msg {
+        Message::Notification(n) => {
+            if n.method == "notifications/cancelled" {
+                let p = n.params.and_then(|p| {
+                    serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
+                });
+                if let Some(id) = p.and_then(|p| p.request_id) {
+                    session.cancel(&id);
+                }
+            }
+            accepted()
+        }
+        Message::Response(r) => {
+            if let Some(id) = &r.id {
+                let outcome = r
+                    .outcome
+                    .clone()
+                    .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+                session.answer(id, outcome);
+            }
+            accepted()
+        }
+        Message::Request(r) => request(inner, parts, r, session, accept).await,
+    }
+}
+
+fn accepted() -> Response<McpBody> {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = StatusCode::ACCEPTED;
+    r
+}
+
+fn initialize_version(params: Option<&serde_json::value::RawValue>) -> Option<String> {
+    let v: Value = serde_json::from_str(params?.get()).ok()?;
+    v.get("protocolVersion")?.as_str().map(str::to_owned)
+}
+
+async fn request(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    r: &mcp_protocol::Request<'_>,
+    session: Arc<HttpSession>,
+    accept: Accepts,
+) -> Response<McpBody> {
+    let shared = inner.shared.clone();
+    let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
+        Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
+            return json_error(Some(&r.id), &ErrorObject::method_not_found(&r.method));
+        }
+        Ok(t) => t,
+        Err(e) => return json_error(Some(&r.id), &e),
+    };
+    let Some(cancel) = session.register(&r.id) else {
+        return json_error(
+            Some(&r.id),
+            &ErrorObject::invalid_request(format_args!("request id {} is already in flight", r.id)),
+        );
+    };
+    let state = session.state.clone();
+    let meta = ParamsProbe::parse(r.params).meta.unwrap_or_default();
+    let use_sse = accept.sse && !inner.config.json_only;
+    let (sid, mut rx) = session.open_stream();
+    let writer = StreamWriter {
+        session: session.clone(),
+        sid,
+    };
+    let ctx = ContextParts {
+        id: r.id.clone(),
+        method: r.method.as_ref().into(),
+        version: state.version,
+        meta,
+        capabilities: state.capabilities.clone(),
+        log_level: state.log_level(),
+        cancel: cancel.clone(),
+        outbound: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn Outbound>),
+        principal: parts.extensions.get::<Principal>().cloned(),
+        http: Some(Arc::new(parts)),
+    };
+    let legacy = Legacy {
+        requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
+        session: Some(state.clone()),
+    };
+    let id = r.id.clone();
+    // The handler runs on its own task: in the handshake era a dropped
+    // stream is not a cancellation (LEGACY-19); the client may resume.
+    tokio::spawn(async move {
+        let fut = shared.dispatch(typed, ctx, legacy);
+        let reply = tokio::select! {
+            r = fut => Some(r),
+            _ = cancel.cancelled() => None,
+        };
+        writer.session.unregister(&id);
+        let bytes = match reply {
+            Some(Ok(b)) => b,
+            Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+            // CANCEL-03: nothing after a cancellation; close the stream.
+            None => {
+                writer.session.detach(writer.sid);
+                return;
+            }
+        };
+        writer.session.push(writer.sid, bytes, true).await;
+    });
+    let Some(first) = rx.recv().await else {
+        return accepted_none();
+    };
+    if first.last {
+        // Nothing but the result: answer with plain JSON.
+        return reply_json(&first);
+    }
+    if !use_sse {
+        return reply_json(&first);
+    }
+    let priming = (session.state.version == ProtocolVersion::V2025_11_25)
+        .then(|| sse_priming(&format!("{sid}-0"), None));
+    sse_response(session_stream(
+        priming,
+        vec![first],
+        Some(rx),
+        session.clone(),
+        sid,
+        inner.shared.limits.sse_keepalive,
+    ))
+}
+
+fn accepted_none() -> Response<McpBody> {
+    // The request was cancelled before producing anything.
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    r
+}
+
+fn reply_json(ev: &Event) -> Response<McpBody> {
+    let status = serde_json::from_slice::<Value>(&ev.data)
+        .ok()
+        .and_then(|v| {
+            v.get("error")
+                .and_then(|e| e.get("code"))
+                .and_then(Value::as_i64)
+        })
+        .map_or(200, |c| mcp_protocol::ErrorCode(c).http_status());
+    json_response(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        ev.data.clone(),
+    )
+}
+
+/// An SSE body over a session stream: optional priming event, replayed
+/// events, then live events until the stream's last message, keep-alives
+/// in between. Ends when the session ends.
+fn session_stream(
+    priming: Option<Bytes>,
+    replay: Vec<Event>,
+    live: Option<mpsc::Receiver<Event>>,
+    session: Arc<HttpSession>,
+    sid: u64,
+    keepalive: std::time::Duration,
+) -> impl futures_util::Stream<Item = Bytes> + Send {
+    let ended = replay.iter().any(|e| e.last);
+    let head = futures_util::stream::iter(
+        priming
+            .into_iter()
+            .chain(replay.into_iter().map(|e| sse_event(Some(&e.id), &e.data))),
+    );
+    let mut tick = tokio::time::interval(keepalive);
+    tick.reset();
+    struct St {
+        live: Option<mpsc::Receiver<Event>>,
+        session: Arc<HttpSession>,
+        tick: tokio::time::Interval,
+        done: bool,
+        _detach: DetachOnDrop,
+    }
+    let st = St {
+        live: if ended { None } else { live },
+        session: session.clone(),
+        tick,
+        done: false,
+        _detach: DetachOnDrop { session, sid },
+    };
+    let tail = futures_util::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        let rx = st.live.as_mut()?;
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(ev) => {
+                    st.done = ev.last;
+                    Some((sse_event(Some(&ev.id), &ev.data), st))
+                }
+                None => None,
+            },
+            _ = st.tick.tick() => Some((sse_keepalive(), st)),
+            _ = st.session.closed.cancelled() => None,
+        }
+    });
+    head.chain(tail)
+}
+
+/// When a response stream goes away, stop forwarding live events to it; they
+/// stay in the log for `Last-Event-ID` resumption.
+struct DetachOnDrop {
+    session: Arc<HttpSession>,
+    sid: u64,
+}
+
+impl Drop for DetachOnDrop {
+    fn drop(&mut self) {
+        if self.sid != GET_STREAM {
+            self.session.detach(self.sid);
+        }
+    }
+}
+
+/// GET (standalone stream or resumption) and DELETE with a session id.
+pub(super) async fn get_or_delete(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    sid: &[u8],
+) -> Response<McpBody> {
+    let Some(session) = inner.sessions.get(sid) else {
+        return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
+    };
+    if parts.method == http::Method::DELETE {
+        inner.sessions.remove(&session.id);
+        let mut r = Response::new(McpBody::empty());
+        *r.status_mut() = StatusCode::OK;
+        return r;
+    }
+    if !super::accepts(&parts.headers).sse {
+        return rejection(
+            StatusCode::NOT_ACCEPTABLE,
+            -32600,
+            "GET requires Accept: text/event-stream",
+        );
+    }
+    let keepalive = inner.shared.limits.sse_keepalive;
+    if let Some(last) = parts
+        .headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        return match session.resume(last.trim()) {
+            Some((replay, live)) => {
+                let sid = last
+                    .split_once('-')
+                    .and_then(|(s, _)| s.parse().ok())
+                    .unwrap_or(GET_STREAM);
+                sse_response(session_stream(
+                    None,
+                    replay,
+                    live,
+                    session.clone(),
+                    sid,
+                    keepalive,
+                ))
+            }
+            None => rejection(StatusCode::NOT_FOUND, -32600, "Unknown Last-Event-ID"),
+        };
+    }
+    let Some(rx) = session.open_get_stream() else {
+        return rejection(
+            StatusCode::CONFLICT,
+            -32600,
+            "A GET stream is already open for this session",
+        );
+    };
+    start_forwarder(inner, &session);
+    sse_response(session_stream(
+        None,
+        Vec::new(),
+        Some(rx),
+        session.clone(),
+        GET_STREAM,
+        keepalive,
+    ))
+}
+
+/// Forwards list-changed and resource-updated notifications to the
+/// session's GET stream (ERA-12), for as long as the session lives.
+fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
+    use std::sync::atomic::Ordering;
+    if session.forwarding.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let shared = inner.shared.clone();
+    let session = session.clone();
+    let mut rx = shared.bus.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = session.closed.cancelled() => break,
+                c = rx.recv() => match c {
+                    Ok(c) => {
+                        if let Some(m) = listen::render_for_session(&shared, &c, &session.state) {
+                            session.push(GET_STREAM, m, false).await;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(_) => break,
+                },
+            }
+        }
+    });
+}

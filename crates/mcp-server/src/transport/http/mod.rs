@@ -1,0 +1,843 @@
+//! Streamable HTTP transport: both eras on one endpoint.
+//!
+//! [`McpService`] is a `tower::Service` (mount it in axum or any tower
+//! stack); [`serve`] runs it on a TCP listener with TCP_NODELAY.
+//!
+//! Gates, in order (LADDER-01…LADDER-04): Origin/Host (403 / 421) → HTTP
+//! method (405 + `Allow`) → `Content-Type` (415) → `Accept` (406) → body
+//! size (413, enforced while streaming) and read time (408) → JSON-RPC
+//! decoding (-32700 / -32600, 400) → era classification (ERA-03) → the
+//! modern ladder or the handshake-era session layer.
+//!
+//! A modern request is served directly on the connection's task: parse →
+//! ladder → handler → serialize. A response is JSON unless the handler
+//! emits a notification (progress, log) before finishing; SSE is committed
+//! only then, so every 4xx is still decided before a 200 goes out
+//! (LADDER-13). A request still running after
+//! [`Limits::sse_commit_after`](crate::Limits) is committed to SSE as well,
+//! so keep-alives flow and a client disconnect cancels the handler.
+
+mod body;
+mod legacy;
+mod sessions;
+
+pub use body::McpBody;
+
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::{Legacy, Reply, into_owned};
+use crate::error::Error;
+use crate::listen;
+use crate::server::{Server, Shared};
+use crate::transport::origin::{OriginPolicy, OriginVerdict};
+use body::{sse_event, sse_keepalive};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use mcp_protocol::ErrorObject;
+use mcp_protocol::era::{HttpEra, SessionHint, classify_http};
+use mcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use mcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
+use mcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use mcp_protocol::method::ClientRequest;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// HTTP transport settings.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Origin/Host policy; loopback only by default (SEC-01, SEC-04).
+    pub origin: OriginPolicy,
+    /// Serve only this path (others get 404); `None` serves any path, for
+    /// mounting under a router.
+    pub path: Option<String>,
+    /// Never answer with SSE except for `subscriptions/listen`; progress and
+    /// log notifications are then dropped (HTTP-17).
+    pub json_only: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            origin: OriginPolicy::default(),
+            path: Some("/mcp".into()),
+            json_only: false,
+        }
+    }
+}
+
+pub(crate) struct HttpInner {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: sessions::SessionStore,
+    pub(crate) permits: Arc<Semaphore>,
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// The MCP endpoint as a `tower::Service`. Cheap to clone.
+#[derive(Clone)]
+pub struct McpService {
+    inner: Arc<HttpInner>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpService {
+    /// A service for `server` with `config`.
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        let limits = &server.shared.limits;
+        let sessions =
+            sessions::SessionStore::new(limits.max_sessions, limits.session_idle_timeout);
+        let permits = Arc::new(Semaphore::new(limits.max_concurrent_requests.max(1)));
+        Self {
+            inner: Arc::new(HttpInner {
+                shared: server.shared,
+                config,
+                sessions,
+                permits,
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// Ends every open stream (listen streams get their final result,
+    /// SUB-10) and session; new requests are still served.
+    pub fn shutdown_streams(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.sessions.clear();
+    }
+
+    /// Frees sessions idle longer than the configured timeout; returns how
+    /// many were freed. [`serve`] calls this periodically.
+    pub fn sweep_sessions(&self) -> usize {
+        self.inner.sessions.sweep()
+    }
+
+    /// Live handshake-era sessions.
+    pub fn session_count(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
+    /// Serves one request.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        handle(self.inner.clone(), req).await
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(handle(inner, req).await) })
+    }
+}
+
+/// Raw header lines of an `http::HeaderMap`, duplicates kept (LADDER-07).
+pub(crate) struct Headers<'a>(pub(crate) &'a HeaderMap);
+
+impl HeaderList for Headers<'_> {
+    fn visit(&self, f: &mut dyn FnMut(&str, &[u8])) {
+        for (n, v) in self.0 {
+            f(n.as_str(), v.as_bytes());
+        }
+    }
+}
+
+pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    json_response(status, Bytes::from(to_vec(&OutgoingError::new(id, e))))
+}
+
+/// A transport-level rejection with a fixed status and an id-less JSON-RPC
+/// error body (the body is optional per spec; it helps clients).
+pub(crate) fn rejection(status: StatusCode, code: i64, msg: &str) -> Response<McpBody> {
+    let e = ErrorObject::new(mcp_protocol::ErrorCode(code), msg);
+    json_response(status, Bytes::from(to_vec(&OutgoingError::new(None, &e))))
+}
+
+pub(crate) fn method_not_allowed(allow: &'static str) -> Response<McpBody> {
+    let mut r = rejection(StatusCode::METHOD_NOT_ALLOWED, -32600, "Method Not Allowed");
+    r.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    r
+}
+
+pub(crate) fn sse_response(
+    stream: impl futures_util::Stream<Item = Bytes> + Send + 'static,
+) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// What the client's `Accept` header allows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    pub(crate) json: bool,
+    pub(crate) sse: bool,
+}
+
+pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
+    let mut a = Accepts {
+        json: false,
+        sse: false,
+    };
+    let mut seen = false;
+    for v in headers.get_all(header::ACCEPT) {
+        seen = true;
+        for item in v.as_bytes().split(|b| *b == b',') {
+            let media = item
+                .split(|b| *b == b';')
+                .next()
+                .map(trim_ows)
+                .unwrap_or_default();
+            let m = String::from_utf8_lossy(media).to_ascii_lowercase();
+            match m.as_str() {
+                "application/json" => a.json = true,
+                "text/event-stream" => a.sse = true,
+                "*/*" => {
+                    a.json = true;
+                    a.sse = true;
+                }
+                "application/*" => a.json = true,
+                "text/*" => a.sse = true,
+                _ => {}
+            }
+        }
+    }
+    if !seen {
+        // No Accept header: anything goes (RFC 9110 §12.5.1).
+        a = Accepts {
+            json: true,
+            sse: true,
+        };
+    }
+    a
+}
+
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+async fn read_body<B>(body: B, limit: usize, timeout: Duration) -> Result<Bytes, Response<McpBody>>
+where
+    B: http_body::Body + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limited = http_body_util::Limited::new(body, limit);
+    match tokio::time::timeout(timeout, limited.collect()).await {
+        Err(_) => Err(rejection(
+            StatusCode::REQUEST_TIMEOUT,
+            -32600,
+            "Request body not received in time",
+        )),
+        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Ok(Err(e)) => {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
+                Err(rejection(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    -32600,
+                    "Request body too large",
+                ))
+            } else {
+                Err(rejection(
+                    StatusCode::BAD_REQUEST,
+                    -32700,
+                    "Request body could not be read",
+                ))
+            }
+        }
+    }
+}
+
+async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = req.into_parts();
+    if let Some(p) = &inner.config.path {
+        if parts.uri.path() != p {
+            return rejection(StatusCode::NOT_FOUND, -32601, "Not Found");
+        }
+    }
+    // LADDER-01: Origin / Host.
+    let host = parts
+        .headers
+        .get(header::HOST)
+        .map(HeaderValue::as_bytes)
+        .or_else(|| parts.uri.authority().map(|a| a.as_str().as_bytes()));
+    match inner.config.origin.check(
+        host,
+        parts.headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
+    ) {
+        OriginVerdict::Allowed => {}
+        OriginVerdict::BadHost => {
+            return rejection(StatusCode::MISDIRECTED_REQUEST, -32600, "Host not allowed");
+        }
+        OriginVerdict::BadOrigin => {
+            return rejection(StatusCode::FORBIDDEN, -32600, "Origin not allowed");
+        }
+    }
+    let session_id = parts
+        .headers
+        .get(MCP_SESSION_ID)
+        .map(|v| trim_ows(v.as_bytes()).to_vec());
+    match parts.method {
+        Method::POST => {}
+        Method::GET | Method::DELETE => {
+            return match session_id {
+                Some(id) => legacy::get_or_delete(&inner, parts, &id).await,
+                None => method_not_allowed("POST"),
+            };
+        }
+        _ => return method_not_allowed("GET, POST, DELETE"),
+    }
+    if !is_json_content_type(&parts.headers) {
+        return rejection(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            -32600,
+            "Content-Type must be application/json",
+        );
+    }
+    let accept = accepts(&parts.headers);
+    if !accept.json && !accept.sse {
+        return rejection(
+            StatusCode::NOT_ACCEPTABLE,
+            -32600,
+            "Accept must include application/json or text/event-stream",
+        );
+    }
+    let limits = &inner.shared.limits;
+    if let Some(len) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limits.max_body_bytes as u64 {
+            return rejection(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                "Request body too large",
+            );
+        }
+    }
+    let Ok(_permit) = inner.permits.clone().acquire_owned().await else {
+        return rejection(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32603,
+            "Server shutting down",
+        );
+    };
+    let bytes = match read_body(body, limits.max_body_bytes, limits.body_read_timeout).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let msg = match decode_message(&bytes) {
+        Ok(m) => m,
+        Err(e) => return json_error(e.id.as_ref(), &e.error),
+    };
+    let params = match &msg {
+        Message::Request(r) => r.params,
+        Message::Notification(n) => n.params,
+        Message::Response(_) => None,
+    };
+    let probe = ParamsProbe::parse(params);
+    let hint = match &session_id {
+        None => SessionHint::Absent,
+        Some(id) if inner.sessions.get(id).is_some() => SessionHint::Live,
+        Some(_) => SessionHint::Unknown,
+    };
+    let header_version = parts
+        .headers
+        .get(MCP_PROTOCOL_VERSION)
+        .map(|v| trim_ows(v.as_bytes()));
+    match classify_http(hint, header_version, probe.has_modern_envelope()) {
+        HttpEra::Modern => modern(&inner, parts, msg, probe, accept).await,
+        HttpEra::Handshake { header_version } => {
+            legacy::post(
+                &inner,
+                parts,
+                &msg,
+                session_id.as_deref(),
+                header_version,
+                accept,
+            )
+            .await
+        }
+    }
+}
+
+/// Outbound for a modern request: a bounded channel read by the response.
+struct ChannelOutbound(mpsc::Sender<Bytes>);
+
+impl Outbound for ChannelOutbound {
+    fn notify(&self, message: Bytes) {
+        let _ = self.0.try_send(message);
+    }
+}
+
+async fn modern(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    msg: Message<'_>,
+    probe: ParamsProbe<'_>,
+    accept: Accepts,
+) -> Response<McpBody> {
+    let shared = &inner.shared;
+    let headers = Headers(&parts.headers);
+    let req = match &msg {
+        Message::Request(r) => r,
+        Message::Notification(_) => {
+            // LADDER-06: accept and drop (HTTP-15: never cancel by client-chosen id).
+            let verdict = mcp_protocol::ladder::classify_inbound_request(
+                &msg,
+                Some(&headers),
+                &shared.modern_versions,
+                None,
+            );
+            return match verdict {
+                Ok(_) => {
+                    let mut r = Response::new(McpBody::empty());
+                    *r.status_mut() = StatusCode::ACCEPTED;
+                    r
+                }
+                Err(rej) => json_error(None, &rej.error),
+            };
+        }
+        Message::Response(_) => {
+            return json_error(
+                None,
+                &ErrorObject::invalid_request("expected a request or notification, got a response"),
+            );
+        }
+    };
+    let registry = shared.registry();
+    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    let route = match classify_probed(
+        &req.id,
+        &req.method,
+        probe,
+        Some(&headers),
+        &shared.modern_versions,
+        Some(&lookup),
+    ) {
+        Ok(Verdict::Request(r)) => r,
+        Ok(Verdict::Notification) => {
+            return json_error(
+                Some(&req.id),
+                &ErrorObject::invalid_request("unexpected notification"),
+            );
+        }
+        Err(rej) => return json_error(Some(&req.id), &rej.error),
+    };
+    drop(registry);
+    let typed = match ClientRequest::decode(&req.method, req.params).and_then(into_owned) {
+        Ok(t) => t,
+        Err(e) => return json_error(Some(&req.id), &e),
+    };
+    if let ClientRequest::Listen(p) = typed {
+        if !accept.sse {
+            return rejection(
+                StatusCode::NOT_ACCEPTABLE,
+                -32600,
+                "subscriptions/listen requires Accept: text/event-stream",
+            );
+        }
+        return listen_stream(inner, req.id.clone(), p.notifications);
+    }
+    let wants_notifications = route.meta.progress_token.is_some() || route.meta.log_level.is_some();
+    let (tx, rx) = if wants_notifications && accept.sse && !inner.config.json_only {
+        let (tx, rx) = mpsc::channel::<Bytes>(64);
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let caps = route.meta.client_capabilities.clone().unwrap_or_default();
+    let log_level = route.meta.log_level;
+    let principal = parts.extensions.get::<Principal>().cloned();
+    let cancel = CancellationToken::new();
+    let ctx = ContextParts {
+        id: req.id.clone(),
+        method: req.method.as_ref().into(),
+        version: route.version,
+        meta: route.meta,
+        capabilities: caps,
+        log_level,
+        cancel: cancel.clone(),
+        outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
+        principal,
+        http: Some(Arc::new(parts)),
+    };
+    let fut = shared.clone().dispatch(typed, ctx, Legacy::default());
+    respond(
+        req.id.clone(),
+        fut,
+        rx,
+        accept.sse && !inner.config.json_only,
+        cancel,
+        shared.limits.clone(),
+    )
+    .await
+}
+
+fn reply_response(id: &RequestId, reply: Reply) -> Response<McpBody> {
+    match reply {
+        Ok(bytes) => json_response(StatusCode::OK, bytes),
+        Err(e) => json_error(Some(id), &e),
+    }
+}
+
+fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
+    match reply {
+        Ok(b) => b,
+        Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(id), &e))),
+    }
+}
+
+/// Waits for the handler; commits to SSE only when a notification arrives
+/// first or the handler runs long (LADDER-13).
+async fn respond(
+    id: RequestId,
+    fut: impl Future<Output = Reply> + Send + 'static,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    sse_allowed: bool,
+    cancel: CancellationToken,
+    limits: crate::Limits,
+) -> Response<McpBody> {
+    let guard = cancel.drop_guard();
+    let mut fut = Box::pin(fut);
+    let Some(mut rx) = rx else {
+        if !sse_allowed {
+            let r = fut.await;
+            drop(guard);
+            return reply_response(&id, r);
+        }
+        // No notifications possible, but keep the option of going SSE for long handlers.
+        tokio::select! {
+            r = &mut fut => { guard.disarm(); return reply_response(&id, r); }
+            _ = tokio::time::sleep(limits.sse_commit_after) => {}
+        }
+        return sse_response(sse_body(id, fut, None, None, guard, limits.sse_keepalive));
+    };
+    let first = tokio::select! {
+        r = &mut fut => {
+            // Finished: anything already queued still goes out, via SSE.
+            match rx.try_recv() {
+                Ok(n) => {
+                    let rest = std::iter::from_fn(|| rx.try_recv().ok()).collect::<Vec<_>>();
+                    let mut events: Vec<Bytes> = std::iter::once(n).chain(rest).map(|b| sse_event(None, &b)).collect();
+                    events.push(sse_event(None, &reply_bytes(&id, r)));
+                    guard.disarm();
+                    return sse_response(futures_util::stream::iter(events));
+                }
+                Err(_) => { guard.disarm(); return reply_response(&id, r); }
+            }
+        }
+        n = rx.recv() => n,
+        _ = tokio::time::sleep(limits.sse_commit_after) => None,
+    };
+    sse_response(sse_body(
+        id,
+        fut,
+        Some(rx),
+        first,
+        guard,
+        limits.sse_keepalive,
+    ))
+}
+
+/// The SSE body of a committed request: queued notifications, keep-alives,
+/// then the final response, which ends the stream (SSE-03). Dropping the
+/// body (client gone) drops the handler and cancels its token (CANCEL-01).
+fn sse_body(
+    id: RequestId,
+    fut: Pin<Box<dyn Future<Output = Reply> + Send>>,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    first: Option<Bytes>,
+    guard: tokio_util::sync::DropGuard,
+    keepalive: Duration,
+) -> impl futures_util::Stream<Item = Bytes> + Send {
+    struct St {
+        id: RequestId,
+        fut: Option<Pin<Box<dyn Future<Output = Reply> + Send>>>,
+        rx: Option<mpsc::Receiver<Bytes>>,
+        first: Option<Bytes>,
+        guard: Option<tokio_util::sync::DropGuard>,
+        tick: tokio::time::Interval,
+    }
+    let mut tick = tokio::time::interval(keepalive);
+    tick.reset();
+    let st = St {
+        id,
+        fut: Some(fut),
+        rx,
+        first,
+        guard: Some(guard),
+        tick,
+    };
+    fn final_event(st: &mut St, r: Reply) -> Bytes {
+        // Flush notifications that raced the result, then the result.
+        let mut out = Vec::new();
+        if let Some(rx) = st.rx.as_mut() {
+            while let Ok(n) = rx.try_recv() {
+                out.extend_from_slice(&sse_event(None, &n));
+            }
+        }
+        out.extend_from_slice(&sse_event(None, &reply_bytes(&st.id, r)));
+        if let Some(g) = st.guard.take() {
+            g.disarm();
+        }
+        Bytes::from(out)
+    }
+    futures_util::stream::unfold(st, |mut st| async move {
+        if let Some(f) = st.first.take() {
+            return Some((sse_event(None, &f), st));
+        }
+        let fut = st.fut.as_mut()?;
+        let out = match st.rx.as_mut() {
+            Some(rx) => tokio::select! {
+                biased;
+                n = rx.recv() => match n {
+                    Some(n) => sse_event(None, &n),
+                    None => { st.rx = None; sse_keepalive() }
+                },
+                r = fut => { st.fut = None; final_event(&mut st, r) }
+                _ = st.tick.tick() => sse_keepalive(),
+            },
+            None => tokio::select! {
+                r = fut => { st.fut = None; final_event(&mut st, r) }
+                _ = st.tick.tick() => sse_keepalive(),
+            },
+        };
+        Some((out, st))
+    })
+}
+
+/// A `subscriptions/listen` stream (SUB-*, HTTP-16): acknowledgement first,
+/// then matching changes tagged with the subscription id, keep-alives, and
+/// the listen result on server shutdown.
+fn listen_stream(
+    inner: &Arc<HttpInner>,
+    id: RequestId,
+    requested: mcp_protocol::types::SubscriptionFilter,
+) -> Response<McpBody> {
+    let shared = inner.shared.clone();
+    let Some(slot) = ListenSlot::acquire(
+        &inner.sessions.listen_count,
+        shared.limits.max_listen_streams,
+    ) else {
+        return rejection(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32603,
+            "Too many open subscriptions",
+        );
+    };
+    let filter = listen::honoured(&shared, &requested);
+    // Subscribe before acknowledging (SUB-13).
+    let rx = shared.bus.subscribe();
+    let ack = sse_event(None, &listen::acknowledgement(&id, &filter));
+    let mut tick = tokio::time::interval(shared.limits.sse_keepalive);
+    tick.reset();
+    let shutdown = inner.shutdown.clone();
+    struct St {
+        rx: tokio::sync::broadcast::Receiver<crate::notify::Change>,
+        filter: mcp_protocol::types::SubscriptionFilter,
+        id: RequestId,
+        tick: tokio::time::Interval,
+        shutdown: CancellationToken,
+        done: bool,
+        _slot: ListenSlot,
+    }
+    let st = St {
+        rx,
+        filter,
+        id,
+        tick,
+        shutdown,
+        done: false,
+        _slot: slot,
+    };
+    let rest = futures_util::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        loop {
+            tokio::select! {
+                _ = st.shutdown.cancelled() => {
+                    st.done = true;
+                    let b = sse_event(None, &listen::ended(&st.id));
+                    return Some((b, st));
+                }
+                c = st.rx.recv() => match c {
+                    Ok(c) => {
+                        if let Some(m) = listen::render_for_listen(&c, &st.filter, &st.id) {
+                            return Some((sse_event(None, &m), st));
+                        }
+                    }
+                    // Lagged past the backlog, or bus closed: end the stream (SUB-13).
+                    Err(_) => return None,
+                },
+                _ = st.tick.tick() => return Some((sse_keepalive(), st)),
+            }
+        }
+    });
+    sse_response(futures_util::stream::once(async move { ack }).chain(rest))
+}
+
+/// A counted slot for an open listen stream, released on drop.
+pub(crate) struct ListenSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl ListenSlot {
+    fn acquire(counter: &Arc<std::sync::atomic::AtomicUsize>, max: usize) -> Option<Self> {
+        use std::sync::atomic::Ordering;
+        if counter.fetch_add(1, Ordering::AcqRel) >= max {
+            counter.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Self(counter.clone()))
+    }
+}
+
+impl Drop for ListenSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Serves `server` on `addr` at `/mcp` until `shutdown` completes.
+pub async fn serve(
+    server: Server,
+    addr: SocketAddr,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(Error::io)?;
+    serve_listener(
+        McpService::new(server, HttpConfig::default()),
+        listener,
+        shutdown,
+    )
+    .await
+}
+
+/// Serves `service` on an already bound listener until `shutdown` completes:
+/// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2, header read
+/// timeout, graceful drain of open connections.
+pub async fn serve_listener(
+    service: McpService,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let limits = service.inner.shared.limits.clone();
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_headers(limits.max_headers);
+    let builder = Arc::new(builder);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let sweeper = {
+        let s = service.clone();
+        tokio::spawn(async move {
+            let mut t = tokio::time::interval(Duration::from_secs(30));
+            loop {
+                t.tick().await;
+                s.sweep_sessions();
+            }
+        })
+    };
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, _peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // EMFILE and friends: back off briefly instead of spinning.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let svc = service.clone();
+                let hyper_svc = hyper::service::service_fn(move |req| {
+                    let svc = svc.clone();
+                    async move { Ok::<_, Infallible>(svc.handle(req).await) }
+                });
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
+                let conn = graceful.watch(conn.into_owned());
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    sweeper.abort();
+    service.shutdown_streams();
+    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+    Ok(())
+}

@@ -1,0 +1,264 @@
+//! Origin and Host validation against DNS rebinding (SEC-01, SEC-04,
+//! LADDER-01). On by default: only loopback hosts and origins are allowed
+//! until the operator configures others.
+
+/// Where a request came from, as far as the browser-facing headers tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginVerdict {
+    /// Allowed.
+    Allowed,
+    /// `Host` names a host that is not allow-listed → 421.
+    BadHost,
+    /// `Origin` is present and not allow-listed → 403.
+    BadOrigin,
+}
+
+/// A `host[:port]` pattern; port `*` (or no port) matches any port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPattern {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostPattern {
+    /// Parses `"localhost"`, `"localhost:*"`, `"example.com:8443"`,
+    /// `"[::1]:*"`. Hosts compare case-insensitively.
+    pub fn parse(s: &str) -> Option<Self> {
+        let (host, port) = split_host_port(s)?;
+        let port = match port {
+            None | Some("*") => None,
+            Some(p) => Some(p.parse().ok()?),
+        };
+        if host.is_empty() {
+            return None;
+        }
+        Some(Self {
+            host: host.to_ascii_lowercase(),
+            port,
+        })
+    }
+
+    fn matches(&self, host: &str, port: Option<u16>) -> bool {
+        self.host.eq_ignore_ascii_case(host) && (self.port.is_none() || self.port == port)
+    }
+}
+
+/// Splits `host[:port]`, handling bracketed IPv6 literals. Returns the host
+/// (brackets kept) and the port text.
+fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
+    if s.starts_with('[') {
+        let end = s.find(']')?;
+        let host = &s[..=end];
+        let rest = &s[end + 1..];
+        return match rest.strip_prefix(':') {
+            Some(p) => Some((host, Some(p))),
+            None if rest.is_empty() => Some((host, None)),
+            None => None,
+        };
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Some((h, Some(p))),
+        Some(_) => None,
+        None => Some((s, None)),
+    }
+}
+
+/// The Origin/Host policy.
+#[derive(Debug, Clone)]
+pub struct OriginPolicy {
+    hosts: Vec<HostPattern>,
+    /// Allowed origins as `scheme://host[:port]` patterns (scheme, host pattern).
+    origins: Vec<(String, HostPattern)>,
+    enabled: bool,
+}
+
+impl Default for OriginPolicy {
+    /// Loopback only: `localhost`, `127.0.0.1` and `[::1]` on any port, for
+    /// both `Host` and `Origin` (http and https).
+    fn default() -> Self {
+        let hosts: Vec<HostPattern> = ["localhost:*", "127.0.0.1:*", "[::1]:*"]
+            .iter()
+            .filter_map(|h| HostPattern::parse(h))
+            .collect();
+        let origins = ["http", "https"]
+            .iter()
+            .flat_map(|s| hosts.iter().map(move |h| (s.to_string(), h.clone())))
+            .collect();
+        Self {
+            hosts,
+            origins,
+            enabled: true,
+        }
+    }
+}
+
+impl OriginPolicy {
+    /// Turns validation off entirely (for servers behind a gateway that does it).
+    pub fn disabled() -> Self {
+        Self {
+            enabled: false,
+            ..Self::default()
+        }
+    }
+
+    /// Adds an allowed `Host` pattern (e.g. `"mcp.example.com"`, `"10.0.0.5:8080"`).
+    pub fn allow_host(mut self, pattern: &str) -> Self {
+        if let Some(p) = HostPattern::parse(pattern) {
+            self.hosts.push(p);
+        }
+        self
+    }
+
+    /// Adds an allowed origin (e.g. `"https://app.example.com"`, `"http://localhost:*"`).
+    pub fn allow_origin(mut self, origin: &str) -> Self {
+        if let Some((scheme, rest)) = origin.split_once("://") {
+            if let Some(p) = HostPattern::parse(rest.trim_end_matches('/')) {
+                self.origins.push((scheme.to_ascii_lowercase(), p));
+            }
+        }
+        self
+    }
+
+    /// Checks the raw `Host` (or `:authority`) and `Origin` values.
+    pub fn check(&self, host: Option<&[u8]>, origin: Option<&[u8]>) -> OriginVerdict {
+        if !self.enabled {
+            return OriginVerdict::Allowed;
+        }
+        if let Some(h) = host {
+            let ok = std::str::from_utf8(h)
+                .ok()
+                .and_then(|h| self.host_allowed(h.trim()))
+                .unwrap_or(false);
+            if !ok {
+                return OriginVerdict::BadHost;
+            }
+        }
+        if let Some(o) = origin {
+            let ok = std::str::from_utf8(o)
+                .ok()
+                .map(|o| self.origin_allowed(o.trim()))
+                .unwrap_or(false);
+            if !ok {
+                return OriginVerdict::BadOrigin;
+            }
+        }
+        OriginVerdict::Allowed
+    }
+
+    fn host_allowed(&self, value: &str) -> Option<bool> {
+        let (host, port) = split_host_port(value)?;
+        let port = match port {
+            None => None,
+            Some(p) => Some(p.parse::<u16>().ok()?),
+        };
+        Some(self.hosts.iter().any(|p| p.matches(host, port)))
+    }
+
+    fn origin_allowed(&self, value: &str) -> bool {
+        let Some((scheme, rest)) = value.split_once("://") else {
+            return false; // includes the opaque origin "null"
+        };
+        if rest.contains('/') || rest.contains('@') {
+            return false;
+        }
+        let Some((host, port)) = split_host_port(rest) else {
+            return false;
+        };
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u16>() {
+                Ok(p) => Some(p),
+                Err(_) => return false,
+            },
+        };
+        self.origins
+            .iter()
+            .any(|(s, p)| s.eq_ignore_ascii_case(scheme) && p.matches(host, port))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_default() {
+        let p = OriginPolicy::default();
+        for h in [
+            "localhost",
+            "localhost:3000",
+            "127.0.0.1:8080",
+            "[::1]:9",
+            "LOCALHOST:1",
+        ] {
+            assert_eq!(
+                p.check(Some(h.as_bytes()), None),
+                OriginVerdict::Allowed,
+                "{h}"
+            );
+        }
+        for h in [
+            "evil.example.com",
+            "localhost.evil.com",
+            "127.0.0.1.nip.io:80",
+            "localhost.",
+            "localhost:abc",
+            "[::1",
+            "",
+            "0.0.0.0:80",
+        ] {
+            assert_eq!(
+                p.check(Some(h.as_bytes()), None),
+                OriginVerdict::BadHost,
+                "{h}"
+            );
+        }
+        assert_eq!(
+            p.check(Some(b"localhost:1"), Some(b"http://localhost:1")),
+            OriginVerdict::Allowed
+        );
+        assert_eq!(
+            p.check(None, Some(b"https://127.0.0.1")),
+            OriginVerdict::Allowed
+        );
+        for o in [
+            "http://evil.example.com",
+            "null",
+            "http://localhost.evil.com",
+            "file://",
+            "http://user@localhost",
+            "http://localhost/x",
+            "ftp://localhost",
+        ] {
+            assert_eq!(
+                p.check(None, Some(o.as_bytes())),
+                OriginVerdict::BadOrigin,
+                "{o}"
+            );
+        }
+        // Non-UTF-8 values are rejected, not panicked on.
+        assert_eq!(p.check(Some(b"\xff"), None), OriginVerdict::BadHost);
+    }
+
+    #[test]
+    fn configured_allowlist_and_disabled() {
+        let p = OriginPolicy::default()
+            .allow_host("mcp.example.com")
+            .allow_origin("https://app.example.com");
+        assert_eq!(
+            p.check(
+                Some(b"mcp.example.com:443"),
+                Some(b"https://app.example.com")
+            ),
+            OriginVerdict::Allowed
+        );
+        assert_eq!(
+            p.check(Some(b"mcp.example.com"), Some(b"http://app.example.com")),
+            OriginVerdict::BadOrigin
+        );
+        assert_eq!(
+            OriginPolicy::disabled().check(Some(b"evil"), Some(b"null")),
+            OriginVerdict::Allowed
+        );
+    }
+}

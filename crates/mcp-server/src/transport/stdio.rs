@@ -1,0 +1,498 @@
+//! stdio transport: newline-delimited JSON-RPC on stdin/stdout (STDIO-*).
+//!
+//! - Lines longer than [`Limits::max_line_bytes`](crate::Limits) are
+//!   discarded as they stream in and answered with -32600; memory stays
+//!   bounded.
+//! - At most [`Limits::max_in_flight`](crate::Limits) requests run at once;
+//!   reading pauses while the cap is reached (backpressure instead of an
+//!   unbounded queue), but notifications such as `notifications/cancelled`
+//!   already read are still handled in order.
+//! - One writer task owns stdout; every message is one line (STDIO-01).
+//!   [`serve_stdio`] also points file descriptor 1 at stderr, so a stray
+//!   `println!` in a handler cannot corrupt the protocol stream (STDIO-02).
+//! - The first request decides the era of the process (ERA-04).
+
+use crate::context::{ContextParts, Outbound};
+use crate::dispatch::{ClientRequester, Legacy, Reply, into_owned};
+use crate::error::Error;
+use crate::listen;
+use crate::server::{Server, Shared};
+use crate::session::SessionState;
+use crate::tool::BoxFuture;
+use crate::transport::framing::{Frame, LineFramer};
+use bytes::Bytes;
+use mcp_protocol::era::StdioEra;
+use mcp_protocol::jsonrpc::{
+    Message, OutgoingError, OutgoingRequest, OutgoingResult, RequestId, decode_message, to_vec,
+};
+use mcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use mcp_protocol::method::ClientRequest;
+use mcp_protocol::types::{CancelledNotificationParams, ClientCapabilities};
+use mcp_protocol::{ErrorObject, ProtocolVersion};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+impl Server {
+    /// Serves this server on the process's stdin and stdout until stdin
+    /// closes. File descriptor 1 is redirected to stderr first (on Unix), so
+    /// only protocol messages reach the real stdout.
+    pub async fn serve_stdio(self) -> Result<(), Error> {
+        let out = protect_stdout().map_err(Error::io)?;
+        self.serve_io(tokio::io::stdin(), out).await
+    }
+
+    /// Serves newline-delimited JSON-RPC over any reader/writer pair (pipes,
+    /// sockets, in-memory duplexes in tests).
+    pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), Error>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        serve(self.shared, reader, writer).await
+    }
+}
+
+/// Moves the real stdout to a new descriptor for protocol output and points
+/// descriptor 1 at stderr.
+#[cfg(unix)]
+fn protect_stdout() -> std::io::Result<tokio::fs::File> {
+    use std::os::fd::AsFd;
+    let protocol = std::io::stdout().as_fd().try_clone_to_owned()?;
+    let stderr = std::io::stderr();
+    rustix::stdio::dup2_stdout(stderr.as_fd())?;
+    Ok(tokio::fs::File::from_std(std::fs::File::from(protocol)))
+}
+
+#[cfg(not(unix))]
+fn protect_stdout() -> std::io::Result<tokio::io::Stdout> {
+    Ok(tokio::io::stdout())
+}
+
+/// Per-connection state.
+struct Conn {
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Bytes>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
+    next_id: AtomicI64,
+    era: Mutex<StdioEra>,
+    session: Mutex<Option<Arc<SessionState>>>,
+    listens: std::sync::atomic::AtomicUsize,
+}
+
+impl Conn {
+    async fn send(&self, msg: Bytes) {
+        // The writer only stops when stdout is gone; then nothing can be sent.
+        let _ = self.tx.send(msg).await;
+    }
+
+    async fn send_error(&self, id: Option<&RequestId>, e: &ErrorObject) {
+        self.send(Bytes::from(to_vec(&OutgoingError::new(id, e))))
+            .await;
+    }
+
+    fn session(&self) -> Option<Arc<SessionState>> {
+        self.session.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn register(&self, id: &RequestId) -> Option<CancellationToken> {
+        let mut map = self.in_flight.lock().ok()?;
+        if map.contains_key(id) {
+            return None; // BASE-03: ids must not collide with in-flight ones.
+        }
+        let t = CancellationToken::new();
+        map.insert(id.clone(), t.clone());
+        Some(t)
+    }
+
+    fn unregister(&self, id: &RequestId) {
+        if let Ok(mut m) = self.in_flight.lock() {
+            m.remove(id);
+        }
+    }
+}
+
+struct StdioOutbound(mpsc::Sender<Bytes>);
+
+impl Outbound for StdioOutbound {
+    fn notify(&self, message: Bytes) {
+        // Lossy under pressure (PROG-05): never block a handler on stdout.
+        let _ = self.0.try_send(message);
+    }
+}
+
+struct StdioRequester(Arc<Conn>);
+
+impl ClientRequester for StdioRequester {
+    fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<Result<Value, ErrorObject>> {
+        let conn = self.0.clone();
+        Box::pin(async move {
+            let id = RequestId::string(format!(
+                "srv-{}",
+                conn.next_id.fetch_add(1, Ordering::Relaxed)
+            ));
+            let (tx, rx) = oneshot::channel();
+            if let Ok(mut p) = conn.pending.lock() {
+                p.insert(id.clone(), tx);
+            }
+            conn.send(Bytes::from(to_vec(&OutgoingRequest::new(
+                &id,
+                method,
+                Some(&params),
+            ))))
+            .await;
+            match rx.await {
+                Ok(r) => r,
+                Err(_) => Err(ErrorObject::internal("the client went away")),
+            }
+        })
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    w: W,
+    mut rx: mpsc::Receiver<Bytes>,
+) -> std::io::Result<()> {
+    let mut w = BufWriter::with_capacity(64 * 1024, w);
+    while let Some(msg) = rx.recv().await {
+        w.write_all(&msg).await?;
+        w.write_all(b"\n").await?;
+        while let Ok(more) = rx.try_recv() {
+            w.write_all(&more).await?;
+            w.write_all(b"\n").await?;
+        }
+        w.flush().await?;
+    }
+    w.flush().await
+}
+
+async fn serve<R, W>(shared: Arc<Shared>, mut reader: R, writer: W) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let limits = shared.limits.clone();
+    let (tx, rx) = mpsc::channel::<Bytes>(1024);
+    let writer = tokio::spawn(write_loop(writer, rx));
+    let conn = Arc::new(Conn {
+        shared,
+        tx,
+        in_flight: Mutex::new(HashMap::new()),
+        pending: Mutex::new(HashMap::new()),
+        next_id: AtomicI64::new(1),
+        era: Mutex::new(StdioEra::default()),
+        session: Mutex::new(None),
+        listens: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let permits = Arc::new(Semaphore::new(limits.max_in_flight.max(1)));
+    let mut tasks = JoinSet::new();
+    let mut framer = LineFramer::new(limits.max_line_bytes);
+    let mut buf = vec![0u8; 64 * 1024];
+    let shutdown = CancellationToken::new();
+    loop {
+        let n = reader.read(&mut buf).await.map_err(Error::io)?;
+        let eof = n == 0;
+        if eof {
+            if let Some(f) = framer.finish() {
+                handle_frame(&conn, f, &permits, &mut tasks, &shutdown).await;
+            }
+            break;
+        }
+        framer.push(&buf[..n]);
+        while let Some(f) = framer.next_frame() {
+            handle_frame(&conn, f, &permits, &mut tasks, &shutdown).await;
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    // stdin closed (STDIO-09): listen streams end; in-flight requests finish
+    // (bounded by the handler timeout) so piped input gets its answers.
+    shutdown.cancel();
+    while tasks.join_next().await.is_some() {}
+    if let Ok(mut p) = conn.pending.lock() {
+        p.clear();
+    }
+    drop(conn);
+    match writer.await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Ok(Err(e)) => Err(Error::io(e)),
+        Err(_) => Ok(()),
+    }
+}
+
+async fn handle_frame(
+    conn: &Arc<Conn>,
+    frame: Frame,
+    permits: &Arc<Semaphore>,
+    tasks: &mut JoinSet<()>,
+    shutdown: &CancellationToken,
+) {
+    let line = match frame {
+        Frame::TooLong => {
+            let e = ErrorObject::invalid_request(format_args!(
+                "message exceeds the {} byte line limit",
+                conn.shared.limits.max_line_bytes
+            ));
+            return conn.send_error(None, &e).await;
+        }
+        Frame::Line(l) => l,
+    };
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return;
+    }
+    let msg = match decode_message(&line) {
+        Ok(m) => m,
+        Err(e) => return conn.send_error(e.id.as_ref(), &e.error).await,
+    };
+    match msg {
+        Message::Response(r) => {
+            // An answer to one of our handshake-era requests.
+            let Some(id) = r.id else { return };
+            let waiter = conn.pending.lock().ok().and_then(|mut p| p.remove(&id));
+            if let Some(w) = waiter {
+                let out = r
+                    .outcome
+                    .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+                let _ = w.send(out);
+            }
+        }
+        Message::Notification(n) => {
+            if n.method == "notifications/cancelled" {
+                // CANCEL-05: malformed or unknown cancellations are ignored.
+                let p = n.params.and_then(|p| {
+                    serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
+                });
+                if let Some(id) = p.and_then(|p| p.request_id) {
+                    if let Some(t) = conn.in_flight.lock().ok().and_then(|m| m.get(&id).cloned()) {
+                        t.cancel();
+                    }
+                }
+            }
+        }
+        Message::Request(req) => {
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                return;
+            };
+            let id = req.id.clone();
+            match prepare(conn, &req) {
+                Err(e) => conn.send_error(Some(&id), &e).await,
+                Ok(Prepared::Reply(bytes)) => conn.send(bytes).await,
+                Ok(Prepared::Listen(filter)) => {
+                    drop(permit);
+                    start_listen(conn, id, filter, tasks, shutdown);
+                }
+                Ok(Prepared::Call(call, parts, legacy)) => {
+                    let Some(token) = conn.register(&id) else {
+                        let e = ErrorObject::invalid_request(format_args!(
+                            "request id {id} is already in flight"
+                        ));
+                        return conn.send_error(Some(&id), &e).await;
+                    };
+                    let mut parts = *parts;
+                    parts.cancel = token.clone();
+                    let conn = conn.clone();
+                    tasks.spawn(async move {
+                        let shared = conn.shared.clone();
+                        let fut = shared.dispatch(call, parts, legacy);
+                        let reply: Option<Reply> = tokio::select! {
+                            r = fut => Some(r),
+                            _ = token.cancelled() => None,
+                        };
+                        conn.unregister(&id);
+                        // CANCEL-03: nothing is sent for a cancelled request.
+                        match reply {
+                            Some(Ok(bytes)) if !token.is_cancelled() => conn.send(bytes).await,
+                            Some(Err(e)) if !token.is_cancelled() => {
+                                conn.send_error(Some(&id), &e).await
+                            }
+                            _ => {}
+                        }
+                        drop(permit);
+                    });
+                }
+            }
+        }
+    }
+}
+
+enum Prepared {
+    Reply(Bytes),
+    Listen(mcp_protocol::types::SubscriptionFilter),
+    Call(ClientRequest<'static>, Box<ContextParts>, Legacy),
+}
+
+/// The synchronous part of serving a request: era, ladder, typed decode.
+fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared, ErrorObject> {
+    let shared = &conn.shared;
+    let probe = ParamsProbe::parse(req.params);
+    let modern_envelope = probe.has_modern_envelope();
+    let init_version = (req.method == "initialize")
+        .then(|| {
+            req.params
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        })
+        .flatten()
+        .and_then(|v| {
+            v.get("protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+    let era = match conn.era.lock() {
+        Ok(mut e) => e.admit(
+            &req.method,
+            modern_envelope,
+            init_version.as_deref(),
+            &shared.modern_versions,
+        )?,
+        Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
+    };
+    let outbound: Arc<dyn Outbound> = Arc::new(StdioOutbound(conn.tx.clone()));
+    match era {
+        StdioEra::Modern | StdioEra::Undecided => {
+            let route = match classify_probed(
+                &req.id,
+                &req.method,
+                probe,
+                None,
+                &shared.modern_versions,
+                None,
+            ) {
+                Ok(Verdict::Request(r)) => r,
+                Ok(Verdict::Notification) => {
+                    return Err(ErrorObject::invalid_request("unexpected notification"));
+                }
+                Err(rej) => return Err(rej.error),
+            };
+            let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
+            if let ClientRequest::Listen(p) = typed {
+                return Ok(Prepared::Listen(p.notifications));
+            }
+            let caps = route.meta.client_capabilities.clone().unwrap_or_default();
+            let log_level = route.meta.log_level;
+            let parts = ContextParts {
+                id: req.id.clone(),
+                method: req.method.as_ref().into(),
+                version: route.version,
+                meta: route.meta,
+                capabilities: caps,
+                log_level,
+                cancel: CancellationToken::new(),
+                outbound: Some(outbound),
+                principal: None,
+                #[cfg(feature = "http")]
+                http: None,
+            };
+            Ok(Prepared::Call(typed, Box::new(parts), Legacy::default()))
+        }
+        StdioEra::Handshake => {
+            let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
+            if let ClientRequest::Initialize(p) = &typed {
+                let (result, session) = shared.initialize(p)?;
+                if let Ok(mut s) = conn.session.lock() {
+                    *s = Some(Arc::new(session));
+                }
+                return Ok(Prepared::Reply(Bytes::from(to_vec(&OutgoingResult::new(
+                    &req.id, &result,
+                )))));
+            }
+            if matches!(typed, ClientRequest::Listen(_) | ClientRequest::Discover(_)) {
+                return Err(ErrorObject::method_not_found(&req.method));
+            }
+            let session = conn.session();
+            let (version, caps, level) = match &session {
+                Some(s) => (s.version, s.capabilities.clone(), s.log_level()),
+                None => (
+                    ProtocolVersion::V2025_03_26,
+                    ClientCapabilities::default(),
+                    None,
+                ),
+            };
+            let meta = ParamsProbe::parse(req.params).meta.unwrap_or_default();
+            let parts = ContextParts {
+                id: req.id.clone(),
+                method: req.method.as_ref().into(),
+                version,
+                meta,
+                capabilities: caps,
+                log_level: level,
+                cancel: CancellationToken::new(),
+                outbound: Some(outbound),
+                principal: None,
+                #[cfg(feature = "http")]
+                http: None,
+            };
+            let legacy = Legacy {
+                requester: Some(Arc::new(StdioRequester(conn.clone()))),
+                session,
+            };
+            Ok(Prepared::Call(typed, Box::new(parts), legacy))
+        }
+    }
+}
+
+fn start_listen(
+    conn: &Arc<Conn>,
+    id: RequestId,
+    requested: mcp_protocol::types::SubscriptionFilter,
+    tasks: &mut JoinSet<()>,
+    shutdown: &CancellationToken,
+) {
+    let max = conn.shared.limits.max_listen_streams;
+    if conn.listens.fetch_add(1, Ordering::AcqRel) >= max {
+        conn.listens.fetch_sub(1, Ordering::AcqRel);
+        let conn = conn.clone();
+        tasks.spawn(async move {
+            conn.send_error(
+                Some(&id),
+                &ErrorObject::internal("too many open subscriptions"),
+            )
+            .await;
+        });
+        return;
+    }
+    let Some(token) = conn.register(&id) else {
+        conn.listens.fetch_sub(1, Ordering::AcqRel);
+        return;
+    };
+    let conn = conn.clone();
+    let shutdown = shutdown.clone();
+    tasks.spawn(async move {
+        let filter = listen::honoured(&conn.shared, &requested);
+        // Subscribe before acknowledging so nothing published in between is lost (SUB-13).
+        let mut rx = conn.shared.bus.subscribe();
+        conn.send(listen::acknowledgement(&id, &filter)).await;
+        loop {
+            tokio::select! {
+                _ = token.cancelled() => break,
+                _ = shutdown.cancelled() => {
+                    conn.send(listen::ended(&id)).await;
+                    break;
+                }
+                change = rx.recv() => match change {
+                    Ok(c) => {
+                        if let Some(msg) = listen::render_for_listen(&c, &filter, &id) {
+                            conn.send(msg).await;
+                        }
+                    }
+                    // Overflowed or bus gone: end the stream; the client re-listens (SUB-11).
+                    Err(_) => {
+                        conn.send(listen::ended(&id)).await;
+                        break;
+                    }
+                },
+            }
+        }
+        conn.unregister(&id);
+        conn.listens.fetch_sub(1, Ordering::AcqRel);
+    });
+}
