@@ -373,6 +373,9 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                 }
                 Err(rej) => return Err(rej.error),
             };
+            if mcp_protocol::method::HANDSHAKE_ONLY_CLIENT_METHODS.contains(&req.method.as_ref()) {
+                return Err(ErrorObject::method_not_found(&req.method));
+            }
             let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
             if let ClientRequest::Listen(p) = typed {
                 return Ok(Prepared::Listen(p.notifications));

@@ -490,6 +490,10 @@ async fn modern(
         Err(rej) => return json_error(Some(&req.id), &rej.error),
     };
     drop(registry);
+    // BASE-12: methods removed from the modern wire are unknown there (-32601, 404).
+    if mcp_protocol::method::HANDSHAKE_ONLY_CLIENT_METHODS.contains(&req.method.as_ref()) {
+        return json_error(Some(&req.id), &ErrorObject::method_not_found(&req.method));
+    }
     let typed = match ClientRequest::decode(&req.method, req.params).and_then(into_owned) {
         Ok(t) => t,
         Err(e) => return json_error(Some(&req.id), &e),
