@@ -22,3 +22,6 @@ cargo test --workspace --doc
 
 echo "== benchmarks compile"
 cargo bench --workspace --no-run
+
+echo "== official conformance suites"
+bash scripts/conformance.sh

@@ -140,6 +140,11 @@ pub fn everything_server() -> Result<Server, mcp_server::Error> {
             }
             "Logging test completed"
         }))
+        .tool(tool("test_reconnection").description("Closes its SSE stream mid-call; the result arrives on the resumed stream (SEP-1699)").handler(|_: NoArgs, cx: RequestContext| async move {
+            cx.close_sse_stream(Some(500));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            "Reconnection test completed successfully"
+        }))
         .tool(tool("test_logging_tool").description("Logs, if the request asked for logs").handler(|_: NoArgs, cx: RequestContext| async move {
             cx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("log message from test_logging_tool"));
             "Logging tool completed"

@@ -37,6 +37,9 @@ impl Outbound for StreamWriter {
     fn notify(&self, message: Bytes) {
         self.session.push_now(self.sid, message);
     }
+    fn close_stream(&self, retry_ms: Option<u64>) {
+        self.session.close_live(self.sid, retry_ms);
+    }
 }
 
 impl ClientRequester for StreamWriter {
@@ -242,6 +245,10 @@ async fn request(
     let Some(first) = rx.recv().await else {
         return accepted_none();
     };
+    if let Some(retry) = first.close_retry {
+        // Closed before anything else: prime, hint the retry, end (SEP-1699).
+        return sse_response(futures_util::stream::iter([sse_priming(&format!("{sid}-0"), retry)]));
+    }
     if first.last {
         // Nothing but the result: answer with plain JSON.
         return reply_json(&first);
@@ -323,6 +330,14 @@ fn session_stream(
         let rx = st.live.as_mut()?;
         tokio::select! {
             ev = rx.recv() => match ev {
+                Some(Event { close_retry: Some(retry), .. }) => {
+                    st.done = true;
+                    let frame = match retry {
+                        Some(ms) => Bytes::from(format!("retry: {ms}\n\n")),
+                        None => Bytes::new(),
+                    };
+                    Some((frame, st))
+                }
                 Some(ev) => {
                     st.done = ev.last;
                     Some((sse_event(Some(&ev.id), &ev.data), st))
