@@ -32,12 +32,19 @@ fn full_path(c: &mut Criterion) {
     c.bench_function("tools_call: decode + ladder + params + encode", |b| {
         b.iter(|| {
             let msg = decode_message(black_box(BODY)).ok();
-            let Some(msg @ Message::Request(_)) = msg else { return 0 };
-            let Ok(Verdict::Request(route)) = classify_inbound_request(&msg, Some(&headers), &supported, None) else {
+            let Some(msg @ Message::Request(_)) = msg else {
                 return 0;
             };
-            let Message::Request(req) = &msg else { return 0 };
-            let Ok(ClientRequest::CallTool(p)) = ClientRequest::decode(&req.method, req.params) else {
+            let Ok(Verdict::Request(route)) =
+                classify_inbound_request(&msg, Some(&headers), &supported, None)
+            else {
+                return 0;
+            };
+            let Message::Request(req) = &msg else {
+                return 0;
+            };
+            let Ok(ClientRequest::CallTool(p)) = ClientRequest::decode(&req.method, req.params)
+            else {
                 return 0;
             };
             let text = p

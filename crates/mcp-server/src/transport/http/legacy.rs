@@ -247,7 +247,10 @@ async fn request(
     };
     if let Some(retry) = first.close_retry {
         // Closed before anything else: prime, hint the retry, end (SEP-1699).
-        return sse_response(futures_util::stream::iter([sse_priming(&format!("{sid}-0"), retry)]));
+        return sse_response(futures_util::stream::iter([sse_priming(
+            &format!("{sid}-0"),
+            retry,
+        )]));
     }
     if first.last {
         // Nothing but the result: answer with plain JSON.

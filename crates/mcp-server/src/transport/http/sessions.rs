@@ -216,9 +216,18 @@ impl HttpSession {
     /// Ends the live response of a stream early (the handler keeps running;
     /// its later messages are logged for resumption).
     pub(crate) fn close_live(&self, sid: u64, retry_ms: Option<u64>) {
-        let live = self.streams.lock().ok().and_then(|mut g| g.1.get_mut(&sid).and_then(|l| l.live.take()));
+        let live = self
+            .streams
+            .lock()
+            .ok()
+            .and_then(|mut g| g.1.get_mut(&sid).and_then(|l| l.live.take()));
         if let Some(tx) = live {
-            let _ = tx.try_send(Event { id: String::new(), data: Bytes::new(), last: false, close_retry: Some(retry_ms) });
+            let _ = tx.try_send(Event {
+                id: String::new(),
+                data: Bytes::new(),
+                last: false,
+                close_retry: Some(retry_ms),
+            });
         }
     }
 
