@@ -273,37 +273,69 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// Why a request body could not be read.
+#[derive(Debug, PartialEq, Eq)]
+enum BodyError {
+    TooLarge,
+    TimedOut,
+    Io,
+}
+
+/// Reads a whole request body, at most `limit` bytes, within `timeout`.
+///
+/// Every frame is copied into one buffer as it arrives and then freed, so
+/// memory is the body size plus one frame. Collecting the frames themselves
+/// (as `http_body_util::Collected` does) keeps one `Bytes` handle per frame,
+/// and the read buffers they point into, until the end: a 4 MiB body sent as
+/// one-byte chunks cost about 150 MB that way.
+async fn collect_body<B>(body: B, limit: usize, timeout: Duration) -> Result<Bytes, BodyError>
+where
+    B: http_body::Body,
+{
+    use bytes::{Buf, BufMut};
+    let read = async move {
+        let mut body = std::pin::pin!(body);
+        let mut buf: Vec<u8> = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.map_err(|_| BodyError::Io)?.into_data() else {
+                continue; // trailers
+            };
+            if data.remaining() > limit.saturating_sub(buf.len()) {
+                return Err(BodyError::TooLarge);
+            }
+            buf.put(data);
+        }
+        Ok(Bytes::from(buf))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
+}
+
 async fn read_body<B>(body: B, limit: usize, timeout: Duration) -> Result<Bytes, Response<McpBody>>
 where
     B: http_body::Body + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, limit);
-    match tokio::time::timeout(timeout, limited.collect()).await {
-        Err(_) => Err(rejection(
-            StatusCode::REQUEST_TIMEOUT,
-            -32600,
-            "Request body not received in time",
-        )),
-        Ok(Ok(c)) => Ok(c.to_bytes()),
-        Ok(Err(e)) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                Err(rejection(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    -32600,
-                    "Request body too large",
-                ))
-            } else {
-                Err(rejection(
-                    StatusCode::BAD_REQUEST,
-                    -32700,
-                    "Request body could not be read",
-                ))
-            }
-        }
-    }
+    collect_body(body, limit, timeout)
+        .await
+        .map_err(|e| match e {
+            BodyError::TimedOut => rejection(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                "Request body not received in time",
+            ),
+            BodyError::TooLarge => rejection(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                "Request body too large",
+            ),
+            BodyError::Io => rejection(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "Request body could not be read",
+            ),
+        })
 }
 
 async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
@@ -844,4 +876,76 @@ pub async fn serve_listener(
     service.shutdown_streams();
     let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A one-byte frame buffer that counts itself live until dropped.
+    struct Tracked(Arc<AtomicUsize>, [u8; 1]);
+
+    impl AsRef<[u8]> for Tracked {
+        fn as_ref(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    type FrameStream = std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<http_body::Frame<Bytes>, Infallible>> + Send>,
+    >;
+
+    /// A body of `n` one-byte frames that records the most frames alive at once.
+    fn one_byte_frames(
+        n: usize,
+        live: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+    ) -> http_body_util::StreamBody<FrameStream> {
+        let frames = futures_util::stream::iter(0..n).map(move |_| {
+            let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            Ok(http_body::Frame::data(Bytes::from_owner(Tracked(
+                live.clone(),
+                [b' '],
+            ))))
+        });
+        http_body_util::StreamBody::new(Box::pin(frames) as FrameStream)
+    }
+
+    /// Regression: a chunked body of one-byte chunks used to be collected
+    /// frame by frame (one `Bytes` per chunk held until the end, ~40x the
+    /// body size in memory). Frames are now copied and freed one at a time.
+    #[tokio::test]
+    async fn body_frames_are_copied_not_accumulated() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(10_000, live.clone(), peak.clone());
+        let got = collect_body(body, 10_000, Duration::from_secs(5)).await;
+        assert_eq!(got.map(|b| b.len()), Ok(10_000));
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+        assert!(peak.load(Ordering::SeqCst) <= 2, "frames were accumulated");
+    }
+
+    #[tokio::test]
+    async fn body_limit_and_timeout() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(101, live.clone(), live);
+        let got = collect_body(body, 100, Duration::from_secs(5)).await;
+        assert_eq!(got, Err(BodyError::TooLarge));
+        let never: FrameStream = Box::pin(futures_util::stream::pending());
+        let got = collect_body(
+            http_body_util::StreamBody::new(never),
+            100,
+            Duration::from_millis(20),
+        )
+        .await;
+        assert_eq!(got, Err(BodyError::TimedOut));
+    }
 }
