@@ -338,6 +338,46 @@ where
         })
 }
 
+/// A request that names its host or origin more than once is refused before
+/// the Origin/Host check: components reading the first and the last copy
+/// would disagree, so one `Host: localhost` line could carry a foreign
+/// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
+/// 400). Browsers never send two `Origin` lines.
+fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
+    if parts.headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return Some(rejection(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            "Bad Request: more than one Host header",
+        ));
+    }
+    if parts
+        .headers
+        .get_all(header::ORIGIN)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return Some(rejection(
+            StatusCode::FORBIDDEN,
+            -32600,
+            "Origin not allowed",
+        ));
+    }
+    None
+}
+
+/// The host the request is addressed to: the authority of an absolute-form
+/// target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2 says wins over
+/// `Host`, else the `Host` header.
+fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
+    parts
+        .uri
+        .authority()
+        .map(|a| a.as_str().as_bytes())
+        .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
+}
+
 async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
 where
     B: http_body::Body + Send + 'static,
@@ -351,11 +391,10 @@ where
         }
     }
     // LADDER-01: Origin / Host.
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .map(HeaderValue::as_bytes)
-        .or_else(|| parts.uri.authority().map(|a| a.as_str().as_bytes()));
+    if let Some(r) = ambiguous_host_or_origin(&parts) {
+        return r;
+    }
+    let host = host_of(&parts);
     match inner.config.origin.check(
         host,
         parts.headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
@@ -931,6 +970,42 @@ mod tests {
         assert_eq!(got.map(|b| b.len()), Ok(10_000));
         assert_eq!(live.load(Ordering::SeqCst), 0);
         assert!(peak.load(Ordering::SeqCst) <= 2, "frames were accumulated");
+    }
+
+    fn parts(req: http::request::Builder) -> http::request::Parts {
+        req.body(())
+            .map(|r| r.into_parts().0)
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: with two `Host` lines the first was checked, so
+    /// `Host: 127.0.0.1` + `Host: evil.example` passed the DNS-rebinding
+    /// check; two `Origin` lines likewise. An absolute-form target's
+    /// authority was ignored in favour of `Host`.
+    #[test]
+    fn duplicate_host_or_origin_and_absolute_form() {
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("host", "evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::BAD_REQUEST));
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("origin", "http://localhost")
+                .header("origin", "http://evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::FORBIDDEN));
+        let p = parts(Request::post("/mcp").header("host", "127.0.0.1"));
+        assert!(ambiguous_host_or_origin(&p).is_none());
+        assert_eq!(host_of(&p), Some(&b"127.0.0.1"[..]));
+        let p = parts(Request::post("http://evil.example/mcp").header("host", "127.0.0.1"));
+        assert_eq!(host_of(&p), Some(&b"evil.example"[..]));
+        let policy = OriginPolicy::default();
+        assert_eq!(policy.check(host_of(&p), None), OriginVerdict::BadHost);
     }
 
     #[tokio::test]
