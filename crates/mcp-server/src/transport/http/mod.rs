@@ -838,6 +838,34 @@ impl Drop for ListenSlot {
     }
 }
 
+/// Waits, at most `limit`, until the client has sent enough bytes to tell
+/// HTTP/1 from HTTP/2: a byte that differs from the HTTP/2 preface, or the
+/// whole preface. False on timeout, end of stream or error.
+///
+/// hyper's header read timeout starts only once the version is known, and
+/// version detection itself waits forever: a client that connects and stays
+/// silent (or sends a partial preface such as `P`) held its connection and
+/// task indefinitely.
+async fn version_bytes_arrived(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let wait = async {
+        let mut buf = [0u8; PREFACE.len()];
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            let seen = buf.get(..n)?;
+            if n == 0 {
+                return None;
+            }
+            if n == PREFACE.len() || PREFACE.get(..n) != Some(seen) {
+                return Some(());
+            }
+            // A prefix of the preface: the rest is on its way, or never comes.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    matches!(tokio::time::timeout(limit, wait).await, Ok(Some(())))
+}
+
 /// Serves `server` on `addr` at `/mcp` until `shutdown` completes.
 pub async fn serve(
     server: Server,
@@ -902,10 +930,15 @@ pub async fn serve_listener(
                     let svc = svc.clone();
                     async move { Ok::<_, Infallible>(svc.handle(req).await) }
                 });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
-                let conn = graceful.watch(conn.into_owned());
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let first_bytes_timeout = limits.header_read_timeout;
                 tokio::spawn(async move {
-                    let _ = conn.await;
+                    if !version_bytes_arrived(&stream, first_bytes_timeout).await {
+                        return;
+                    }
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
+                    let _ = watcher.watch(conn.into_owned()).await;
                 });
             }
             _ = &mut shutdown => break,
@@ -970,6 +1003,40 @@ mod tests {
         assert_eq!(got.map(|b| b.len()), Ok(10_000));
         assert_eq!(live.load(Ordering::SeqCst), 0);
         assert!(peak.load(Ordering::SeqCst) <= 2, "frames were accumulated");
+    }
+
+    /// Regression: a connection that sent nothing, or only part of the
+    /// HTTP/2 preface, was never timed out (hyper's header timeout starts
+    /// after version detection).
+    #[tokio::test]
+    async fn silent_and_partial_preface_connections_time_out() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+        let listener = listener.unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let limit = Duration::from_millis(200);
+        for prefix in [&b""[..], b"P", b"PRI * HTTP/2.0\r\n"] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let started = std::time::Instant::now();
+            assert!(!version_bytes_arrived(&server, limit).await, "{prefix:?}");
+            assert!(started.elapsed() >= limit);
+        }
+        for prefix in [
+            &b"G"[..],
+            b"POST / HTTP/1.1\r\n",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        ] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(version_bytes_arrived(&server, limit).await, "{prefix:?}");
+        }
     }
 
     fn parts(req: http::request::Builder) -> http::request::Parts {
