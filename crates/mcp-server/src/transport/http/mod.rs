@@ -48,7 +48,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// HTTP transport settings.
@@ -451,7 +451,9 @@ where
             );
         }
     }
-    let Ok(_permit) = inner.permits.clone().acquire_owned().await else {
+    // The permit is held until the handler finishes, also when the answer
+    // is an SSE stream or the handler runs on its own task (handshake era).
+    let Ok(permit) = inner.permits.clone().acquire_owned().await else {
         return rejection(
             StatusCode::SERVICE_UNAVAILABLE,
             -32603,
@@ -482,7 +484,7 @@ where
         .get(MCP_PROTOCOL_VERSION)
         .map(|v| trim_ows(v.as_bytes()));
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern(&inner, parts, msg, probe, accept).await,
+        HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { header_version } => {
             legacy::post(
                 &inner,
@@ -491,6 +493,7 @@ where
                 session_id.as_deref(),
                 header_version,
                 accept,
+                permit,
             )
             .await
         }
@@ -512,6 +515,7 @@ async fn modern(
     msg: Message<'_>,
     probe: ParamsProbe<'_>,
     accept: Accepts,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
     let headers = Headers(&parts.headers);
@@ -570,6 +574,8 @@ async fn modern(
         Err(e) => return json_error(Some(&req.id), &e),
     };
     if let ClientRequest::Listen(p) = typed {
+        // Listen streams have their own cap (max_listen_streams).
+        drop(permit);
         if !accept.sse {
             return rejection(
                 StatusCode::NOT_ACCEPTABLE,
@@ -610,6 +616,7 @@ async fn modern(
         accept.sse && !inner.config.json_only,
         cancel,
         shared.limits.clone(),
+        permit,
     )
     .await
 }
@@ -637,6 +644,7 @@ async fn respond(
     sse_allowed: bool,
     cancel: CancellationToken,
     limits: crate::Limits,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let guard = cancel.drop_guard();
     let mut fut = Box::pin(fut);
@@ -651,7 +659,15 @@ async fn respond(
             r = &mut fut => { guard.disarm(); return reply_response(&id, r); }
             _ = tokio::time::sleep(limits.sse_commit_after) => {}
         }
-        return sse_response(sse_body(id, fut, None, None, guard, limits.sse_keepalive));
+        return sse_response(sse_body(
+            id,
+            fut,
+            None,
+            None,
+            guard,
+            limits.sse_keepalive,
+            permit,
+        ));
     };
     let first = tokio::select! {
         r = &mut fut => {
@@ -677,6 +693,7 @@ async fn respond(
         first,
         guard,
         limits.sse_keepalive,
+        permit,
     ))
 }
 
@@ -690,6 +707,7 @@ fn sse_body(
     first: Option<Bytes>,
     guard: tokio_util::sync::DropGuard,
     keepalive: Duration,
+    permit: OwnedSemaphorePermit,
 ) -> impl futures_util::Stream<Item = Bytes> + Send {
     struct St {
         id: RequestId,
@@ -698,6 +716,7 @@ fn sse_body(
         first: Option<Bytes>,
         guard: Option<tokio_util::sync::DropGuard>,
         tick: tokio::time::Interval,
+        permit: Option<OwnedSemaphorePermit>,
     }
     let mut tick = tokio::time::interval(keepalive);
     tick.reset();
@@ -708,6 +727,7 @@ fn sse_body(
         first,
         guard: Some(guard),
         tick,
+        permit: Some(permit),
     };
     fn final_event(st: &mut St, r: Reply) -> Bytes {
         // Flush notifications that raced the result, then the result.
@@ -721,6 +741,7 @@ fn sse_body(
         if let Some(g) = st.guard.take() {
             g.disarm();
         }
+        st.permit = None; // the handler is done
         Bytes::from(out)
     }
     futures_util::stream::unfold(st, |mut st| async move {
@@ -1037,6 +1058,93 @@ mod tests {
             let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
             assert!(version_bytes_arrived(&server, limit).await, "{prefix:?}");
         }
+    }
+
+    fn post(
+        body: serde_json::Value,
+        extra: &[(&str, &str)],
+    ) -> Request<http_body_util::Full<Bytes>> {
+        let mut b = Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (n, v) in extra {
+            b = b.header(*n, *v);
+        }
+        b.body(http_body_util::Full::new(Bytes::from(body.to_string())))
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: the `max_concurrent_requests` permit was released when
+    /// the response head was ready, so handlers answered over SSE (modern
+    /// wire) or running on their own task (handshake era) were not counted
+    /// and one client could start any number of them.
+    #[tokio::test]
+    async fn sse_and_handshake_handlers_hold_their_concurrency_permit() {
+        use crate::{NoArgs, RequestContext, tool};
+        let limits = crate::Limits {
+            max_concurrent_requests: 1,
+            sse_commit_after: Duration::from_millis(10),
+            ..crate::Limits::default()
+        };
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("wait").handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, None, None);
+                    tokio::select! {
+                        _ = cx.cancelled() => {}
+                        _ = tokio::time::sleep(Duration::from_millis(300)) => {}
+                    }
+                    "done"
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let svc = McpService::new(server, HttpConfig::default());
+        let free = || svc.inner.permits.available_permits();
+        // Modern wire: the handler commits SSE with its progress notification.
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        });
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "wait", "_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "wait"),
+        ];
+        let resp = svc.handle(post(call, &headers)).await;
+        assert_eq!(
+            resp.headers()
+                .get(header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+            Some(&b"text/event-stream"[..])
+        );
+        assert_eq!(free(), 0, "a running SSE handler holds its permit");
+        drop(resp); // client gone: the handler is cancelled
+        assert_eq!(free(), 1);
+        // Handshake era: the handler runs on its own task.
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+        let resp = svc.handle(post(init, &[])).await;
+        let sid = resp
+            .headers()
+            .get(MCP_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(!sid.is_empty());
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "wait", "_meta": {"progressToken": "p"}}});
+        let resp = svc.handle(post(call, &[("mcp-session-id", &sid)])).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        drop(resp); // not a cancellation in the handshake era (LEGACY-19)
+        assert_eq!(free(), 0, "the spawned handler holds its permit");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(free(), 1);
     }
 
     fn parts(req: http::request::Builder) -> http::request::Parts {
