@@ -23,5 +23,8 @@ cargo test --workspace --doc
 echo "== benchmarks compile"
 cargo bench --workspace --no-run
 
+echo "== fuzz smoke (each cargo-fuzz target for 10 s)"
+bash scripts/fuzz-smoke.sh
+
 echo "== official conformance suites"
 bash scripts/conformance.sh
