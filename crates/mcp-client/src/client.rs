@@ -703,8 +703,16 @@ impl Inner {
 
     /// Negotiates the era (ERA-06…ERA-10) per the caller's preference.
     pub(crate) async fn negotiate(self: &Arc<Self>) -> Result<()> {
-        if self.config.era == EraPreference::Handshake {
-            return self.initialize().await;
+        match self.config.era {
+            EraPreference::Handshake => return self.initialize().await,
+            EraPreference::ModernNoProbe => {
+                self.set_state(|s| {
+                    s.era = Era::Modern;
+                    s.version = ProtocolVersion::LATEST;
+                });
+                return Ok(());
+            }
+            EraPreference::Auto | EraPreference::Modern => {}
         }
         match self.probe().await? {
             ProbeVerdict::Modern { version, discover } => {

@@ -23,6 +23,9 @@ pub enum EraPreference {
     Auto,
     /// Modern (2026-07-28) only: a handshake-era server is an error (ERA-08).
     Modern,
+    /// Modern without the `server/discover` probe (VER-04: the probe is
+    /// optional); version errors are still handled per request (VER-03).
+    ModernNoProbe,
     /// Skip the probe; `initialize` straight away.
     Handshake,
 }
