@@ -114,12 +114,11 @@ impl SseParser {
     }
 
     fn feed_bytes(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
-        if self.skip_lf {
+        if self.skip_lf && !chunk.is_empty() {
+            // The CR of a CRLF ended the previous chunk.
+            self.skip_lf = false;
             if let Some(rest) = chunk.strip_prefix(b"\n") {
                 chunk = rest;
-            }
-            if !chunk.is_empty() {
-                self.skip_lf = false;
             }
         }
         while let Some(pos) = chunk.iter().position(|b| *b == b'\n' || *b == b'\r') {
@@ -310,6 +309,21 @@ mod tests {
         let ev = p.feed(b"\xBB\xBFdata: z\n\n").unwrap_or_default();
         assert_eq!(ev.len(), 1);
         assert_eq!(ev[0].data, "z");
+    }
+
+    #[test]
+    fn every_two_way_split_gives_the_same_event() {
+        let s = "event: aaaa\ndata: a世世é\r\n\n".as_bytes();
+        for i in 0..=s.len() {
+            for j in i..=s.len() {
+                let mut p = parser();
+                let mut ev = p.feed(&s[..i]).unwrap_or_default();
+                ev.extend(p.feed(&s[i..j]).unwrap_or_default());
+                ev.extend(p.feed(&s[j..]).unwrap_or_default());
+                assert_eq!(ev.len(), 1, "split at {i}, {j}: {ev:?}");
+                assert_eq!(ev[0].data, "a世世é", "split at {i}, {j}");
+            }
+        }
     }
 
     #[test]

@@ -32,6 +32,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use mcp_protocol::RequestId;
 use mcp_protocol::header::MCP_SESSION_ID;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -479,14 +480,55 @@ impl Inner {
     }
 }
 
+/// Aborts the exchange when dropped; in the handshake era also tells the
+/// server, when the exchange had not finished.
+struct HttpGuard {
+    _abort: AbortOnDrop,
+    done: Arc<AtomicBool>,
+    cancel: Option<PendingCancel>,
+}
+
+/// What a handshake-era cancellation needs: the connection, the id, the headers.
+type PendingCancel = (Arc<Inner>, RequestId, Vec<(String, String)>);
+
+impl Drop for HttpGuard {
+    fn drop(&mut self) {
+        if self.done.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some((inner, id, headers)) = self.cancel.take() {
+            let body = Bytes::from(crate::client::cancelled_notification(&id));
+            tokio::spawn(async move {
+                let _ = inner.send(Method::POST, &headers, body, None).await;
+            });
+        }
+    }
+}
+
 impl Transport for HttpTransport {
     fn request(&self, out: Outbound) -> BoxFuture<'_, Result<Exchange>> {
         Box::pin(async move {
             let (tx, rx) = mpsc::unbounded_channel();
-            let task = tokio::spawn(self.inner.clone().exchange(out, tx));
+            let done = Arc::new(AtomicBool::new(false));
+            // Handshake era: an aborted exchange is not a cancellation
+            // (LEGACY-19), so also POST notifications/cancelled (LEGACY-07).
+            let cancel = match (&out.id, out.cancellable && out.resumable) {
+                (Some(id), true) => Some((self.inner.clone(), id.clone(), out.headers.clone())),
+                _ => None,
+            };
+            let inner = self.inner.clone();
+            let d = done.clone();
+            let task = tokio::spawn(async move {
+                inner.exchange(out, tx).await;
+                d.store(true, Ordering::Release);
+            });
             Ok(Exchange {
                 rx,
-                _guard: Box::new(AbortOnDrop(task.abort_handle())),
+                _guard: Box::new(HttpGuard {
+                    _abort: AbortOnDrop(task.abort_handle()),
+                    done,
+                    cancel,
+                }),
             })
         })
     }

@@ -324,3 +324,80 @@ impl Drop for StdioTransport {
         }
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn alive(pid: i32) -> bool {
+        // Signal 0 probes for existence (a reaped child is gone; a zombie
+        // would still answer, so this also checks that it was reaped).
+        rustix::process::Pid::from_raw(pid)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    }
+
+    #[tokio::test]
+    async fn close_escalates_to_sigkill_and_reaps_the_group() {
+        // STDIO-08: a child that ignores SIGTERM and has a grandchild.
+        let cmd = StdioCommand::new("sh", ["-c", "trap '' TERM; sleep 30 & echo $! >&2; wait"]);
+        let grandchild = Arc::new(Mutex::new(None::<i32>));
+        let g = grandchild.clone();
+        let mut cmd = cmd;
+        cmd.stderr = StderrMode::Capture(Arc::new(move |line| {
+            *g.lock().unwrap_or_else(|p| p.into_inner()) = line.trim().parse().ok();
+        }));
+        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = t.pgid.unwrap_or_default();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while grandchild
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+        {
+            assert!(std::time::Instant::now() < deadline, "no grandchild pid");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let gpid = grandchild
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_default();
+        assert!(alive(pid) && alive(gpid));
+        let started = std::time::Instant::now();
+        t.close().await;
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert!(!alive(pid), "the child was not reaped");
+        // The grandchild was killed too (it may linger as init's zombie briefly).
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while alive(gpid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{gpid}/status")).unwrap_or_default();
+        assert!(
+            !alive(gpid) || status.contains("zombie"),
+            "grandchild survived"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_after_exit_fails_instead_of_hanging() {
+        let cmd = StdioCommand::new("true", Vec::<String>::new());
+        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
+            .unwrap_or_else(|e| panic!("{e}"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let r = t
+            .request(Outbound {
+                id: Some(RequestId::number(1)),
+                body: b"{}".to_vec(),
+                headers: Vec::new(),
+                cancellable: true,
+                resumable: false,
+            })
+            .await;
+        match r {
+            Err(_) => {}
+            Ok(mut ex) => assert!(matches!(ex.rx.recv().await, Some(Err(_)) | None)),
+        }
+        t.close().await;
+    }
+}
