@@ -6,8 +6,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// The everything-server binary, built once per test process (same target
-/// directory, so it is up to date with the workspace).
+/// The everything-server binary: `$MCP_EVERYTHING_SERVER`, else the one in
+/// this target directory (`cargo test --workspace` builds it, because
+/// mcp-everything has integration tests), else built here once. After
+/// changing the server, run the workspace tests (or `cargo build -p
+/// mcp-everything`) so `cargo test -p mcp-client` does not use a stale one.
 pub fn server_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
@@ -20,6 +23,10 @@ pub fn server_bin() -> PathBuf {
             .and_then(|d| d.parent())
             .expect("target dir")
             .to_path_buf();
+        let bin = dir.join("everything-server");
+        if bin.exists() {
+            return bin;
+        }
         let status = Command::new(env!("CARGO"))
             .args([
                 "build",
