@@ -48,6 +48,13 @@ struct EchoArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct SleepArgs {
+    /// How long to sleep, in milliseconds.
+    #[schemars(range(max = 600000))]
+    ms: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct PromptArg {
     /// The prompt to send to the client's model.
     prompt: String,
@@ -139,6 +146,27 @@ pub fn everything_server() -> Result<Server, mcp_server::Error> {
                 }
             }
             "Logging test completed"
+        }))
+        .tool(tool("test_reconnection").description("Closes its SSE stream mid-call; the result arrives on the resumed stream (SEP-1699)").handler(|_: NoArgs, cx: RequestContext| async move {
+            cx.close_sse_stream(Some(500));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            "Reconnection test completed successfully"
+        }))
+        .tool(tool("debug_print_stdout").description("Diagnostic: prints to stdout, which must never reach the protocol stream").handler(|_: NoArgs, _cx: RequestContext| async {
+            println!("this line must not corrupt the stdio protocol stream");
+            "printed"
+        }))
+        .tool(tool("debug_panic").description("Diagnostic: panics; the server answers -32603 and keeps serving").handler(|_: NoArgs, _cx: RequestContext| async {
+            if std::hint::black_box(true) {
+                panic!("deliberate panic from debug_panic");
+            }
+            "unreachable"
+        }))
+        .tool(tool("debug_sleep").description("Diagnostic: sleeps for ms milliseconds unless cancelled").handler(|a: SleepArgs, cx: RequestContext| async move {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(a.ms)) => "slept".to_string(),
+                _ = cx.cancelled() => "cancelled".to_string(),
+            }
         }))
         .tool(tool("test_logging_tool").description("Logs, if the request asked for logs").handler(|_: NoArgs, cx: RequestContext| async move {
             cx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("log message from test_logging_tool"));

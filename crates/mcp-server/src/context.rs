@@ -22,6 +22,10 @@ pub(crate) trait Outbound: Send + Sync {
     /// Sends one serialized JSON-RPC notification. Lossy by design: if the
     /// peer is not keeping up the notification may be dropped (PROG-05).
     fn notify(&self, message: Bytes);
+    /// Ends the request's SSE stream early with a `retry` hint so the client
+    /// reconnects with `Last-Event-ID` (handshake-era resumability,
+    /// LEGACY-17). Transports without resumability ignore it.
+    fn close_stream(&self, _retry_ms: Option<u64>) {}
 }
 
 /// The authenticated caller, when the transport authenticated one.
@@ -315,6 +319,17 @@ impl RequestContext {
     /// Roots: asks the client for its filesystem roots.
     pub fn roots(&self, key: &str) -> Result<ListRootsResult, HandlerError> {
         self.ask(key, InputRequest::list_roots())
+    }
+
+    /// Closes this request's SSE stream early, asking the client to reconnect
+    /// after `retry_ms` and resume with `Last-Event-ID` (2025-11-25 SSE
+    /// polling, SEP-1699). Later messages of this request, the result
+    /// included, are delivered on the resumed stream. A no-op on the modern
+    /// wire and on stdio.
+    pub fn close_sse_stream(&self, retry_ms: Option<u64>) {
+        if let Some(out) = &self.inner.outbound {
+            out.close_stream(retry_ms);
+        }
     }
 
     /// Tells subscribers (listen streams and handshake-era sessions) that

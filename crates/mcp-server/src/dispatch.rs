@@ -152,15 +152,29 @@ impl Shared {
         mut r: R,
         version: ProtocolVersion,
     ) -> Bytes {
-        if version.is_modern() {
-            r.ensure_result_type();
-            if self.stamp_server_info {
-                r.stamp_server_info(&self.info);
-            }
-        } else {
+        if !version.is_modern() {
             r.set_result_type(None);
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
         }
-        Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
+        r.ensure_result_type();
+        if !self.stamp_server_info {
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
+        }
+        if r.meta().is_some() {
+            r.stamp_server_info(&self.info);
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
+        }
+        // Fast path (META-08): the result has no `_meta`, so append the
+        // pre-serialized `"_meta":{"…/serverInfo":…}` member just before the
+        // result object's closing brace. The response ends with `}}` (result,
+        // then envelope) and the result always has `resultType`, so a comma
+        // is correct.
+        let mut out = to_vec(&OutgoingResult::new(id, &r));
+        if out.ends_with(b"}}") {
+            let at = out.len() - 2;
+            out.splice(at..at, self.server_info_member.iter().copied());
+        }
+        Bytes::from(out)
     }
 
     /// Serializes an interim MRTR result: never cache hints (MRTR-12).
@@ -793,6 +807,41 @@ struct ServerInfoMeta<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_server_info_stamp_matches_the_slow_path() {
+        let server = crate::Server::builder("s", "1.0").build().expect("build");
+        let shared = &server.shared;
+        let id = RequestId::number(7);
+        let v = ProtocolVersion::V2026_07_28;
+        let fast: Value =
+            serde_json::from_slice(&shared.finish(&id, CallToolResult::text("hi"), v))
+                .expect("json");
+        let mut with_meta = CallToolResult::text("hi");
+        with_meta.meta = Some(serde_json::Map::from_iter([(
+            "k".to_string(),
+            Value::from(1),
+        )]));
+        let slow: Value = serde_json::from_slice(&shared.finish(&id, with_meta, v)).expect("json");
+        assert_eq!(
+            fast["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
+            serde_json::json!({"name":"s","version":"1.0"})
+        );
+        assert_eq!(
+            slow["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
+            fast["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+        );
+        assert_eq!(slow["result"]["_meta"]["k"], Value::from(1));
+        assert_eq!(fast["result"]["resultType"], "complete");
+        // Handshake era: neither resultType nor serverInfo.
+        let old: Value = serde_json::from_slice(&shared.finish(
+            &id,
+            CallToolResult::text("hi"),
+            ProtocolVersion::V2025_11_25,
+        ))
+        .expect("json");
+        assert!(old["result"].get("resultType").is_none() && old["result"].get("_meta").is_none());
+    }
 
     #[test]
     fn cursors_round_trip_and_reject_garbage() {

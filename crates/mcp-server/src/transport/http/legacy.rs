@@ -37,6 +37,9 @@ impl Outbound for StreamWriter {
     fn notify(&self, message: Bytes) {
         self.session.push_now(self.sid, message);
     }
+    fn close_stream(&self, retry_ms: Option<u64>) {
+        self.session.close_live(self.sid, retry_ms);
+    }
 }
 
 impl ClientRequester for StreamWriter {
@@ -242,6 +245,13 @@ async fn request(
     let Some(first) = rx.recv().await else {
         return accepted_none();
     };
+    if let Some(retry) = first.close_retry {
+        // Closed before anything else: prime, hint the retry, end (SEP-1699).
+        return sse_response(futures_util::stream::iter([sse_priming(
+            &format!("{sid}-0"),
+            retry,
+        )]));
+    }
     if first.last {
         // Nothing but the result: answer with plain JSON.
         return reply_json(&first);
@@ -323,6 +333,14 @@ fn session_stream(
         let rx = st.live.as_mut()?;
         tokio::select! {
             ev = rx.recv() => match ev {
+                Some(Event { close_retry: Some(retry), .. }) => {
+                    st.done = true;
+                    let frame = match retry {
+                        Some(ms) => Bytes::from(format!("retry: {ms}\n\n")),
+                        None => Bytes::new(),
+                    };
+                    Some((frame, st))
+                }
                 Some(ev) => {
                     st.done = ev.last;
                     Some((sse_event(Some(&ev.id), &ev.data), st))
@@ -349,6 +367,105 @@ impl Drop for DetachOnDrop {
             self.session.detach(self.sid);
         }
     }
+}
+
+/// A JSON-RPC batch from a 2025-03-26 session (LEGACY-24): every request in
+/// it is answered in one JSON array; notifications and responses are
+/// handled as usual. `initialize` may not be batched. Server-to-client
+/// requests cannot ride a batch response, so handlers that need client input
+/// fail with -32603 here.
+pub(super) async fn batch(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    elements: Vec<&serde_json::value::RawValue>,
+    session: Arc<HttpSession>,
+) -> Response<McpBody> {
+    let parts = Arc::new(parts);
+    let mut out: Vec<Bytes> = Vec::new();
+    for el in elements {
+        let msg = match mcp_protocol::jsonrpc::decode_message(el.get().as_bytes()) {
+            Ok(m) => m,
+            Err(e) => {
+                out.push(Bytes::from(to_vec(&OutgoingError::new(
+                    e.id.as_ref(),
+                    &e.error,
+                ))));
+                continue;
+            }
+        };
+        match msg {
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled" {
+                    let p = n.params.and_then(|p| {
+                        serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
+                    });
+                    if let Some(id) = p.and_then(|p| p.request_id) {
+                        session.cancel(&id);
+                    }
+                }
+            }
+            Message::Response(r) => {
+                if let Some(id) = &r.id {
+                    let outcome = r
+                        .outcome
+                        .clone()
+                        .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+                    session.answer(id, outcome);
+                }
+            }
+            Message::Request(r) => {
+                let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
+                    _ if r.method == "initialize" => Err(ErrorObject::invalid_request(
+                        "initialize must not be part of a batch",
+                    )),
+                    Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
+                        Err(ErrorObject::method_not_found(&r.method))
+                    }
+                    other => other,
+                };
+                let reply = match typed {
+                    Err(e) => Err(e),
+                    Ok(typed) => {
+                        let state = session.state.clone();
+                        let ctx = ContextParts {
+                            id: r.id.clone(),
+                            method: r.method.as_ref().into(),
+                            version: state.version,
+                            meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
+                            capabilities: state.capabilities.clone(),
+                            log_level: None,
+                            cancel: session.closed.child_token(),
+                            outbound: None,
+                            principal: parts.extensions.get::<Principal>().cloned(),
+                            http: Some(parts.clone()),
+                        };
+                        let legacy = Legacy {
+                            requester: None,
+                            session: Some(state),
+                        };
+                        inner.shared.clone().dispatch(typed, ctx, legacy).await
+                    }
+                };
+                out.push(match reply {
+                    Ok(b) => b,
+                    Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), &e))),
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        return accepted();
+    }
+    let mut body = Vec::with_capacity(out.iter().map(Bytes::len).sum::<usize>() + out.len() + 2);
+    body.push(b'[');
+    for (i, b) in out.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b);
+    }
+    body.push(b']');
+    json_response(StatusCode::OK, Bytes::from(body))
 }
 
 /// GET (standalone stream or resumption) and DELETE with a session id.

@@ -391,6 +391,14 @@ where
         Ok(b) => b,
         Err(r) => return r,
     };
+    // LEGACY-24: a 2025-03-26 session may send JSON-RPC batches.
+    if let Some(Ok(elements)) = mcp_protocol::jsonrpc::split_batch(&bytes) {
+        if let Some(session) = session_id.as_deref().and_then(|id| inner.sessions.get(id)) {
+            if !session.state.version.forbids_batches() {
+                return legacy::batch(&inner, parts, elements, session).await;
+            }
+        }
+    }
     let msg = match decode_message(&bytes) {
         Ok(m) => m,
         Err(e) => return json_error(e.id.as_ref(), &e.error),
@@ -572,7 +580,12 @@ async fn respond(
     let Some(mut rx) = rx else {
         if !sse_allowed {
             let r = fut.await;
-            drop(guard);
+            guard.disarm();
+            return reply_response(&id, r);
+        }
+        // Most handlers finish on their first poll: answer without arming a timer.
+        if let Poll::Ready(r) = futures_util::poll!(fut.as_mut()) {
+            guard.disarm();
             return reply_response(&id, r);
         }
         // No notifications possible, but keep the option of going SSE for long handlers.

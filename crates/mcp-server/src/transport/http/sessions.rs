@@ -31,6 +31,8 @@ pub(crate) struct Event {
     pub(crate) data: Bytes,
     /// This is the final response of a request stream.
     pub(crate) last: bool,
+    /// A control event: end the live response now with this `retry` hint.
+    pub(crate) close_retry: Option<Option<u64>>,
 }
 
 struct StreamLog {
@@ -175,6 +177,7 @@ impl HttpSession {
             id: format!("{sid}-{}", log.next_seq),
             data,
             last,
+            close_retry: None,
         };
         log.next_seq += 1;
         log.events.push_back(ev.clone());
@@ -207,6 +210,24 @@ impl HttpSession {
     pub(crate) fn push_now(&self, sid: u64, data: Bytes) {
         if let Some((ev, Some(tx))) = self.append(sid, data, false) {
             let _ = tx.try_send(ev);
+        }
+    }
+
+    /// Ends the live response of a stream early (the handler keeps running;
+    /// its later messages are logged for resumption).
+    pub(crate) fn close_live(&self, sid: u64, retry_ms: Option<u64>) {
+        let live = self
+            .streams
+            .lock()
+            .ok()
+            .and_then(|mut g| g.1.get_mut(&sid).and_then(|l| l.live.take()));
+        if let Some(tx) = live {
+            let _ = tx.try_send(Event {
+                id: String::new(),
+                data: Bytes::new(),
+                last: false,
+                close_retry: Some(retry_ms),
+            });
         }
     }
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the official conformance suites (pinned in conformance/) against our
+# release binaries: the server suite at both requirement sets plus the
+# not-scored pending scenarios, and (once everything-client exists) the
+# client suite. Scenarios that may fail are listed, with a reason, in
+# conformance/expected-failures.txt.
+#
+#   bash scripts/conformance.sh            # everything
+#   bash scripts/conformance.sh server     # server suites only
+#   bash scripts/conformance.sh client     # client suites only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what="${1:-all}"
+
+cargo build --release --bin everything-server
+[ -f crates/mcp-everything/src/bin/everything-client.rs ] && cargo build --release --bin everything-client
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+status=0
+if [ "$what" = all ] || [ "$what" = server ]; then
+  port="$(free_port)"
+  target/release/everything-server --http "127.0.0.1:$port" 2>conformance-server.log &
+  pid=$!
+  trap 'kill "$pid" 2>/dev/null || true' EXIT
+  for _ in $(seq 1 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  for rev in 2026-07-28 2025-11-25; do
+    bash conformance/server.sh --url "http://127.0.0.1:$port/mcp" --requirements "$rev" --pending || status=1
+  done
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  trap - EXIT
+fi
+if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
+  for rev in 2026-07-28 2025-11-25; do
+    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" || status=1
+  done
+fi
+exit "$status"
