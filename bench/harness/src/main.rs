@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_harness::{Noise, TICKS_PER_SEC, cpu_ticks, status_kb, wait_quiet};
+use bench_harness::{Noise, TICKS_PER_SEC, cpu_ticks, runq_wait_ns, set_autogroup_nice, status_kb, wait_quiet};
 
 const PEERS: [&str; 3] = ["bare", "rmcp", "ours"];
 
@@ -60,6 +60,8 @@ struct Config {
     /// Past this much time, stop waiting for quiet and stop retrying, so a
     /// busy machine cannot stretch the run without bound.
     budget: Duration,
+    /// Niceness of the servers and load generators.
+    nice: i32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -72,6 +74,13 @@ struct Sample {
     peak_kb: f64,
     /// CPU other processes used during the measurement, % of one core.
     foreign_pct: f64,
+    /// Run-queue wait of the server or the load generator (the larger), %
+    /// of the run: how much other work held the processes under test back.
+    wait_pct: f64,
+}
+
+fn is_http(m: Mode) -> bool {
+    !matches!(m, Mode::StdioSeq | Mode::StdioPipe)
 }
 
 fn bin(cfg: &Config, name: &str) -> PathBuf {
@@ -106,6 +115,22 @@ fn server_cmd(cfg: &Config, peer: &str, mode: Mode, addr: Option<&str>) -> Vec<S
     v
 }
 
+/// `nice -n N taskset -c CORE`: pinned, and ahead of other work on the
+/// machine (other builds share it) when `nice` is negative.
+fn pinned(cfg: &Config, core: &str) -> Command {
+    let mut c = Command::new("nice");
+    c.args(["-n", &cfg.nice.to_string(), "taskset", "-c", core]);
+    c
+}
+
+/// A free loopback port (bound, read, released).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
 fn proc_kb(pid: u32, key: &str) -> f64 {
     status_kb(pid, key).map_or(0.0, |v| v as f64)
 }
@@ -128,7 +153,7 @@ impl Drop for Proc {
 
 /// Runs `cmd` to completion within `limit`, stdout to a file; returns stdout
 /// and the CPU ticks the process used (sampled while it runs).
-fn run_bounded(mut cmd: Command, limit: Duration, stdout: &Path, stderr: &Path) -> Result<(String, u64), String> {
+fn run_bounded(mut cmd: Command, limit: Duration, stdout: &Path, stderr: &Path) -> Result<(String, u64, u64), String> {
     let out = std::fs::File::create(stdout).map_err(|e| e.to_string())?;
     let err = std::fs::File::create(stderr).map_err(|e| e.to_string())?;
     let mut child = cmd
@@ -140,9 +165,11 @@ fn run_bounded(mut cmd: Command, limit: Duration, stdout: &Path, stderr: &Path) 
     let t = Instant::now();
     let pid = child.id();
     let mut ticks = 0;
+    let mut wait_ns = 0;
     let status = loop {
         if let Some(v) = cpu_ticks(pid) {
             ticks = v;
+            wait_ns = wait_ns.max(runq_wait_ns(pid));
         }
         if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
             break s;
@@ -158,7 +185,7 @@ fn run_bounded(mut cmd: Command, limit: Duration, stdout: &Path, stderr: &Path) 
     if !status.success() {
         return Err(format!("{cmd:?} failed ({status}):\n{}\n{}", text.trim(), log_tail(stderr)));
     }
-    Ok((text, ticks))
+    Ok((text, ticks, wait_ns))
 }
 
 fn kv(line: &str, key: &str) -> Option<f64> {
@@ -262,10 +289,11 @@ fn health_check(peer: &str, mode: Mode, url: &str, logs: &Path) -> Result<Option
     }
 }
 
-/// One wrk run: (requests, seconds, p50 µs, p99 µs, wrk's CPU ticks).
-fn wrk(cfg: &Config, url: &str, mode: Mode, sid: Option<&str>, conns: u64, secs: u64, logs: &Path) -> Result<(f64, f64, f64, f64, u64), String> {
-    let mut c = Command::new("taskset");
-    c.args(["-c", "1", "wrk", "-t1"])
+/// One wrk run: (requests, seconds, p50 µs, p99 µs, wrk's CPU ticks, wrk's
+/// run-queue wait in ns).
+fn wrk(cfg: &Config, url: &str, mode: Mode, sid: Option<&str>, conns: u64, secs: u64, logs: &Path) -> Result<(f64, f64, f64, f64, u64, u64), String> {
+    let mut c = pinned(cfg, "1");
+    c.args(["wrk", "-t1"])
         .arg(format!("-c{conns}"))
         .arg(format!("-d{secs}s"))
         .args(["--timeout", "5s", "-s"])
@@ -280,7 +308,7 @@ fn wrk(cfg: &Config, url: &str, mode: Mode, sid: Option<&str>, conns: u64, secs:
             },
         )
         .env("MCP_SESSION", sid.unwrap_or(""));
-    let (out, ticks) = run_bounded(c, Duration::from_secs(secs + 30), &logs.join("wrk.out"), &logs.join("wrk.err"))?;
+    let (out, ticks, wait_ns) = run_bounded(c, Duration::from_secs(secs + 30), &logs.join("wrk.out"), &logs.join("wrk.err"))?;
     let line = out
         .lines()
         .find(|l| l.starts_with("WRK_RESULT"))
@@ -293,7 +321,7 @@ fn wrk(cfg: &Config, url: &str, mode: Mode, sid: Option<&str>, conns: u64, secs:
     if errors > 0.0 {
         return Err(format!("wrk saw errors: {line}"));
     }
-    Ok((g("requests"), g("duration_us") / 1e6, g("p50_us"), g("p99_us"), ticks))
+    Ok((g("requests"), g("duration_us") / 1e6, g("p50_us"), g("p99_us"), ticks, wait_ns))
 }
 
 fn wait_listening(p: &mut Proc, addr: SocketAddr, log: &Path) -> Result<(), String> {
@@ -312,14 +340,14 @@ fn wait_listening(p: &mut Proc, addr: SocketAddr, log: &Path) -> Result<(), Stri
     }
 }
 
-fn http_run(cfg: &Config, peer: &str, mode: Mode, conns: u64, port: u16, logs: &Path) -> Result<Sample, String> {
+fn http_run(cfg: &Config, peer: &str, mode: Mode, conns: u64, logs: &Path) -> Result<Sample, String> {
+    let port = free_port()?;
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().map_err(|e| format!("{e}"))?;
     let url = format!("http://{addr}/mcp");
     let cmd = server_cmd(cfg, peer, mode, Some(&addr.to_string()));
     let log = logs.join("server.log");
     let logf = std::fs::File::create(&log).map_err(|e| e.to_string())?;
-    let child = Command::new("taskset")
-        .args(["-c", "0"])
+    let child = pinned(cfg, "0")
         .args(&cmd)
         .stdin(Stdio::null())
         .stdout(logf.try_clone().map_err(|e| e.to_string())?)
@@ -337,10 +365,14 @@ fn http_run(cfg: &Config, peer: &str, mode: Mode, conns: u64, port: u16, logs: &
     }
     let c0 = cpu_ticks(pid).ok_or("cannot read /proc/PID/stat")?;
     let noise = Noise::start();
+    let w0 = runq_wait_ns(pid);
     let t0 = Instant::now();
-    let (reqs, secs, p50, p99, wrk_ticks) = wrk(cfg, &url, mode, sid.as_deref(), conns, cfg.duration, logs)?;
+    let (reqs, secs, p50, p99, wrk_ticks, wrk_wait) = wrk(cfg, &url, mode, sid.as_deref(), conns, cfg.duration, logs)?;
     let c1 = cpu_ticks(pid).ok_or("cannot read /proc/PID/stat")?;
-    let foreign_pct = noise.foreign_pct(c1 - c0 + wrk_ticks, t0.elapsed().as_secs_f64());
+    let elapsed = t0.elapsed().as_secs_f64();
+    let foreign_pct = noise.foreign_pct(c1 - c0 + wrk_ticks, elapsed);
+    let srv_wait = runq_wait_ns(pid).saturating_sub(w0);
+    let wait_pct = 100.0 * srv_wait.max(wrk_wait) as f64 / (elapsed * 1e9);
     let peak_kb = proc_kb(pid, "VmHWM:");
     if let Ok(Some(s)) = p.0.try_wait() {
         return Err(format!("the server died during the run ({s}):\n{}", log_tail(&log)));
@@ -353,19 +385,19 @@ fn http_run(cfg: &Config, peer: &str, mode: Mode, conns: u64, port: u16, logs: &
         idle_kb,
         peak_kb,
         foreign_pct,
+        wait_pct,
     })
 }
 
 fn stdio_run(cfg: &Config, peer: &str, mode: Mode, n: u64, logs: &Path) -> Result<Sample, String> {
-    let mut c = Command::new("taskset");
-    c.args(["-c", "1"])
-        .arg(cfg.bench.join("target/release/stdio-driver"))
+    let mut c = pinned(cfg, "1");
+    c.arg(cfg.bench.join("target/release/stdio-driver"))
         .args(["--mode", if mode == Mode::StdioSeq { "seq" } else { "pipe" }])
         .arg("--n")
         .arg(n.to_string())
         .args(["--warmup", "1000", "--timeout-s", "120", "--", "taskset", "-c", "0"])
         .args(server_cmd(cfg, peer, mode, None));
-    let (out, _) = run_bounded(c, Duration::from_secs(150), &logs.join("driver.out"), &logs.join("driver.err"))?;
+    let (out, _, _) = run_bounded(c, Duration::from_secs(150), &logs.join("driver.out"), &logs.join("driver.err"))?;
     let line = out
         .lines()
         .find(|l| l.starts_with("STDIO_RESULT"))
@@ -379,6 +411,7 @@ fn stdio_run(cfg: &Config, peer: &str, mode: Mode, n: u64, logs: &Path) -> Resul
         idle_kb: g("idle_rss_kb"),
         peak_kb: g("peak_rss_kb"),
         foreign_pct: g("foreign_pct"),
+        wait_pct: g("wait_pct"),
     })
 }
 
@@ -401,6 +434,7 @@ fn median_sample(v: &[Sample]) -> Sample {
         idle_kb: m(|s| s.idle_kb),
         peak_kb: m(|s| s.peak_kb),
         foreign_pct: m(|s| s.foreign_pct),
+        wait_pct: m(|s| s.wait_pct),
     }
 }
 
@@ -441,11 +475,11 @@ fn report(cfg: &Config, results: &BTreeMap<Key, Vec<Sample>>, failures: &[String
     let _ = writeln!(s, "{}\n", machine());
     let _ = writeln!(
         s,
-        "Median of {} interleaved round(s); HTTP runs {} s after a {} s warm-up, servers on core 0 (`taskset -c 0`), load generator on core 1. CPU = server utime+stime per request. RSS: idle = VmRSS after start and one request; peak = VmHWM after the run. ×bare / ×rmcp = req/s ratios; p99 ×bare = p99 latency ratio. Other load = CPU used by other processes on the machine during the measurement (% of one core; /proc/stat minus the server and the load generator); a run above {}% is retried (up to {} times) after waiting for the machine to quieten.\n",
-        cfg.rounds, cfg.duration, cfg.warmup, cfg.max_noise, cfg.retries
+        "Median of {} interleaved round(s); HTTP runs {} s after a {} s warm-up, servers on core 0 (`taskset -c 0`), load generator on core 1, both at `nice -n {}` in a session whose scheduler autogroup is at the same niceness (so they take precedence over other sessions' work on the shared machine). CPU = server utime+stime per request. RSS: idle = VmRSS after start and one request; peak = VmHWM after the run. ×bare / ×rmcp = req/s ratios; p99 ×bare = p99 latency ratio. Held back = run-queue wait of the server or the load generator (the larger, /proc/PID/task/*/schedstat) as % of the run: how much other work on the machine delayed the processes under test; other load = CPU other processes used meanwhile (% of one core; /proc/stat minus the server and the load generator). On stdio, a multi-threaded server pinned to one core also waits for its own threads, so there it is an upper bound. An HTTP run held back more than {}% is retried (up to {} time(s), within a {}-minute budget for waiting and retries).\n",
+        cfg.rounds, cfg.duration, cfg.warmup, cfg.nice, cfg.max_noise, cfg.retries, cfg.budget.as_secs() / 60
     );
-    let _ = writeln!(s, "| Scenario | Load | Server | req/s | p50 µs | p99 µs | CPU µs/req | idle RSS MB | peak RSS MB | ×bare | ×rmcp | p99 ×bare | other load |");
-    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(s, "| Scenario | Load | Server | req/s | p50 µs | p99 µs | CPU µs/req | idle RSS MB | peak RSS MB | ×bare | ×rmcp | p99 ×bare | held back | other load |");
+    let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (si, sc) in cfg.scenarios.iter().enumerate() {
         for &load in &sc.loads {
             let get = |p: &'static str| med.get(&(si, load, p));
@@ -455,7 +489,7 @@ fn report(cfg: &Config, results: &BTreeMap<Key, Vec<Sample>>, failures: &[String
                     _ => format!("{load} conn"),
                 };
                 let Some(m) = get(peer) else {
-                    let _ = writeln!(s, "| {} | {load_s} | {peer} | FAILED | | | | | | | | | |", sc.title);
+                    let _ = writeln!(s, "| {} | {load_s} | {peer} | FAILED | | | | | | | | | | |", sc.title);
                     continue;
                 };
                 let bare = get("bare").map_or(f64::NAN, |b| b.rps);
@@ -464,7 +498,7 @@ fn report(cfg: &Config, results: &BTreeMap<Key, Vec<Sample>>, failures: &[String
                 let lat = |v: f64| if v > 0.0 { format!("{v:.0}") } else { "–".into() };
                 let _ = writeln!(
                     s,
-                    "| {} | {load_s} | {peer} | {:.0} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.0}% |",
+                    "| {} | {load_s} | {peer} | {:.0} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} | {} | {:.1}% | {:.0}% |",
                     sc.title,
                     m.rps,
                     lat(m.p50_us),
@@ -475,6 +509,7 @@ fn report(cfg: &Config, results: &BTreeMap<Key, Vec<Sample>>, failures: &[String
                     fmt_ratio(m.rps, bare),
                     fmt_ratio(m.rps, rmcp),
                     if m.p99_us > 0.0 { fmt_ratio(m.p99_us, bare_p99) } else { "–".into() },
+                    m.wait_pct,
                     m.foreign_pct,
                 );
             }
@@ -584,9 +619,10 @@ fn parse_args() -> Result<Config, String> {
         update: get("--update").map(PathBuf::from),
         quick,
         max_noise: num("--max-noise", 10)? as f64,
-        retries: num("--retries", if quick { 0 } else { 2 })? as u32,
-        quiet_wait: Duration::from_secs(num("--quiet-wait", if quick { 5 } else { 20 })?),
-        budget: Duration::from_secs(60 * num("--budget-min", if quick { 5 } else { 16 })?),
+        retries: num("--retries", if quick { 0 } else { 1 })? as u32,
+        quiet_wait: Duration::from_secs(num("--quiet-wait", 5)?),
+        budget: Duration::from_secs(60 * num("--budget-min", if quick { 3 } else { 14 })?),
+        nice: get("--nice").map_or(Ok(-20), |v| v.parse().map_err(|_| format!("bad --nice {v}")))?,
     })
 }
 
@@ -605,11 +641,20 @@ fn main() -> std::process::ExitCode {
     let cfg = match parse_args() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("bench-run: {e}\nusage: bench-run [--quick] [--rounds R] [--duration S] [--warmup S] [--only http-echo,http-session,http-list,stdio-seq,stdio-pipe] [--peers bare,rmcp,ours] [--seq-n N] [--pipe-n N] [--max-noise PCT] [--retries N] [--quiet-wait S] [--budget-min M] [--update RESULTS.md]");
+            eprintln!("bench-run: {e}\nusage: bench-run [--quick] [--rounds R] [--duration S] [--warmup S] [--only http-echo,http-session,http-list,stdio-seq,stdio-pipe] [--peers bare,rmcp,ours] [--seq-n N] [--pipe-n N] [--max-noise PCT] [--retries N] [--quiet-wait S] [--budget-min M] [--nice N] [--update RESULTS.md]");
             return std::process::ExitCode::from(2);
         }
     };
     let _ = std::fs::create_dir_all(cfg.out.join("logs"));
+    let prev_nice = if cfg.nice < 0 {
+        let p = set_autogroup_nice(cfg.nice);
+        if p.is_none() {
+            eprintln!("bench-run: could not raise the session's autogroup priority; other work on the machine may skew the figures");
+        }
+        p
+    } else {
+        None
+    };
     let raw_path = cfg.out.join(if cfg.quick { "raw-quick.tsv" } else { "raw.tsv" });
     let mut raw = match std::fs::File::create(&raw_path) {
         Ok(f) => f,
@@ -618,10 +663,9 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let _ = writeln!(raw, "round\tscenario\tload\tpeer\trps\tp50_us\tp99_us\tcpu_us_per_req\tidle_kb\tpeak_kb\tforeign_pct\terror");
+    let _ = writeln!(raw, "round\tscenario\tload\tpeer\trps\tp50_us\tp99_us\tcpu_us_per_req\tidle_kb\tpeak_kb\tforeign_pct\twait_pct\terror");
     let mut results: BTreeMap<Key, Vec<Sample>> = BTreeMap::new();
     let mut failures = Vec::new();
-    let mut port: u16 = 18_300;
     let started = Instant::now();
     for round in 0..cfg.rounds {
         for (si, sc) in cfg.scenarios.iter().enumerate() {
@@ -633,7 +677,6 @@ fn main() -> std::process::ExitCode {
                 for peer in order {
                     let logs = cfg.out.join("logs").join(format!("{}-{load}-{peer}", sc.id));
                     let _ = std::fs::create_dir_all(&logs);
-                    port = if port >= 18_900 { 18_300 } else { port + 1 };
                     let mut attempt = 0;
                     let r = loop {
                         let over = started.elapsed() > cfg.budget;
@@ -643,16 +686,15 @@ fn main() -> std::process::ExitCode {
                         }
                         let r = match sc.mode {
                             Mode::StdioSeq | Mode::StdioPipe => stdio_run(&cfg, peer, sc.mode, load, &logs),
-                            _ => http_run(&cfg, peer, sc.mode, load, port, &logs),
+                            _ => http_run(&cfg, peer, sc.mode, load, &logs),
                         };
                         match &r {
-                            Ok(smp) if smp.foreign_pct > cfg.max_noise && attempt < cfg.retries && !over => {
+                            Ok(smp) if is_http(sc.mode) && smp.wait_pct > cfg.max_noise && attempt < cfg.retries && !over => {
                                 attempt += 1;
                                 eprintln!(
-                                    "  {} {load} {peer}: other processes used {:.0}% of a core during the run; retrying ({attempt}/{})",
-                                    sc.id, smp.foreign_pct, cfg.retries
+                                    "  {} {load} {peer}: held back {:.1}% of the run by other work; retrying ({attempt}/{})",
+                                    sc.id, smp.wait_pct, cfg.retries
                                 );
-                                port = if port >= 18_900 { 18_300 } else { port + 1 };
                             }
                             _ => break r,
                         }
@@ -661,25 +703,28 @@ fn main() -> std::process::ExitCode {
                     match r {
                         Ok(smp) => {
                             eprintln!(
-                                "[{t:>4}s] round {} {:<12} {:>7} {:<4} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  cpu {:>6.1} µs/req  rss {:>6.1}/{:>6.1} MB  other {:>3.0}%",
-                                round + 1, sc.id, load, peer, smp.rps, smp.p50_us, smp.p99_us, smp.cpu_us, smp.idle_kb / 1024.0, smp.peak_kb / 1024.0, smp.foreign_pct
+                                "[{t:>4}s] round {} {:<12} {:>7} {:<4} {:>9.0} req/s  p50 {:>6.0} µs  p99 {:>6.0} µs  cpu {:>6.1} µs/req  rss {:>6.1}/{:>6.1} MB  held back {:>4.1}%  other {:>3.0}%",
+                                round + 1, sc.id, load, peer, smp.rps, smp.p50_us, smp.p99_us, smp.cpu_us, smp.idle_kb / 1024.0, smp.peak_kb / 1024.0, smp.wait_pct, smp.foreign_pct
                             );
                             let _ = writeln!(
                                 raw,
-                                "{}\t{}\t{load}\t{peer}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.0}\t{:.0}\t{:.1}\t",
-                                round + 1, sc.id, smp.rps, smp.p50_us, smp.p99_us, smp.cpu_us, smp.idle_kb, smp.peak_kb, smp.foreign_pct
+                                "{}\t{}\t{load}\t{peer}\t{:.1}\t{:.1}\t{:.1}\t{:.3}\t{:.0}\t{:.0}\t{:.1}\t{:.2}\t",
+                                round + 1, sc.id, smp.rps, smp.p50_us, smp.p99_us, smp.cpu_us, smp.idle_kb, smp.peak_kb, smp.foreign_pct, smp.wait_pct
                             );
                             results.entry((si, load, peer)).or_default().push(smp);
                         }
                         Err(e) => {
                             eprintln!("[{t:>4}s] round {} {} {load} {peer}: FAILED: {e}", round + 1, sc.id);
-                            let _ = writeln!(raw, "{}\t{}\t{load}\t{peer}\t\t\t\t\t\t\t\t{}", round + 1, sc.id, e.replace(['\n', '\t'], " "));
+                            let _ = writeln!(raw, "{}\t{}\t{load}\t{peer}\t\t\t\t\t\t\t\t\t{}", round + 1, sc.id, e.replace(['\n', '\t'], " "));
                             failures.push(format!("round {} {} {load} {peer}: {e}", round + 1, sc.id));
                         }
                     }
                 }
             }
         }
+    }
+    if let Some(p) = prev_nice {
+        let _ = set_autogroup_nice(p);
     }
     let table = report(&cfg, &results, &failures);
     println!("\n{table}");

@@ -20,7 +20,7 @@ use std::process::{Child, ChildStdin, Command, ExitCode, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bench_harness::{Noise, cpu_ticks, status_kb};
+use bench_harness::{Noise, cpu_ticks, runq_wait_ns, status_kb};
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}"#;
 
@@ -134,6 +134,7 @@ fn run(o: &Opts, child: &mut Child) -> Result<String, String> {
     let cpu0 = cpu_ticks(pid).ok_or("cannot read /proc/PID/stat")?;
     let me0 = cpu_ticks(me).unwrap_or(0);
     let noise = Noise::start();
+    let (wait_srv0, wait_me0) = (runq_wait_ns(pid), runq_wait_ns(me));
     let start = Instant::now();
     let deadline = start + o.timeout;
     let mut lat = Vec::new();
@@ -199,24 +200,36 @@ fn run(o: &Opts, child: &mut Child) -> Result<String, String> {
         let cpu1 = cpu_ticks(pid).unwrap_or(cpu0);
         let own = cpu1 - cpu0 + cpu_ticks(me).unwrap_or(me0) - me0;
         let foreign = noise.foreign_pct(own, secs);
+        let wait = wait_pct(pid, wait_srv0, me, wait_me0, secs);
         let peak = status_kb(pid, "VmHWM:").unwrap_or(0);
         drop(writer.join());
-        return Ok(summary(o, secs, &mut lat, cpu1 - cpu0, idle_rss, peak, foreign));
+        return Ok(summary(o, secs, &mut lat, cpu1 - cpu0, idle_rss, peak, foreign, wait));
     }
     let secs = start.elapsed().as_secs_f64();
     let cpu1 = cpu_ticks(pid).unwrap_or(cpu0);
     let own = cpu1 - cpu0 + cpu_ticks(me).unwrap_or(me0) - me0;
     let foreign = noise.foreign_pct(own, secs);
+    let wait = wait_pct(pid, wait_srv0, me, wait_me0, secs);
     let peak = status_kb(pid, "VmHWM:").unwrap_or(0);
     drop(stdin);
-    Ok(summary(o, secs, &mut lat, cpu1 - cpu0, idle_rss, peak, foreign))
+    Ok(summary(o, secs, &mut lat, cpu1 - cpu0, idle_rss, peak, foreign, wait))
 }
 
-fn summary(o: &Opts, secs: f64, lat: &mut [u64], ticks: u64, idle_kb: u64, peak_kb: u64, foreign_pct: f64) -> String {
+/// The larger run-queue wait of the server and of this driver, as a
+/// percentage of the run: how much the processes under test were held back
+/// by other work on their cores.
+fn wait_pct(pid: u32, srv0: u64, me: u32, me0: u64, secs: f64) -> f64 {
+    let srv = runq_wait_ns(pid).saturating_sub(srv0) as f64;
+    let drv = runq_wait_ns(me).saturating_sub(me0) as f64;
+    100.0 * srv.max(drv) / (secs * 1e9)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summary(o: &Opts, secs: f64, lat: &mut [u64], ticks: u64, idle_kb: u64, peak_kb: u64, foreign_pct: f64, wait_pct: f64) -> String {
     lat.sort_unstable();
     let cpu_us = ticks as f64 * 1e6 / bench_harness::TICKS_PER_SEC / o.n as f64;
     format!(
-        "STDIO_RESULT mode={} requests={} secs={:.3} rps={:.0} p50_us={:.1} p99_us={:.1} cpu_us_per_req={:.2} idle_rss_kb={} peak_rss_kb={} foreign_pct={:.1}",
+        "STDIO_RESULT mode={} requests={} secs={:.3} rps={:.0} p50_us={:.1} p99_us={:.1} cpu_us_per_req={:.2} idle_rss_kb={} peak_rss_kb={} foreign_pct={:.1} wait_pct={:.1}",
         o.mode,
         o.n,
         secs,
@@ -226,7 +239,8 @@ fn summary(o: &Opts, secs: f64, lat: &mut [u64], ticks: u64, idle_kb: u64, peak_
         cpu_us,
         idle_kb,
         peak_kb,
-        foreign_pct
+        foreign_pct,
+        wait_pct
     )
 }
 
