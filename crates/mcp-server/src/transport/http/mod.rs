@@ -569,14 +569,13 @@ fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
 /// first or the handler runs long (LADDER-13).
 async fn respond(
     id: RequestId,
-    fut: impl Future<Output = Reply> + Send + 'static,
+    mut fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
     sse_allowed: bool,
     cancel: CancellationToken,
     limits: crate::Limits,
 ) -> Response<McpBody> {
     let guard = cancel.drop_guard();
-    let mut fut = Box::pin(fut);
     let Some(mut rx) = rx else {
         if !sse_allowed {
             let r = fut.await;
@@ -584,7 +583,7 @@ async fn respond(
             return reply_response(&id, r);
         }
         // Most handlers finish on their first poll: answer without arming a timer.
-        if let Poll::Ready(r) = futures_util::poll!(fut.as_mut()) {
+        if let Poll::Ready(r) = futures_util::poll!(&mut fut) {
             guard.disarm();
             return reply_response(&id, r);
         }
@@ -627,7 +626,7 @@ async fn respond(
 /// body (client gone) drops the handler and cancels its token (CANCEL-01).
 fn sse_body(
     id: RequestId,
-    fut: Pin<Box<dyn Future<Output = Reply> + Send>>,
+    fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
     first: Option<Bytes>,
     guard: tokio_util::sync::DropGuard,
@@ -635,7 +634,7 @@ fn sse_body(
 ) -> impl futures_util::Stream<Item = Bytes> + Send {
     struct St {
         id: RequestId,
-        fut: Option<Pin<Box<dyn Future<Output = Reply> + Send>>>,
+        fut: Option<crate::dispatch::Dispatch>,
         rx: Option<mpsc::Receiver<Bytes>>,
         first: Option<Bytes>,
         guard: Option<tokio_util::sync::DropGuard>,
