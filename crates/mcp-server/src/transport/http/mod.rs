@@ -393,7 +393,10 @@ where
     };
     // LEGACY-24: a 2025-03-26 session may send JSON-RPC batches.
     if let Some(Ok(elements)) = mcp_protocol::jsonrpc::split_batch(&bytes) {
-        if let Some(session) = session_id.as_deref().and_then(|id| inner.sessions.get(id)) {
+        let session = session_id
+            .as_deref()
+            .and_then(|id| inner.sessions.get(id, legacy::principal_subject(&parts)));
+        if let Some(session) = session {
             if !session.state.version.forbids_batches() {
                 return legacy::batch(&inner, parts, elements, session).await;
             }
@@ -411,7 +414,14 @@ where
     let probe = ParamsProbe::parse(params);
     let hint = match &session_id {
         None => SessionHint::Absent,
-        Some(id) if inner.sessions.get(id).is_some() => SessionHint::Live,
+        Some(id)
+            if inner
+                .sessions
+                .get(id, legacy::principal_subject(&parts))
+                .is_some() =>
+        {
+            SessionHint::Live
+        }
         Some(_) => SessionHint::Unknown,
     };
     let header_version = parts
