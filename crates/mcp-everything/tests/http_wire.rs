@@ -604,3 +604,52 @@ fn handshake_era_server_requests_travel_on_the_post_stream() {
     assert!(lines.contains("elicitation/create"), "{lines}");
     assert!(lines.contains("Ada"), "{lines}");
 }
+
+#[test]
+fn batches_only_for_2025_03_26_sessions() {
+    let s = HttpServer::start();
+    let h = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let open = |version: &str| {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let r = s.raw("POST", "/mcp", &h, init.to_string().as_bytes());
+        assert_eq!(r.json()["result"]["protocolVersion"], version);
+        r.header("mcp-session-id").unwrap().to_owned()
+    };
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}}
+    ]);
+    let old = open("2025-03-26");
+    let r = s.raw(
+        "POST",
+        "/mcp",
+        &[h[0], h[1], ("Mcp-Session-Id", &old)],
+        batch.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200);
+    let arr = r.json();
+    let arr = arr.as_array().expect("a batch response is an array");
+    assert_eq!(arr.len(), 3);
+    assert!(arr[0]["result"]["tools"].is_array());
+    assert_eq!(arr[1]["result"], json!({}));
+    assert_eq!(
+        arr[2]["error"]["code"],
+        json!(-32600),
+        "initialize must not be batched"
+    );
+    // 2025-06-18 and later forbid batches (BASE-09).
+    let new = open("2025-11-25");
+    let r = s.raw(
+        "POST",
+        "/mcp",
+        &[h[0], h[1], ("Mcp-Session-Id", &new)],
+        batch.to_string().as_bytes(),
+    );
+    assert_eq!((r.status, r.error_code()), (400, Some(-32600)));
+}

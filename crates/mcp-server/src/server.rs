@@ -236,6 +236,8 @@ impl Default for CacheHints {
 /// State shared by every request, connection and transport.
 pub(crate) struct Shared {
     pub(crate) info: Implementation,
+    /// `,"_meta":{"io.modelcontextprotocol/serverInfo":<info>}`, serialized once.
+    pub(crate) server_info_member: Vec<u8>,
     pub(crate) instructions: Option<String>,
     pub(crate) registry: ArcSwap<Registry>,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
@@ -621,8 +623,20 @@ impl ServerBuilder {
         } else {
             Vec::new()
         };
+        let server_info_member = {
+            let mut m = b",\"_meta\":{\"".to_vec();
+            m.extend_from_slice(mcp_protocol::meta::SERVER_INFO.as_bytes());
+            m.extend_from_slice(b"\":");
+            m.extend_from_slice(
+                &serde_json::to_vec(&self.info)
+                    .map_err(|e| Error::config(format!("serverInfo does not serialize: {e}")))?,
+            );
+            m.push(b'}');
+            m
+        };
         Ok(Server {
             shared: Arc::new(Shared {
+                server_info_member,
                 info: self.info,
                 instructions: self.instructions,
                 registry: ArcSwap::from_pointee(self.registry),

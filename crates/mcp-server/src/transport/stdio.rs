@@ -335,6 +335,28 @@ enum Prepared {
     Call(ClientRequest<'static>, Box<ContextParts>, Legacy),
 }
 
+/// Forwards list changes and resource updates to the handshake-era session
+/// of this process (ERA-12), until stdout is gone.
+fn forward_session_changes(conn: &Arc<Conn>, session: Arc<SessionState>) {
+    let conn = conn.clone();
+    let mut rx = conn.shared.bus.subscribe();
+    tokio::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(c) => {
+                    if let Some(m) = listen::render_for_session(&conn.shared, &c, &session) {
+                        if conn.tx.send(m).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            }
+        }
+    });
+}
+
 /// The synchronous part of serving a request: era, ladder, typed decode.
 fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared, ErrorObject> {
     let shared = &conn.shared;
@@ -405,8 +427,13 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
             let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
             if let ClientRequest::Initialize(p) = &typed {
                 let (result, session) = shared.initialize(p)?;
-                if let Ok(mut s) = conn.session.lock() {
-                    *s = Some(Arc::new(session));
+                let session = Arc::new(session);
+                let first = match conn.session.lock() {
+                    Ok(mut s) => s.replace(session.clone()).is_none(),
+                    Err(_) => false,
+                };
+                if first {
+                    forward_session_changes(conn, session);
                 }
                 return Ok(Prepared::Reply(Bytes::from(to_vec(&OutgoingResult::new(
                     &req.id, &result,

@@ -61,6 +61,14 @@ impl ClientRequester for StreamWriter {
     }
 }
 
+/// The subject of the request's authenticated principal, if any.
+pub(super) fn principal_subject(parts: &http::request::Parts) -> Option<&str> {
+    parts
+        .extensions
+        .get::<Principal>()
+        .map(|p| p.subject.as_str())
+}
+
 fn with_session_header(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
     if let Ok(v) = HeaderValue::from_str(id) {
         r.headers_mut().insert(MCP_SESSION_ID, v);
@@ -108,7 +116,9 @@ pub(super) async fn post(
             inner
                 .sessions
                 .set_event_buffer(shared.limits.session_event_buffer);
-            let Ok(session) = inner.sessions.create(state) else {
+            // STATE-06: the session belongs to whoever initialized it.
+            let owner = principal_subject(&parts).map(str::to_owned);
+            let Ok(session) = inner.sessions.create(state, owner) else {
                 return rejection(StatusCode::SERVICE_UNAVAILABLE, -32603, "Too many sessions");
             };
             let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
@@ -123,7 +133,7 @@ pub(super) async fn post(
             "Bad Request: missing Mcp-Session-Id header",
         );
     };
-    let Some(session) = inner.sessions.get(sid) else {
+    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
         return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
     };
     // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
@@ -373,13 +383,112 @@ impl Drop for DetachOnDrop {
     }
 }
 
+/// A JSON-RPC batch from a 2025-03-26 session (LEGACY-24): every request in
+/// it is answered in one JSON array; notifications and responses are
+/// handled as usual. `initialize` may not be batched. Server-to-client
+/// requests cannot ride a batch response, so handlers that need client input
+/// fail with -32603 here.
+pub(super) async fn batch(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    elements: Vec<&serde_json::value::RawValue>,
+    session: Arc<HttpSession>,
+) -> Response<McpBody> {
+    let parts = Arc::new(parts);
+    let mut out: Vec<Bytes> = Vec::new();
+    for el in elements {
+        let msg = match mcp_protocol::jsonrpc::decode_message(el.get().as_bytes()) {
+            Ok(m) => m,
+            Err(e) => {
+                out.push(Bytes::from(to_vec(&OutgoingError::new(
+                    e.id.as_ref(),
+                    &e.error,
+                ))));
+                continue;
+            }
+        };
+        match msg {
+            Message::Notification(n) => {
+                if n.method == "notifications/cancelled" {
+                    let p = n.params.and_then(|p| {
+                        serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
+                    });
+                    if let Some(id) = p.and_then(|p| p.request_id) {
+                        session.cancel(&id);
+                    }
+                }
+            }
+            Message::Response(r) => {
+                if let Some(id) = &r.id {
+                    let outcome = r
+                        .outcome
+                        .clone()
+                        .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+                    session.answer(id, outcome);
+                }
+            }
+            Message::Request(r) => {
+                let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
+                    _ if r.method == "initialize" => Err(ErrorObject::invalid_request(
+                        "initialize must not be part of a batch",
+                    )),
+                    Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
+                        Err(ErrorObject::method_not_found(&r.method))
+                    }
+                    other => other,
+                };
+                let reply = match typed {
+                    Err(e) => Err(e),
+                    Ok(typed) => {
+                        let state = session.state.clone();
+                        let ctx = ContextParts {
+                            id: r.id.clone(),
+                            method: r.method.as_ref().into(),
+                            version: state.version,
+                            meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
+                            capabilities: state.capabilities.clone(),
+                            log_level: None,
+                            cancel: session.closed.child_token(),
+                            outbound: None,
+                            principal: parts.extensions.get::<Principal>().cloned(),
+                            http: Some(parts.clone()),
+                        };
+                        let legacy = Legacy {
+                            requester: None,
+                            session: Some(state),
+                        };
+                        inner.shared.clone().dispatch(typed, ctx, legacy).await
+                    }
+                };
+                out.push(match reply {
+                    Ok(b) => b,
+                    Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), &e))),
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        return accepted();
+    }
+    let mut body = Vec::with_capacity(out.iter().map(Bytes::len).sum::<usize>() + out.len() + 2);
+    body.push(b'[');
+    for (i, b) in out.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b);
+    }
+    body.push(b']');
+    json_response(StatusCode::OK, Bytes::from(body))
+}
+
 /// GET (standalone stream or resumption) and DELETE with a session id.
 pub(super) async fn get_or_delete(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
     sid: &[u8],
 ) -> Response<McpBody> {
-    let Some(session) = inner.sessions.get(sid) else {
+    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
         return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
     };
     if parts.method == http::Method::DELETE {

@@ -1,0 +1,325 @@
+//! [`ClientBuilder`]: identity, handlers, limits, era preference, cache, and
+//! the connect calls for each transport.
+
+use crate::cache::ResponseCache;
+use crate::client::{Client, Config, Notice, NoticeCallback};
+use crate::error::Result;
+use crate::handlers::{HandlerError, Handlers};
+use crate::limits::Limits;
+use crate::negotiate::EraPreference;
+use mcp_protocol::types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Implementation, JsonObject, ListRootsResult, LoggingLevel,
+};
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Builds and connects a [`Client`].
+pub struct ClientBuilder {
+    client_info: Implementation,
+    send_client_info: bool,
+    handlers: Handlers,
+    extra_capabilities: ClientCapabilities,
+    limits: Limits,
+    era: EraPreference,
+    cache: Option<Arc<ResponseCache>>,
+    partition: Option<String>,
+    headers: Vec<(String, String)>,
+    get_stream: bool,
+    on_notice: Option<NoticeCallback>,
+    log_level: Option<LoggingLevel>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("client_info", &self.client_info)
+            .field("handlers", &self.handlers)
+            .field("limits", &self.limits)
+            .field("era", &self.era)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientBuilder {
+    /// A builder for a client named `name` at `version` (META-04).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            client_info: Implementation::new(name, version),
+            send_client_info: true,
+            handlers: Handlers::default(),
+            extra_capabilities: ClientCapabilities::default(),
+            limits: Limits::default(),
+            era: EraPreference::Auto,
+            cache: Some(Arc::new(ResponseCache::default())),
+            partition: None,
+            headers: Vec::new(),
+            get_stream: true,
+            on_notice: None,
+            log_level: None,
+        }
+    }
+
+    /// The full `clientInfo`.
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Leave `clientInfo` out of modern request envelopes (META-04).
+    pub fn without_client_info(mut self) -> Self {
+        self.send_client_info = false;
+        self
+    }
+
+    /// Answers form-mode elicitation (declares `elicitation: {form: {}}`).
+    pub fn on_elicitation<F, Fut>(self, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.on_elicitation_modes(true, false, f)
+    }
+
+    /// Answers elicitation in the given modes (ELICIT-01; at least form
+    /// when neither is set).
+    pub fn on_elicitation_modes<F, Fut>(mut self, form: bool, url: bool, f: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.handlers.set_elicitation(form, url, f);
+        self
+    }
+
+    /// Answers sampling requests (declares `sampling: {}`).
+    pub fn on_sampling<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.handlers.set_sampling(f);
+        self
+    }
+
+    /// Answers roots requests (declares `roots: {}`).
+    pub fn on_roots<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ListRootsResult, HandlerError>> + Send + 'static,
+    {
+        self.handlers.set_roots(f);
+        self
+    }
+
+    /// Called with every server notification no request claimed.
+    pub fn on_notification(mut self, f: impl Fn(&Notice) + Send + Sync + 'static) -> Self {
+        self.on_notice = Some(Arc::new(f));
+        self
+    }
+
+    /// Extensions to declare in `capabilities.extensions` (VER-07).
+    pub fn extensions(mut self, extensions: JsonObject) -> Self {
+        self.extra_capabilities.extensions = Some(extensions);
+        self
+    }
+
+    /// Experimental capabilities to declare.
+    pub fn experimental(mut self, experimental: JsonObject) -> Self {
+        self.extra_capabilities.experimental = Some(experimental);
+        self
+    }
+
+    /// Ask for log notifications at `level` on modern requests (META-05,
+    /// LOG-07: off unless set).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// All limits at once.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Per-request timeout (default [`crate::limits::DEFAULT_REQUEST_TIMEOUT`]).
+    pub fn request_timeout(mut self, d: Duration) -> Self {
+        self.limits.request_timeout = d;
+        self
+    }
+
+    /// Hard maximum per request (default [`crate::limits::DEFAULT_MAX_TOTAL_TIMEOUT`]).
+    pub fn max_total_timeout(mut self, d: Duration) -> Self {
+        self.limits.max_total_timeout = d;
+        self
+    }
+
+    /// Whether progress restarts the request timeout (default on).
+    pub fn reset_timeout_on_progress(mut self, yes: bool) -> Self {
+        self.limits.reset_timeout_on_progress = yes;
+        self
+    }
+
+    /// MRTR round limit (default [`crate::limits::DEFAULT_MAX_MRTR_ROUNDS`]).
+    pub fn max_mrtr_rounds(mut self, n: u32) -> Self {
+        self.limits.max_mrtr_rounds = n;
+        self
+    }
+
+    /// Largest SSE event (default [`crate::limits::DEFAULT_MAX_SSE_EVENT_BYTES`]).
+    pub fn max_sse_event_bytes(mut self, n: usize) -> Self {
+        self.limits.max_sse_event_bytes = n;
+        self
+    }
+
+    /// Cap on the server's SSE `retry` (default [`crate::limits::DEFAULT_SSE_RETRY_CAP`]).
+    pub fn sse_retry_cap(mut self, d: Duration) -> Self {
+        self.limits.sse_retry_cap = d;
+        self
+    }
+
+    /// Largest JSON response body (default [`crate::limits::DEFAULT_MAX_RESPONSE_BYTES`]).
+    pub fn max_response_bytes(mut self, n: usize) -> Self {
+        self.limits.max_response_bytes = n;
+        self
+    }
+
+    /// Which era to speak (default: probe, then fall back).
+    pub fn era(mut self, era: EraPreference) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// Use `cache` (possibly shared), or `None` to disable caching.
+    pub fn cache(mut self, cache: Option<Arc<ResponseCache>>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The authorization partition for `"private"` cache entries (CACHE-08);
+    /// set automatically from a bearer token.
+    pub fn cache_partition(mut self, partition: impl Into<String>) -> Self {
+        self.partition = Some(partition.into());
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` on every HTTP request (AUTH-20)
+    /// and partitions private cache entries by it.
+    pub fn bearer_token(mut self, token: &str) -> Self {
+        let mut h = std::hash::DefaultHasher::new();
+        token.hash(&mut h);
+        self.partition
+            .get_or_insert_with(|| format!("bearer:{:016x}", h.finish()));
+        self.headers
+            .push(("Authorization".into(), format!("Bearer {token}")));
+        self
+    }
+
+    /// An extra header on every HTTP request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Whether to open the handshake-era standalone GET stream (default on).
+    pub fn standalone_stream(mut self, yes: bool) -> Self {
+        self.get_stream = yes;
+        self
+    }
+
+    fn config(self) -> (Config, Vec<(String, String)>, bool) {
+        let partition = self.partition.unwrap_or_else(|| "anonymous".into());
+        (
+            Config {
+                handlers: self.handlers,
+                extra_capabilities: self.extra_capabilities,
+                client_info: self.client_info,
+                send_client_info: self.send_client_info,
+                log_level: self.log_level,
+                limits: self.limits,
+                cache: self.cache,
+                partition,
+                on_notice: self.on_notice,
+                era: self.era,
+            },
+            self.headers,
+            self.get_stream,
+        )
+    }
+
+    /// Starts `cmd` as a child process and negotiates over its stdio.
+    #[cfg(feature = "stdio")]
+    pub async fn connect_command(self, cmd: crate::StdioCommand) -> Result<Client> {
+        let (config, _, _) = self.config();
+        let t = crate::transport::stdio::StdioTransport::spawn(
+            &cmd,
+            config.limits.max_line_bytes,
+            config.limits.shutdown_grace,
+        )?;
+        Client::from_transport(Arc::new(t), config).start().await
+    }
+
+    /// Connects to a Streamable HTTP endpoint and negotiates; falls back to
+    /// the 2024-11-05 HTTP+SSE transport when the handshake POST is refused
+    /// with 400/404/405 (ERA-10).
+    #[cfg(feature = "http")]
+    pub async fn connect_url(self, url: &str) -> Result<Client> {
+        use crate::error::Error;
+        use crate::transport::http::{HttpLimits, HttpTransport, parse_url, pool};
+        use crate::transport::http_sse::HttpSseTransport;
+        use http::header::{HeaderName, HeaderValue};
+        let uri = parse_url(url)?;
+        let (config, headers, get_stream) = self.config();
+        let mut extra = Vec::new();
+        for (n, v) in headers {
+            let name = HeaderName::from_bytes(n.as_bytes())
+                .map_err(|e| Error::config(format!("bad header name {n:?}")).with_source(e))?;
+            let value = HeaderValue::from_str(&v)
+                .map_err(|e| Error::config(format!("bad value for header {n}")).with_source(e))?;
+            extra.push((name, value));
+        }
+        let limits = HttpLimits {
+            max_body: config.limits.max_response_bytes,
+            max_event: config.limits.max_sse_event_bytes,
+            retry_cap: config.limits.sse_retry_cap,
+            default_retry: config.limits.sse_default_retry,
+            max_resumes: config.limits.max_sse_resumes,
+        };
+        let pool = pool()?;
+        let t = HttpTransport::new(
+            pool.clone(),
+            uri.clone(),
+            extra.clone(),
+            limits.clone(),
+            get_stream,
+        );
+        let fallback_config = Config {
+            handlers: config.handlers.clone(),
+            extra_capabilities: config.extra_capabilities.clone(),
+            client_info: config.client_info.clone(),
+            send_client_info: config.send_client_info,
+            log_level: config.log_level,
+            limits: config.limits.clone(),
+            cache: config.cache.clone(),
+            partition: config.partition.clone(),
+            on_notice: config.on_notice.clone(),
+            era: EraPreference::Handshake,
+        };
+        let auto = config.era == EraPreference::Auto;
+        match Client::from_transport(Arc::new(t), config).start().await {
+            Err(e) if auto && matches!(e.status(), Some(400 | 404 | 405)) && !e.is_protocol() => {
+                tracing::debug!(error = %e, "Streamable HTTP refused; trying the HTTP+SSE transport (ERA-10)");
+                let t = HttpSseTransport::connect(pool, uri, extra, limits)
+                    .await
+                    .map_err(|_| e)?;
+                Client::from_transport(Arc::new(t), fallback_config)
+                    .start()
+                    .await
+            }
+            r => r,
+        }
+    }
+}

@@ -1,0 +1,1140 @@
+//! The client core: one request path for both eras, on any transport.
+//!
+//! Every modern request carries the `_meta` envelope (META-03/04) and, for
+//! HTTP, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
+//! computed with the protocol crate's codec (HDR-01…HDR-03, HDR-15).
+//! Handshake-era requests carry no envelope; after `initialize` they carry
+//! the negotiated `MCP-Protocol-Version` (LEGACY-11).
+
+use crate::cache::{CacheRequest, ResponseCache};
+use crate::error::{Error, ErrorKind, Result};
+use crate::handlers::Handlers;
+use crate::message::Inbound;
+use crate::negotiate::{self, EraPreference, ProbeVerdict};
+use crate::options::RequestOptions;
+use crate::subscription::Subscription;
+use crate::transport::{AbortOnDrop, Outbound, Transport, TransportKind};
+use mcp_protocol::header::codec::encode_header_value;
+use mcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
+use mcp_protocol::header::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, name_bearing_param};
+use mcp_protocol::jsonrpc::{
+    self, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult,
+};
+use mcp_protocol::meta::RequestMeta;
+use mcp_protocol::method::{self, ServerRequest};
+use mcp_protocol::types::*;
+use mcp_protocol::{Era, ErrorCode, ErrorObject, ProtocolVersion, RequestId};
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Instant;
+
+/// A notification from the server that no request claimed: list changes,
+/// log messages, resource updates (handshake era and stdio).
+#[derive(Debug, Clone)]
+pub struct Notice {
+    /// The method, e.g. `notifications/tools/list_changed`.
+    pub method: String,
+    /// The params.
+    pub params: Option<Value>,
+}
+
+/// Called with every unclaimed server notification.
+pub type NoticeCallback = Arc<dyn Fn(&Notice) + Send + Sync>;
+
+/// What the client learned about the server.
+#[derive(Debug, Clone)]
+pub(crate) struct State {
+    pub era: Era,
+    pub version: ProtocolVersion,
+    pub capabilities: ServerCapabilities,
+    pub server_info: Option<Implementation>,
+    pub instructions: Option<String>,
+}
+
+/// Settings the builder hands to the core.
+pub(crate) struct Config {
+    pub handlers: Handlers,
+    pub extra_capabilities: ClientCapabilities,
+    pub client_info: Implementation,
+    pub send_client_info: bool,
+    pub log_level: Option<LoggingLevel>,
+    pub limits: crate::limits::Limits,
+    pub cache: Option<Arc<ResponseCache>>,
+    pub partition: String,
+    pub on_notice: Option<NoticeCallback>,
+    pub era: EraPreference,
+}
+
+pub(crate) struct Inner {
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) config: Config,
+    capabilities: ClientCapabilities,
+    state: RwLock<State>,
+    next_id: AtomicI64,
+    tool_headers: Mutex<HashMap<String, ParamHeaderMap>>,
+    pump: Mutex<Option<AbortOnDrop>>,
+    closed: AtomicBool,
+    identity: String,
+}
+
+/// An MCP client connected to one server. Cheap to clone; the connection
+/// closes when the last clone is dropped (or on [`Client::close`]).
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.inner.identity)
+            .field("state", &self.inner.state())
+            .finish()
+    }
+}
+
+/// The `notifications/cancelled` body for `id` (CANCEL-02).
+pub(crate) fn cancelled_notification(id: &RequestId) -> Vec<u8> {
+    let params = CancelledNotificationParams {
+        request_id: Some(id.clone()),
+        reason: Some("cancelled by the client".into()),
+        meta: None,
+    };
+    jsonrpc::to_vec(&OutgoingNotification::new(
+        method::NOTIFICATIONS_CANCELLED,
+        Some(&params),
+    ))
+}
+
+/// Decodes a raw result into `T`.
+pub(crate) fn decode<T: DeserializeOwned>(raw: &RawValue, what: &str) -> Result<T> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| Error::invalid(format!("malformed {what} result")).with_source(e))
+}
+
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(o) => o,
+        _ => JsonObject::new(),
+    }
+}
+
+fn to_object<T: serde::Serialize>(p: &T) -> Result<JsonObject> {
+    serde_json::to_value(p)
+        .map(object)
+        .map_err(|e| Error::invalid("cannot serialize request params").with_source(e))
+}
+
+impl Inner {
+    pub(crate) fn state(&self) -> State {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn set_state(&self, f: impl FnOnce(&mut State)) {
+        f(&mut self.state.write().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::number(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    fn modern(&self) -> bool {
+        self.state().era == Era::Modern
+    }
+
+    fn is_http(&self) -> bool {
+        self.transport.kind() == TransportKind::Http
+    }
+
+    /// The envelope for a modern request (META-03, META-04, META-05).
+    fn envelope(&self, version: ProtocolVersion) -> RequestMeta {
+        let mut meta = RequestMeta::modern(version, self.capabilities.clone());
+        if self.config.send_client_info {
+            meta.client_info = Some(self.config.client_info.clone());
+        }
+        meta.log_level = self.config.log_level;
+        meta
+    }
+
+    /// The envelope as a JSON value.
+    pub(crate) fn envelope_value(&self, version: ProtocolVersion) -> Result<Value> {
+        serde_json::to_value(self.envelope(version))
+            .map_err(|e| Error::invalid("cannot serialize _meta").with_source(e))
+    }
+
+    /// The headers of a non-initialize request.
+    pub(crate) fn headers_for(
+        &self,
+        st: &State,
+        method: &str,
+        params: &JsonObject,
+    ) -> Vec<(String, String)> {
+        self.headers(st, method, params, false)
+    }
+
+    /// The MCP headers of a request (HDR-01…HDR-03, HDR-15) or, in the
+    /// handshake era, the negotiated version header (LEGACY-11).
+    fn headers(
+        &self,
+        st: &State,
+        method: &str,
+        params: &JsonObject,
+        initialize: bool,
+    ) -> Vec<(String, String)> {
+        let mut h = Vec::new();
+        if st.era == Era::Handshake {
+            if !initialize {
+                h.push((
+                    MCP_PROTOCOL_VERSION.to_owned(),
+                    st.version.as_str().to_owned(),
+                ));
+            }
+            return h;
+        }
+        h.push((
+            MCP_PROTOCOL_VERSION.to_owned(),
+            st.version.as_str().to_owned(),
+        ));
+        h.push((MCP_METHOD.to_owned(), method.to_owned()));
+        if let Some(member) = name_bearing_param(method) {
+            if let Some(name) = params.get(member).and_then(Value::as_str) {
+                h.push((MCP_NAME.to_owned(), encode_header_value(name).into_owned()));
+            }
+        }
+        if method == method::TOOLS_CALL {
+            if let Some(name) = params.get("name").and_then(Value::as_str) {
+                let map = self.tool_headers.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(m) = map.get(name) {
+                    let args = params.get("arguments").and_then(Value::as_object);
+                    h.extend(m.emit(args));
+                }
+            }
+        }
+        h
+    }
+
+    /// One JSON-RPC exchange: send, then wait for the response while
+    /// serving progress, notifications and server requests.
+    async fn round(
+        self: &Arc<Self>,
+        method: &str,
+        params: &JsonObject,
+        opts: &RequestOptions,
+        id: RequestId,
+    ) -> Result<Box<RawValue>> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::closed());
+        }
+        let st = self.state();
+        let initialize = method == method::INITIALIZE;
+        let mut params = params.clone();
+        let mut meta = if st.era == Era::Modern {
+            self.envelope(st.version)
+        } else {
+            RequestMeta::default()
+        };
+        if opts.on_progress.is_some() {
+            meta.progress_token = Some(id.clone()); // PROG-01: unique, = the request id
+        }
+        if !meta.is_empty() {
+            let v = serde_json::to_value(&meta)
+                .map_err(|e| Error::invalid("cannot serialize _meta").with_source(e))?;
+            params.insert("_meta".into(), v);
+        }
+        let headers = self.headers(&st, method, &params, initialize);
+        let body = jsonrpc::to_vec(&OutgoingRequest::new(&id, method, Some(&params)));
+        let out = Outbound {
+            id: Some(id.clone()),
+            body,
+            headers,
+            // LEGACY-05, DISC-07
+            cancellable: !initialize && method != method::SERVER_DISCOVER,
+            resumable: st.era == Era::Handshake,
+        };
+        let exchange = self.transport.request(out).await?;
+        self.await_response(exchange, &id, opts).await
+    }
+
+    async fn await_response(
+        self: &Arc<Self>,
+        mut exchange: crate::transport::Exchange,
+        id: &RequestId,
+        opts: &RequestOptions,
+    ) -> Result<Box<RawValue>> {
+        let limits = &self.config.limits;
+        let timeout = opts.timeout.unwrap_or(limits.request_timeout);
+        let max_total = opts.max_total_timeout.unwrap_or(limits.max_total_timeout);
+        let reset = opts
+            .reset_on_progress
+            .unwrap_or(limits.reset_timeout_on_progress);
+        let start = Instant::now();
+        let hard = start + max_total;
+        let mut deadline = (start + timeout).min(hard);
+        loop {
+            let msg = tokio::select! {
+                m = exchange.rx.recv() => m,
+                _ = tokio::time::sleep_until(deadline.into()) => {
+                    // CANCEL-08: dropping the exchange cancels the transport's way.
+                    drop(exchange);
+                    return Err(Error::new(
+                        ErrorKind::Timeout { elapsed: start.elapsed() },
+                        format!("request timed out after {:?}", start.elapsed()),
+                    ));
+                }
+            };
+            match msg {
+                None => {
+                    return Err(Error::transport(
+                        "the response stream ended before the response; the request is lost",
+                    )); // HTTP-13
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Inbound::Response { id: rid, outcome })) => {
+                    if rid.as_ref() != Some(id) {
+                        tracing::debug!(?rid, "ignoring a response for another request");
+                        continue;
+                    }
+                    return outcome.map_err(Error::protocol);
+                }
+                Some(Ok(n @ Inbound::Notification { .. })) => {
+                    if n.progress_token().as_ref() == Some(id) {
+                        if let (
+                            Some(cb),
+                            Inbound::Notification {
+                                params: Some(p), ..
+                            },
+                        ) = (&opts.on_progress, &n)
+                        {
+                            if let Ok(p) =
+                                serde_json::from_str::<ProgressNotificationParams>(p.get())
+                            {
+                                cb(&p);
+                            }
+                        }
+                        if reset {
+                            deadline = (Instant::now() + timeout).min(hard);
+                        }
+                    } else {
+                        self.on_notification(n);
+                    }
+                }
+                Some(Ok(r @ Inbound::Request { .. })) => self.clone().spawn_server_request(r),
+            }
+        }
+    }
+
+    /// A request with the protocol-level retries: a new session after 404
+    /// (LEGACY-13), a mutual version after -32022 (VER-03), refreshed
+    /// tool headers after an `Mcp-Param` -32020 (HDR-21).
+    pub(crate) async fn request_raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: &JsonObject,
+        opts: &RequestOptions,
+    ) -> Result<Box<RawValue>> {
+        let (mut session_retry, mut version_retry, mut header_retry) = (false, false, false);
+        loop {
+            let id = self.next_id();
+            let err = match self.round(method, params, opts, id).await {
+                Ok(v) => return Ok(v),
+                Err(e) => e,
+            };
+            if err.is_session_expired() && !session_retry && method != method::INITIALIZE {
+                session_retry = true;
+                self.transport.reset_session();
+                Box::pin(self.initialize()).await?;
+                continue;
+            }
+            let Some(obj) = err.rpc_error() else {
+                return Err(err);
+            };
+            if self.modern() {
+                if obj.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && !version_retry {
+                    let current = self.state().version;
+                    let supported = negotiate::supported_versions(obj);
+                    if let Some(v) = negotiate::mutual_modern(supported.iter().map(String::as_str))
+                    {
+                        version_retry = true;
+                        if v != current {
+                            self.set_state(|s| s.version = v);
+                        }
+                        continue;
+                    }
+                }
+                if obj.code == ErrorCode::HEADER_MISMATCH
+                    && method == method::TOOLS_CALL
+                    && !header_retry
+                    && self.is_http()
+                    && self.param_header_caused(obj, params)
+                {
+                    header_retry = true;
+                    tracing::debug!("Mcp-Param mismatch: refreshing tools/list once (HDR-21)");
+                    Box::pin(self.refresh_tool_headers()).await?;
+                    continue;
+                }
+            }
+            return Err(err);
+        }
+    }
+
+    /// Whether a -32020 was caused by `Mcp-Param-*` (HDR-21): the server
+    /// names such a header, or the tool's schema is unknown here.
+    fn param_header_caused(&self, obj: &ErrorObject, params: &JsonObject) -> bool {
+        if obj.message.to_ascii_lowercase().contains("mcp-param") {
+            return true;
+        }
+        let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+        !self
+            .tool_headers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(name)
+    }
+
+    async fn refresh_tool_headers(self: &Arc<Self>) -> Result<()> {
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut p = JsonObject::new();
+            if let Some(c) = &cursor {
+                p.insert("cursor".into(), Value::String(c.clone()));
+            }
+            let raw = self
+                .request_raw(method::TOOLS_LIST, &p, &RequestOptions::default())
+                .await?;
+            let page: ListToolsResult = decode(&raw, "tools/list")?;
+            self.cache_put(method::TOOLS_LIST, &p, &raw);
+            let _ = self.filter_tools(page.tools);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Records each tool's header map and drops tools with invalid
+    /// `x-mcp-header` annotations (HDR-14; HTTP only, modern era).
+    pub(crate) fn filter_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
+        let filter = self.is_http() && self.modern();
+        let mut map = self.tool_headers.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::with_capacity(tools.len());
+        for t in tools {
+            match x_mcp_header_map(&Value::Object(t.input_schema.clone())) {
+                Ok(m) => {
+                    map.insert(t.name.clone(), m);
+                    out.push(t);
+                }
+                Err(reason) => {
+                    map.remove(&t.name);
+                    if filter {
+                        tracing::warn!(tool = %t.name, %reason, "leaving out a tool with an invalid x-mcp-header annotation (HDR-14)");
+                    } else {
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn cache_request<'a>(
+        &'a self,
+        st: &'a State,
+        method: &'a str,
+        params: &JsonObject,
+    ) -> CacheRequest<'a> {
+        CacheRequest {
+            server: &self.identity,
+            version: st.version.as_str(),
+            method,
+            params: Value::Object(params.clone()).to_string(),
+            uri: params.get("uri").and_then(Value::as_str).map(str::to_owned),
+        }
+    }
+
+    fn cacheable(&self, method: &str, params: &JsonObject, opts: &RequestOptions) -> bool {
+        self.config.cache.is_some()
+            && !opts.bypass_cache
+            && method::is_cacheable(method)
+            && !params.contains_key("inputResponses") // CACHE-06
+            && !params.contains_key("requestState")
+    }
+
+    fn cache_put(&self, method: &str, params: &JsonObject, raw: &RawValue) {
+        let Some(cache) = &self.config.cache else {
+            return;
+        };
+        if params.contains_key("inputResponses") || params.contains_key("requestState") {
+            return; // CACHE-06
+        }
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Hints {
+            result_type: Option<ResultType>,
+            ttl_ms: Option<u64>,
+            cache_scope: Option<CacheScope>,
+        }
+        let Ok(h) = serde_json::from_str::<Hints>(raw.get()) else {
+            return;
+        };
+        if matches!(
+            h.result_type,
+            Some(ResultType::InputRequired | ResultType::Other(_))
+        ) {
+            return; // MRTR-12
+        }
+        let st = self.state();
+        let req = self.cache_request(&st, method, params);
+        cache.put(&req, &self.config.partition, raw, h.ttl_ms, h.cache_scope);
+    }
+
+    /// A request through the cache (CACHE-05…CACHE-08).
+    pub(crate) async fn request_cached(
+        self: &Arc<Self>,
+        method: &str,
+        params: &JsonObject,
+        opts: &RequestOptions,
+    ) -> Result<Box<RawValue>> {
+        let cacheable = self.cacheable(method, params, opts);
+        if cacheable {
+            if let Some(cache) = &self.config.cache {
+                let st = self.state();
+                if let Some(hit) = cache.get(
+                    &self.cache_request(&st, method, params),
+                    &self.config.partition,
+                ) {
+                    return Ok(hit);
+                }
+            }
+        }
+        let raw = match self.request_raw(method, params, opts).await {
+            Ok(r) => r,
+            Err(e) => {
+                // CACHE-11: an invalid cursor drops every page of that list.
+                if params.contains_key("cursor")
+                    && e.rpc_error()
+                        .is_some_and(|o| o.code == ErrorCode::INVALID_PARAMS)
+                {
+                    if let Some(cache) = &self.config.cache {
+                        cache.invalidate_methods(&self.identity, &[method]);
+                    }
+                }
+                return Err(e);
+            }
+        };
+        if cacheable {
+            self.cache_put(method, params, &raw);
+        }
+        Ok(raw)
+    }
+
+    /// Applies a notification's side effects (CACHE-10) and hands it to the
+    /// user's callback.
+    fn on_notification(&self, n: Inbound) {
+        let Inbound::Notification { method, params } = n else {
+            return;
+        };
+        let params: Option<Value> = params.and_then(|p| serde_json::from_str(p.get()).ok());
+        self.invalidate_for(&method, params.as_ref());
+        if method == method::NOTIFICATIONS_MESSAGE {
+            tracing::debug!(?params, "server log message");
+        }
+        if let Some(cb) = &self.config.on_notice {
+            cb(&Notice { method, params });
+        }
+    }
+
+    /// Drops cache entries a change notification makes stale (CACHE-10).
+    pub(crate) fn invalidate_for(&self, method: &str, params: Option<&Value>) {
+        let Some(cache) = &self.config.cache else {
+            return;
+        };
+        let id = &self.identity;
+        match method {
+            method::NOTIFICATIONS_TOOLS_LIST_CHANGED => {
+                cache.invalidate_methods(id, &[method::TOOLS_LIST])
+            }
+            method::NOTIFICATIONS_PROMPTS_LIST_CHANGED => {
+                cache.invalidate_methods(id, &[method::PROMPTS_LIST])
+            }
+            method::NOTIFICATIONS_RESOURCES_LIST_CHANGED => cache.invalidate_methods(
+                id,
+                &[method::RESOURCES_LIST, method::RESOURCES_TEMPLATES_LIST],
+            ),
+            method::NOTIFICATIONS_RESOURCES_UPDATED => {
+                if let Some(uri) = params.and_then(|p| p.get("uri")).and_then(Value::as_str) {
+                    cache.invalidate_resource(id, uri);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Answers a handshake-era server request with the user's handlers
+    /// (LEGACY-18, MRTR-15), concurrently with everything else.
+    fn spawn_server_request(self: Arc<Self>, r: Inbound) {
+        tokio::spawn(async move {
+            let Inbound::Request { id, method, params } = r else {
+                return;
+            };
+            let outcome: std::result::Result<Value, ErrorObject> =
+                match ServerRequest::decode(&method, params.as_deref()) {
+                    Err(e) => Err(e),
+                    Ok(ServerRequest::Ping(_)) => Ok(json!({})),
+                    Ok(ServerRequest::Custom { method, .. }) => {
+                        Err(ErrorObject::method_not_found(method))
+                    }
+                    Ok(req) => {
+                        let input = match req {
+                            ServerRequest::CreateMessage(p) => InputRequest::Sampling(p),
+                            ServerRequest::Elicit(p) => InputRequest::Elicitation(p),
+                            _ => InputRequest::ListRoots(None),
+                        };
+                        self.config
+                            .handlers
+                            .fulfil(input)
+                            .await
+                            .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+                    }
+                };
+            let body = match &outcome {
+                Ok(v) => jsonrpc::to_vec(&OutgoingResult::new(&id, v)),
+                Err(e) => jsonrpc::to_vec(&OutgoingError::new(Some(&id), e)),
+            };
+            let st = self.state();
+            let headers = self.headers(&st, "", &JsonObject::new(), false);
+            let out = Outbound {
+                id: None,
+                body,
+                headers,
+                cancellable: false,
+                resumable: false,
+            };
+            if let Err(e) = self.transport.send(out).await {
+                tracing::warn!(error = %e, %method, "could not answer a server request");
+            }
+        });
+    }
+
+    /// Sends a notification (handshake era).
+    async fn notify(&self, method: &str, params: Option<Value>) -> Result<()> {
+        let st = self.state();
+        let body = jsonrpc::to_vec(&OutgoingNotification::new(method, params.as_ref()));
+        let headers = self.headers(&st, method, &JsonObject::new(), false);
+        self.transport
+            .send(Outbound {
+                id: None,
+                body,
+                headers,
+                cancellable: false,
+                resumable: false,
+            })
+            .await
+    }
+
+    /// The handshake (LEGACY-01…LEGACY-04).
+    pub(crate) async fn initialize(self: &Arc<Self>) -> Result<()> {
+        self.set_state(|s| {
+            s.era = Era::Handshake;
+            s.version = ProtocolVersion::LATEST_HANDSHAKE;
+        });
+        let params = InitializeRequestParams {
+            protocol_version: ProtocolVersion::LATEST_HANDSHAKE.as_str().to_owned(),
+            capabilities: self.capabilities.clone(),
+            client_info: self.config.client_info.clone(),
+        };
+        let params = to_object(&params)?;
+        let opts = RequestOptions::default().timeout(self.config.limits.request_timeout);
+        let raw = self.request_raw(method::INITIALIZE, &params, &opts).await?;
+        let result: InitializeResult = decode(&raw, "initialize")?;
+        let version = ProtocolVersion::parse(&result.protocol_version)
+            .filter(|v| !v.is_modern())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Negotiation,
+                    format!(
+                        "the server chose protocol version {:?}, which this client does not speak",
+                        result.protocol_version
+                    ),
+                )
+            })?;
+        self.set_state(|s| {
+            s.version = version;
+            s.capabilities = result.capabilities;
+            s.server_info = Some(result.server_info);
+            s.instructions = result.instructions;
+        });
+        self.notify(method::NOTIFICATIONS_INITIALIZED, None).await?;
+        let st = self.state();
+        self.transport
+            .session_started(self.headers(&st, "", &JsonObject::new(), false));
+        Ok(())
+    }
+
+    /// The `server/discover` probe and its one re-probe.
+    async fn probe(self: &Arc<Self>) -> Result<ProbeVerdict> {
+        let mut version = ProtocolVersion::LATEST;
+        let mut retried = false;
+        loop {
+            self.set_state(|s| {
+                s.era = Era::Modern;
+                s.version = version;
+            });
+            let mut opts = RequestOptions::default().bypass_cache();
+            if self.transport.kind() == TransportKind::Stdio {
+                opts = opts.timeout(self.config.limits.probe_timeout); // ERA-06
+            }
+            let id = self.next_id();
+            let outcome = self
+                .round(method::SERVER_DISCOVER, &JsonObject::new(), &opts, id)
+                .await;
+            match negotiate::judge_probe(outcome, version, retried) {
+                ProbeVerdict::RetryAt(v) => {
+                    version = v;
+                    retried = true;
+                }
+                v => return Ok(v),
+            }
+        }
+    }
+
+    /// Negotiates the era (ERA-06…ERA-10) per the caller's preference.
+    pub(crate) async fn negotiate(self: &Arc<Self>) -> Result<()> {
+        match self.config.era {
+            EraPreference::Handshake => return self.initialize().await,
+            EraPreference::ModernNoProbe => {
+                self.set_state(|s| {
+                    s.era = Era::Modern;
+                    s.version = ProtocolVersion::LATEST;
+                });
+                return Ok(());
+            }
+            EraPreference::Auto | EraPreference::Modern => {}
+        }
+        match self.probe().await? {
+            ProbeVerdict::Modern { version, discover } => {
+                self.set_state(|s| {
+                    s.era = Era::Modern;
+                    s.version = version;
+                    s.capabilities = discover.capabilities.clone();
+                    s.instructions = discover.instructions.clone();
+                    s.server_info = discover
+                        .meta
+                        .as_ref()
+                        .and_then(|m| m.get(mcp_protocol::meta::SERVER_INFO))
+                        .and_then(|v| serde_json::from_value(v.clone()).ok());
+                });
+                Ok(())
+            }
+            ProbeVerdict::Fatal(e) => Err(e),
+            ProbeVerdict::Handshake | ProbeVerdict::RetryAt(_) => {
+                if self.config.era == EraPreference::Modern {
+                    return Err(Error::new(
+                        ErrorKind::Negotiation,
+                        "the server does not speak the modern protocol (2026-07-28)",
+                    ));
+                }
+                self.initialize().await
+            }
+        }
+    }
+
+    fn start_pump(self: &Arc<Self>) {
+        let Some(mut rx) = self.transport.take_unsolicited() else {
+            return;
+        };
+        let weak: Weak<Inner> = Arc::downgrade(self);
+        let task = tokio::spawn(async move {
+            while let Some(msg) = rx.recv().await {
+                let Some(inner) = weak.upgrade() else { return };
+                match msg {
+                    n @ Inbound::Notification { .. } => inner.on_notification(n),
+                    r @ Inbound::Request { .. } => inner.spawn_server_request(r),
+                    Inbound::Response { id, .. } => {
+                        tracing::debug!(?id, "ignoring an unsolicited response");
+                    }
+                }
+            }
+        });
+        *self.pump.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(AbortOnDrop(task.abort_handle()));
+    }
+}
+
+impl Client {
+    /// A client over `transport`, before negotiation.
+    pub(crate) fn from_transport(transport: Arc<dyn Transport>, config: Config) -> Self {
+        let mut capabilities = config.handlers.capabilities();
+        let extra = &config.extra_capabilities;
+        capabilities.experimental = extra.experimental.clone();
+        capabilities.extensions = extra.extensions.clone();
+        let identity = transport.identity();
+        let inner = Arc::new(Inner {
+            transport,
+            capabilities,
+            state: RwLock::new(State {
+                era: Era::Modern,
+                version: ProtocolVersion::LATEST,
+                capabilities: ServerCapabilities::default(),
+                server_info: None,
+                instructions: None,
+            }),
+            next_id: AtomicI64::new(1),
+            tool_headers: Mutex::new(HashMap::new()),
+            pump: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            identity,
+            config,
+        });
+        inner.start_pump();
+        Client { inner }
+    }
+
+    /// Negotiates; on failure the transport is closed.
+    pub(crate) async fn start(self) -> Result<Self> {
+        match self.inner.negotiate().await {
+            Ok(()) => Ok(self),
+            Err(e) => {
+                self.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The negotiated era.
+    pub fn era(&self) -> Era {
+        self.inner.state().era
+    }
+
+    /// The negotiated protocol version.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.state().version
+    }
+
+    /// The server's capabilities (from `server/discover` or `initialize`).
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        self.inner.state().capabilities
+    }
+
+    /// The server's self-description, when it sent one.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.inner.state().server_info
+    }
+
+    /// The server's instructions, when it sent some.
+    pub fn instructions(&self) -> Option<String> {
+        self.inner.state().instructions
+    }
+
+    /// The kind of transport in use.
+    pub fn transport_kind(&self) -> TransportKind {
+        self.inner.transport.kind()
+    }
+
+    /// The capabilities this client declares.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// Sends any request and returns its raw result (custom methods;
+    /// protocol retries apply, MRTR does not).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<JsonObject>,
+        opts: RequestOptions,
+    ) -> Result<Value> {
+        let raw = self
+            .inner
+            .request_cached(method, &params.unwrap_or_default(), &opts)
+            .await?;
+        decode(&raw, method)
+    }
+
+    /// `server/discover` (modern era; cached per its hints).
+    pub async fn discover(&self) -> Result<DiscoverResult> {
+        self.require_modern("server/discover")?;
+        let raw = self
+            .inner
+            .request_cached(
+                method::SERVER_DISCOVER,
+                &JsonObject::new(),
+                &RequestOptions::default(),
+            )
+            .await?;
+        decode(&raw, "server/discover")
+    }
+
+    pub(crate) fn require_modern(&self, what: &str) -> Result<()> {
+        if self.inner.modern() {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("{what} exists only in the modern era (2026-07-28)"),
+            ))
+        }
+    }
+
+    pub(crate) fn require_handshake(&self, what: &str) -> Result<()> {
+        if self.inner.modern() {
+            Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("{what} exists only in the handshake era"),
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn page<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        cursor: Option<String>,
+        opts: &RequestOptions,
+    ) -> Result<T> {
+        let mut p = JsonObject::new();
+        if let Some(c) = cursor {
+            p.insert("cursor".into(), Value::String(c)); // PAGE-02: opaque
+        }
+        let raw = self.inner.request_cached(method, &p, opts).await?;
+        decode(&raw, method)
+    }
+
+    /// One page of `tools/list`; tools with invalid `x-mcp-header`
+    /// annotations are left out on HTTP (HDR-14).
+    pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult> {
+        let mut page: ListToolsResult = self
+            .page(method::TOOLS_LIST, cursor, &RequestOptions::default())
+            .await?;
+        page.tools = self.inner.filter_tools(std::mem::take(&mut page.tools));
+        Ok(page)
+    }
+
+    /// Every tool, following `nextCursor` (PAGE-04).
+    pub async fn list_tools(&self) -> Result<Vec<Tool>> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.list_tools_page(cursor).await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts_page(&self, cursor: Option<String>) -> Result<ListPromptsResult> {
+        self.page(method::PROMPTS_LIST, cursor, &RequestOptions::default())
+            .await
+    }
+
+    /// Every prompt.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.list_prompts_page(cursor).await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(&self, cursor: Option<String>) -> Result<ListResourcesResult> {
+        self.page(method::RESOURCES_LIST, cursor, &RequestOptions::default())
+            .await
+    }
+
+    /// Every resource.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.list_resources_page(cursor).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult> {
+        self.page(
+            method::RESOURCES_TEMPLATES_LIST,
+            cursor,
+            &RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// Every resource template.
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = self.list_resource_templates_page(cursor).await?;
+            all.extend(page.resource_templates);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+    }
+
+    /// `tools/call`, with MRTR rounds fulfilled by the handlers.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult> {
+        self.call_tool_with(
+            CallToolRequestParams::new(name, arguments),
+            RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// `tools/call` with explicit params and options.
+    pub async fn call_tool_with(
+        &self,
+        params: CallToolRequestParams,
+        opts: RequestOptions,
+    ) -> Result<CallToolResult> {
+        crate::mrtr::drive(self, method::TOOLS_CALL, to_object(&params)?, &opts).await
+    }
+
+    /// `prompts/get`, with MRTR.
+    pub async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        opts: RequestOptions,
+    ) -> Result<GetPromptResult> {
+        crate::mrtr::drive(self, method::PROMPTS_GET, to_object(&params)?, &opts).await
+    }
+
+    /// `resources/read`, with MRTR; complete first-round results are cached.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult> {
+        let params = to_object(&ReadResourceRequestParams::new(uri))?;
+        crate::mrtr::drive(
+            self,
+            method::RESOURCES_READ,
+            params,
+            &RequestOptions::default(),
+        )
+        .await
+    }
+
+    /// `completion/complete`.
+    pub async fn complete(&self, params: CompleteRequestParams) -> Result<CompleteResult> {
+        let raw = self
+            .inner
+            .request_cached(
+                method::COMPLETION_COMPLETE,
+                &to_object(&params)?,
+                &RequestOptions::default(),
+            )
+            .await?;
+        decode(&raw, "completion/complete")
+    }
+
+    /// One round of an MRTR-capable request (`tools/call`, `prompts/get`,
+    /// `resources/read`), for callers driving input requests themselves:
+    /// fill `inputResponses`/`requestState` in `params` from the previous
+    /// round.
+    pub async fn request_round<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: JsonObject,
+        opts: RequestOptions,
+    ) -> Result<MaybeInputRequired<T>> {
+        let raw = self.inner.request_cached(method, &params, &opts).await?;
+        crate::mrtr::classify(method, &raw)
+    }
+
+    /// Answers input requests with the installed handlers, concurrently.
+    pub async fn fulfil(&self, requests: &InputRequests) -> Result<InputResponses> {
+        crate::mrtr::fulfil(&self.inner.config.handlers, requests).await
+    }
+
+    /// `subscriptions/listen` (modern): returns once the server acknowledged.
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription> {
+        self.require_modern("subscriptions/listen")?; // SUB-14
+        Subscription::open(self.inner.clone(), filter).await
+    }
+
+    /// `resources/subscribe` (handshake era; updates arrive as [`Notice`]s).
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
+        self.require_handshake("resources/subscribe")?;
+        let p = to_object(&SubscribeRequestParams {
+            uri: uri.to_owned(),
+        })?;
+        self.inner
+            .request_raw(method::RESOURCES_SUBSCRIBE, &p, &RequestOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// `resources/unsubscribe` (handshake era).
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<()> {
+        self.require_handshake("resources/unsubscribe")?;
+        let p = to_object(&UnsubscribeRequestParams {
+            uri: uri.to_owned(),
+        })?;
+        self.inner
+            .request_raw(
+                method::RESOURCES_UNSUBSCRIBE,
+                &p,
+                &RequestOptions::default(),
+            )
+            .await
+            .map(drop)
+    }
+
+    /// `ping` (handshake era).
+    pub async fn ping(&self) -> Result<()> {
+        self.require_handshake("ping")?;
+        self.inner
+            .request_raw(method::PING, &JsonObject::new(), &RequestOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// `logging/setLevel` (handshake era; modern requests use the builder's
+    /// log level instead).
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<()> {
+        self.require_handshake("logging/setLevel")?;
+        let p = to_object(&SetLevelRequestParams { level })?;
+        self.inner
+            .request_raw(method::LOGGING_SET_LEVEL, &p, &RequestOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// Closes the connection: DELETE the session (HTTP), stop the child
+    /// (stdio). Pending requests fail.
+    pub async fn close(&self) {
+        if self.inner.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.inner.transport.close().await;
+        self.inner
+            .pump
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+}

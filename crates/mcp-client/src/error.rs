@@ -1,0 +1,256 @@
+//! The client's one error type.
+//!
+//! A JSON-RPC error sent by the peer ([`Error::is_protocol`], carrying the
+//! [`ErrorObject`]) is kept apart from every failure produced locally by this
+//! SDK (timeouts, transport loss, malformed answers, handler refusals): those
+//! never masquerade as a peer error code (ERR-07).
+
+use mcp_protocol::ErrorObject;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What went wrong; see the `is_*` methods on [`Error`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The peer answered with a JSON-RPC error.
+    Protocol(ErrorObject),
+    /// The connection or the HTTP exchange failed (I/O, non-2xx without a
+    /// JSON-RPC body, stream lost before the response).
+    Transport {
+        /// The HTTP status, when the failure was an HTTP answer.
+        status: Option<u16>,
+    },
+    /// The handshake-era HTTP session is gone (404 on a request carrying
+    /// `Mcp-Session-Id`, LEGACY-13).
+    SessionExpired,
+    /// The request ran out of time.
+    Timeout {
+        /// How long the request had been running.
+        elapsed: Duration,
+    },
+    /// The request was cancelled locally.
+    Cancelled,
+    /// The peer sent something this client cannot accept (malformed JSON-RPC,
+    /// unknown `resultType` (RESULT-03), a 202 answer to a request (HTTP-19)).
+    InvalidResponse,
+    /// A user handler refused or failed an input request (MRTR-13).
+    Handler,
+    /// The MRTR loop hit its round limit (MRTR-13).
+    TooManyRounds {
+        /// The configured limit.
+        limit: u32,
+    },
+    /// No protocol era or version could be agreed on.
+    Negotiation,
+    /// The operation is not available in the negotiated era or transport.
+    Unsupported,
+    /// The client has been closed.
+    Closed,
+    /// The client was configured wrongly (bad URL, no command, ...).
+    Config,
+}
+
+/// An error from the MCP client.
+#[derive(Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Error {
+    /// A new error of `kind` described by `message`.
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Attaches the underlying cause.
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// A peer JSON-RPC error.
+    pub(crate) fn protocol(e: ErrorObject) -> Self {
+        let message = format!("peer error {}: {}", e.code, e.message);
+        Self::new(ErrorKind::Protocol(e), message)
+    }
+
+    /// A transport failure without an HTTP status.
+    pub(crate) fn transport(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Transport { status: None }, message)
+    }
+
+    /// A transport failure carrying an HTTP status.
+    pub(crate) fn http_status(status: u16, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::Transport {
+                status: Some(status),
+            },
+            message,
+        )
+    }
+
+    /// A malformed or unacceptable answer from the peer.
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidResponse, message)
+    }
+
+    /// The client is closed.
+    pub(crate) fn closed() -> Self {
+        Self::new(ErrorKind::Closed, "the client is closed")
+    }
+
+    /// A configuration error.
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Config, message)
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The peer's JSON-RPC error, when this is one.
+    pub fn rpc_error(&self) -> Option<&ErrorObject> {
+        match &self.kind {
+            ErrorKind::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status of a failed exchange, when known.
+    pub fn status(&self) -> Option<u16> {
+        match &self.kind {
+            ErrorKind::Transport { status } => *status,
+            ErrorKind::SessionExpired => Some(404),
+            _ => None,
+        }
+    }
+
+    /// Whether the peer answered with a JSON-RPC error.
+    pub fn is_protocol(&self) -> bool {
+        matches!(self.kind, ErrorKind::Protocol(_))
+    }
+
+    /// Whether this failure was produced by this SDK rather than sent by
+    /// the peer (ERR-07): everything except [`Error::is_protocol`].
+    pub fn is_local(&self) -> bool {
+        !self.is_protocol()
+    }
+
+    /// Whether the transport failed (connection, HTTP status, lost stream).
+    pub fn is_transport(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::Transport { .. } | ErrorKind::SessionExpired
+        )
+    }
+
+    /// Whether the request timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.kind, ErrorKind::Timeout { .. })
+    }
+
+    /// Whether the request was cancelled locally.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.kind, ErrorKind::Cancelled)
+    }
+
+    /// Whether the peer sent an unacceptable answer.
+    pub fn is_invalid_response(&self) -> bool {
+        matches!(self.kind, ErrorKind::InvalidResponse)
+    }
+
+    /// Whether a user handler refused an input request.
+    pub fn is_handler(&self) -> bool {
+        matches!(self.kind, ErrorKind::Handler)
+    }
+
+    /// Whether the MRTR round limit was hit.
+    pub fn is_too_many_rounds(&self) -> bool {
+        matches!(self.kind, ErrorKind::TooManyRounds { .. })
+    }
+
+    /// Whether version/era negotiation failed.
+    pub fn is_negotiation(&self) -> bool {
+        matches!(self.kind, ErrorKind::Negotiation)
+    }
+
+    /// Whether the client is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.kind, ErrorKind::Closed)
+    }
+
+    /// Whether the handshake-era session expired (LEGACY-13).
+    pub(crate) fn is_session_expired(&self) -> bool {
+        matches!(self.kind, ErrorKind::SessionExpired)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            .finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(s) = &self.source {
+            write!(f, ": {s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|s| s.as_ref() as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// `Result` with the client's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcp_protocol::ErrorCode;
+
+    #[test]
+    fn peer_errors_are_distinguishable_from_local_ones() {
+        // ERR-07
+        let peer = Error::protocol(ErrorObject::new(ErrorCode::INVALID_PARAMS, "bad"));
+        assert!(peer.is_protocol() && !peer.is_local());
+        assert_eq!(
+            peer.rpc_error().map(|e| e.code),
+            Some(ErrorCode::INVALID_PARAMS)
+        );
+        let t = Error::new(
+            ErrorKind::Timeout {
+                elapsed: Duration::from_secs(1),
+            },
+            "timed out",
+        );
+        assert!(t.is_timeout() && t.is_local() && t.rpc_error().is_none());
+        let h = Error::http_status(503, "unavailable");
+        assert!(h.is_transport());
+        assert_eq!(h.status(), Some(503));
+    }
+}

@@ -1,0 +1,55 @@
+//! # mcp-client
+//!
+//! A Model Context Protocol client for the modern revision (2026-07-28) and
+//! the handshake revisions (2025-11-25, 2025-06-18, 2025-03-26, and
+//! 2024-11-05 through the deprecated HTTP+SSE fallback).
+//!
+//! ```no_run
+//! # async fn demo() -> mcp_client::Result<()> {
+//! use mcp_client::{ClientBuilder, StdioCommand};
+//! let client = ClientBuilder::new("my-app", "1.0.0")
+//!     .connect_command(StdioCommand::new("my-server", ["--stdio"]))
+//!     .await?;
+//! let tools = client.list_tools().await?;
+//! let result = client.call_tool(&tools[0].name, None).await?;
+//! # let _ = result; Ok(()) }
+//! ```
+//!
+//! Layering: the core ([`Client`]: era negotiation, the request path with
+//! the `_meta` envelope and MCP headers, the MRTR driver, the cache,
+//! subscriptions) talks to a transport through one internal trait and
+//! knows nothing of sockets or processes. Transports are thin modules
+//! behind the additive features `stdio` and `http` (both default), with
+//! TLS for `https` URLs behind `rustls` (default). Everything wire-related
+//! comes from `mcp-protocol`, including the header codec the server
+//! validates with.
+
+mod builder;
+mod cache;
+mod client;
+mod error;
+mod handlers;
+pub mod limits;
+mod message;
+mod mrtr;
+mod negotiate;
+mod options;
+pub mod sse;
+mod subscription;
+mod transport;
+
+pub use builder::ClientBuilder;
+pub use cache::{DEFAULT_MAX_CACHE_ENTRIES, ResponseCache};
+pub use client::{Client, Notice, NoticeCallback};
+pub use error::{Error, ErrorKind, Result};
+pub use handlers::{HandlerError, HandlerFuture, Handlers};
+pub use limits::Limits;
+pub use negotiate::EraPreference;
+pub use options::{ProgressCallback, RequestOptions};
+pub use subscription::{Subscription, SubscriptionEnd, SubscriptionEvent};
+pub use transport::TransportKind;
+#[cfg(feature = "stdio")]
+pub use transport::stdio::{StderrMode, StdioCommand};
+
+pub use mcp_protocol as protocol;
+pub use mcp_protocol::{Era, ProtocolVersion};

@@ -1,0 +1,83 @@
+//! Every limit the client enforces, with its named default. All of them are
+//! set through [`crate::ClientBuilder`].
+
+use std::time::Duration;
+
+/// Default per-request timeout (CANCEL-08).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default hard maximum for one request, even when progress resets the
+/// timeout (CANCEL-08).
+pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
+/// Default MRTR round limit (MRTR-13, Python's default).
+pub const DEFAULT_MAX_MRTR_ROUNDS: u32 = 10;
+/// Default largest SSE event (bytes of `data`) accepted.
+pub const DEFAULT_MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
+/// Default cap on a server's SSE `retry` value (LEGACY-17).
+pub const DEFAULT_SSE_RETRY_CAP: Duration = Duration::from_secs(30);
+/// Default reconnection delay when the server sent no `retry`.
+pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
+/// Default number of `Last-Event-ID` resumptions for one stream.
+pub const DEFAULT_MAX_SSE_RESUMES: u32 = 5;
+/// Default largest JSON response body accepted.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// Default cap on a cache entry's TTL (CACHE-12, Python's 24 h clamp).
+pub const DEFAULT_MAX_CACHE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+/// Default time a stdio child gets to exit after its stdin closes, and again
+/// after SIGTERM, before it is killed (STDIO-08).
+pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// Default time to wait for a `server/discover` answer on stdio before
+/// falling back to `initialize` (ERA-06).
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default largest stdio line (one JSON-RPC message) accepted.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The client's limits.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Per-request timeout; progress may reset it (see `reset_on_progress`).
+    pub request_timeout: Duration,
+    /// Hard maximum for one request, resets included.
+    pub max_total_timeout: Duration,
+    /// Whether a progress notification restarts the request timeout.
+    pub reset_timeout_on_progress: bool,
+    /// MRTR round limit.
+    pub max_mrtr_rounds: u32,
+    /// Largest SSE event accepted.
+    pub max_sse_event_bytes: usize,
+    /// Cap on the server's SSE `retry` hint.
+    pub sse_retry_cap: Duration,
+    /// Reconnection delay when the server sent no `retry`.
+    pub sse_default_retry: Duration,
+    /// Resumptions of one SSE stream with `Last-Event-ID`.
+    pub max_sse_resumes: u32,
+    /// Largest JSON response body.
+    pub max_response_bytes: usize,
+    /// Cap on cached TTLs.
+    pub max_cache_ttl: Duration,
+    /// Grace period for stdio shutdown steps.
+    pub shutdown_grace: Duration,
+    /// How long to wait for the `server/discover` probe.
+    pub probe_timeout: Duration,
+    /// Largest stdio line.
+    pub max_line_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_total_timeout: DEFAULT_MAX_TOTAL_TIMEOUT,
+            reset_timeout_on_progress: true,
+            max_mrtr_rounds: DEFAULT_MAX_MRTR_ROUNDS,
+            max_sse_event_bytes: DEFAULT_MAX_SSE_EVENT_BYTES,
+            sse_retry_cap: DEFAULT_SSE_RETRY_CAP,
+            sse_default_retry: DEFAULT_SSE_RETRY,
+            max_sse_resumes: DEFAULT_MAX_SSE_RESUMES,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            max_cache_ttl: DEFAULT_MAX_CACHE_TTL,
+            shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! Per-request options: timeouts (CANCEL-08), progress (PROG-01), cache bypass.
+
+use mcp_protocol::types::ProgressNotificationParams;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Called with every progress notification of a request.
+pub type ProgressCallback = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+/// Options for one request; unset fields take the client's defaults.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_total_timeout: Option<Duration>,
+    pub(crate) reset_on_progress: Option<bool>,
+    pub(crate) on_progress: Option<ProgressCallback>,
+    pub(crate) bypass_cache: bool,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .field("reset_on_progress", &self.reset_on_progress)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("bypass_cache", &self.bypass_cache)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Time allowed without an answer (restarted by progress unless turned off).
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = Some(d);
+        self
+    }
+
+    /// Hard maximum, progress resets included.
+    pub fn max_total_timeout(mut self, d: Duration) -> Self {
+        self.max_total_timeout = Some(d);
+        self
+    }
+
+    /// Whether progress restarts the timeout.
+    pub fn reset_timeout_on_progress(mut self, yes: bool) -> Self {
+        self.reset_on_progress = Some(yes);
+        self
+    }
+
+    /// Asks for progress (sends a `progressToken`) and calls `f` with each
+    /// notification.
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Skips the response cache for this request (neither read nor written).
+    pub fn bypass_cache(mut self) -> Self {
+        self.bypass_cache = true;
+        self
+    }
+}

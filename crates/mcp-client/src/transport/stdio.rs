@@ -1,0 +1,403 @@
+//! stdio: the server is a child process speaking newline-delimited JSON-RPC
+//! (STDIO-01).
+//!
+//! The child runs in its own process group, so shutdown reaches every process
+//! it started. `close` follows STDIO-08: close stdin, wait, SIGTERM the group,
+//! wait, SIGKILL it, and reap the child. Dropping the transport without
+//! `close` kills the group at once; tokio reaps the child (no zombies).
+//! stderr is forwarded, discarded or captured line by line (STDIO-04: never
+//! an error signal).
+
+use super::router::{CancelFn, CancelGuard, Router};
+use super::{Exchange, Outbound, Transport, TransportKind};
+use crate::error::{Error, Result};
+use crate::message::Inbound;
+use futures_util::future::BoxFuture;
+use mcp_protocol::RequestId;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+/// What happens to the child's stderr.
+#[derive(Clone, Default)]
+pub enum StderrMode {
+    /// Forwarded to this process's stderr (the default).
+    #[default]
+    Inherit,
+    /// Discarded.
+    Null,
+    /// Each line is handed to the callback.
+    Capture(Arc<dyn Fn(String) + Send + Sync>),
+}
+
+impl std::fmt::Debug for StderrMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Inherit => "Inherit",
+            Self::Null => "Null",
+            Self::Capture(_) => "Capture",
+        })
+    }
+}
+
+/// How to start the server process.
+#[derive(Debug, Clone)]
+pub struct StdioCommand {
+    /// The program.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Extra environment variables.
+    pub env: Vec<(OsString, OsString)>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// What happens to stderr.
+    pub stderr: StderrMode,
+}
+
+impl StdioCommand {
+    /// `program` with `args`, stderr forwarded.
+    pub fn new<I, S>(program: impl Into<OsString>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Self {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+            cwd: None,
+            stderr: StderrMode::default(),
+        }
+    }
+}
+
+pub(crate) struct StdioTransport {
+    router: Arc<Router>,
+    writer: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
+    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    child: tokio::sync::Mutex<Option<Child>>,
+    pgid: Option<i32>,
+    identity: String,
+    grace: Duration,
+}
+
+impl StdioTransport {
+    /// Spawns the child and the reader/writer tasks.
+    pub(crate) fn spawn(cmd: &StdioCommand, max_line: usize, grace: Duration) -> Result<Self> {
+        let mut c = Command::new(&cmd.program);
+        c.args(&cmd.args)
+            .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(match cmd.stderr {
+                StderrMode::Inherit => Stdio::inherit(),
+                StderrMode::Null => Stdio::null(),
+                StderrMode::Capture(_) => Stdio::piped(),
+            })
+            .kill_on_drop(true);
+        if let Some(d) = &cmd.cwd {
+            c.current_dir(d);
+        }
+        #[cfg(unix)]
+        c.process_group(0);
+        let mut child = c.spawn().map_err(|e| {
+            Error::transport(format!("cannot start {:?}", cmd.program)).with_source(e)
+        })?;
+        let pgid = child.id().and_then(|p| i32::try_from(p).ok());
+        let stdin = child
+            .stdin
+            .take()
+            .ok_or_else(|| Error::transport("child has no stdin"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| Error::transport("child has no stdout"))?;
+        if let (StderrMode::Capture(cb), Some(err)) = (&cmd.stderr, child.stderr.take()) {
+            let cb = cb.clone();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(err).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    cb(line);
+                }
+            });
+        }
+        let (router, unsolicited) = Router::new();
+        let (wtx, mut wrx) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            let mut stdin = stdin;
+            while let Some(mut line) = wrx.recv().await {
+                line.push(b'\n');
+                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+            // Dropping stdin closes it: the server's signal to exit (STDIO-08).
+        });
+        let r = router.clone();
+        tokio::spawn(async move {
+            let why = read_lines(stdout, max_line, &r).await;
+            r.close(Error::transport(format!(
+                "the server process closed stdout: {why}"
+            )));
+        });
+        let identity = std::iter::once(&cmd.program)
+            .chain(cmd.args.iter())
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        Ok(Self {
+            router,
+            writer: Mutex::new(Some(wtx)),
+            unsolicited: Mutex::new(Some(unsolicited)),
+            child: tokio::sync::Mutex::new(Some(child)),
+            pgid,
+            identity: format!("stdio:{identity}"),
+            grace,
+        })
+    }
+
+    fn writer(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn write(&self, body: Vec<u8>) -> Result<()> {
+        let w = self.writer().ok_or_else(Error::closed)?;
+        w.send(body)
+            .map_err(|_| Error::transport("the server process's stdin is closed"))
+    }
+
+    fn signal_group(&self, kill: bool) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pgid.and_then(rustix::process::Pid::from_raw) {
+            let sig = if kill {
+                rustix::process::Signal::KILL
+            } else {
+                rustix::process::Signal::TERM
+            };
+            let _ = rustix::process::kill_process_group(pid, sig);
+        }
+        #[cfg(not(unix))]
+        let _ = kill;
+    }
+}
+
+/// Reads newline-delimited messages until EOF or an error; returns why it stopped.
+async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Router) -> String {
+    let mut reader = BufReader::new(out);
+    let mut line = Vec::new();
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok(c) => c,
+            Err(e) => return e.to_string(),
+        };
+        if chunk.is_empty() {
+            return "end of file".into();
+        }
+        let (take, complete) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        line.extend_from_slice(&chunk[..if complete { take - 1 } else { take }]);
+        reader.consume(take);
+        if line.len() > max_line {
+            return format!("a line exceeded {max_line} bytes");
+        }
+        if !complete {
+            continue;
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop(); // STDIO-01 POLICY: tolerate CRLF
+        }
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            match Inbound::decode(&line) {
+                Ok(m) => router.dispatch(m),
+                Err(e) => tracing::warn!(error = %e, "ignoring a non-JSON-RPC line on stdout"),
+            }
+        }
+        line.clear();
+    }
+}
+
+impl Transport for StdioTransport {
+    fn request(&self, out: Outbound) -> BoxFuture<'_, Result<Exchange>> {
+        Box::pin(async move {
+            let id = out
+                .id
+                .clone()
+                .ok_or_else(|| Error::invalid("a request needs an id"))?;
+            let rx = self.router.register(id.clone())?;
+            let cancel: Option<CancelFn> = if out.cancellable {
+                let w = self.writer();
+                Some(Box::new(move |id: &RequestId| {
+                    // CANCEL-02 / SUB-09
+                    if let Some(w) = &w {
+                        let _ = w.send(crate::client::cancelled_notification(id));
+                    }
+                }))
+            } else {
+                None
+            };
+            let guard = CancelGuard {
+                router: self.router.clone(),
+                id,
+                cancel,
+            };
+            self.write(out.body)?;
+            Ok(Exchange {
+                rx,
+                _guard: Box::new(guard),
+            })
+        })
+    }
+
+    fn send(&self, out: Outbound) -> BoxFuture<'_, Result<()>> {
+        Box::pin(async move { self.write(out.body) })
+    }
+
+    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+        self.unsolicited
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn identity(&self) -> String {
+        self.identity.clone()
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // STDIO-08: close stdin, wait, SIGTERM, wait, SIGKILL.
+            self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let mut guard = self.child.lock().await;
+            let Some(child) = guard.as_mut() else {
+                return;
+            };
+            if tokio::time::timeout(self.grace, child.wait())
+                .await
+                .is_err()
+            {
+                self.signal_group(false);
+                if tokio::time::timeout(self.grace, child.wait())
+                    .await
+                    .is_err()
+                {
+                    self.signal_group(true);
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                }
+            }
+            // Stragglers the server left in its group.
+            self.signal_group(true);
+            guard.take();
+            self.router.close(Error::closed());
+        })
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        // Kill the whole group; tokio's kill_on_drop kills and reaps the child.
+        let running = self
+            .child
+            .try_lock()
+            .map(|mut c| match c.as_mut() {
+                Some(ch) => !matches!(ch.try_wait(), Ok(Some(_))),
+                None => false,
+            })
+            .unwrap_or(true);
+        if running {
+            self.signal_group(true);
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn alive(pid: i32) -> bool {
+        // Signal 0 probes for existence (a reaped child is gone; a zombie
+        // would still answer, so this also checks that it was reaped).
+        rustix::process::Pid::from_raw(pid)
+            .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+    }
+
+    #[tokio::test]
+    async fn close_escalates_to_sigkill_and_reaps_the_group() {
+        // STDIO-08: a child that ignores SIGTERM and has a grandchild.
+        let cmd = StdioCommand::new("sh", ["-c", "trap '' TERM; sleep 30 & echo $! >&2; wait"]);
+        let grandchild = Arc::new(Mutex::new(None::<i32>));
+        let g = grandchild.clone();
+        let mut cmd = cmd;
+        cmd.stderr = StderrMode::Capture(Arc::new(move |line| {
+            *g.lock().unwrap_or_else(|p| p.into_inner()) = line.trim().parse().ok();
+        }));
+        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pid = t.pgid.unwrap_or_default();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while grandchild
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+        {
+            assert!(std::time::Instant::now() < deadline, "no grandchild pid");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let gpid = grandchild
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_default();
+        assert!(alive(pid) && alive(gpid));
+        let started = std::time::Instant::now();
+        t.close().await;
+        assert!(started.elapsed() < Duration::from_secs(3));
+        assert!(!alive(pid), "the child was not reaped");
+        // The grandchild was killed too (it may linger as init's zombie briefly).
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while alive(gpid) && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{gpid}/status")).unwrap_or_default();
+        assert!(
+            !alive(gpid) || status.contains("zombie"),
+            "grandchild survived"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_after_exit_fails_instead_of_hanging() {
+        let cmd = StdioCommand::new("true", Vec::<String>::new());
+        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
+            .unwrap_or_else(|e| panic!("{e}"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let r = t
+            .request(Outbound {
+                id: Some(RequestId::number(1)),
+                body: b"{}".to_vec(),
+                headers: Vec::new(),
+                cancellable: true,
+                resumable: false,
+            })
+            .await;
+        match r {
+            Err(_) => {}
+            Ok(mut ex) => assert!(matches!(ex.rx.recv().await, Some(Err(_)) | None)),
+        }
+        t.close().await;
+    }
+}
