@@ -607,11 +607,47 @@ fn oversized_bodies_are_413_with_bounded_memory() {
     let growth = after
         .hwm_kb
         .saturating_sub(before.hwm_kb.max(before.rss_kb));
+    eprintln!("2 x 512 KiB of one-byte chunks: peak RSS +{growth} KiB");
     assert!(
         growth < 24 * 1024,
         "peak RSS grew by {growth} KiB reading 1 MiB of one-byte chunks ({before:?} → {after:?})"
     );
     assert_alive(&s);
+}
+
+#[test]
+fn json_parse_amplification_is_bounded_per_request() {
+    // A body just under the limit whose arguments are a million empty
+    // arrays: decoded into JSON values it costs ~22x its size (measured on a
+    // debug build; docs/SECURITY.md, "Memory sizing"). The bound asserted
+    // here, 48x over the starting peak for a 1 MiB body, documents that the
+    // cost is per request and linear in the body, and is released.
+    let limit = 1024 * 1024;
+    let s = HttpServer::start_with(&[("MCP_MAX_BODY_BYTES", &limit.to_string())]);
+    let pid = s.child.id();
+    assert_alive(&s);
+    let before = mem_of(pid);
+    let mut pad = String::from("[[]");
+    while pad.len() < limit - 400 {
+        pad.push_str(",[]");
+    }
+    pad.push(']');
+    let body = raw_echo(&format!(r#"{{"text":"big","pad":{pad}}}"#));
+    assert!(body.len() <= limit);
+    let r = s.raw("POST", "/mcp", &echo_headers(), &body);
+    assert_eq!(r.json()["result"]["content"][0]["text"], "big");
+    let after = mem_of(pid);
+    let growth = after
+        .hwm_kb
+        .saturating_sub(before.hwm_kb.max(before.rss_kb));
+    eprintln!("1 MiB of [] arguments: peak RSS +{growth} KiB ({before:?} → {after:?})");
+    assert!(growth < 48 * 1024, "peak RSS grew by {growth} KiB");
+    assert!(
+        eventually(Duration::from_secs(5), || mem_of(pid).rss_kb
+            < before.rss_kb + 16 * 1024),
+        "memory not released: {:?}",
+        mem_of(pid)
+    );
 }
 
 #[test]
@@ -1497,6 +1533,10 @@ fn ten_thousand_disconnects_mid_sse() {
     assert_alive(&s);
     assert!(started.elapsed() < Duration::from_secs(2), "permits leaked");
     let after = mem_of(pid);
+    eprintln!(
+        "10k SSE disconnects: fds {base_fds} -> {}, {base_mem:?} -> {after:?}",
+        fd_count(pid)
+    );
     assert!(
         after.rss_kb < base_mem.rss_kb + 32 * 1024,
         "{base_mem:?} → {after:?}"

@@ -265,6 +265,7 @@ fn over_long_lines_with_bounded_memory() {
     s.write(b"\n");
     assert_eq!(code_and_id(&s.recv()), (Some(-32600), Value::Null));
     let after = mem_of(pid);
+    eprintln!("32 MiB line: {before:?} -> {after:?}");
     // The framer drops the line as it streams in: growth stays far below
     // the 32 MiB sent (generous margin 16 MB for the debug build).
     assert!(
@@ -330,6 +331,7 @@ fn ten_thousand_pipelined_requests_with_bounded_memory() {
     assert!(seen.iter().all(|s| *s));
     s.stdin = Some(writer.join().unwrap());
     let after = mem_of(pid);
+    eprintln!("10k pipelined: {before:?} / stalled {stalled:?} / after {after:?}");
     // Generous bound for a debug build: 48 MB over the starting peak.
     let limit = before.hwm_kb.max(before.rss_kb) + 48 * 1024;
     assert!(
@@ -502,6 +504,7 @@ fn flood_of_garbage_lines_is_answered_with_bounded_memory() {
     }
     s.stdin = Some(writer.join().unwrap());
     let after = mem_of(pid);
+    eprintln!("10k garbage lines: {before:?} -> {after:?}");
     assert!(
         after.hwm_kb < before.hwm_kb.max(before.rss_kb) + 32 * 1024,
         "{before:?} → {after:?}"
