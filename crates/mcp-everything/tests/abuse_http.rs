@@ -1640,6 +1640,82 @@ fn hanging_handler_times_out_and_disconnect_cancels() {
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
+#[test]
+fn long_running_sse_and_handshake_handlers_count_against_the_cap() {
+    // Two request slots; handlers committed to SSE (after 50 ms) or running
+    // on their own task (handshake era) keep their slot until they finish.
+    let s = HttpServer::start_with(&[
+        ("MCP_MAX_CONCURRENT_REQUESTS", "2"),
+        ("MCP_SSE_COMMIT_AFTER_MS", "50"),
+        ("MCP_HANDLER_TIMEOUT_MS", "1500"),
+    ]);
+    let hang = call(1, "debug_sleep", json!({"ms": 600_000}));
+    let wire = http_request(
+        &s.host(),
+        &modern_headers(&hang),
+        hang.to_string().as_bytes(),
+        true,
+    );
+    let blocked_until_timeout = |label: &str| {
+        let client = s.client();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = Instant::now();
+        std::thread::spawn(move || {
+            let _ = tx.send(client.post(&echo(5, "third"), &[]).status);
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(700)).is_err(),
+            "{label}: a third request must wait for a slot"
+        );
+        // The hanging handlers time out (1.5 s) and free their slots.
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(200), "{label}");
+        assert!(started.elapsed() >= Duration::from_millis(700));
+    };
+    // Modern wire: both answers are committed SSE streams.
+    let streams: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut c = connect(&s);
+            c.write_all(&wire).unwrap();
+            let mut head = [0u8; 256];
+            let n = c.read(&mut head).unwrap();
+            assert!(
+                String::from_utf8_lossy(&head[..n]).contains("text/event-stream"),
+                "committed to SSE"
+            );
+            c
+        })
+        .collect();
+    blocked_until_timeout("SSE");
+    drop(streams);
+    // Handshake era: the handler keeps running after its stream is gone.
+    let sid = initialize(&s).header("mcp-session-id").unwrap().to_owned();
+    let client = s.client();
+    let callers: Vec<_> = (0..2)
+        .map(|i| {
+            let sid = sid.clone();
+            std::thread::spawn(move || {
+                let body = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+                    "params": {"name": "debug_sleep", "arguments": {"ms": 600_000}}});
+                client.raw(
+                    "POST",
+                    "/mcp",
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("Accept", "application/json, text/event-stream"),
+                        ("Mcp-Session-Id", &sid),
+                    ],
+                    body.to_string().as_bytes(),
+                )
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    blocked_until_timeout("handshake era");
+    for c in callers {
+        assert_eq!(c.join().unwrap().error_code(), Some(-32603));
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Soak (not part of the normal run: `bash scripts/soak.sh`)
 // ---------------------------------------------------------------------------
