@@ -1,0 +1,140 @@
+//! ERA-10: a 2024-11-05 HTTP+SSE server refuses POSTs on its URL (405); the
+//! client then GETs the URL, waits for the `endpoint` event, POSTs messages
+//! there and reads every answer from the SSE stream. The server here is a
+//! minimal hand-written one on a loopback port.
+
+use mcp_client::{ClientBuilder, Era, ProtocolVersion, TransportKind};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Mutex, mpsc};
+
+struct Request {
+    method: String,
+    path: String,
+    body: Vec<u8>,
+}
+
+async fn read_request(stream: &mut BufReader<TcpStream>) -> Option<Request> {
+    let mut line = String::new();
+    stream.read_line(&mut line).await.ok()?;
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut len = 0usize;
+    loop {
+        let mut h = String::new();
+        stream.read_line(&mut h).await.ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            if n.eq_ignore_ascii_case("content-length") {
+                len = v.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0; len];
+    stream.read_exact(&mut body).await.ok()?;
+    Some(Request { method, path, body })
+}
+
+fn answer(req: &Value) -> Option<Value> {
+    let id = req.get("id")?.clone();
+    let result = match req.get("method")?.as_str()? {
+        "initialize" => json!({
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "legacy-sse", "version": "1.0.0"}
+        }),
+        "tools/list" => {
+            json!({"tools": [{"name": "legacy_tool", "inputSchema": {"type": "object"}}]})
+        }
+        "tools/call" => json!({"content": [{"type": "text", "text": "legacy ok"}]}),
+        _ => json!({}),
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}
+
+/// Serves one connection; SSE frames for the open stream go through `sse`.
+async fn serve(
+    stream: TcpStream,
+    sse: Arc<Mutex<Option<mpsc::UnboundedSender<String>>>>,
+    log: mpsc::UnboundedSender<String>,
+) {
+    let mut stream = BufReader::new(stream);
+    let Some(req) = read_request(&mut stream).await else {
+        return;
+    };
+    let _ = log.send(format!("{} {}", req.method, req.path));
+    let mut stream = stream.into_inner();
+    match (req.method.as_str(), req.path.as_str()) {
+        ("GET", "/mcp") => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n")
+                .await;
+            let _ = stream
+                .write_all(b"event: endpoint\r\ndata: /messages?sessionId=abc\r\n\r\n")
+                .await;
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            *sse.lock().await = Some(tx);
+            while let Some(frame) = rx.recv().await {
+                if stream.write_all(frame.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        }
+        ("POST", "/messages?sessionId=abc") => {
+            let _ = stream
+                .write_all(
+                    b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                )
+                .await;
+            let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+            if let Some(resp) = answer(&msg) {
+                if let Some(tx) = sse.lock().await.as_ref() {
+                    let _ = tx.send(format!("event: message\ndata: {resp}\n\n"));
+                }
+            }
+        }
+        _ => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn falls_back_to_http_sse_after_405() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let sse = Arc::new(Mutex::new(None));
+    let (log_tx, mut log_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve(s, sse.clone(), log_tx.clone()));
+        }
+    });
+    let client = ClientBuilder::new("fallback-test", "0.0.1")
+        .connect_url(&url)
+        .await
+        .unwrap();
+    assert_eq!(client.transport_kind(), TransportKind::HttpSse);
+    assert_eq!(client.era(), Era::Handshake);
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2024_11_05);
+    let tools = client.list_tools().await.unwrap();
+    assert_eq!(tools[0].name, "legacy_tool");
+    let r = client.call_tool("legacy_tool", None).await.unwrap();
+    assert_eq!(r.content[0].as_text(), Some("legacy ok"));
+    client.close().await;
+    let mut seen = Vec::new();
+    while let Ok(l) = log_rx.try_recv() {
+        seen.push(l);
+    }
+    // The modern probe and the handshake POST were refused before the GET.
+    assert_eq!(seen[0], "POST /mcp");
+    assert!(seen.iter().any(|l| l == "GET /mcp"));
+}
