@@ -255,7 +255,17 @@ impl Inner {
             cancellable: !initialize && method != method::SERVER_DISCOVER,
             resumable: st.era == Era::Handshake,
         };
-        let exchange = self.transport.request(out).await?;
+        // Sending is bounded by the request timeout too (the HTTP+SSE
+        // transport POSTs before the exchange starts).
+        let timeout = opts.timeout.unwrap_or(self.config.limits.request_timeout);
+        let exchange = tokio::time::timeout(timeout, self.transport.request(out))
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout { elapsed: timeout },
+                    "sending the request timed out",
+                )
+            })??;
         self.await_response(exchange, &id, opts).await
     }
 

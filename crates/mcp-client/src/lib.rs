@@ -24,6 +24,12 @@
 //! comes from `mcp-protocol`, including the header codec the server
 //! validates with.
 
+// With a transport feature off, some of the core's helpers have no caller.
+#![cfg_attr(
+    not(all(feature = "stdio", feature = "http")),
+    allow(dead_code, unused_imports)
+)]
+
 mod builder;
 mod cache;
 mod client;

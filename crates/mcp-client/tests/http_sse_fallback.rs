@@ -99,6 +99,11 @@ async fn serve(
                 }
             }
         }
+        ("POST", "/redirect") => {
+            let _ = stream
+                .write_all(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://127.0.0.2:1/mcp\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .await;
+        }
         _ => {
             let _ = stream
                 .write_all(b"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -137,4 +142,29 @@ async fn falls_back_to_http_sse_after_405() {
     // The modern probe and the handshake POST were refused before the GET.
     assert_eq!(seen[0], "POST /mcp");
     assert!(seen.iter().any(|l| l == "GET /mcp"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_never_followed() {
+    // Credentials never follow a redirect to another origin: the client
+    // does not follow redirects at all.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/redirect", listener.local_addr().unwrap());
+    let (log_tx, mut log_rx) = mpsc::unbounded_channel();
+    let sse = Arc::new(Mutex::new(None));
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve(s, sse.clone(), log_tx.clone()));
+        }
+    });
+    let e = ClientBuilder::new("redirect-test", "0.0.1")
+        .era(mcp_client::EraPreference::Modern)
+        .bearer_token("secret")
+        .connect_url(&url)
+        .await
+        .unwrap_err();
+    assert!(e.is_transport() || e.is_negotiation(), "{e}");
+    while let Ok(l) = log_rx.try_recv() {
+        assert_eq!(l, "POST /redirect");
+    }
 }
