@@ -747,7 +747,29 @@ impl Inner {
                         "the server does not speak the modern protocol (2026-07-28)",
                     ));
                 }
-                self.initialize().await
+                let err = match self.initialize().await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => e,
+                };
+                // VER-06: a modern-only server without a usable discover
+                // answers initialize with -32022 naming its versions.
+                let modern = err
+                    .rpc_error()
+                    .filter(|o| o.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
+                    .and_then(|o| {
+                        let supported = negotiate::supported_versions(o);
+                        negotiate::mutual_modern(supported.iter().map(String::as_str))
+                    });
+                match modern {
+                    Some(v) => {
+                        self.set_state(|s| {
+                            s.era = Era::Modern;
+                            s.version = v;
+                        });
+                        Ok(())
+                    }
+                    None => Err(err),
+                }
             }
         }
     }

@@ -1,4 +1,6 @@
-//! ERA-10: a 2024-11-05 HTTP+SSE server refuses POSTs on its URL (405); the
+//! Servers that are not our everything-server: a 2024-11-05 HTTP+SSE server
+//! (ERA-10), a redirecting endpoint, a modern-only server without discover.
+//!
 //! client then GETs the URL, waits for the `endpoint` event, POSTs messages
 //! there and reads every answer from the SSE stream. The server here is a
 //! minimal hand-written one on a loopback port.
@@ -167,4 +169,56 @@ async fn redirects_are_never_followed() {
     while let Ok(l) = log_rx.try_recv() {
         assert_eq!(l, "POST /redirect");
     }
+}
+
+/// A modern-only server whose `server/discover` is missing: it answers
+/// `initialize` with -32022 naming 2026-07-28 (VER-06).
+async fn serve_modern_only(stream: TcpStream) {
+    let mut stream = BufReader::new(stream);
+    let Some(req) = read_request(&mut stream).await else {
+        return;
+    };
+    let mut stream = stream.into_inner();
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    let (status, body) = match msg.get("method").and_then(Value::as_str) {
+        Some("server/discover") => (
+            "404 Not Found",
+            json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"Method not found"}}),
+        ),
+        Some("initialize") => (
+            "400 Bad Request",
+            json!({"jsonrpc":"2.0","id":id,"error":{"code":-32022,"message":"Unsupported protocol version",
+                "data":{"supported":["2026-07-28"],"requested":"2025-11-25"}}}),
+        ),
+        _ => (
+            "200 OK",
+            json!({"jsonrpc":"2.0","id":id,"result":{"resultType":"complete","tools":[],"ttlMs":0,"cacheScope":"private"}}),
+        ),
+    };
+    let body = body.to_string();
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_refused_with_a_modern_version_goes_modern() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve_modern_only(s));
+        }
+    });
+    let client = ClientBuilder::new("modern-only-test", "0.0.1")
+        .connect_url(&url)
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Modern);
+    assert!(client.list_tools().await.unwrap().is_empty());
+    client.close().await;
 }
