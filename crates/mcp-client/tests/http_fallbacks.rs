@@ -1,9 +1,10 @@
-//! Servers that are not our everything-server: a 2024-11-05 HTTP+SSE server
-//! (ERA-10), a redirecting endpoint, a modern-only server without discover.
-//!
-//! client then GETs the URL, waits for the `endpoint` event, POSTs messages
-//! there and reads every answer from the SSE stream. The server here is a
-//! minimal hand-written one on a loopback port.
+//! Servers that are not our everything-server, each a minimal hand-written
+//! one on a loopback port:
+//! - a 2024-11-05 HTTP+SSE server (ERA-10): POSTs on its URL are refused
+//!   (405), so the client GETs the URL, waits for the `endpoint` event,
+//!   POSTs messages there and reads every answer from the SSE stream;
+//! - a redirecting endpoint (redirects are never followed);
+//! - a modern-only server without `server/discover` (VER-06).
 
 use mcp_client::{ClientBuilder, Era, ProtocolVersion, TransportKind};
 use serde_json::{Value, json};
