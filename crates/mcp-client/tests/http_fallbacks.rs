@@ -4,7 +4,8 @@
 //!   (405), so the client GETs the URL, waits for the `endpoint` event,
 //!   POSTs messages there and reads every answer from the SSE stream;
 //! - a redirecting endpoint (redirects are never followed);
-//! - a modern-only server without `server/discover` (VER-06).
+//! - a modern-only server without `server/discover` (VER-06);
+//! - odd HTTP statuses (HTTP-19, HTTP-20, ERR-07).
 
 use mcp_client::{ClientBuilder, Era, ProtocolVersion, TransportKind};
 use serde_json::{Value, json};
@@ -221,5 +222,60 @@ async fn initialize_refused_with_a_modern_version_goes_modern() {
         .unwrap();
     assert_eq!(client.era(), Era::Modern);
     assert!(client.list_tools().await.unwrap().is_empty());
+    client.close().await;
+}
+
+/// Answers `tools/list` with 202 (HTTP-19) and `tools/call` with a 400
+/// carrying a JSON-RPC error with `id: null` (HTTP-20); anything else with a
+/// 503 and a plain body.
+async fn serve_odd_statuses(stream: TcpStream) {
+    let mut stream = BufReader::new(stream);
+    let Some(req) = read_request(&mut stream).await else {
+        return;
+    };
+    let mut stream = stream.into_inner();
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let (status, ctype, body) = match msg.get("method").and_then(Value::as_str) {
+        Some("tools/list") => ("202 Accepted", "application/json", String::new()),
+        Some("tools/call") => (
+            "400 Bad Request",
+            "application/json",
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Unknown tool"}})
+                .to_string(),
+        ),
+        _ => ("503 Service Unavailable", "text/plain", "busy".to_owned()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_codes_map_to_errors() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve_odd_statuses(s));
+        }
+    });
+    let client = ClientBuilder::new("status-test", "0.0.1")
+        .era(mcp_client::EraPreference::ModernNoProbe)
+        .connect_url(&url)
+        .await
+        .unwrap();
+    // HTTP-19: a 202 to a request is an error for it, not a hang.
+    let e = client.list_tools().await.unwrap_err();
+    assert!(e.is_invalid_response(), "{e}");
+    // HTTP-20: the JSON-RPC error in a non-2xx body is the peer's error.
+    let e = client.call_tool("x", None).await.unwrap_err();
+    assert_eq!(e.rpc_error().map(|o| o.code.0), Some(-32602), "{e}");
+    // Anything else: a local transport error carrying the status (ERR-07).
+    let e = client.list_prompts().await.unwrap_err();
+    assert!(e.is_transport() && e.is_local(), "{e}");
+    assert_eq!(e.status(), Some(503));
     client.close().await;
 }
