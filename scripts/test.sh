@@ -10,6 +10,10 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
+echo "== mcp-auth feature combinations (rustls on, everything off)"
+cargo clippy -p mcp-auth --all-targets --features rustls -- -D warnings
+cargo clippy -p mcp-auth --no-default-features -- -D warnings
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -73,15 +73,20 @@ pub(crate) fn into_owned(req: ClientRequest<'_>) -> Result<ClientRequest<'static
 
 impl Shared {
     /// Serves one request. `parts.version` decides the era's shaping.
-    pub(crate) async fn dispatch(
+    ///
+    /// Methods answered synchronously (lists, discover, ping) come back
+    /// ready, without an allocation; handler-backed methods come back as one
+    /// boxed future of just that method's state machine, so callers move a
+    /// pointer around rather than a large future (bench/RESULTS.md profile).
+    pub(crate) fn dispatch(
         self: Arc<Self>,
         req: ClientRequest<'static>,
         parts: ContextParts,
         legacy: Legacy,
-    ) -> Reply {
+    ) -> Dispatch {
         let modern = parts.version.is_modern();
         let id = parts.id.clone();
-        match req {
+        Dispatch::Ready(Some(match req {
             ClientRequest::Discover(_) if modern => {
                 let mut r = DiscoverResult {
                     supported_versions: self
@@ -99,13 +104,13 @@ impl Shared {
                 self.list_tools(&id, p, parts.version)
             }
             ClientRequest::CallTool(p) if self.has_tools() => {
-                self.call_tool(p, parts, legacy).await
+                return Dispatch::Pending(Box::pin(self.call_tool(p, parts, legacy)));
             }
             ClientRequest::ListPrompts(p) if self.has_prompts() => {
                 self.list_prompts(&id, p, parts.version)
             }
             ClientRequest::GetPrompt(p) if self.has_prompts() => {
-                self.get_prompt(p, parts, legacy).await
+                return Dispatch::Pending(Box::pin(self.get_prompt(p, parts, legacy)));
             }
             ClientRequest::ListResources(p) if self.has_resources() => {
                 self.list_resources(&id, p, parts.version)
@@ -114,10 +119,10 @@ impl Shared {
                 self.list_templates(&id, p, parts.version)
             }
             ClientRequest::ReadResource(p) if self.has_resources() => {
-                self.read_resource(p, parts, legacy).await
+                return Dispatch::Pending(Box::pin(self.read_resource(p, parts, legacy)));
             }
             ClientRequest::Complete(p) if self.completion.is_some() => {
-                self.complete(p, parts).await
+                return Dispatch::Pending(Box::pin(self.complete(p, parts)));
             }
             // Handshake-only methods (BASE-12: removed on the modern wire → -32601).
             ClientRequest::Ping(_) if !modern => {
@@ -142,7 +147,7 @@ impl Shared {
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
             other => Err(ErrorObject::method_not_found(other.method())),
-        }
+        }))
     }
 
     /// Stamps and serializes a result for the request's era.
@@ -572,18 +577,21 @@ impl Shared {
     {
         let modern = parts.version.is_modern();
         let principal = parts.principal.as_ref().map(|p| p.subject.clone());
-        let digest = crate::request_state::arguments_digest(Some(&args));
-        let binding = StateBinding {
+        // The binding (and the SHA-256 of the arguments in it) is only needed
+        // when a requestState arrives or has to be sealed.
+        let binding = |args: &Value| StateBinding {
             method,
             target,
-            arguments_digest: digest,
+            arguments_digest: crate::request_state::arguments_digest(Some(args)),
             principal: principal.as_deref(),
         };
         let mut state = match request_state {
-            Some(token) if modern => Some(self.sealer.open(&token, &binding).map_err(|e| {
-                tracing::debug!(reason = %e, "rejected requestState");
-                e.to_error_object()
-            })?),
+            Some(token) if modern => {
+                Some(self.sealer.open(&token, &binding(&args)).map_err(|e| {
+                    tracing::debug!(reason = %e, "rejected requestState");
+                    e.to_error_object()
+                })?)
+            }
             _ => None,
         };
         let mut input = input;
@@ -598,7 +606,7 @@ impl Shared {
                 Err(HandlerError::NeedInput(ir)) if modern => {
                     let sealed = self
                         .sealer
-                        .seal(&binding, ir.state.as_deref().unwrap_or_default())
+                        .seal(&binding(&args), ir.state.as_deref().unwrap_or_default())
                         .map_err(|e| e.to_error_object())?;
                     let r = InputRequiredResult {
                         input_requests: (!ir.requests.is_empty()).then_some(ir.requests),
@@ -628,6 +636,32 @@ impl Shared {
         Err(ErrorObject::internal(
             "the handler kept asking for input; giving up after 10 rounds",
         ))
+    }
+}
+
+/// The future [`Shared::dispatch`] returns: already answered, or one boxed
+/// method future.
+pub(crate) enum Dispatch {
+    /// Answered synchronously; taken on the first poll.
+    Ready(Option<Reply>),
+    /// A handler-backed method.
+    Pending(BoxFuture<Reply>),
+}
+
+impl std::future::Future for Dispatch {
+    type Output = Reply;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Reply> {
+        match self.get_mut() {
+            Dispatch::Ready(r) => {
+                std::task::Poll::Ready(r.take().unwrap_or_else(|| {
+                    Err(ErrorObject::internal("dispatch polled after completion"))
+                }))
+            }
+            Dispatch::Pending(f) => f.as_mut().poll(cx),
+        }
     }
 }
 

@@ -61,6 +61,14 @@ impl ClientRequester for StreamWriter {
     }
 }
 
+/// The subject of the request's authenticated principal, if any.
+pub(super) fn principal_subject(parts: &http::request::Parts) -> Option<&str> {
+    parts
+        .extensions
+        .get::<Principal>()
+        .map(|p| p.subject.as_str())
+}
+
 fn with_session_header(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
     if let Ok(v) = HeaderValue::from_str(id) {
         r.headers_mut().insert(MCP_SESSION_ID, v);
@@ -107,7 +115,9 @@ pub(super) async fn post(
             inner
                 .sessions
                 .set_event_buffer(shared.limits.session_event_buffer);
-            let Ok(session) = inner.sessions.create(state) else {
+            // STATE-06: the session belongs to whoever initialized it.
+            let owner = principal_subject(&parts).map(str::to_owned);
+            let Ok(session) = inner.sessions.create(state, owner) else {
                 return rejection(StatusCode::SERVICE_UNAVAILABLE, -32603, "Too many sessions");
             };
             let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
@@ -122,7 +132,7 @@ pub(super) async fn post(
             "Bad Request: missing Mcp-Session-Id header",
         );
     };
-    let Some(session) = inner.sessions.get(sid) else {
+    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
         return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
     };
     // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
@@ -474,7 +484,7 @@ pub(super) async fn get_or_delete(
     parts: http::request::Parts,
     sid: &[u8],
 ) -> Response<McpBody> {
-    let Some(session) = inner.sessions.get(sid) else {
+    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
         return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
     };
     if parts.method == http::Method::DELETE {

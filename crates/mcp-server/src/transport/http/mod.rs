@@ -393,7 +393,10 @@ where
     };
     // LEGACY-24: a 2025-03-26 session may send JSON-RPC batches.
     if let Some(Ok(elements)) = mcp_protocol::jsonrpc::split_batch(&bytes) {
-        if let Some(session) = session_id.as_deref().and_then(|id| inner.sessions.get(id)) {
+        let session = session_id
+            .as_deref()
+            .and_then(|id| inner.sessions.get(id, legacy::principal_subject(&parts)));
+        if let Some(session) = session {
             if !session.state.version.forbids_batches() {
                 return legacy::batch(&inner, parts, elements, session).await;
             }
@@ -411,7 +414,14 @@ where
     let probe = ParamsProbe::parse(params);
     let hint = match &session_id {
         None => SessionHint::Absent,
-        Some(id) if inner.sessions.get(id).is_some() => SessionHint::Live,
+        Some(id)
+            if inner
+                .sessions
+                .get(id, legacy::principal_subject(&parts))
+                .is_some() =>
+        {
+            SessionHint::Live
+        }
         Some(_) => SessionHint::Unknown,
     };
     let header_version = parts
@@ -569,14 +579,13 @@ fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
 /// first or the handler runs long (LADDER-13).
 async fn respond(
     id: RequestId,
-    fut: impl Future<Output = Reply> + Send + 'static,
+    mut fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
     sse_allowed: bool,
     cancel: CancellationToken,
     limits: crate::Limits,
 ) -> Response<McpBody> {
     let guard = cancel.drop_guard();
-    let mut fut = Box::pin(fut);
     let Some(mut rx) = rx else {
         if !sse_allowed {
             let r = fut.await;
@@ -584,7 +593,7 @@ async fn respond(
             return reply_response(&id, r);
         }
         // Most handlers finish on their first poll: answer without arming a timer.
-        if let Poll::Ready(r) = futures_util::poll!(fut.as_mut()) {
+        if let Poll::Ready(r) = futures_util::poll!(&mut fut) {
             guard.disarm();
             return reply_response(&id, r);
         }
@@ -627,7 +636,7 @@ async fn respond(
 /// body (client gone) drops the handler and cancels its token (CANCEL-01).
 fn sse_body(
     id: RequestId,
-    fut: Pin<Box<dyn Future<Output = Reply> + Send>>,
+    fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
     first: Option<Bytes>,
     guard: tokio_util::sync::DropGuard,
@@ -635,7 +644,7 @@ fn sse_body(
 ) -> impl futures_util::Stream<Item = Bytes> + Send {
     struct St {
         id: RequestId,
-        fut: Option<Pin<Box<dyn Future<Output = Reply> + Send>>>,
+        fut: Option<crate::dispatch::Dispatch>,
         rx: Option<mpsc::Receiver<Bytes>>,
         first: Option<Bytes>,
         guard: Option<tokio_util::sync::DropGuard>,
@@ -805,6 +814,53 @@ pub async fn serve_listener(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
+    serve_wrapped(service.clone(), service, listener, shutdown).await
+}
+
+/// Like [`serve_listener`], with `layer` wrapped around the MCP service
+/// (for example `mcp_auth::resource::AuthLayer`, or any tower layer).
+///
+/// The listener, timeouts, session sweeping and graceful shutdown are the
+/// MCP service's; every request goes through `layer.layer(service)`.
+pub async fn serve_layered<L, S, RB>(
+    service: McpService,
+    layer: L,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error>
+where
+    L: tower_layer::Layer<McpService, Service = S>,
+    S: tower_service::Service<Request<hyper::body::Incoming>, Response = Response<RB>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    RB: http_body::Body + Send + 'static,
+    RB::Data: Send,
+    RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let wrapped = layer.layer(service.clone());
+    serve_wrapped(wrapped, service, listener, shutdown).await
+}
+
+async fn serve_wrapped<S, RB>(
+    wrapped: S,
+    service: McpService,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error>
+where
+    S: tower_service::Service<Request<hyper::body::Incoming>, Response = Response<RB>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    RB: http_body::Body + Send + 'static,
+    RB::Data: Send,
+    RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     let limits = service.inner.shared.limits.clone();
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
@@ -839,10 +895,13 @@ pub async fn serve_listener(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let svc = service.clone();
+                let svc = wrapped.clone();
                 let hyper_svc = hyper::service::service_fn(move |req| {
-                    let svc = svc.clone();
-                    async move { Ok::<_, Infallible>(svc.handle(req).await) }
+                    let mut svc = svc.clone();
+                    async move {
+                        futures_util::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
+                        svc.call(req).await
+                    }
                 });
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
                 let conn = graceful.watch(conn.into_owned());

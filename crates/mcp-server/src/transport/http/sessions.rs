@@ -4,6 +4,13 @@
 //!
 //! The store is in-process; replicas behind a load balancer need sticky
 //! routing for the handshake era (LEGACY-20).
+//!
+//! A session belongs to the principal that initialized it (STATE-06: a
+//! session id is a handle, not a credential). The subject of the request's
+//! `Principal` (set by an authentication layer) is recorded at
+//! `initialize`; a later request, GET or DELETE naming the session under a
+//! different principal (or none, when it had one) is treated as naming an
+//! unknown session: 404 (LEGACY-13), without touching the session.
 
 use crate::session::SessionState;
 use bytes::Bytes;
@@ -46,6 +53,8 @@ struct StreamLog {
 pub(crate) struct HttpSession {
     pub(crate) id: String,
     pub(crate) state: Arc<SessionState>,
+    /// Subject of the principal that initialized the session.
+    owner: Option<String>,
     last_seen: Mutex<Instant>,
     pub(crate) closed: CancellationToken,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
@@ -302,10 +311,15 @@ impl SessionStore {
         self.event_buffer.store(n.max(1), Ordering::Relaxed);
     }
 
-    /// Looks a session up by the raw header value and marks it used.
-    pub(crate) fn get(&self, id: &[u8]) -> Option<Arc<HttpSession>> {
+    /// Looks a session up by the raw header value for the request's
+    /// principal (`None` when unauthenticated) and marks it used. A session
+    /// owned by another principal is not found.
+    pub(crate) fn get(&self, id: &[u8], principal: Option<&str>) -> Option<Arc<HttpSession>> {
         let id = std::str::from_utf8(id).ok()?;
         let s = self.map.lock().ok()?.get(id).cloned()?;
+        if s.owner.as_deref() != principal {
+            return None;
+        }
         if s.idle_for() > self.idle {
             self.remove(id);
             return None;
@@ -314,8 +328,13 @@ impl SessionStore {
         Some(s)
     }
 
-    /// Creates a session, after freeing idle ones if the table is full.
-    pub(crate) fn create(&self, state: SessionState) -> Result<Arc<HttpSession>, Full> {
+    /// Creates a session owned by `owner` (the initializing principal's
+    /// subject), after freeing idle ones if the table is full.
+    pub(crate) fn create(
+        &self,
+        state: SessionState,
+        owner: Option<String>,
+    ) -> Result<Arc<HttpSession>, Full> {
         let id = new_session_id().ok_or(Full)?;
         let mut map = self.map.lock().map_err(|_| Full)?;
         if map.len() >= self.max {
@@ -334,6 +353,7 @@ impl SessionStore {
         let s = Arc::new(HttpSession {
             id: id.clone(),
             state: Arc::new(state),
+            owner,
             last_seen: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
             pending: Mutex::new(HashMap::new()),
@@ -427,25 +447,46 @@ mod tests {
     #[test]
     fn cap_expiry_and_removal() {
         let store = SessionStore::new(2, Duration::from_millis(50));
-        let a = store.create(state()).ok();
+        let a = store.create(state(), None).ok();
         assert!(a.is_some());
-        assert!(store.create(state()).is_ok());
-        assert!(store.create(state()).is_err(), "cap reached");
+        assert!(store.create(state(), None).is_ok());
+        assert!(store.create(state(), None).is_err(), "cap reached");
         std::thread::sleep(Duration::from_millis(80));
         // Full table: idle sessions are freed to make room.
-        assert!(store.create(state()).is_ok());
+        assert!(store.create(state(), None).is_ok());
         assert_eq!(store.len(), 1);
         let id = a.map(|s| s.id.clone()).unwrap_or_default();
-        assert!(store.get(id.as_bytes()).is_none());
+        assert!(store.get(id.as_bytes(), None).is_none());
         std::thread::sleep(Duration::from_millis(80));
         assert_eq!(store.sweep(), 1);
         assert_eq!(store.len(), 0);
     }
 
+    #[test]
+    fn sessions_are_bound_to_their_principal() {
+        // STATE-06: another principal's request for the session finds nothing.
+        let store = SessionStore::new(4, Duration::from_secs(60));
+        let Ok(s) = store.create(state(), Some("alice".into())) else {
+            panic!("create")
+        };
+        let id = s.id.as_bytes();
+        assert!(store.get(id, Some("alice")).is_some());
+        assert!(store.get(id, Some("bob")).is_none());
+        assert!(store.get(id, None).is_none());
+        let Ok(anon) = store.create(state(), None) else {
+            panic!("create")
+        };
+        assert!(store.get(anon.id.as_bytes(), None).is_some());
+        assert!(store.get(anon.id.as_bytes(), Some("alice")).is_none());
+        // A refused lookup leaves the session alive for its owner.
+        assert!(store.get(id, Some("alice")).is_some());
+        assert_eq!(store.len(), 2);
+    }
+
     #[tokio::test]
     async fn resume_replays_only_later_events_of_that_stream() {
         let store = SessionStore::new(4, Duration::from_secs(60));
-        let Ok(s) = store.create(state()) else {
+        let Ok(s) = store.create(state(), None) else {
             panic!("create")
         };
         let (sid, rx) = s.open_stream();

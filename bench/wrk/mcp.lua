@@ -1,0 +1,53 @@
+-- wrk script for the MCP benchmarks. Environment:
+--   MCP_MODE     modern  (default) 2026-07-28 tools/call echo, _meta envelope
+--                list    2026-07-28 tools/list
+--                session 2025-11-25 tools/call echo on a session (no _meta);
+--                        a unique id per request (ids must not collide
+--                        with in-flight ones within a session)
+--   MCP_SESSION  the Mcp-Session-Id for MCP_MODE=session
+-- done() prints one machine-readable WRK_RESULT line.
+
+local mode = os.getenv("MCP_MODE") or "modern"
+local meta = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+  .. '"io.modelcontextprotocol/clientCapabilities":{},'
+  .. '"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}'
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+
+if mode == "modern" then
+  wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+  wrk.headers["Mcp-Method"] = "tools/call"
+  wrk.headers["Mcp-Name"] = "echo"
+  wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+    .. '"arguments":{"text":"hello"},' .. meta .. '}}'
+elseif mode == "list" then
+  wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+  wrk.headers["Mcp-Method"] = "tools/list"
+  wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{' .. meta .. '}}'
+elseif mode == "session" then
+  local sid = os.getenv("MCP_SESSION")
+  if sid and sid ~= "" then
+    wrk.headers["Mcp-Session-Id"] = sid
+  end
+  wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+  local n = 0
+  local fmt = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
+    .. '"arguments":{"text":"hello"}}}'
+  function request()
+    n = n + 1
+    return wrk.format(nil, nil, nil, string.format(fmt, n))
+  end
+else
+  error("unknown MCP_MODE " .. mode)
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    "WRK_RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d max_us=%d "
+      .. "err_connect=%d err_read=%d err_write=%d err_status=%d err_timeout=%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    latency.max, e.connect, e.read, e.write, e.status, e.timeout))
+end

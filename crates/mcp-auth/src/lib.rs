@@ -1,0 +1,24 @@
+//! # mcp-auth
+//!
+//! OAuth 2.1 authorization for the Model Context Protocol's HTTP transport
+//! (REQUIREMENTS.md §31 AUTH).
+//!
+//! - [`challenge`]: the `WWW-Authenticate: Bearer …` challenge, formatted by
+//!   resource servers and parsed by clients (RFC 6750 §3, RFC 9728 §5.1).
+//! - [`resource`] (feature `resource`, on by default): the resource-server
+//!   half. Serves the Protected Resource Metadata document (RFC 9728),
+//!   guards the MCP endpoint with bearer tokens as a tower `Layer`, verifies
+//!   tokens as JWTs against the authorization server's JWKS or by RFC 7662
+//!   introspection, and enforces per-endpoint, per-method and per-tool
+//!   scopes. See the module docs for how to wrap an `McpService`.
+//!
+//! Feature `rustls` adds HTTPS to the built-in fetcher used for JWKS,
+//! authorization-server metadata and introspection; without it, supply your
+//! own [`resource::HttpFetch`] (or use plain HTTP on a trusted network,
+//! which must be enabled explicitly: AUTH-28).
+
+pub mod challenge;
+#[cfg(feature = "resource")]
+pub mod resource;
+
+pub use challenge::BearerChallenge;
