@@ -407,7 +407,7 @@ impl Inner {
 
     async fn refresh_tool_headers(self: &Arc<Self>) -> Result<()> {
         let mut cursor: Option<String> = None;
-        loop {
+        for _ in 0..self.config.limits.max_list_pages {
             let mut p = JsonObject::new();
             if let Some(c) = &cursor {
                 p.insert("cursor".into(), Value::String(c.clone()));
@@ -423,6 +423,7 @@ impl Inner {
                 None => return Ok(()),
             }
         }
+        Ok(())
     }
 
     /// Records each tool's header map and drops tools with invalid
@@ -922,6 +923,29 @@ impl Client {
         }
     }
 
+    /// Follows `nextCursor` to the end (PAGE-04), bounded by
+    /// [`crate::Limits::max_list_pages`] (a server repeating a cursor must
+    /// not loop the client forever; PAGE-02 allows any string, even "").
+    async fn all_pages<T, Fut>(&self, mut page: impl FnMut(Option<String>) -> Fut) -> Result<Vec<T>>
+    where
+        Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>)>>,
+    {
+        let max = self.inner.config.limits.max_list_pages;
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..max {
+            let (items, next) = page(cursor).await?;
+            all.extend(items);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(Error::invalid(format!(
+            "the list did not end within {max} pages"
+        )))
+    }
+
     async fn page<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -948,16 +972,11 @@ impl Client {
 
     /// Every tool, following `nextCursor` (PAGE-04).
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_tools_page(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_tools_page(c).await?;
+            Ok((p.tools, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `prompts/list`.
@@ -968,16 +987,11 @@ impl Client {
 
     /// Every prompt.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_prompts_page(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_prompts_page(c).await?;
+            Ok((p.prompts, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/list`.
@@ -988,16 +1002,11 @@ impl Client {
 
     /// Every resource.
     pub async fn list_resources(&self) -> Result<Vec<Resource>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_resources_page(cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_resources_page(c).await?;
+            Ok((p.resources, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/templates/list`.
@@ -1015,16 +1024,11 @@ impl Client {
 
     /// Every resource template.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_resource_templates_page(cursor).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_resource_templates_page(c).await?;
+            Ok((p.resource_templates, p.next_cursor))
+        })
+        .await
     }
 
     /// `tools/call`, with MRTR rounds fulfilled by the handlers.

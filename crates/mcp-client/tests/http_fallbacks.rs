@@ -243,6 +243,14 @@ async fn serve_odd_statuses(stream: TcpStream) {
             json!({"jsonrpc":"2.0","id":null,"error":{"code":-32602,"message":"Unknown tool"}})
                 .to_string(),
         ),
+        // PAGE-02: "" is a valid cursor; this server never ends the list.
+        Some("resources/list") => (
+            "200 OK",
+            "application/json",
+            json!({"jsonrpc":"2.0","id":msg.get("id"),"result":{"resultType":"complete","resources":[],
+                "nextCursor":"","ttlMs":0,"cacheScope":"private"}})
+            .to_string(),
+        ),
         _ => ("503 Service Unavailable", "text/plain", "busy".to_owned()),
     };
     let head = format!(
@@ -264,9 +272,25 @@ async fn status_codes_map_to_errors() {
     });
     let client = ClientBuilder::new("status-test", "0.0.1")
         .era(mcp_client::EraPreference::ModernNoProbe)
+        .limits(mcp_client::Limits {
+            max_list_pages: 3,
+            ..mcp_client::Limits::default()
+        })
         .connect_url(&url)
         .await
         .unwrap();
+    // A list that never ends is cut off, not followed forever.
+    let e = client.list_resources().await.unwrap_err();
+    assert!(e.is_invalid_response(), "{e}");
+    assert_eq!(
+        client
+            .list_resources_page(Some(String::new()))
+            .await
+            .unwrap()
+            .next_cursor
+            .as_deref(),
+        Some("")
+    );
     // HTTP-19: a 202 to a request is an error for it, not a hang.
     let e = client.list_tools().await.unwrap_err();
     assert!(e.is_invalid_response(), "{e}");
