@@ -97,6 +97,13 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// HTTP endpoints found to be handshake-era in this process (VER-05).
+fn handshake_memo<R>(f: impl FnOnce(&mut std::collections::BTreeSet<String>) -> R) -> R {
+    static MEMO: Mutex<std::collections::BTreeSet<String>> =
+        Mutex::new(std::collections::BTreeSet::new());
+    f(&mut MEMO.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// The `notifications/cancelled` body for `id` (CANCEL-02).
 pub(crate) fn cancelled_notification(id: &RequestId) -> Vec<u8> {
     let params = CancelledNotificationParams {
@@ -725,7 +732,32 @@ impl Inner {
             }
             EraPreference::Auto | EraPreference::Modern => {}
         }
-        match self.probe().await? {
+        // VER-05: an HTTP endpoint known to be handshake-era skips the
+        // probe; if that assumption fails, forget it and probe (ERA-11:
+        // never for stdio, each process is probed anew).
+        let memo = self.is_http() && self.config.era == EraPreference::Auto;
+        if memo && handshake_memo(|m| m.contains(&self.identity)) {
+            match self.initialize().await {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    tracing::debug!(error = %e, "the remembered handshake verdict failed; probing again");
+                    handshake_memo(|m| m.remove(&self.identity));
+                    self.transport.reset_session();
+                }
+            }
+        }
+        let verdict = self.probe().await?;
+        if memo {
+            let handshake = matches!(verdict, ProbeVerdict::Handshake);
+            handshake_memo(|m| {
+                if handshake {
+                    m.insert(self.identity.clone())
+                } else {
+                    m.remove(&self.identity)
+                }
+            });
+        }
+        match verdict {
             ProbeVerdict::Modern { version, discover } => {
                 self.set_state(|s| {
                     s.era = Era::Modern;

@@ -5,7 +5,8 @@
 //!   POSTs messages there and reads every answer from the SSE stream;
 //! - a redirecting endpoint (redirects are never followed);
 //! - a modern-only server without `server/discover` (VER-06);
-//! - odd HTTP statuses (HTTP-19, HTTP-20, ERR-07).
+//! - odd HTTP statuses (HTTP-19, HTTP-20, ERR-07);
+//! - a handshake-era Streamable HTTP server (VER-05 verdict memo).
 
 use mcp_client::{ClientBuilder, Era, ProtocolVersion, TransportKind};
 use serde_json::{Value, json};
@@ -302,4 +303,70 @@ async fn status_codes_map_to_errors() {
     assert!(e.is_transport() && e.is_local(), "{e}");
     assert_eq!(e.status(), Some(503));
     client.close().await;
+}
+
+/// A handshake-era Streamable HTTP server: `server/discover` before
+/// `initialize` is refused like an unknown session (-32000, 400).
+async fn serve_handshake_only(stream: TcpStream, log: mpsc::UnboundedSender<String>) {
+    let mut stream = BufReader::new(stream);
+    let Some(req) = read_request(&mut stream).await else {
+        return;
+    };
+    let mut stream = stream.into_inner();
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let method = msg
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let _ = log.send(format!("{} {method}", req.method));
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    let (status, body) = match (req.method.as_str(), method.as_str()) {
+        ("GET", _) | ("DELETE", _) => ("405 Method Not Allowed", String::new()),
+        (_, "server/discover") => (
+            "400 Bad Request",
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}).to_string(),
+        ),
+        (_, "initialize") => (
+            "200 OK",
+            json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},
+                "serverInfo":{"name":"handshake-only","version":"1"}}}).to_string(),
+        ),
+        (_, "notifications/initialized") => ("202 Accepted", String::new()),
+        _ => ("200 OK", json!({"jsonrpc":"2.0","id":id,"result":{"tools":[]}}).to_string()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handshake_verdict_is_remembered_per_endpoint() {
+    // VER-05: the second connection to a handshake-era endpoint skips the probe.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (log_tx, mut log_rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve_handshake_only(s, log_tx.clone()));
+        }
+    });
+    for _ in 0..2 {
+        let client = ClientBuilder::new("memo-test", "0.0.1")
+            .connect_url(&url)
+            .await
+            .unwrap();
+        assert_eq!(client.era(), Era::Handshake);
+        assert_eq!(client.protocol_version(), ProtocolVersion::V2025_06_18);
+        client.list_tools().await.unwrap();
+        client.close().await;
+    }
+    let mut probes = 0;
+    while let Ok(l) = log_rx.try_recv() {
+        probes += usize::from(l == "POST server/discover");
+    }
+    assert_eq!(probes, 1);
 }
