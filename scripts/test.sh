@@ -27,5 +27,8 @@ cargo test --workspace --doc
 # Benchmarks are type-checked by clippy --all-targets above; building them in
 # the release profile here would double CI's compile time.
 
+echo "== fuzz smoke (each cargo-fuzz target for 10 s)"
+bash scripts/fuzz-smoke.sh
+
 echo "== official conformance suites"
 bash scripts/conformance.sh

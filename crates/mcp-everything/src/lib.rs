@@ -9,8 +9,8 @@ use mcp_protocol::types::{
     Resource, ResourceContents, ResourceTemplate, Role,
 };
 use mcp_server::{
-    HandlerError, NoArgs, PromptArgs, RequestContext, ResourceDef, ResourceRequest, Server,
-    TemplateDef, prompt, tool,
+    HandlerError, Limits, NoArgs, PromptArgs, RequestContext, ResourceDef, ResourceRequest, Server,
+    ServerBuilder, TemplateDef, prompt, tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -96,9 +96,23 @@ fn elicit_summary(r: &ElicitResult) -> String {
     format!("User response: action={action}, content={content}")
 }
 
-/// Builds the everything-server.
+/// Builds the everything-server with the default [`Limits`].
 pub fn everything_server() -> Result<Server, mcp_server::Error> {
-    let b = Server::builder("mcp-rs-everything-server", env!("CARGO_PKG_VERSION"))
+    everything_builder().build()
+}
+
+/// Builds the everything-server with `limits` instead of the defaults (the
+/// `everything-server` binary reads them from `MCP_*` environment variables
+/// so abuse tests can run with small caps and short timeouts).
+pub fn everything_server_with(limits: Limits) -> Result<Server, mcp_server::Error> {
+    everything_builder().limits(limits).build()
+}
+
+/// The everything-server's builder with every fixture registered, for callers
+/// that want to set more than limits (e.g. `requestState` keys) before
+/// building.
+pub fn everything_builder() -> ServerBuilder {
+    Server::builder("mcp-rs-everything-server", env!("CARGO_PKG_VERSION"))
         .instructions("Conformance fixtures for the Rust MCP SDK.")
         .logging(true)
         .resource_subscriptions(true)
@@ -406,8 +420,7 @@ pub fn everything_server() -> Result<Server, mcp_server::Error> {
             };
             let values = candidates.iter().filter(|c| c.starts_with(&p.argument.value)).map(|s| s.to_string()).collect();
             Ok(Completion::from_values(values))
-        });
-    b.build()
+        })
 }
 
 fn schema_2020_12() -> mcp_protocol::types::JsonObject {

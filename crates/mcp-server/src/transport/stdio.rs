@@ -299,7 +299,11 @@ async fn handle_frame(
                         return conn.send_error(Some(&id), &e).await;
                     };
                     let mut parts = *parts;
-                    parts.cancel = token.clone();
+                    // The handler gets a child of the client's token: a
+                    // handler timeout cancels only the child, so its -32603
+                    // still goes out; notifications/cancelled cancels both
+                    // and nothing is sent (CANCEL-03).
+                    parts.cancel = token.child_token();
                     let conn = conn.clone();
                     tasks.spawn(async move {
                         let shared = conn.shared.clone();
@@ -525,4 +529,58 @@ fn start_listen(
         conn.unregister(&id);
         conn.listens.fetch_sub(1, Ordering::AcqRel);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Limits, NoArgs, RequestContext, Server, tool};
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    /// Regression: the handler timeout cancelled the same token that
+    /// `notifications/cancelled` uses, so the stdio loop took a timed-out
+    /// request for a cancelled one and sent nothing at all — the client
+    /// waited forever instead of getting -32603.
+    #[tokio::test]
+    async fn handler_timeout_is_answered_and_cancellation_is_not() {
+        let limits = Limits {
+            handler_timeout: Duration::from_millis(50),
+            ..Limits::default()
+        };
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("hang").handler(|_: NoArgs, cx: RequestContext| async move {
+                    tokio::select! {
+                        _ = cx.cancelled() => "cancelled",
+                        _ = tokio::time::sleep(Duration::from_secs(600)) => "slept",
+                    }
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let (client, server_io) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        tokio::spawn(server.serve_io(server_read, server_write));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        let env = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let call = |id: u32| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hang","_meta":{env}}}}}"#
+            ) + "\n"
+        };
+        // Cancelled by the client: no answer. Timed out: -32603.
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        let input = format!("{}{cancel}\n{}", call(1), call(2));
+        client_write.write_all(input.as_bytes()).await.ok();
+        let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line()).await;
+        let line = line.ok().and_then(|l| l.ok()).flatten().unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        assert_eq!(v["id"], 2, "{line}");
+        assert_eq!(v["error"]["code"], -32603, "{line}");
+        let more = tokio::time::timeout(Duration::from_millis(200), lines.next_line()).await;
+        assert!(more.is_err(), "nothing for the cancelled request: {more:?}");
+    }
 }

@@ -24,7 +24,7 @@ use mcp_protocol::types::CancelledNotificationParams;
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use serde_json::Value;
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 /// Writes a request's messages to its session stream.
 #[derive(Clone)]
@@ -84,6 +84,7 @@ pub(super) async fn post(
     session_id: Option<&[u8]>,
     _header_version: Option<ProtocolVersion>,
     accept: Accepts,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
     if shared.handshake_versions.is_empty() {
@@ -171,7 +172,7 @@ pub(super) async fn post(
             }
             accepted()
         }
-        Message::Request(r) => request(inner, parts, r, session, accept).await,
+        Message::Request(r) => request(inner, parts, r, session, accept, permit).await,
     }
 }
 
@@ -192,6 +193,7 @@ async fn request(
     r: &mcp_protocol::Request<'_>,
     session: Arc<HttpSession>,
     accept: Accepts,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = inner.shared.clone();
     let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
@@ -233,8 +235,10 @@ async fn request(
     };
     let id = r.id.clone();
     // The handler runs on its own task: in the handshake era a dropped
-    // stream is not a cancellation (LEGACY-19); the client may resume.
+    // stream is not a cancellation (LEGACY-19); the client may resume. It
+    // keeps the request's concurrency permit until it finishes.
     tokio::spawn(async move {
+        let _permit = permit;
         let fut = shared.dispatch(typed, ctx, legacy);
         let reply = tokio::select! {
             r = fut => Some(r),

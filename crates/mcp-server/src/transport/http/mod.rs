@@ -48,7 +48,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// HTTP transport settings.
@@ -273,37 +273,109 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// Why a request body could not be read.
+#[derive(Debug, PartialEq, Eq)]
+enum BodyError {
+    TooLarge,
+    TimedOut,
+    Io,
+}
+
+/// Reads a whole request body, at most `limit` bytes, within `timeout`.
+///
+/// Every frame is copied into one buffer as it arrives and then freed, so
+/// memory is the body size plus one frame. Collecting the frames themselves
+/// (as `http_body_util::Collected` does) keeps one `Bytes` handle per frame,
+/// and the read buffers they point into, until the end: a 4 MiB body sent as
+/// one-byte chunks cost about 150 MB that way.
+async fn collect_body<B>(body: B, limit: usize, timeout: Duration) -> Result<Bytes, BodyError>
+where
+    B: http_body::Body,
+{
+    use bytes::{Buf, BufMut};
+    let read = async move {
+        let mut body = std::pin::pin!(body);
+        let mut buf: Vec<u8> = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.map_err(|_| BodyError::Io)?.into_data() else {
+                continue; // trailers
+            };
+            if data.remaining() > limit.saturating_sub(buf.len()) {
+                return Err(BodyError::TooLarge);
+            }
+            buf.put(data);
+        }
+        Ok(Bytes::from(buf))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
+}
+
 async fn read_body<B>(body: B, limit: usize, timeout: Duration) -> Result<Bytes, Response<McpBody>>
 where
     B: http_body::Body + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, limit);
-    match tokio::time::timeout(timeout, limited.collect()).await {
-        Err(_) => Err(rejection(
-            StatusCode::REQUEST_TIMEOUT,
+    collect_body(body, limit, timeout)
+        .await
+        .map_err(|e| match e {
+            BodyError::TimedOut => rejection(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                "Request body not received in time",
+            ),
+            BodyError::TooLarge => rejection(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                "Request body too large",
+            ),
+            BodyError::Io => rejection(
+                StatusCode::BAD_REQUEST,
+                -32700,
+                "Request body could not be read",
+            ),
+        })
+}
+
+/// A request that names its host or origin more than once is refused before
+/// the Origin/Host check: components reading the first and the last copy
+/// would disagree, so one `Host: localhost` line could carry a foreign
+/// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
+/// 400). Browsers never send two `Origin` lines.
+fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
+    if parts.headers.get_all(header::HOST).iter().nth(1).is_some() {
+        return Some(rejection(
+            StatusCode::BAD_REQUEST,
             -32600,
-            "Request body not received in time",
-        )),
-        Ok(Ok(c)) => Ok(c.to_bytes()),
-        Ok(Err(e)) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                Err(rejection(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    -32600,
-                    "Request body too large",
-                ))
-            } else {
-                Err(rejection(
-                    StatusCode::BAD_REQUEST,
-                    -32700,
-                    "Request body could not be read",
-                ))
-            }
-        }
+            "Bad Request: more than one Host header",
+        ));
     }
+    if parts
+        .headers
+        .get_all(header::ORIGIN)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return Some(rejection(
+            StatusCode::FORBIDDEN,
+            -32600,
+            "Origin not allowed",
+        ));
+    }
+    None
+}
+
+/// The host the request is addressed to: the authority of an absolute-form
+/// target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2 says wins over
+/// `Host`, else the `Host` header.
+fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
+    parts
+        .uri
+        .authority()
+        .map(|a| a.as_str().as_bytes())
+        .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
 }
 
 async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
@@ -319,11 +391,10 @@ where
         }
     }
     // LADDER-01: Origin / Host.
-    let host = parts
-        .headers
-        .get(header::HOST)
-        .map(HeaderValue::as_bytes)
-        .or_else(|| parts.uri.authority().map(|a| a.as_str().as_bytes()));
+    if let Some(r) = ambiguous_host_or_origin(&parts) {
+        return r;
+    }
+    let host = host_of(&parts);
     match inner.config.origin.check(
         host,
         parts.headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
@@ -380,7 +451,9 @@ where
             );
         }
     }
-    let Ok(_permit) = inner.permits.clone().acquire_owned().await else {
+    // The permit is held until the handler finishes, also when the answer
+    // is an SSE stream or the handler runs on its own task (handshake era).
+    let Ok(permit) = inner.permits.clone().acquire_owned().await else {
         return rejection(
             StatusCode::SERVICE_UNAVAILABLE,
             -32603,
@@ -429,7 +502,7 @@ where
         .get(MCP_PROTOCOL_VERSION)
         .map(|v| trim_ows(v.as_bytes()));
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern(&inner, parts, msg, probe, accept).await,
+        HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { header_version } => {
             legacy::post(
                 &inner,
@@ -438,6 +511,7 @@ where
                 session_id.as_deref(),
                 header_version,
                 accept,
+                permit,
             )
             .await
         }
@@ -459,6 +533,7 @@ async fn modern(
     msg: Message<'_>,
     probe: ParamsProbe<'_>,
     accept: Accepts,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
     let headers = Headers(&parts.headers);
@@ -517,6 +592,8 @@ async fn modern(
         Err(e) => return json_error(Some(&req.id), &e),
     };
     if let ClientRequest::Listen(p) = typed {
+        // Listen streams have their own cap (max_listen_streams).
+        drop(permit);
         if !accept.sse {
             return rejection(
                 StatusCode::NOT_ACCEPTABLE,
@@ -557,6 +634,7 @@ async fn modern(
         accept.sse && !inner.config.json_only,
         cancel,
         shared.limits.clone(),
+        permit,
     )
     .await
 }
@@ -584,6 +662,7 @@ async fn respond(
     sse_allowed: bool,
     cancel: CancellationToken,
     limits: crate::Limits,
+    permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let guard = cancel.drop_guard();
     let Some(mut rx) = rx else {
@@ -602,7 +681,15 @@ async fn respond(
             r = &mut fut => { guard.disarm(); return reply_response(&id, r); }
             _ = tokio::time::sleep(limits.sse_commit_after) => {}
         }
-        return sse_response(sse_body(id, fut, None, None, guard, limits.sse_keepalive));
+        return sse_response(sse_body(
+            id,
+            fut,
+            None,
+            None,
+            guard,
+            limits.sse_keepalive,
+            permit,
+        ));
     };
     let first = tokio::select! {
         r = &mut fut => {
@@ -628,6 +715,7 @@ async fn respond(
         first,
         guard,
         limits.sse_keepalive,
+        permit,
     ))
 }
 
@@ -641,6 +729,7 @@ fn sse_body(
     first: Option<Bytes>,
     guard: tokio_util::sync::DropGuard,
     keepalive: Duration,
+    permit: OwnedSemaphorePermit,
 ) -> impl futures_util::Stream<Item = Bytes> + Send {
     struct St {
         id: RequestId,
@@ -649,6 +738,7 @@ fn sse_body(
         first: Option<Bytes>,
         guard: Option<tokio_util::sync::DropGuard>,
         tick: tokio::time::Interval,
+        permit: Option<OwnedSemaphorePermit>,
     }
     let mut tick = tokio::time::interval(keepalive);
     tick.reset();
@@ -659,6 +749,7 @@ fn sse_body(
         first,
         guard: Some(guard),
         tick,
+        permit: Some(permit),
     };
     fn final_event(st: &mut St, r: Reply) -> Bytes {
         // Flush notifications that raced the result, then the result.
@@ -672,6 +763,7 @@ fn sse_body(
         if let Some(g) = st.guard.take() {
             g.disarm();
         }
+        st.permit = None; // the handler is done
         Bytes::from(out)
     }
     futures_util::stream::unfold(st, |mut st| async move {
@@ -789,6 +881,34 @@ impl Drop for ListenSlot {
     }
 }
 
+/// Waits, at most `limit`, until the client has sent enough bytes to tell
+/// HTTP/1 from HTTP/2: a byte that differs from the HTTP/2 preface, or the
+/// whole preface. False on timeout, end of stream or error.
+///
+/// hyper's header read timeout starts only once the version is known, and
+/// version detection itself waits forever: a client that connects and stays
+/// silent (or sends a partial preface such as `P`) held its connection and
+/// task indefinitely.
+async fn version_bytes_arrived(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let wait = async {
+        let mut buf = [0u8; PREFACE.len()];
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            let seen = buf.get(..n)?;
+            if n == 0 {
+                return None;
+            }
+            if n == PREFACE.len() || PREFACE.get(..n) != Some(seen) {
+                return Some(());
+            }
+            // A prefix of the preface: the rest is on its way, or never comes.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    matches!(tokio::time::timeout(limit, wait).await, Ok(Some(())))
+}
+
 /// Serves `server` on `addr` at `/mcp` until `shutdown` completes.
 pub async fn serve(
     server: Server,
@@ -903,10 +1023,15 @@ where
                         svc.call(req).await
                     }
                 });
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
-                let conn = graceful.watch(conn.into_owned());
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                let first_bytes_timeout = limits.header_read_timeout;
                 tokio::spawn(async move {
-                    let _ = conn.await;
+                    if !version_bytes_arrived(&stream, first_bytes_timeout).await {
+                        return;
+                    }
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
+                    let _ = watcher.watch(conn.into_owned()).await;
                 });
             }
             _ = &mut shutdown => break,
@@ -916,4 +1041,233 @@ where
     service.shutdown_streams();
     let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A one-byte frame buffer that counts itself live until dropped.
+    struct Tracked(Arc<AtomicUsize>, [u8; 1]);
+
+    impl AsRef<[u8]> for Tracked {
+        fn as_ref(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    type FrameStream = std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<http_body::Frame<Bytes>, Infallible>> + Send>,
+    >;
+
+    /// A body of `n` one-byte frames that records the most frames alive at once.
+    fn one_byte_frames(
+        n: usize,
+        live: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+    ) -> http_body_util::StreamBody<FrameStream> {
+        let frames = futures_util::stream::iter(0..n).map(move |_| {
+            let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            Ok(http_body::Frame::data(Bytes::from_owner(Tracked(
+                live.clone(),
+                [b' '],
+            ))))
+        });
+        http_body_util::StreamBody::new(Box::pin(frames) as FrameStream)
+    }
+
+    /// Regression: a chunked body of one-byte chunks used to be collected
+    /// frame by frame (one `Bytes` per chunk held until the end, ~40x the
+    /// body size in memory). Frames are now copied and freed one at a time.
+    #[tokio::test]
+    async fn body_frames_are_copied_not_accumulated() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(10_000, live.clone(), peak.clone());
+        let got = collect_body(body, 10_000, Duration::from_secs(5)).await;
+        assert_eq!(got.map(|b| b.len()), Ok(10_000));
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+        assert!(peak.load(Ordering::SeqCst) <= 2, "frames were accumulated");
+    }
+
+    /// Regression: a connection that sent nothing, or only part of the
+    /// HTTP/2 preface, was never timed out (hyper's header timeout starts
+    /// after version detection).
+    #[tokio::test]
+    async fn silent_and_partial_preface_connections_time_out() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+        let listener = listener.unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let limit = Duration::from_millis(200);
+        for prefix in [&b""[..], b"P", b"PRI * HTTP/2.0\r\n"] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let started = std::time::Instant::now();
+            assert!(!version_bytes_arrived(&server, limit).await, "{prefix:?}");
+            assert!(started.elapsed() >= limit);
+        }
+        for prefix in [
+            &b"G"[..],
+            b"POST / HTTP/1.1\r\n",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        ] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(version_bytes_arrived(&server, limit).await, "{prefix:?}");
+        }
+    }
+
+    fn post(
+        body: serde_json::Value,
+        extra: &[(&str, &str)],
+    ) -> Request<http_body_util::Full<Bytes>> {
+        let mut b = Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (n, v) in extra {
+            b = b.header(*n, *v);
+        }
+        b.body(http_body_util::Full::new(Bytes::from(body.to_string())))
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: the `max_concurrent_requests` permit was released when
+    /// the response head was ready, so handlers answered over SSE (modern
+    /// wire) or running on their own task (handshake era) were not counted
+    /// and one client could start any number of them.
+    #[tokio::test]
+    async fn sse_and_handshake_handlers_hold_their_concurrency_permit() {
+        use crate::{NoArgs, RequestContext, tool};
+        let limits = crate::Limits {
+            max_concurrent_requests: 1,
+            sse_commit_after: Duration::from_millis(10),
+            ..crate::Limits::default()
+        };
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("wait").handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, None, None);
+                    tokio::select! {
+                        _ = cx.cancelled() => {}
+                        _ = tokio::time::sleep(Duration::from_millis(300)) => {}
+                    }
+                    "done"
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let svc = McpService::new(server, HttpConfig::default());
+        let free = || svc.inner.permits.available_permits();
+        // Modern wire: the handler commits SSE with its progress notification.
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        });
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "wait", "_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "wait"),
+        ];
+        let resp = svc.handle(post(call, &headers)).await;
+        assert_eq!(
+            resp.headers()
+                .get(header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+            Some(&b"text/event-stream"[..])
+        );
+        assert_eq!(free(), 0, "a running SSE handler holds its permit");
+        drop(resp); // client gone: the handler is cancelled
+        assert_eq!(free(), 1);
+        // Handshake era: the handler runs on its own task.
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+        let resp = svc.handle(post(init, &[])).await;
+        let sid = resp
+            .headers()
+            .get(MCP_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(!sid.is_empty());
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "wait", "_meta": {"progressToken": "p"}}});
+        let resp = svc.handle(post(call, &[("mcp-session-id", &sid)])).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        drop(resp); // not a cancellation in the handshake era (LEGACY-19)
+        assert_eq!(free(), 0, "the spawned handler holds its permit");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(free(), 1);
+    }
+
+    fn parts(req: http::request::Builder) -> http::request::Parts {
+        req.body(())
+            .map(|r| r.into_parts().0)
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: with two `Host` lines the first was checked, so
+    /// `Host: 127.0.0.1` + `Host: evil.example` passed the DNS-rebinding
+    /// check; two `Origin` lines likewise. An absolute-form target's
+    /// authority was ignored in favour of `Host`.
+    #[test]
+    fn duplicate_host_or_origin_and_absolute_form() {
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("host", "evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::BAD_REQUEST));
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("origin", "http://localhost")
+                .header("origin", "http://evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::FORBIDDEN));
+        let p = parts(Request::post("/mcp").header("host", "127.0.0.1"));
+        assert!(ambiguous_host_or_origin(&p).is_none());
+        assert_eq!(host_of(&p), Some(&b"127.0.0.1"[..]));
+        let p = parts(Request::post("http://evil.example/mcp").header("host", "127.0.0.1"));
+        assert_eq!(host_of(&p), Some(&b"evil.example"[..]));
+        let policy = OriginPolicy::default();
+        assert_eq!(policy.check(host_of(&p), None), OriginVerdict::BadHost);
+    }
+
+    #[tokio::test]
+    async fn body_limit_and_timeout() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(101, live.clone(), live);
+        let got = collect_body(body, 100, Duration::from_secs(5)).await;
+        assert_eq!(got, Err(BodyError::TooLarge));
+        let never: FrameStream = Box::pin(futures_util::stream::pending());
+        let got = collect_body(
+            http_body_util::StreamBody::new(never),
+            100,
+            Duration::from_millis(20),
+        )
+        .await;
+        assert_eq!(got, Err(BodyError::TimedOut));
+    }
 }

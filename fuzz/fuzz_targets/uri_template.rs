@@ -1,0 +1,41 @@
+//! RFC 6570 URI templates (RES-04/05): parsing any template, expanding it
+//! and matching any URI against it never panics, and matching is bounded.
+//!
+//! Input: a template, a newline, then a URI. When the URI matches, the
+//! bound variables expand back into a URI the template matches again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+/// mcp-server's URI template module, compiled from its source (see Cargo.toml).
+#[allow(dead_code, unused_imports)]
+#[path = "../../crates/mcp-server/src/uri_template.rs"]
+mod uri_template;
+
+use std::collections::BTreeMap;
+use uri_template::{UriTemplate, VarValue};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let (template, uri) = text.split_once('\n').unwrap_or((text, ""));
+    let Ok(t) = UriTemplate::parse(template) else {
+        return;
+    };
+    let _ = t.variable_names();
+    let vars: BTreeMap<String, VarValue> = t
+        .variable_names()
+        .into_iter()
+        .map(|n| (n.to_owned(), VarValue::from(uri)))
+        .collect();
+    let expanded = t.expand(&vars);
+    let _ = t.match_uri(&expanded);
+    if let Some(bound) = t.match_uri(uri) {
+        let vars: BTreeMap<String, VarValue> = bound
+            .into_iter()
+            .map(|(k, v)| (k, VarValue::String(v)))
+            .collect();
+        let again = t.expand(&vars);
+        let _ = t.match_uri(&again);
+    }
+});
