@@ -365,8 +365,31 @@ async fn handshake_verdict_is_remembered_per_endpoint() {
         client.close().await;
     }
     let mut probes = 0;
+    let mut deletes = 0;
     while let Ok(l) = log_rx.try_recv() {
         probes += usize::from(l == "POST server/discover");
+        deletes += usize::from(l.starts_with("DELETE"));
     }
     assert_eq!(probes, 1);
+    assert_eq!(deletes, 2, "close() ends the session (LEGACY-14)");
+    // Dropped without close(): the session is still ended, best effort.
+    let client = ClientBuilder::new("memo-test", "0.0.1")
+        .connect_url(&url)
+        .await
+        .unwrap();
+    drop(client);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if let Ok(l) = log_rx.try_recv() {
+            if l.starts_with("DELETE") {
+                break;
+            }
+            continue;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no DELETE after drop"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }
