@@ -46,12 +46,12 @@ mod transport;
 
 pub use builder::ClientBuilder;
 pub use cache::{DEFAULT_MAX_CACHE_ENTRIES, ResponseCache};
-pub use client::{Client, Notice, NoticeCallback};
+pub use client::{Client, Notice};
 pub use error::{Error, ErrorKind, Result};
-pub use handlers::{HandlerError, HandlerFuture, Handlers};
+pub use handlers::HandlerError;
 pub use limits::Limits;
 pub use negotiate::EraPreference;
-pub use options::{ProgressCallback, RequestOptions};
+pub use options::RequestOptions;
 pub use subscription::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
