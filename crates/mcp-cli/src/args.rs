@@ -94,7 +94,6 @@ pub fn tool_arguments(
 }
 
 /// Prompt arguments: every value is a string (`key=value`).
-#[allow(dead_code)] // used by `mcp prompt` (next step)
 pub fn string_pairs(
     pairs: &[String],
 ) -> Result<std::collections::BTreeMap<String, String>, String> {

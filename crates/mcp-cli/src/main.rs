@@ -15,6 +15,7 @@ macro_rules! out {
 mod args;
 mod connect;
 mod exit;
+mod more;
 mod output;
 mod serve;
 
@@ -118,6 +119,83 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// List resources and resource templates.
+    Resources {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Read a resource: `mcp read [URL] URI`.
+    Read {
+        /// `[URL] URI`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Where to save binary contents (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List prompts.
+    Prompts {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Get a prompt: `mcp prompt [URL] NAME key=value…`.
+    Prompt {
+        /// `[URL] NAME [key=value…]`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Where to save images and audio (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Complete an argument: `mcp complete [URL] --prompt NAME ARG=PARTIAL [key=value…]`
+    /// (or `--template URI_TEMPLATE`); extra pairs are the context.
+    Complete {
+        /// `[URL] ARG=PARTIAL [key=value…]`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// The prompt whose argument is completed.
+        #[arg(long, value_name = "NAME", conflicts_with = "template")]
+        prompt: Option<String>,
+        /// The resource template whose variable is completed.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        template: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print notifications as they come (list changes, resource updates).
+    /// Without filters, every list change.
+    Listen {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        /// Tool list changes.
+        #[arg(long)]
+        tools: bool,
+        /// Prompt list changes.
+        #[arg(long)]
+        prompts: bool,
+        /// Resource list changes.
+        #[arg(long)]
+        resources: bool,
+        /// Updates of this resource (repeatable).
+        #[arg(long, value_name = "URI")]
+        uri: Vec<String>,
+        /// Exit after this many notifications.
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Run a built-in MCP server (the everything-server fixtures, and
     /// optionally a folder of Markdown documents).
     Serve(serve::ServeArgs),
@@ -203,6 +281,109 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 output::call(&client, tool, arguments, &common, &opts).await
             }
             .await;
+            client.close().await;
+            r
+        }
+        Command::Resources { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::resources(&client, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Read {
+            positional,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let [uri] = rest.as_slice() else {
+                return Err(Failure::usage("usage: mcp read [URL] URI"));
+            };
+            let client = connect::connect(&target, &common).await?;
+            let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+            let r = more::read(&client, uri, common.json, &dir).await;
+            client.close().await;
+            r
+        }
+        Command::Prompts { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::prompts(&client, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Prompt {
+            positional,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let Some((name, kv)) = rest.split_first() else {
+                return Err(Failure::usage(
+                    "which prompt? usage: mcp prompt NAME key=value…",
+                ));
+            };
+            let arguments = args::string_pairs(kv).map_err(Failure::usage)?;
+            let client = connect::connect(&target, &common).await?;
+            let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+            let r = more::prompt(&client, name, arguments, common.json, &dir).await;
+            client.close().await;
+            r
+        }
+        Command::Complete {
+            positional,
+            prompt,
+            template,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let reference = match (prompt, template) {
+                (Some(p), None) => serde_json::json!({"type": "ref/prompt", "name": p}),
+                (None, Some(t)) => serde_json::json!({"type": "ref/resource", "uri": t}),
+                _ => {
+                    return Err(Failure::usage(
+                        "give --prompt NAME or --template URI_TEMPLATE",
+                    ));
+                }
+            };
+            let Some((arg, ctx)) = rest.split_first() else {
+                return Err(Failure::usage(
+                    "give the argument being completed as NAME=PARTIAL",
+                ));
+            };
+            let context = args::string_pairs(ctx).map_err(Failure::usage)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::complete(&client, reference, arg, context, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Listen {
+            positional,
+            tools,
+            prompts,
+            resources,
+            uri,
+            count,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let builder = connect::builder(&common).on_notification(move |n| {
+                let _ = tx.send((n.method.clone(), n.params.clone()));
+            });
+            let client = connect::connect_with(&target, builder).await?;
+            let what = more::ListenWhat {
+                tools,
+                prompts,
+                resources,
+                uris: uri,
+                count,
+            };
+            let r = more::listen(&client, what, rx, &common).await;
             client.close().await;
             r
         }
