@@ -14,6 +14,7 @@ macro_rules! out {
 
 mod args;
 mod connect;
+mod elicit;
 mod exit;
 mod more;
 mod output;

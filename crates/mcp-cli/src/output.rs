@@ -204,10 +204,27 @@ pub async fn call(
     opts: &CallOptions,
 ) -> Result<u8, Failure> {
     let params = CallToolRequestParams::new(tool, arguments);
-    let fut = client.call_tool_with(params, RequestOptions::new());
+    // A progress bar on stderr (hidden when stderr is not a terminal).
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    let b = bar.clone();
+    let opts_req = RequestOptions::new().on_progress(move |p| {
+        if let Some(t) = p.total {
+            b.set_length(t.max(0.0) as u64);
+        }
+        b.set_position(p.progress.max(0.0) as u64);
+        if let Some(m) = &p.message {
+            b.set_message(m.clone());
+        }
+    });
+    let fut = client.call_tool_with(params, opts_req);
     let result = tokio::select! {
-        r = fut => r.map_err(Failure::from)?,
+        r = fut => { bar.finish_and_clear(); r.map_err(Failure::from)? },
         _ = tokio::signal::ctrl_c() => {
+            bar.abandon();
             return Err(Failure { code: code::INTERRUPTED, message: "interrupted; the call was cancelled".into() });
         }
     };
