@@ -341,3 +341,147 @@ fn serve_docs_folder_with_search() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn run_with_stdin(args: &[String], input: &str) -> Run {
+    use std::io::Write;
+    let mut child = Command::new(MCP)
+        .args(args)
+        .env_remove("MCP_SERVER")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn elicitation_prompts_read_answers_in_both_eras() {
+    let http = HttpServer::start(&[]);
+    for (label, pre, post) in targets(&http) {
+        let mut args = vec!["call".to_owned()];
+        args.extend(pre.iter().cloned());
+        args.push("test_elicitation_sep1034_defaults".into());
+        args.extend(post.iter().cloned());
+        // age: default, name: typed, score: bad then default, status: #2, verified: n, send
+        let r = run_with_stdin(&args, "\nAda\nlots\n\n2\nn\n\n");
+        assert_eq!(r.code, 0, "{label}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("expected a number"),
+            "{label}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stdout.contains(r#""name":"Ada""#),
+            "{label}: {}",
+            r.stdout
+        );
+        assert!(r.stdout.contains(r#""status":"inactive""#), "{label}");
+        assert!(r.stdout.contains(r#""verified":false"#), "{label}");
+        assert!(r.stdout.contains(r#""age":30"#), "{label}");
+
+        // declined at the end
+        let r = run_with_stdin(&args, "\n\n\n\n\nn\n");
+        assert!(r.stdout.contains("decline"), "{label}: {}", r.stdout);
+
+        // --no-input fails instead of prompting
+        let mut no = args.clone();
+        no.insert(1, "--no-input".into());
+        let r = run_with_stdin(&no, "");
+        assert_ne!(r.code, 0, "{label}");
+        assert!(r.stderr.contains("--no-input"), "{label}: {}", r.stderr);
+    }
+}
+
+/// The prompt in a real terminal: tmux drives `mcp call` and types answers.
+#[test]
+fn elicitation_in_a_tmux_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux not installed; skipped");
+        return;
+    }
+    let session = format!("mcp-cli-test-{}", std::process::id());
+    let out = std::env::temp_dir().join(format!("{session}.out"));
+    let cmd = format!(
+        "{MCP} call test_elicitation message=Hi -- {MCP} serve --stdio > {} 2>&1; echo EXIT=$? >> {}",
+        out.display(),
+        out.display()
+    );
+    let ok = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "120",
+            "-y",
+            "30",
+            &cmd,
+        ])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let wait_for = |needle: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = std::fs::read_to_string(&out).unwrap_or_default();
+            if text.contains(needle) {
+                return text;
+            }
+            assert!(Instant::now() < deadline, "never saw {needle:?}: {text}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for("response (string):");
+    let keys = |k: &str| {
+        Command::new("tmux")
+            .args(["send-keys", "-t", &session, k, "Enter"])
+            .status()
+            .unwrap();
+    };
+    keys("typed in tmux");
+    wait_for("Send? [Y/n]");
+    keys("y");
+    let text = wait_for("EXIT=");
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    let _ = std::fs::remove_file(&out);
+    assert!(text.contains(r#"{"response":"typed in tmux"}"#), "{text}");
+    assert!(text.contains("EXIT=0"), "{text}");
+}
+
+#[test]
+fn ctrl_c_cancels_a_long_call() {
+    let http = HttpServer::start(&[]);
+    for era in ERAS {
+        let child = Command::new(MCP)
+            .args(["call", &http.url, "debug_sleep", "ms=30000", "--era", era])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let started = Instant::now();
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{era}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{era}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("cancelled"));
+    }
+}
