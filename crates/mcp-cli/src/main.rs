@@ -13,6 +13,7 @@ macro_rules! out {
 }
 
 mod args;
+mod check;
 mod connect;
 mod elicit;
 mod exit;
@@ -194,6 +195,16 @@ enum Command {
         /// Exit after this many notifications.
         #[arg(long, value_name = "N")]
         count: Option<u64>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A quick health and compliance report: era, versions, caching hints,
+    /// `x-mcp-header` validity of every tool, the other era, Origin
+    /// protection (HTTP), timings. Exit 0 when every check passes, else 3.
+    Check {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -387,6 +398,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let r = more::listen(&client, what, rx, &common).await;
             client.close().await;
             r
+        }
+        Command::Check { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            check::run(&target, &common).await
         }
         Command::Serve(a) => serve::run(a).await,
     }

@@ -485,3 +485,29 @@ fn ctrl_c_cancels_a_long_call() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("cancelled"));
     }
 }
+
+#[test]
+fn check_reports_a_healthy_server() {
+    let http = HttpServer::start(&[]);
+    let r = run(&["check", &http.url]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for line in [
+        "connect",
+        "server/discover",
+        "x-mcp-header",
+        "other era",
+        "Origin protection",
+    ] {
+        assert!(
+            r.stdout
+                .lines()
+                .any(|l| l.starts_with("ok") && l.contains(line)),
+            "{line}: {}",
+            r.stdout
+        );
+    }
+    let r = run(&["check", "--json", "--", MCP, "serve", "--stdio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+}
