@@ -97,6 +97,13 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// HTTP endpoints found to be handshake-era in this process (VER-05).
+fn handshake_memo<R>(f: impl FnOnce(&mut std::collections::BTreeSet<String>) -> R) -> R {
+    static MEMO: Mutex<std::collections::BTreeSet<String>> =
+        Mutex::new(std::collections::BTreeSet::new());
+    f(&mut MEMO.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
 /// The `notifications/cancelled` body for `id` (CANCEL-02).
 pub(crate) fn cancelled_notification(id: &RequestId) -> Vec<u8> {
     let params = CancelledNotificationParams {
@@ -255,7 +262,17 @@ impl Inner {
             cancellable: !initialize && method != method::SERVER_DISCOVER,
             resumable: st.era == Era::Handshake,
         };
-        let exchange = self.transport.request(out).await?;
+        // Sending is bounded by the request timeout too (the HTTP+SSE
+        // transport POSTs before the exchange starts).
+        let timeout = opts.timeout.unwrap_or(self.config.limits.request_timeout);
+        let exchange = tokio::time::timeout(timeout, self.transport.request(out))
+            .await
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Timeout { elapsed: timeout },
+                    "sending the request timed out",
+                )
+            })??;
         self.await_response(exchange, &id, opts).await
     }
 
@@ -397,7 +414,7 @@ impl Inner {
 
     async fn refresh_tool_headers(self: &Arc<Self>) -> Result<()> {
         let mut cursor: Option<String> = None;
-        loop {
+        for _ in 0..self.config.limits.max_list_pages {
             let mut p = JsonObject::new();
             if let Some(c) = &cursor {
                 p.insert("cursor".into(), Value::String(c.clone()));
@@ -413,6 +430,7 @@ impl Inner {
                 None => return Ok(()),
             }
         }
+        Ok(())
     }
 
     /// Records each tool's header map and drops tools with invalid
@@ -714,7 +732,32 @@ impl Inner {
             }
             EraPreference::Auto | EraPreference::Modern => {}
         }
-        match self.probe().await? {
+        // VER-05: an HTTP endpoint known to be handshake-era skips the
+        // probe; if that assumption fails, forget it and probe (ERA-11:
+        // never for stdio, each process is probed anew).
+        let memo = self.is_http() && self.config.era == EraPreference::Auto;
+        if memo && handshake_memo(|m| m.contains(&self.identity)) {
+            match self.initialize().await {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    tracing::debug!(error = %e, "the remembered handshake verdict failed; probing again");
+                    handshake_memo(|m| m.remove(&self.identity));
+                    self.transport.reset_session();
+                }
+            }
+        }
+        let verdict = self.probe().await?;
+        if memo {
+            let handshake = matches!(verdict, ProbeVerdict::Handshake);
+            handshake_memo(|m| {
+                if handshake {
+                    m.insert(self.identity.clone())
+                } else {
+                    m.remove(&self.identity)
+                }
+            });
+        }
+        match verdict {
             ProbeVerdict::Modern { version, discover } => {
                 self.set_state(|s| {
                     s.era = Era::Modern;
@@ -737,7 +780,29 @@ impl Inner {
                         "the server does not speak the modern protocol (2026-07-28)",
                     ));
                 }
-                self.initialize().await
+                let err = match self.initialize().await {
+                    Ok(()) => return Ok(()),
+                    Err(e) => e,
+                };
+                // VER-06: a modern-only server without a usable discover
+                // answers initialize with -32022 naming its versions.
+                let modern = err
+                    .rpc_error()
+                    .filter(|o| o.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
+                    .and_then(|o| {
+                        let supported = negotiate::supported_versions(o);
+                        negotiate::mutual_modern(supported.iter().map(String::as_str))
+                    });
+                match modern {
+                    Some(v) => {
+                        self.set_state(|s| {
+                            s.era = Era::Modern;
+                            s.version = v;
+                        });
+                        Ok(())
+                    }
+                    None => Err(err),
+                }
             }
         }
     }
@@ -890,6 +955,29 @@ impl Client {
         }
     }
 
+    /// Follows `nextCursor` to the end (PAGE-04), bounded by
+    /// [`crate::Limits::max_list_pages`] (a server repeating a cursor must
+    /// not loop the client forever; PAGE-02 allows any string, even "").
+    async fn all_pages<T, Fut>(&self, mut page: impl FnMut(Option<String>) -> Fut) -> Result<Vec<T>>
+    where
+        Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>)>>,
+    {
+        let max = self.inner.config.limits.max_list_pages;
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..max {
+            let (items, next) = page(cursor).await?;
+            all.extend(items);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(Error::invalid(format!(
+            "the list did not end within {max} pages"
+        )))
+    }
+
     async fn page<T: DeserializeOwned>(
         &self,
         method: &str,
@@ -916,16 +1004,11 @@ impl Client {
 
     /// Every tool, following `nextCursor` (PAGE-04).
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_tools_page(cursor).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_tools_page(c).await?;
+            Ok((p.tools, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `prompts/list`.
@@ -936,16 +1019,11 @@ impl Client {
 
     /// Every prompt.
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_prompts_page(cursor).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_prompts_page(c).await?;
+            Ok((p.prompts, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/list`.
@@ -956,16 +1034,11 @@ impl Client {
 
     /// Every resource.
     pub async fn list_resources(&self) -> Result<Vec<Resource>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_resources_page(cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_resources_page(c).await?;
+            Ok((p.resources, p.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/templates/list`.
@@ -983,16 +1056,11 @@ impl Client {
 
     /// Every resource template.
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.list_resource_templates_page(cursor).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
+        self.all_pages(|c| async move {
+            let p = self.list_resource_templates_page(c).await?;
+            Ok((p.resource_templates, p.next_cursor))
+        })
+        .await
     }
 
     /// `tools/call`, with MRTR rounds fulfilled by the handlers.

@@ -24,6 +24,12 @@
 //! comes from `mcp-protocol`, including the header codec the server
 //! validates with.
 
+// With a transport feature off, some of the core's helpers have no caller.
+#![cfg_attr(
+    not(all(feature = "stdio", feature = "http")),
+    allow(dead_code, unused_imports)
+)]
+
 mod builder;
 mod cache;
 mod client;
@@ -40,12 +46,12 @@ mod transport;
 
 pub use builder::ClientBuilder;
 pub use cache::{DEFAULT_MAX_CACHE_ENTRIES, ResponseCache};
-pub use client::{Client, Notice, NoticeCallback};
+pub use client::{Client, Notice};
 pub use error::{Error, ErrorKind, Result};
-pub use handlers::{HandlerError, HandlerFuture, Handlers};
+pub use handlers::HandlerError;
 pub use limits::Limits;
 pub use negotiate::EraPreference;
-pub use options::{ProgressCallback, RequestOptions};
+pub use options::RequestOptions;
 pub use subscription::{Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]

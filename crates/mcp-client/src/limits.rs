@@ -30,6 +30,8 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default largest stdio line (one JSON-RPC message) accepted.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Default number of pages followed when listing everything (PAGE-04).
+pub const DEFAULT_MAX_LIST_PAGES: usize = 1000;
 
 /// The client's limits.
 #[derive(Debug, Clone)]
@@ -60,6 +62,8 @@ pub struct Limits {
     pub probe_timeout: Duration,
     /// Largest stdio line.
     pub max_line_bytes: usize,
+    /// Pages followed by the `list_*` calls that collect everything.
+    pub max_list_pages: usize,
 }
 
 impl Default for Limits {
@@ -78,6 +82,7 @@ impl Default for Limits {
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_list_pages: DEFAULT_MAX_LIST_PAGES,
         }
     }
 }

@@ -480,6 +480,24 @@ impl Inner {
     }
 }
 
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        // Dropped without `close`: still end the handshake-era session
+        // (LEGACY-14), best effort, when a runtime is there to do it.
+        let Some(session) = lock(&self.inner.session).take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let inner = self.inner.clone();
+        rt.spawn(async move {
+            *lock(&inner.session) = Some(session);
+            let _ = inner.send(Method::DELETE, &[], Bytes::new(), None).await;
+        });
+    }
+}
+
 /// Aborts the exchange when dropped; in the handshake era also tells the
 /// server, when the exchange had not finished.
 struct HttpGuard {

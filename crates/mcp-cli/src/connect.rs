@@ -1,0 +1,99 @@
+//! Where the server is, and connecting to it.
+
+use crate::exit::Failure;
+use crate::{Common, EraArg};
+use mcp_client::{Client, ClientBuilder, EraPreference, StdioCommand};
+use std::time::Duration;
+
+/// A server: a Streamable HTTP URL or a command speaking stdio.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// `http://…` or `https://…`
+    Url(String),
+    /// Program and arguments.
+    Command(Vec<String>),
+}
+
+/// Whether `s` looks like a server URL.
+pub fn is_url(s: &str) -> bool {
+    s.starts_with("http://") || s.starts_with("https://")
+}
+
+/// Picks the target from `--server`, a leading URL argument or the command
+/// after `--`; returns it with the remaining positional arguments.
+pub fn split_target(
+    common: &Common,
+    mut positional: Vec<String>,
+) -> Result<(Target, Vec<String>), Failure> {
+    let leading_url = positional.first().is_some_and(|s| is_url(s));
+    let url = if leading_url {
+        Some(positional.remove(0))
+    } else {
+        None
+    };
+    match (url, &common.server, common.command.is_empty()) {
+        (Some(_), _, false) | (None, Some(_), false) => Err(Failure::usage(
+            "give the server either as a URL or as a command after `--`, not both",
+        )),
+        (Some(u), _, true) => Ok((Target::Url(u), positional)),
+        (None, Some(u), true) => {
+            if is_url(u) {
+                Ok((Target::Url(u.clone()), positional))
+            } else {
+                Err(Failure::usage(format!(
+                    "--server wants an http:// or https:// URL, not {u:?}"
+                )))
+            }
+        }
+        (None, None, false) => Ok((Target::Command(common.command.clone()), positional)),
+        (None, None, true) => Err(Failure::usage(
+            "no server: give a URL (mcp tools http://127.0.0.1:8080/mcp) or a command after `--` (mcp tools -- mcp serve --stdio)",
+        )),
+    }
+}
+
+/// The client builder for `common`'s options (handlers installed by the caller).
+pub fn builder(common: &Common) -> ClientBuilder {
+    let era = match common.era {
+        EraArg::Auto => EraPreference::Auto,
+        EraArg::Modern => EraPreference::Modern,
+        EraArg::Handshake => EraPreference::Handshake,
+    };
+    ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"))
+        .era(era)
+        .request_timeout(Duration::from_secs(common.timeout.max(1)))
+        .on_elicitation_modes(true, true, crate::elicit::handler(common.no_input))
+}
+
+/// Connects to `target` with the default handlers.
+pub async fn connect(target: &Target, common: &Common) -> Result<Client, Failure> {
+    connect_with(target, builder(common)).await
+}
+
+/// Connects to `target` with `builder`.
+pub async fn connect_with(target: &Target, builder: ClientBuilder) -> Result<Client, Failure> {
+    let r = match target {
+        Target::Url(u) => builder.connect_url(u).await,
+        Target::Command(cmd) => {
+            let Some((program, args)) = cmd.split_first() else {
+                return Err(Failure::usage("empty server command after `--`"));
+            };
+            builder
+                .connect_command(StdioCommand::new(program, args))
+                .await
+        }
+    };
+    r.map_err(|e| {
+        let mut f = Failure::from(e);
+        f.message = format!("cannot connect to {}: {}", describe(target), f.message);
+        f
+    })
+}
+
+/// The target for messages.
+pub fn describe(target: &Target) -> String {
+    match target {
+        Target::Url(u) => u.clone(),
+        Target::Command(c) => format!("`{}`", c.join(" ")),
+    }
+}

@@ -1,0 +1,291 @@
+//! Elicitation in a terminal: form fields become prompts on stderr read
+//! from stdin (types, defaults and enums honoured); URL mode prints the URL
+//! (and opens it with `$BROWSER` when set). `--no-input` refuses instead.
+
+use mcp_client::HandlerError;
+use mcp_client::protocol::types::{ElicitRequestParams, ElicitResult};
+use serde_json::{Map, Value, json};
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+
+/// Serialises prompts: several input requests may arrive at once.
+static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Reads one line from stdin; `None` at end of input.
+async fn read_line() -> Option<String> {
+    tokio::task::spawn_blocking(|| {
+        let mut s = String::new();
+        match std::io::stdin().lock().read_line(&mut s) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(s.trim_end_matches(['\n', '\r']).to_owned()),
+        }
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+fn ask(prompt: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = write!(e, "{prompt}");
+    let _ = e.flush();
+}
+
+/// The allowed values of a property, with their titles.
+fn choices(p: &Value) -> Vec<(String, String)> {
+    let items = p.get("items").unwrap_or(p);
+    if let Some(e) = items.get("enum").and_then(Value::as_array) {
+        let names = items.get("enumNames").and_then(Value::as_array);
+        return e
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let v = v.as_str()?.to_owned();
+                let t = names
+                    .and_then(|n| n.get(i))
+                    .and_then(Value::as_str)
+                    .unwrap_or(&v)
+                    .to_owned();
+                Some((v, t))
+            })
+            .collect();
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(alts) = items.get(key).and_then(Value::as_array) {
+            return alts
+                .iter()
+                .filter_map(|a| {
+                    let v = a.get("const")?.as_str()?.to_owned();
+                    let t = a
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&v)
+                        .to_owned();
+                    Some((v, t))
+                })
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+/// Parses one answer for property `p`; `Err` says what is wrong.
+pub fn parse_answer(p: &Value, raw: &str) -> Result<Value, String> {
+    let ty = p.get("type").and_then(Value::as_str).unwrap_or("string");
+    let ch = choices(p);
+    let pick = |s: &str| -> Result<String, String> {
+        if ch.is_empty() {
+            return Ok(s.to_owned());
+        }
+        if let Some((v, _)) = ch.iter().find(|(v, t)| v == s || t == s) {
+            return Ok(v.clone());
+        }
+        if let Ok(i) = s.parse::<usize>() {
+            if let Some((v, _)) = i.checked_sub(1).and_then(|i| ch.get(i)) {
+                return Ok(v.clone());
+            }
+        }
+        Err(format!(
+            "choose one of {}",
+            ch.iter()
+                .map(|(v, _)| v.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    };
+    match ty {
+        "boolean" => match raw.to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" | "1" => Ok(Value::Bool(true)),
+            "n" | "no" | "false" | "0" => Ok(Value::Bool(false)),
+            _ => Err("answer y or n".into()),
+        },
+        "integer" => raw
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| "expected a whole number".into()),
+        "number" => match raw
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+        {
+            Some(n) => Ok(Value::Number(n)),
+            None => Err("expected a number".into()),
+        },
+        "array" => raw
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| pick(s).map(Value::String))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        _ => pick(raw).map(Value::String),
+    }
+}
+
+/// Asks for a form; `None` when input ended (cancel).
+async fn form(message: &str, schema: &Value) -> Option<Map<String, Value>> {
+    let empty = Map::new();
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    eprintln!("\nThe server asks: {message}");
+    let mut out = Map::new();
+    for (name, p) in props {
+        let ty = p.get("type").and_then(Value::as_str).unwrap_or("string");
+        let ch = choices(p);
+        if let Some(d) = p.get("description").and_then(Value::as_str) {
+            eprintln!("  {d}");
+        }
+        for (i, (v, t)) in ch.iter().enumerate() {
+            if v == t {
+                eprintln!("    {}) {v}", i + 1);
+            } else {
+                eprintln!("    {}) {v} ({t})", i + 1);
+            }
+        }
+        let default = p.get("default");
+        let req = required.contains(&name.as_str());
+        let mut hint = ty.to_owned();
+        if ty == "array" {
+            hint.push_str(", comma-separated");
+        }
+        if let Some(d) = default {
+            hint.push_str(&format!(", default {d}"));
+        } else if !req {
+            hint.push_str(", optional");
+        }
+        loop {
+            ask(&format!("{name} ({hint}): "));
+            let line = read_line().await?;
+            let line = line.trim();
+            if line.is_empty() {
+                if let Some(d) = default {
+                    out.insert(name.clone(), d.clone());
+                    break;
+                }
+                if !req {
+                    break;
+                }
+                eprintln!("  required");
+                continue;
+            }
+            match parse_answer(p, line) {
+                Ok(v) => {
+                    out.insert(name.clone(), v);
+                    break;
+                }
+                Err(e) => eprintln!("  {e}"),
+            }
+        }
+    }
+    Some(out)
+}
+
+fn result(v: Value) -> Result<ElicitResult, HandlerError> {
+    serde_json::from_value(v).map_err(|e| HandlerError::new(format!("bad elicitation answer: {e}")))
+}
+
+/// Answers one elicitation request in the terminal.
+pub async fn answer(
+    params: ElicitRequestParams,
+    no_input: bool,
+) -> Result<ElicitResult, HandlerError> {
+    if no_input {
+        return Err(HandlerError::new(format!(
+            "the server asks for input ({:?}) but --no-input was given",
+            params.message()
+        )));
+    }
+    let _guard = TERMINAL.lock().await;
+    let v = serde_json::to_value(&params).map_err(|e| HandlerError::new(e.to_string()))?;
+    match params {
+        ElicitRequestParams::Url(u) => {
+            eprintln!(
+                "\nThe server asks: {}\nOpen this URL to continue:\n  {}",
+                u.message, u.url
+            );
+            if let Some(browser) = std::env::var_os("BROWSER") {
+                let _ = std::process::Command::new(browser).arg(&u.url).spawn();
+            }
+            ask("Press Enter when done, or type n to decline: ");
+            match read_line().await {
+                None => result(json!({"action": "cancel"})),
+                Some(l) if l.trim().eq_ignore_ascii_case("n") => {
+                    result(json!({"action": "decline"}))
+                }
+                Some(_) => result(json!({"action": "accept"})),
+            }
+        }
+        ElicitRequestParams::Form(_) => {
+            let schema = v.get("requestedSchema").cloned().unwrap_or(Value::Null);
+            let message = v.get("message").and_then(Value::as_str).unwrap_or("");
+            match form(message, &schema).await {
+                None => {
+                    eprintln!("(input ended: cancelled)");
+                    result(json!({"action": "cancel"}))
+                }
+                Some(content) => {
+                    ask("Send? [Y/n] ");
+                    match read_line().await {
+                        None => result(json!({"action": "cancel"})),
+                        Some(l) if l.trim().eq_ignore_ascii_case("n") => {
+                            result(json!({"action": "decline"}))
+                        }
+                        Some(_) => result(json!({"action": "accept", "content": content})),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The handler for the client builder.
+pub fn handler(
+    no_input: bool,
+) -> impl Fn(
+    ElicitRequestParams,
+) -> std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<ElicitResult, HandlerError>> + Send>,
+> + Send
++ Sync
++ 'static {
+    let no_input = Arc::new(no_input);
+    move |p| {
+        let no_input = *no_input;
+        Box::pin(answer(p, no_input))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_typed() {
+        let b = json!({"type":"boolean"});
+        assert_eq!(parse_answer(&b, "y"), Ok(json!(true)));
+        assert!(parse_answer(&b, "maybe").is_err());
+        assert_eq!(
+            parse_answer(&json!({"type":"integer"}), "30"),
+            Ok(json!(30))
+        );
+        assert!(parse_answer(&json!({"type":"integer"}), "3.5").is_err());
+        assert_eq!(
+            parse_answer(&json!({"type":"number"}), "2.5"),
+            Ok(json!(2.5))
+        );
+        let e = json!({"type":"string","enum":["a","b"]});
+        assert_eq!(parse_answer(&e, "2"), Ok(json!("b")));
+        assert!(parse_answer(&e, "c").is_err());
+        let t = json!({"type":"string","oneOf":[{"const":"v1","title":"First"}]});
+        assert_eq!(parse_answer(&t, "First"), Ok(json!("v1")));
+        let m = json!({"type":"array","items":{"type":"string","enum":["x","y"]}});
+        assert_eq!(parse_answer(&m, "x, 2"), Ok(json!(["x", "y"])));
+    }
+}

@@ -1,0 +1,82 @@
+//! Exit codes and the one failure type every subcommand returns.
+
+use mcp_client::{Error, ErrorKind};
+
+/// The exit codes (documented in `mcp --help`).
+pub mod code {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The tool ran and reported `isError: true`.
+    pub const TOOL_ERROR: u8 = 1;
+    /// Bad arguments.
+    pub const USAGE: u8 = 2;
+    /// The server answered with a JSON-RPC error or something invalid.
+    pub const PROTOCOL: u8 = 3;
+    /// Connection, spawn, I/O failure or timeout.
+    pub const TRANSPORT: u8 = 4;
+    /// Ctrl-C.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// A failed command: the message for stderr and the exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// The exit code.
+    pub code: u8,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl Failure {
+    /// A usage error.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: code::USAGE,
+            message: message.into(),
+        }
+    }
+
+    /// A transport-level failure (also local I/O such as saving a file).
+    pub fn transport(message: impl Into<String>) -> Self {
+        Self {
+            code: code::TRANSPORT,
+            message: message.into(),
+        }
+    }
+
+    /// A protocol-level failure.
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Self {
+            code: code::PROTOCOL,
+            message: message.into(),
+        }
+    }
+}
+
+/// The exit code for a client error.
+pub fn code_for(e: &Error) -> u8 {
+    match e.kind() {
+        ErrorKind::Protocol(_)
+        | ErrorKind::InvalidResponse
+        | ErrorKind::Negotiation
+        | ErrorKind::Handler
+        | ErrorKind::TooManyRounds { .. }
+        | ErrorKind::Unsupported => code::PROTOCOL,
+        ErrorKind::Cancelled => code::INTERRUPTED,
+        ErrorKind::Config => code::USAGE,
+        _ => code::TRANSPORT,
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let message = match e.rpc_error() {
+            Some(o) => format!("server error {}: {}", o.code, o.message),
+            None => e.to_string(),
+        };
+        Self {
+            code: code_for(&e),
+            message,
+        }
+    }
+}

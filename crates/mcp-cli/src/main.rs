@@ -1,0 +1,416 @@
+//! `mcp`: talk to any MCP server from a terminal, and serve the built-in ones.
+//!
+//! A server is given as a URL (`mcp tools http://127.0.0.1:8080/mcp`, or
+//! `--server URL`, or `$MCP_SERVER`) or as a command after `--`
+//! (`mcp tools -- everything-server --stdio`).
+
+/// `println!` that ignores a closed stdout (`mcp tools | head`).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+mod args;
+mod check;
+mod connect;
+mod elicit;
+mod exit;
+mod more;
+mod output;
+mod serve;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use exit::{Failure, code};
+use std::process::ExitCode;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0    success
+  1    the tool ran and reported an error (isError: true)
+  2    usage error (bad arguments, bad URL, unknown tool)
+  3    protocol error (the server answered with a JSON-RPC error, or
+       sent something invalid, or no protocol version could be agreed)
+  4    transport failure (cannot connect or spawn, connection lost, timeout)
+  130  interrupted (Ctrl-C; the request was cancelled)
+
+Server: a URL as the first argument (or --server URL, or $MCP_SERVER), or a
+command after `--` for stdio:
+  mcp tools http://127.0.0.1:8080/mcp
+  mcp call echo text=hello -- mcp serve --stdio";
+
+/// Talk to any MCP server from a terminal, and serve the built-in ones.
+#[derive(Debug, Parser)]
+#[command(name = "mcp", version, about, after_help = EXIT_CODES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which protocol era to speak.
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+enum EraArg {
+    /// Probe with `server/discover`, fall back to `initialize`.
+    #[default]
+    Auto,
+    /// 2026-07-28 only (a handshake-era server is an error).
+    Modern,
+    /// `initialize` straight away (2025-11-25 and older).
+    Handshake,
+}
+
+/// Options shared by every client subcommand.
+#[derive(Debug, Clone, Args)]
+struct Common {
+    /// The server's Streamable HTTP URL (instead of a leading URL argument).
+    #[arg(long, short = 's', env = "MCP_SERVER")]
+    server: Option<String>,
+    /// Machine-readable JSON output.
+    #[arg(long)]
+    json: bool,
+    /// Protocol era.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
+    /// Never prompt: server requests for user input fail instead.
+    #[arg(long)]
+    no_input: bool,
+    /// Request timeout in seconds.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// The server command (stdio), after `--`.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Era, protocol version, capabilities and server info.
+    Discover {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List the server's tools.
+    Tools {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Call a tool: `mcp call [URL] TOOL key=value… | '{json}'`.
+    ///
+    /// Values are typed by the tool's input schema: numbers, booleans,
+    /// arrays and objects are parsed as JSON, strings are taken verbatim.
+    /// `key:=JSON` always parses the value as JSON. A single argument
+    /// starting with `{` (or `--args '{…}'`) gives all arguments as a JSON
+    /// object.
+    Call {
+        /// `[URL] TOOL [key=value…]`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// All arguments as one JSON object.
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+        /// Where to save images and audio (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List resources and resource templates.
+    Resources {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Read a resource: `mcp read [URL] URI`.
+    Read {
+        /// `[URL] URI`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Where to save binary contents (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List prompts.
+    Prompts {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Get a prompt: `mcp prompt [URL] NAME key=value…`.
+    Prompt {
+        /// `[URL] NAME [key=value…]`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Where to save images and audio (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Complete an argument: `mcp complete [URL] --prompt NAME ARG=PARTIAL [key=value…]`
+    /// (or `--template URI_TEMPLATE`); extra pairs are the context.
+    Complete {
+        /// `[URL] ARG=PARTIAL [key=value…]`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// The prompt whose argument is completed.
+        #[arg(long, value_name = "NAME", conflicts_with = "template")]
+        prompt: Option<String>,
+        /// The resource template whose variable is completed.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        template: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Print notifications as they come (list changes, resource updates).
+    /// Without filters, every list change.
+    Listen {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        /// Tool list changes.
+        #[arg(long)]
+        tools: bool,
+        /// Prompt list changes.
+        #[arg(long)]
+        prompts: bool,
+        /// Resource list changes.
+        #[arg(long)]
+        resources: bool,
+        /// Updates of this resource (repeatable).
+        #[arg(long, value_name = "URI")]
+        uri: Vec<String>,
+        /// Exit after this many notifications.
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A quick health and compliance report: era, versions, caching hints,
+    /// `x-mcp-header` validity of every tool, the other era, Origin
+    /// protection (HTTP), timings. Exit 0 when every check passes, else 3.
+    Check {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run a built-in MCP server (the everything-server fixtures, and
+    /// optionally a folder of Markdown documents).
+    Serve(serve::ServeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcp: cannot start the runtime: {e}");
+            return ExitCode::from(code::TRANSPORT);
+        }
+    };
+    let result = rt.block_on(run(cli));
+    let status = match result {
+        Ok(c) => c,
+        Err(f) => {
+            eprintln!("mcp: {}", f.message);
+            f.code
+        }
+    };
+    // Leave without waiting for stray blocking tasks (stdin readers).
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::from(status)
+}
+
+async fn run(cli: Cli) -> Result<u8, Failure> {
+    match cli.command {
+        Command::Discover { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = output::discover(&client, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Tools { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = async {
+                let tools = client.list_tools().await.map_err(Failure::from)?;
+                output::tools(&tools, common.json)
+            }
+            .await;
+            client.close().await;
+            r
+        }
+        Command::Call {
+            positional,
+            args,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let Some((tool, kv)) = rest.split_first() else {
+                return Err(Failure::usage(
+                    "which tool? usage: mcp call TOOL key=value…",
+                ));
+            };
+            let client = connect::connect(&target, &common).await?;
+            let r = async {
+                let tools = client.list_tools().await.map_err(Failure::from)?;
+                let schema = tools
+                    .iter()
+                    .find(|t| &t.name == tool)
+                    .map(|t| t.input_schema.clone());
+                if schema.is_none() {
+                    return Err(Failure::usage(format!(
+                        "no tool named {tool:?} (see `mcp tools`)"
+                    )));
+                }
+                let arguments = args::tool_arguments(schema.as_ref(), kv, args.as_deref())
+                    .map_err(Failure::usage)?;
+                let opts = output::CallOptions {
+                    json: common.json,
+                    save_dir: save_dir.unwrap_or_else(|| std::path::PathBuf::from(".")),
+                };
+                output::call(&client, tool, arguments, &common, &opts).await
+            }
+            .await;
+            client.close().await;
+            r
+        }
+        Command::Resources { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::resources(&client, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Read {
+            positional,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let [uri] = rest.as_slice() else {
+                return Err(Failure::usage("usage: mcp read [URL] URI"));
+            };
+            let client = connect::connect(&target, &common).await?;
+            let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+            let r = more::read(&client, uri, common.json, &dir).await;
+            client.close().await;
+            r
+        }
+        Command::Prompts { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::prompts(&client, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Prompt {
+            positional,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let Some((name, kv)) = rest.split_first() else {
+                return Err(Failure::usage(
+                    "which prompt? usage: mcp prompt NAME key=value…",
+                ));
+            };
+            let arguments = args::string_pairs(kv).map_err(Failure::usage)?;
+            let client = connect::connect(&target, &common).await?;
+            let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+            let r = more::prompt(&client, name, arguments, common.json, &dir).await;
+            client.close().await;
+            r
+        }
+        Command::Complete {
+            positional,
+            prompt,
+            template,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let reference = match (prompt, template) {
+                (Some(p), None) => serde_json::json!({"type": "ref/prompt", "name": p}),
+                (None, Some(t)) => serde_json::json!({"type": "ref/resource", "uri": t}),
+                _ => {
+                    return Err(Failure::usage(
+                        "give --prompt NAME or --template URI_TEMPLATE",
+                    ));
+                }
+            };
+            let Some((arg, ctx)) = rest.split_first() else {
+                return Err(Failure::usage(
+                    "give the argument being completed as NAME=PARTIAL",
+                ));
+            };
+            let context = args::string_pairs(ctx).map_err(Failure::usage)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = more::complete(&client, reference, arg, context, common.json).await;
+            client.close().await;
+            r
+        }
+        Command::Listen {
+            positional,
+            tools,
+            prompts,
+            resources,
+            uri,
+            count,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let builder = connect::builder(&common).on_notification(move |n| {
+                let _ = tx.send((n.method.clone(), n.params.clone()));
+            });
+            let client = connect::connect_with(&target, builder).await?;
+            let what = more::ListenWhat {
+                tools,
+                prompts,
+                resources,
+                uris: uri,
+                count,
+            };
+            let r = more::listen(&client, what, rx, &common).await;
+            client.close().await;
+            r
+        }
+        Command::Check { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            check::run(&target, &common).await
+        }
+        Command::Serve(a) => serve::run(a).await,
+    }
+}
+
+fn no_extra(rest: &[String]) -> Result<(), Failure> {
+    match rest.first() {
+        None => Ok(()),
+        Some(x) => Err(Failure::usage(format!("unexpected argument {x:?}"))),
+    }
+}

@@ -1,0 +1,307 @@
+//! `resources`, `read`, `prompts`, `prompt`, `complete`, `listen`.
+
+use crate::Common;
+use crate::exit::{Failure, code};
+use crate::output::{print_content, print_json, table, to_value};
+use mcp_client::protocol::types::{
+    CompleteRequestParams, GetPromptRequestParams, SubscriptionFilter,
+};
+use mcp_client::{Client, Era, RequestOptions, SubscriptionEnd, SubscriptionEvent};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn first_line(s: Option<&str>) -> String {
+    s.unwrap_or("").lines().next().unwrap_or("").to_owned()
+}
+
+/// `mcp resources`: static resources and templates.
+pub async fn resources(client: &Client, json_out: bool) -> Result<u8, Failure> {
+    let resources = client.list_resources().await.map_err(Failure::from)?;
+    let templates = client
+        .list_resource_templates()
+        .await
+        .map_err(Failure::from)?;
+    if json_out {
+        print_json(&json!({ "resources": resources, "resourceTemplates": templates }))?;
+        return Ok(code::OK);
+    }
+    let mut rows: Vec<Vec<String>> = resources
+        .iter()
+        .map(|r| {
+            vec![
+                r.uri.clone(),
+                r.mime_type.clone().unwrap_or_default(),
+                r.title
+                    .clone()
+                    .unwrap_or_else(|| first_line(r.description.as_deref())),
+            ]
+        })
+        .collect();
+    rows.extend(templates.iter().map(|t| {
+        vec![
+            t.uri_template.clone(),
+            "(template)".to_owned(),
+            t.title
+                .clone()
+                .unwrap_or_else(|| first_line(t.description.as_deref())),
+        ]
+    }));
+    table(&["URI", "MIME TYPE", "TITLE / DESCRIPTION"], &rows);
+    Ok(code::OK)
+}
+
+/// `mcp read URI`.
+pub async fn read(
+    client: &Client,
+    uri: &str,
+    json_out: bool,
+    save_dir: &Path,
+) -> Result<u8, Failure> {
+    let r = client.read_resource(uri).await.map_err(Failure::from)?;
+    if json_out {
+        print_json(&r)?;
+        return Ok(code::OK);
+    }
+    for c in &r.contents {
+        let v = to_value(c);
+        if let Some(t) = v.get("text").and_then(Value::as_str) {
+            out!("{t}");
+        } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
+            let mime = v.get("mimeType").and_then(Value::as_str).unwrap_or("");
+            let kind = if mime.starts_with("audio/") {
+                "audio"
+            } else {
+                "image"
+            };
+            let block = json!({"type": kind, "mimeType": mime, "data": b});
+            print_content(&[block], save_dir, "resource")?;
+        }
+    }
+    Ok(code::OK)
+}
+
+/// `mcp prompts`.
+pub async fn prompts(client: &Client, json_out: bool) -> Result<u8, Failure> {
+    let prompts = client.list_prompts().await.map_err(Failure::from)?;
+    if json_out {
+        print_json(&json!({ "prompts": prompts }))?;
+        return Ok(code::OK);
+    }
+    let rows: Vec<Vec<String>> = prompts
+        .iter()
+        .map(|p| {
+            let args = p
+                .arguments
+                .iter()
+                .flatten()
+                .map(|a| {
+                    if a.required == Some(true) {
+                        format!("{}*", a.name)
+                    } else {
+                        a.name.clone()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            vec![p.name.clone(), args, first_line(p.description.as_deref())]
+        })
+        .collect();
+    table(&["PROMPT", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    Ok(code::OK)
+}
+
+/// `mcp prompt NAME key=value…`.
+pub async fn prompt(
+    client: &Client,
+    name: &str,
+    arguments: BTreeMap<String, String>,
+    json_out: bool,
+    save_dir: &Path,
+) -> Result<u8, Failure> {
+    let mut params = GetPromptRequestParams::new(name);
+    if !arguments.is_empty() {
+        params.arguments = Some(arguments);
+    }
+    let r = client
+        .get_prompt(params, RequestOptions::new())
+        .await
+        .map_err(Failure::from)?;
+    if json_out {
+        print_json(&r)?;
+        return Ok(code::OK);
+    }
+    if let Some(d) = &r.description {
+        out!("# {d}");
+    }
+    for m in &r.messages {
+        out!("[{}]", to_value(&m.role).as_str().unwrap_or("?"));
+        print_content(&[to_value(&m.content)], save_dir, name)?;
+    }
+    Ok(code::OK)
+}
+
+/// `mcp complete`: completions for a prompt argument or a template variable.
+pub async fn complete(
+    client: &Client,
+    reference: Value,
+    argument: &str,
+    context: BTreeMap<String, String>,
+    json_out: bool,
+) -> Result<u8, Failure> {
+    let Some((name, value)) = argument.split_once('=') else {
+        return Err(Failure::usage(format!(
+            "{argument:?}: give the argument being completed as NAME=PARTIAL"
+        )));
+    };
+    let mut p = json!({"ref": reference, "argument": {"name": name, "value": value}});
+    if !context.is_empty() {
+        p["context"] = json!({ "arguments": context });
+    }
+    let params: CompleteRequestParams = serde_json::from_value(p)
+        .map_err(|e| Failure::usage(format!("bad completion request: {e}")))?;
+    let r = client.complete(params).await.map_err(Failure::from)?;
+    if json_out {
+        print_json(&r)?;
+        return Ok(code::OK);
+    }
+    for v in &r.completion.values {
+        out!("{v}");
+    }
+    if r.completion.has_more == Some(true) {
+        let total = r
+            .completion
+            .total
+            .map(|t| format!(" of {t}"))
+            .unwrap_or_default();
+        eprintln!(
+            "({} shown{total}; more available)",
+            r.completion.values.len()
+        );
+    }
+    Ok(code::OK)
+}
+
+/// What `mcp listen` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct ListenWhat {
+    /// Tool list changes.
+    pub tools: bool,
+    /// Prompt list changes.
+    pub prompts: bool,
+    /// Resource list changes.
+    pub resources: bool,
+    /// Updates of these resources.
+    pub uris: Vec<String>,
+    /// Stop after this many notifications.
+    pub count: Option<u64>,
+}
+
+fn print_event(json_out: bool, method: &str, params: Option<&Value>) {
+    if json_out {
+        let line = json!({"method": method, "params": params});
+        out!("{line}");
+    } else {
+        let detail = match params {
+            Some(p) => match p.get("uri").and_then(Value::as_str) {
+                Some(u) => u.to_owned(),
+                None if p.as_object().is_some_and(|o| !o.is_empty()) => p.to_string(),
+                None => String::new(),
+            },
+            None => String::new(),
+        };
+        out!("{method} {detail}");
+    }
+}
+
+/// `mcp listen`: prints notifications until Ctrl-C, `--count` or the end
+/// of the subscription. Handshake-era notices arrive through `notices`.
+pub async fn listen(
+    client: &Client,
+    what: ListenWhat,
+    mut notices: tokio::sync::mpsc::UnboundedReceiver<(String, Option<Value>)>,
+    common: &Common,
+) -> Result<u8, Failure> {
+    let all = !what.tools && !what.prompts && !what.resources && what.uris.is_empty();
+    let mut seen = 0u64;
+    let done = |seen: u64| what.count.is_some_and(|c| seen >= c);
+    if client.era() == Era::Modern {
+        let filter = SubscriptionFilter {
+            tools_list_changed: (all || what.tools).then_some(true),
+            prompts_list_changed: (all || what.prompts).then_some(true),
+            resources_list_changed: (all || what.resources).then_some(true),
+            resource_subscriptions: (!what.uris.is_empty()).then(|| what.uris.clone()),
+        };
+        let mut sub = client.listen(filter).await.map_err(Failure::from)?;
+        eprintln!("listening (modern subscriptions/listen); Ctrl-C to stop");
+        loop {
+            if done(seen) {
+                return Ok(code::OK);
+            }
+            let ev = tokio::select! {
+                ev = sub.next() => ev,
+                _ = tokio::signal::ctrl_c() => return Ok(code::OK),
+            };
+            match ev {
+                Ok(e) => {
+                    let (m, p) = match e {
+                        SubscriptionEvent::ToolsListChanged => {
+                            ("notifications/tools/list_changed".to_owned(), None)
+                        }
+                        SubscriptionEvent::PromptsListChanged => {
+                            ("notifications/prompts/list_changed".to_owned(), None)
+                        }
+                        SubscriptionEvent::ResourcesListChanged => {
+                            ("notifications/resources/list_changed".to_owned(), None)
+                        }
+                        SubscriptionEvent::ResourceUpdated { uri } => (
+                            "notifications/resources/updated".to_owned(),
+                            Some(json!({"uri": uri})),
+                        ),
+                        SubscriptionEvent::Other { method, params } => (method, params),
+                    };
+                    print_event(common.json, &m, p.as_ref());
+                    seen += 1;
+                }
+                Err(SubscriptionEnd::Completed) | Err(SubscriptionEnd::CancelledByServer) => {
+                    eprintln!("the server ended the subscription");
+                    return Ok(code::OK);
+                }
+                Err(SubscriptionEnd::Failed(e)) => {
+                    return Err(Failure::protocol(format!(
+                        "server error {}: {}",
+                        e.code, e.message
+                    )));
+                }
+                Err(SubscriptionEnd::Lost(e)) => return Err(Failure::from(e)),
+            }
+        }
+    }
+    for u in &what.uris {
+        client.subscribe_resource(u).await.map_err(Failure::from)?;
+    }
+    eprintln!("listening (handshake-era notifications); Ctrl-C to stop");
+    loop {
+        if done(seen) {
+            return Ok(code::OK);
+        }
+        let n = tokio::select! {
+            n = notices.recv() => n,
+            _ = tokio::signal::ctrl_c() => return Ok(code::OK),
+        };
+        let Some((method, params)) = n else {
+            return Err(Failure::transport("the connection closed"));
+        };
+        let wanted = match method.as_str() {
+            "notifications/tools/list_changed" => all || what.tools,
+            "notifications/prompts/list_changed" => all || what.prompts,
+            "notifications/resources/list_changed" => all || what.resources,
+            "notifications/resources/updated" => true,
+            _ => all,
+        };
+        if wanted {
+            print_event(common.json, &method, params.as_ref());
+            seen += 1;
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! Readable and `--json` output of each subcommand.
+
+use crate::Common;
+use crate::exit::{Failure, code};
+use mcp_client::Client;
+use mcp_client::protocol::types::{CallToolRequestParams, Tool};
+use mcp_client::{Era, RequestOptions};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+
+/// Prints `v` as pretty JSON.
+pub fn print_json<T: Serialize>(v: &T) -> Result<(), Failure> {
+    let s = serde_json::to_string_pretty(v)
+        .map_err(|e| Failure::protocol(format!("cannot encode the output: {e}")))?;
+    out!("{s}");
+    Ok(())
+}
+
+/// Serialises `v` to a JSON value (never fails for the SDK's types).
+pub fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Prints rows as left-aligned columns; the last column is not padded and
+/// is cut to fit a typical terminal.
+pub fn table(header: &[&str], rows: &[Vec<String>]) {
+    let cols = header.len();
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(cols) {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut out = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(c);
+            } else {
+                out.push_str(c);
+                out.push_str(&" ".repeat(width[i].saturating_sub(c.chars().count()) + 2));
+            }
+        }
+        out!("{}", out.trim_end());
+    };
+    line(header.to_vec());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+}
+
+fn era_name(e: Era) -> &'static str {
+    match e {
+        Era::Modern => "modern",
+        Era::Handshake => "handshake",
+    }
+}
+
+/// `mcp discover`.
+pub async fn discover(client: &Client, json_out: bool) -> Result<u8, Failure> {
+    let discovered = if client.era() == Era::Modern {
+        Some(client.discover().await.map_err(Failure::from)?)
+    } else {
+        None
+    };
+    let info = client.server_info();
+    let caps = client.server_capabilities();
+    let supported: Vec<String> = discovered
+        .as_ref()
+        .map(|d| d.supported_versions.clone())
+        .unwrap_or_default();
+    if json_out {
+        print_json(&json!({
+            "era": era_name(client.era()),
+            "protocolVersion": client.protocol_version().to_string(),
+            "transport": format!("{:?}", client.transport_kind()).to_lowercase(),
+            "supportedVersions": supported,
+            "serverInfo": info,
+            "capabilities": caps,
+            "instructions": client.instructions(),
+        }))?;
+        return Ok(code::OK);
+    }
+    out!("era:          {}", era_name(client.era()));
+    out!("version:      {}", client.protocol_version());
+    out!(
+        "transport:    {}",
+        format!("{:?}", client.transport_kind()).to_lowercase()
+    );
+    if !supported.is_empty() {
+        out!("supported:    {}", supported.join(", "));
+    }
+    if let Some(i) = &info {
+        out!("server:       {} {}", i.name, i.version);
+    }
+    let caps_v = to_value(&caps);
+    if let Value::Object(m) = &caps_v {
+        let names: Vec<String> = m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Object(o) if !o.is_empty() => {
+                    let flags: Vec<&str> = o
+                        .iter()
+                        .filter(|(_, v)| v.as_bool() == Some(true))
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    if flags.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{k} ({})", flags.join(", "))
+                    }
+                }
+                _ => k.clone(),
+            })
+            .collect();
+        out!("capabilities: {}", names.join(", "));
+    }
+    if let Some(i) = client.instructions() {
+        out!("instructions: {i}");
+    }
+    Ok(code::OK)
+}
+
+/// A one-line summary of a tool's arguments: `text*:string n:integer`.
+pub fn schema_summary(schema: &Map<String, Value>) -> String {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    props
+        .iter()
+        .map(|(k, p)| {
+            let ty = match p.get("type") {
+                Some(Value::String(t)) => t.clone(),
+                Some(Value::Array(ts)) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("|"),
+                _ if p.get("enum").is_some() => "enum".to_owned(),
+                _ => "any".to_owned(),
+            };
+            let star = if required.contains(&k.as_str()) {
+                "*"
+            } else {
+                ""
+            };
+            format!("{k}{star}:{ty}")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or("");
+    if first.chars().count() > max {
+        let cut: String = first.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    } else {
+        first.to_owned()
+    }
+}
+
+/// `mcp tools`.
+pub fn tools(tools: &[Tool], json_out: bool) -> Result<u8, Failure> {
+    if json_out {
+        print_json(&json!({ "tools": tools }))?;
+        return Ok(code::OK);
+    }
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|t| {
+            vec![
+                t.name.clone(),
+                one_line(&schema_summary(&t.input_schema), 40),
+                one_line(t.description.as_deref().unwrap_or(""), 60),
+            ]
+        })
+        .collect();
+    table(&["TOOL", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    Ok(code::OK)
+}
+
+/// Options of `mcp call`.
+#[derive(Debug, Clone)]
+pub struct CallOptions {
+    /// `--json`.
+    pub json: bool,
+    /// Where images and audio go.
+    pub save_dir: PathBuf,
+}
+
+/// `mcp call`: Ctrl-C drops the request, which cancels it on the wire.
+pub async fn call(
+    client: &Client,
+    tool: &str,
+    arguments: Option<Map<String, Value>>,
+    _common: &Common,
+    opts: &CallOptions,
+) -> Result<u8, Failure> {
+    let params = CallToolRequestParams::new(tool, arguments);
+    // A progress bar on stderr (hidden when stderr is not a terminal).
+    let bar =
+        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
+        bar.set_style(style);
+    }
+    let b = bar.clone();
+    let opts_req = RequestOptions::new().on_progress(move |p| {
+        if let Some(t) = p.total {
+            b.set_length(t.max(0.0) as u64);
+        }
+        b.set_position(p.progress.max(0.0) as u64);
+        if let Some(m) = &p.message {
+            b.set_message(m.clone());
+        }
+    });
+    let fut = client.call_tool_with(params, opts_req);
+    let result = tokio::select! {
+        r = fut => { bar.finish_and_clear(); r.map_err(Failure::from)? },
+        _ = tokio::signal::ctrl_c() => {
+            bar.abandon();
+            return Err(Failure { code: code::INTERRUPTED, message: "interrupted; the call was cancelled".into() });
+        }
+    };
+    let is_error = result.is_error == Some(true);
+    if opts.json {
+        print_json(&result)?;
+    } else {
+        let blocks: Vec<Value> = result.content.iter().map(to_value).collect();
+        print_content(&blocks, &opts.save_dir, tool)?;
+        if let Some(s) = &result.structured_content {
+            if blocks.is_empty() {
+                print_json(s)?;
+            }
+        }
+        if is_error {
+            eprintln!("mcp: the tool reported an error");
+        }
+    }
+    Ok(if is_error { code::TOOL_ERROR } else { code::OK })
+}
+
+/// Prints content blocks: text as is, images and audio saved to files.
+pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<(), Failure> {
+    for (i, b) in blocks.iter().enumerate() {
+        let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+        match ty {
+            "text" => out!("{}", b.get("text").and_then(Value::as_str).unwrap_or("")),
+            "image" | "audio" => {
+                let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
+                let data = b.get("data").and_then(Value::as_str).unwrap_or("");
+                let path =
+                    save_dir.join(format!("{}-{}.{}", safe_stem(stem), i + 1, extension(mime)));
+                let bytes = base64_decode(data).ok_or_else(|| {
+                    Failure::protocol(format!("the {ty} block is not valid base64"))
+                })?;
+                std::fs::write(&path, &bytes).map_err(|e| {
+                    Failure::transport(format!("cannot write {}: {e}", path.display()))
+                })?;
+                out!(
+                    "[{ty} {mime}, {} bytes saved to {}]",
+                    bytes.len(),
+                    path.display()
+                );
+            }
+            "resource" => {
+                let r = b.get("resource").cloned().unwrap_or(Value::Null);
+                let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
+                out!("[resource {uri}]");
+                if let Some(t) = r.get("text").and_then(Value::as_str) {
+                    out!("{t}");
+                } else if let Some(bl) = r.get("blob").and_then(Value::as_str) {
+                    out!(
+                        "({} bytes of binary data)",
+                        base64_decode(bl).map_or(0, |b| b.len())
+                    );
+                }
+            }
+            "resource_link" => {
+                let uri = b.get("uri").and_then(Value::as_str).unwrap_or("");
+                out!("[resource link {uri}] (mcp read {uri})");
+            }
+            _ => print_json(b)?,
+        }
+    }
+    Ok(())
+}
+
+fn safe_stem(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if t.is_empty() { "content".into() } else { t }
+}
+
+/// A file extension for a MIME type.
+pub fn extension(mime: &str) -> &'static str {
+    match mime {
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "audio/wav" | "audio/x-wav" | "audio/wave" => "wav",
+        "audio/mpeg" => "mp3",
+        "audio/ogg" => "ogg",
+        "audio/flac" => "flac",
+        _ => "bin",
+    }
+}
+
+/// Decodes standard or URL-safe base64, padding optional; `None` when invalid.
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut acc: u32 = 0;
+    let mut bits = 0u32;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b'\r' | b'\n' | b' ' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((acc >> bits) & 0xff) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64() {
+        assert_eq!(base64_decode("aGVsbG8="), Some(b"hello".to_vec()));
+        assert_eq!(base64_decode("aGVsbG8"), Some(b"hello".to_vec()));
+        assert_eq!(base64_decode(""), Some(Vec::new()));
+        assert_eq!(base64_decode("a*b"), None);
+    }
+
+    #[test]
+    fn summaries() {
+        let s = json!({"type":"object","required":["a"],"properties":{"a":{"type":"string"},"b":{"type":["integer","null"]}}});
+        let Value::Object(m) = s else { return };
+        assert_eq!(schema_summary(&m), "a*:string b:integer|null");
+        assert_eq!(one_line("abcdef\nx", 4), "abc…");
+        assert_eq!(safe_stem("a/b"), "a_b");
+    }
+}
