@@ -18,6 +18,8 @@
 //! which must be enabled explicitly: AUTH-28).
 
 pub mod challenge;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "resource")]
 pub mod resource;
 
