@@ -12,6 +12,8 @@
 //! [`PrivateKeyJwt::lifetime`] later (default
 //! [`DEFAULT_ASSERTION_LIFETIME`]).
 
+use super::client_auth::{ClientAuthentication, TokenEndpointContext};
+use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};
 use serde::Serialize;
 use std::time::Duration;
@@ -19,6 +21,9 @@ use std::time::Duration;
 /// `client_assertion_type` for a JWT assertion (RFC 7523 §2.2).
 pub const CLIENT_ASSERTION_TYPE_JWT: &str =
     "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+
+/// The `token_endpoint_auth_method` name.
+pub const PRIVATE_KEY_JWT: &str = "private_key_jwt";
 
 /// Default for [`PrivateKeyJwt::lifetime`]: one minute.
 pub const DEFAULT_ASSERTION_LIFETIME: Duration = Duration::from_secs(60);
@@ -123,6 +128,29 @@ impl PrivateKeyJwt {
                 self.assertion(issuer, token_endpoint)?,
             ),
         ])
+    }
+}
+
+impl ClientAuthentication for PrivateKeyJwt {
+    fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    fn method(&self) -> &str {
+        PRIVATE_KEY_JWT
+    }
+
+    fn apply(
+        &self,
+        ctx: &TokenEndpointContext,
+        form: &mut Vec<(String, String)>,
+        _headers: &mut Vec<(String, String)>,
+    ) -> Result<(), OAuthError> {
+        let params = self
+            .form_params(&ctx.issuer, &ctx.token_endpoint)
+            .map_err(|e| OAuthError::config(format!("private_key_jwt: {e}")))?;
+        form.extend(params);
+        Ok(())
     }
 }
 

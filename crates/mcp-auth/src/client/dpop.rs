@@ -23,7 +23,9 @@
 //! <token>` (§7.1), see [`TokenScheme`]; AUTH-20 still applies to them (no
 //! tokens in query strings, only to the server the token was minted for).
 
+use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};
+use super::proof::RequestProof;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
@@ -261,6 +263,42 @@ impl DpopProver {
         let origin = origin(url)?;
         let book = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
         book.by_origin.get(&origin).map(|(n, _)| n.clone())
+    }
+}
+
+/// Plugs DPoP into [`super::OAuthClient`]: a proof on every token request
+/// (RFC 9449 §5) and on every MCP request with `ath` (§7.1), nonces taken
+/// from every answer, one retry on `use_dpop_nonce` (§8, §9).
+impl RequestProof for DpopProver {
+    fn token_type(&self) -> &str {
+        "DPoP"
+    }
+
+    fn proof_headers(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: Option<&str>,
+    ) -> Result<Vec<(String, String)>, OAuthError> {
+        let proof = self
+            .proof(method, url, access_token)
+            .map_err(|e| OAuthError::config(e.to_string()))?;
+        Ok(vec![(DPOP_HEADER.to_owned(), proof)])
+    }
+
+    fn observe(&self, url: &str, _status: u16, headers: &http::HeaderMap) {
+        if let Some(v) = headers
+            .get_all(DPOP_NONCE_HEADER)
+            .iter()
+            .last()
+            .and_then(|v| v.to_str().ok())
+        {
+            self.record_nonce(url, v);
+        }
+    }
+
+    fn wants_retry(&self, status: u16, error: Option<&str>) -> bool {
+        (status == 400 || status == 401) && error == Some("use_dpop_nonce")
     }
 }
 

@@ -22,8 +22,14 @@
 //! file builds the form parameters and reads the token-exchange answer; it
 //! does no I/O.
 
+use super::BoxFuture;
+use super::client_auth::{ClientAuthentication, ClientSecret, TokenEndpointContext};
+use super::error::{OAuthError, OAuthErrorKind};
+use super::grant::{Grant, GrantContext};
+use super::token::{TokenResponse, token_request};
 use serde::Deserialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// `grant_type` of the client-credentials grant.
 pub const GRANT_CLIENT_CREDENTIALS: &str = "client_credentials";
@@ -158,6 +164,307 @@ pub fn parse_id_jag_response(body: &[u8]) -> Result<String, ExchangeError> {
         ));
     }
     Ok(token)
+}
+
+/// Supplies a credential each time a grant runs (a workload JWT re-read
+/// from its file, an ID token from the enterprise login, …).
+pub type CredentialSource = Arc<dyn Fn() -> Result<String, OAuthError> + Send + Sync>;
+
+/// A [`CredentialSource`] always answering `value`.
+pub fn fixed_credential(value: impl Into<String>) -> CredentialSource {
+    let value = value.into();
+    Arc::new(move || Ok(value.clone()))
+}
+
+/// The client identity and issuer binding shared by the grants below.
+#[derive(Clone)]
+struct Identity {
+    client: Arc<dyn ClientAuthentication>,
+    issuer: Option<String>,
+}
+
+impl Identity {
+    /// AUTH-14: credentials configured for one issuer are never presented
+    /// to another.
+    fn check(&self, ctx: &GrantContext<'_>) -> Result<(), OAuthError> {
+        match &self.issuer {
+            Some(i) if *i != ctx.metadata.issuer => Err(OAuthError::new(
+                OAuthErrorKind::Registration,
+                format!(
+                    "client {} is configured for {i}, but the resource names {} (AUTH-14)",
+                    self.client.client_id(),
+                    ctx.metadata.issuer
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn scope_param(ctx: &GrantContext<'_>) -> Option<String> {
+    ctx.scopes.filter(|s| !s.is_empty()).map(|s| s.join(" "))
+}
+
+/// The `client_credentials` grant (SEP-1046): the client's own
+/// authentication (`client_secret_basic`, `client_secret_post` or
+/// [`super::assertion::PrivateKeyJwt`]) is the whole proof.
+pub struct ClientCredentialsGrant {
+    id: Identity,
+}
+
+impl fmt::Debug for ClientCredentialsGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCredentialsGrant")
+            .field("client_id", &self.id.client.client_id())
+            .field("method", &self.id.client.method())
+            .field("issuer", &self.id.issuer)
+            .finish()
+    }
+}
+
+impl ClientCredentialsGrant {
+    /// The grant for `client`, usable with any authorization server the
+    /// resource names (see [`Self::only_for_issuer`]).
+    pub fn new(client: Arc<dyn ClientAuthentication>) -> Self {
+        Self {
+            id: Identity {
+                client,
+                issuer: None,
+            },
+        }
+    }
+
+    /// Refuses to present the credentials to any issuer but `issuer`
+    /// (AUTH-14).
+    pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.id.issuer = Some(issuer.into());
+        self
+    }
+}
+
+impl Grant for ClientCredentialsGrant {
+    fn client(&self) -> Option<Arc<dyn ClientAuthentication>> {
+        Some(self.id.client.clone())
+    }
+
+    fn obtain<'a>(
+        &'a self,
+        ctx: GrantContext<'a>,
+    ) -> BoxFuture<'a, Result<TokenResponse, OAuthError>> {
+        Box::pin(async move {
+            self.id.check(&ctx)?;
+            let form = client_credentials_form(scope_param(&ctx).as_deref(), ctx.resource);
+            token_request(
+                ctx.http,
+                &ctx.token_endpoint,
+                form,
+                self.id.client.as_ref(),
+                ctx.proof,
+            )
+            .await
+        })
+    }
+}
+
+/// The RFC 7523 JWT-bearer grant with a workload's JWT (SEP-1933). The
+/// client authenticates as configured (`none` by default: the assertion
+/// is the credential). A refusal is final: no retry, no other grant.
+pub struct JwtBearerGrant {
+    id: Identity,
+    assertion: CredentialSource,
+}
+
+impl fmt::Debug for JwtBearerGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JwtBearerGrant")
+            .field("client_id", &self.id.client.client_id())
+            .field("issuer", &self.id.issuer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtBearerGrant {
+    /// A public client `client_id` presenting what `assertion` supplies.
+    pub fn new(client_id: impl Into<String>, assertion: CredentialSource) -> Self {
+        Self {
+            id: Identity {
+                client: Arc::new(ClientSecret::public(client_id)),
+                issuer: None,
+            },
+            assertion,
+        }
+    }
+
+    /// Authenticates the client with `client` instead of `none`.
+    pub fn client_authentication(mut self, client: Arc<dyn ClientAuthentication>) -> Self {
+        self.id.client = client;
+        self
+    }
+
+    /// Refuses every issuer but `issuer` (AUTH-14).
+    pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.id.issuer = Some(issuer.into());
+        self
+    }
+}
+
+impl Grant for JwtBearerGrant {
+    fn client(&self) -> Option<Arc<dyn ClientAuthentication>> {
+        Some(self.id.client.clone())
+    }
+
+    fn obtain<'a>(
+        &'a self,
+        ctx: GrantContext<'a>,
+    ) -> BoxFuture<'a, Result<TokenResponse, OAuthError>> {
+        Box::pin(async move {
+            self.id.check(&ctx)?;
+            let assertion = (self.assertion)()?;
+            let form = jwt_bearer_form(&assertion, scope_param(&ctx).as_deref(), ctx.resource);
+            token_request(
+                ctx.http,
+                &ctx.token_endpoint,
+                form,
+                self.id.client.as_ref(),
+                ctx.proof,
+            )
+            .await
+        })
+    }
+}
+
+/// Where the enterprise IdP's token exchange happens.
+#[derive(Clone)]
+pub struct IdentityProvider {
+    /// The IdP's issuer identifier.
+    pub issuer: String,
+    /// Its token endpoint (RFC 8693 exchanges go here).
+    pub token_endpoint: String,
+    /// How the client authenticates to the IdP (default `none` with the
+    /// IdP client id).
+    pub client: Arc<dyn ClientAuthentication>,
+}
+
+impl fmt::Debug for IdentityProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IdentityProvider")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client.client_id())
+            .finish()
+    }
+}
+
+/// Enterprise-managed authorization (SEP-990): ID token → ID-JAG at the
+/// IdP (RFC 8693), ID-JAG → access token at the MCP authorization server
+/// (RFC 7523), with the client's credentials for that server.
+pub struct EnterpriseManagedGrant {
+    id: Identity,
+    idp: IdentityProvider,
+    id_token: CredentialSource,
+}
+
+impl fmt::Debug for EnterpriseManagedGrant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterpriseManagedGrant")
+            .field("client_id", &self.id.client.client_id())
+            .field("idp", &self.idp)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EnterpriseManagedGrant {
+    /// `client` authenticates at the MCP authorization server; `idp`
+    /// exchanges what `id_token` supplies.
+    pub fn new(
+        client: Arc<dyn ClientAuthentication>,
+        idp: IdentityProvider,
+        id_token: CredentialSource,
+    ) -> Self {
+        Self {
+            id: Identity {
+                client,
+                issuer: None,
+            },
+            idp,
+            id_token,
+        }
+    }
+
+    /// Refuses every MCP authorization server but `issuer` (AUTH-14).
+    pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.id.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Step 1: the token exchange at the IdP; returns the ID-JAG.
+    async fn id_jag(
+        &self,
+        ctx: &GrantContext<'_>,
+        scope: Option<&str>,
+    ) -> Result<String, OAuthError> {
+        let request = IdJagRequest {
+            id_token: (self.id_token)()?,
+            audience: ctx.metadata.issuer.clone(),
+            resource: ctx.resource.to_owned(),
+            scope: scope.map(str::to_owned),
+        };
+        let mut form = request.form();
+        let mut headers = Vec::new();
+        self.idp.client.apply(
+            &TokenEndpointContext {
+                issuer: self.idp.issuer.clone(),
+                token_endpoint: self.idp.token_endpoint.clone(),
+            },
+            &mut form,
+            &mut headers,
+        )?;
+        let resp = ctx
+            .http
+            .post_form(&self.idp.token_endpoint, &form, &headers)
+            .await?;
+        if !resp.status.is_success() {
+            let code = serde_json::from_slice::<serde_json::Value>(&resp.body)
+                .ok()
+                .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned));
+            return Err(OAuthError::new(
+                OAuthErrorKind::Token { code: code.clone() },
+                format!(
+                    "the IdP refused the token exchange: HTTP {} {}",
+                    resp.status.as_u16(),
+                    code.unwrap_or_default()
+                ),
+            ));
+        }
+        parse_id_jag_response(&resp.body)
+            .map_err(|e| OAuthError::new(OAuthErrorKind::Token { code: None }, e.to_string()))
+    }
+}
+
+impl Grant for EnterpriseManagedGrant {
+    fn client(&self) -> Option<Arc<dyn ClientAuthentication>> {
+        Some(self.id.client.clone())
+    }
+
+    fn obtain<'a>(
+        &'a self,
+        ctx: GrantContext<'a>,
+    ) -> BoxFuture<'a, Result<TokenResponse, OAuthError>> {
+        Box::pin(async move {
+            self.id.check(&ctx)?;
+            let scope = scope_param(&ctx);
+            let id_jag = self.id_jag(&ctx, scope.as_deref()).await?;
+            let form = jwt_bearer_form(&id_jag, scope.as_deref(), ctx.resource);
+            token_request(
+                ctx.http,
+                &ctx.token_endpoint,
+                form,
+                self.id.client.as_ref(),
+                ctx.proof,
+            )
+            .await
+        })
+    }
 }
 
 #[cfg(test)]
