@@ -674,7 +674,7 @@ async fn connect(rs: &Rs, oauth: Arc<OAuthClient>) -> mcp_client::Client {
 }
 
 async fn call_text(c: &mcp_client::Client, tool: &str) -> Result<String, mcp_client::Error> {
-    let r = c.call_tool(tool, serde_json::Map::new()).await?;
+    let r = c.call_tool(tool, None).await?;
     Ok(r.content
         .iter()
         .filter_map(|b| match b {

@@ -290,7 +290,7 @@ impl RequestProof for DpopProver {
         if let Some(v) = headers
             .get_all(DPOP_NONCE_HEADER)
             .iter()
-            .last()
+            .next_back()
             .and_then(|v| v.to_str().ok())
         {
             self.record_nonce(url, v);
