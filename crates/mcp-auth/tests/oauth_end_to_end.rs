@@ -565,10 +565,11 @@ impl AuthServer {
 // The MCP server behind AuthLayer.
 
 use mcp_auth::BearerChallenge;
+use mcp_auth::client::{ClientCredentialsGrant, DpopProver, Es256Key, PrivateKeyJwt};
 use mcp_auth::client::{
     HeadlessAuthorization, HttpClient, NetPolicy, OAuthClient, OAuthClientBuilder,
 };
-use mcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+use mcp_auth::resource::{AuthLayer, DpopPolicy, HyperFetch, JwtVerifier, ResourceUri};
 use mcp_server::transport::http::{HttpConfig, McpService, serve_layered};
 use mcp_server::{NoArgs, RequestContext, Server, tool};
 use std::net::SocketAddr;
@@ -613,7 +614,7 @@ fn mcp_server() -> Server {
         .expect("server")
 }
 
-async fn start_rs(issuer: &str) -> Rs {
+async fn start_rs(issuer: &str, dpop: bool) -> Rs {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -625,13 +626,15 @@ async fn start_rs(issuer: &str) -> Rs {
         .clock_skew(Duration::ZERO)
         .build()
         .expect("verifier");
-    let auth = AuthLayer::builder(resource.clone(), verifier)
+    let mut auth = AuthLayer::builder(resource.clone(), verifier)
         .authorization_server(issuer)
         .require_scopes(["mcp"])
         .require_tool_scopes("admin", ["admin"])
-        .scopes_supported(["mcp", "admin"])
-        .build()
-        .expect("layer");
+        .scopes_supported(["mcp", "admin"]);
+    if dpop {
+        auth = auth.dpop(DpopPolicy::default());
+    }
+    let auth = auth.build().expect("layer");
     let mcp = McpService::new(mcp_server(), HttpConfig::default());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
@@ -650,7 +653,7 @@ async fn start_rs(issuer: &str) -> Rs {
 /// The authorization server and the MCP server, wired together.
 async fn setup() -> (Arc<AuthServer>, Rs) {
     let auth = AuthServer::start().await;
-    let rs = start_rs(&auth.url).await;
+    let rs = start_rs(&auth.url, false).await;
     (auth, rs)
 }
 
@@ -686,6 +689,15 @@ async fn call_text(c: &mcp_client::Client, tool: &str) -> Result<String, mcp_cli
 
 /// A raw HTTP exchange with the MCP server.
 async fn raw_call(rs: &Rs, tool: &str, authorization: Option<&str>) -> (u16, http::HeaderMap) {
+    raw_call_with(rs, tool, authorization, &[]).await
+}
+
+async fn raw_call_with(
+    rs: &Rs,
+    tool: &str,
+    authorization: Option<&str>,
+    extra: &[(&str, &str)],
+) -> (u16, http::HeaderMap) {
     let stream = tokio::net::TcpStream::connect(rs.addr)
         .await
         .expect("connect");
@@ -707,6 +719,9 @@ async fn raw_call(rs: &Rs, tool: &str, authorization: Option<&str>) -> (u16, htt
         .header("mcp-name", tool);
     if let Some(a) = authorization {
         b = b.header("authorization", a);
+    }
+    for (n, v) in extra {
+        b = b.header(*n, *v);
     }
     let resp = sender
         .send_request(
@@ -864,5 +879,135 @@ async fn tokens_for_another_audience_are_rejected() {
         "iat": now(), "exp": now() + 300,
     }));
     let (status, _) = raw_call(&rs, "whoami", Some(&format!("Bearer {forged}"))).await;
+    assert_eq!(status, 401);
+}
+
+/// SEP-1046: client_credentials with a private_key_jwt assertion; the grant
+/// brings its own identity, so nothing is registered and no user is
+/// involved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_with_private_key_jwt() {
+    let (authz, rs) = setup().await;
+    let key = Es256Key::generate().expect("key");
+    authz.clients.lock().unwrap().insert(
+        "svc".into(),
+        RegisteredClient {
+            redirect_uris: Vec::new(),
+            jwk: Some(serde_json::to_value(key.public_jwk()).expect("jwk")),
+        },
+    );
+    let grant = ClientCredentialsGrant::new(Arc::new(PrivateKeyJwt::new("svc", key)))
+        .only_for_issuer(authz.url.clone());
+    let oauth = Arc::new(oauth(&rs).grant(Arc::new(grant)).build().expect("oauth"));
+    let client = connect(&rs, oauth).await;
+    let text = call_text(&client, "whoami").await.expect("whoami");
+    assert_eq!(
+        text,
+        "subject=svc client=svc scopes=mcp token-visible=false"
+    );
+    let log = authz.log.lock().unwrap();
+    assert!(log.register.is_empty() && log.authorize.is_empty());
+    let (f, _) = &log.token[0];
+    assert_eq!(f["grant_type"], "client_credentials");
+    assert_eq!(f["resource"], rs.resource);
+    assert_eq!(f["scope"], "mcp");
+}
+
+/// AUTH-14: a grant bound to one issuer refuses to present its
+/// credentials to another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grant_credentials_stay_with_their_issuer() {
+    let (authz, rs) = setup().await;
+    let key = Es256Key::generate().expect("key");
+    let grant = ClientCredentialsGrant::new(Arc::new(PrivateKeyJwt::new("svc", key)))
+        .only_for_issuer("https://other-issuer.example");
+    let oauth = Arc::new(oauth(&rs).grant(Arc::new(grant)).build().expect("oauth"));
+    let client = mcp_client::ClientBuilder::new("e2e", "1.0.0")
+        .era(mcp_client::EraPreference::ModernNoProbe)
+        .http_auth(oauth)
+        .connect_url(&rs.resource)
+        .await;
+    let err = match client {
+        Err(e) => e,
+        Ok(c) => call_text(&c, "whoami").await.expect_err("must fail"),
+    };
+    assert!(err.is_auth(), "{err}");
+    assert!(
+        authz.log.lock().unwrap().token.is_empty(),
+        "no token request"
+    );
+}
+
+/// RFC 9449 end to end: the token request carries a proof, the AS binds
+/// the token to the key (`cnf.jkt`, `token_type: DPoP`), and the MCP
+/// server accepts it only as `Authorization: DPoP` with a fresh proof
+/// carrying `ath`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dpop_bound_tokens_end_to_end() {
+    let authz = AuthServer::start().await;
+    let rs = start_rs(&authz.url, true).await;
+    let prover = Arc::new(DpopProver::generate().expect("key"));
+    let oauth = Arc::new(oauth(&rs).proof(prover.clone()).build().expect("oauth"));
+    let client = connect(&rs, oauth.clone()).await;
+    let text = call_text(&client, "whoami").await.expect("whoami");
+    assert!(text.starts_with("subject=alice"), "{text}");
+    // The token request carried a proof; the token is bound to our key.
+    let (_, proof) = authz.log.lock().unwrap().token[0].clone();
+    assert!(proof.is_some(), "DPoP proof at the token endpoint");
+    let token = oauth.token().await.expect("token");
+    assert_eq!(token.token_type, "DPoP");
+    let payload: Value = serde_json::from_slice(
+        &URL_SAFE_NO_PAD
+            .decode(token.access_token.split('.').nth(1).expect("jwt"))
+            .expect("b64"),
+    )
+    .expect("json");
+    assert_eq!(payload["cnf"]["jkt"], prover.jkt());
+
+    // The same token as a bearer token is refused (RFC 9449 §7.2).
+    let at = token.access_token.clone();
+    let (status, headers) = raw_call(&rs, "whoami", Some(&format!("Bearer {at}"))).await;
+    assert_eq!(status, 401);
+    assert_eq!(challenge(&headers).error.as_deref(), Some("invalid_token"));
+    // As DPoP with a fresh proof: accepted; the same proof again: replay.
+    let url = rs.resource.clone();
+    let proof = prover.proof("POST", &url, Some(&at)).expect("proof");
+    let auth = format!("DPoP {at}");
+    let (status, _) = raw_call_with(&rs, "whoami", Some(&auth), &[("dpop", &proof)]).await;
+    assert_eq!(status, 200);
+    let (status, headers) = raw_call_with(&rs, "whoami", Some(&auth), &[("dpop", &proof)]).await;
+    assert_eq!(status, 401);
+    let dpop_challenge = headers
+        .get_all("www-authenticate")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("DPoP"))
+        .expect("DPoP challenge")
+        .to_owned();
+    assert!(
+        dpop_challenge.contains("invalid_dpop_proof"),
+        "{dpop_challenge}"
+    );
+    // A proof without ath, or from another key, or none at all: refused.
+    let no_ath = prover.proof("POST", &url, None).expect("proof");
+    let other = DpopProver::generate()
+        .expect("key")
+        .proof("POST", &url, Some(&at))
+        .expect("proof");
+    for p in [no_ath.as_str(), other.as_str()] {
+        let (status, _) = raw_call_with(&rs, "whoami", Some(&auth), &[("dpop", p)]).await;
+        assert_eq!(status, 401);
+    }
+    assert_eq!(raw_call(&rs, "whoami", Some(&auth)).await.0, 401);
+    // An unbound token presented with the DPoP scheme is refused too.
+    let unbound = authz.mint(&rs.resource, "mcp");
+    let p = prover.proof("POST", &url, Some(&unbound)).expect("proof");
+    let (status, _) = raw_call_with(
+        &rs,
+        "whoami",
+        Some(&format!("DPoP {unbound}")),
+        &[("dpop", &p)],
+    )
+    .await;
     assert_eq!(status, 401);
 }
