@@ -744,7 +744,13 @@ impl OAuthClient {
                 }
             }
             p.observe(&ch.request.url, ch.status, &map);
-            if p.wants_retry(ch.status, bearer.as_ref().and_then(|b| b.error.as_deref())) {
+            // RFC 9449 §9: the nonce demand comes in the DPoP challenge.
+            let error = if super::dpop::is_use_dpop_nonce_challenge(&ch.www_authenticate) {
+                Some("use_dpop_nonce")
+            } else {
+                bearer.as_ref().and_then(|b| b.error.as_deref())
+            };
+            if p.wants_retry(ch.status, error) {
                 return Ok(AuthDecision::Retry);
             }
         }

@@ -18,6 +18,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
+// The authorization extension scenarios (client credentials, JWT bearer,
+// enterprise-managed, DPoP) live in their own file.
+#[path = "../client_auth_ext.rs"]
+mod auth_ext;
+
 /// The whole run must end well inside the harness's 30 s client timeout.
 const OVERALL_TIMEOUT: Duration = Duration::from_secs(25);
 
@@ -130,6 +135,9 @@ async fn generic(client: &Client) -> Flow {
 }
 
 async fn run(scenario: &str, version: &str, url: &str) -> Flow {
+    if auth_ext::handles(scenario) {
+        return auth_ext::run(scenario, version, url).await;
+    }
     let client = connect(url, version).await?;
     let result = scenario_flow(&client, scenario).await;
     client.close().await;
