@@ -7,9 +7,11 @@
 //!   redirects with `code`, `state` and `iss` (RFC 9207), a token endpoint
 //!   that checks PKCE S256, `redirect_uri`, `resource` and client
 //!   authentication, rotates refresh tokens, serves `client_credentials`
-//!   with `private_key_jwt`, binds tokens to a DPoP key when the request
+//!   with `private_key_jwt` and RFC 7523 JWT-bearer grants (workload JWTs
+//!   and enterprise ID-JAGs), binds tokens to a DPoP key when the request
 //!   carries a valid proof, and issues ES256 JWTs whose `aud` is the
-//!   requested resource; plus its JWKS;
+//!   requested resource; plus its JWKS and an enterprise IdP's RFC 8693
+//!   token-exchange endpoint;
 //! - an MCP server (`mcp_server::Server`) behind `mcp-auth`'s `AuthLayer`
 //!   with a `JwtVerifier` reading that JWKS;
 //! - `mcp-client` with `mcp-auth`'s `OAuthClient` (headless authorization).
@@ -19,8 +21,10 @@
 //! insufficient_scope, step-up), AUTH-20/21 (tokens on every request;
 //! audience checked), AUTH-22 (resource in both requests), AUTH-23 (PKCE),
 //! AUTH-24/25 (iss), AUTH-26 (state), AUTH-27 (refresh with rotation) and
-//! the principal reaching handlers; plus client_credentials with
-//! private_key_jwt and DPoP-bound tokens at the token endpoint.
+//! the principal reaching handlers; plus the extension grants
+//! (client_credentials with private_key_jwt, SEP-1046; workload JWT bearer,
+//! SEP-1933; enterprise-managed authorization, SEP-990) and DPoP-bound
+//! tokens end to end (RFC 9449, SEP-1932).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -123,10 +127,26 @@ impl Key {
     }
 
     fn sign(&self, claims: &Value) -> String {
+        self.sign_typ("at+jwt", claims)
+    }
+
+    fn sign_typ(&self, typ: &str, claims: &Value) -> String {
         let mut h = Header::new(Algorithm::ES256);
         h.kid = Some("as-key-1".into());
-        h.typ = Some("at+jwt".into());
+        h.typ = Some(typ.into());
         jsonwebtoken::encode(&h, claims, &self.enc).expect("sign")
+    }
+
+    fn verify(&self, jwt: &str, aud: &str) -> Result<Value, String> {
+        let jwk: jsonwebtoken::jwk::Jwk = serde_json::from_value(self.jwk.clone()).expect("jwk");
+        let key = DecodingKey::from_jwk(&jwk).expect("key");
+        let mut v = Validation::new(Algorithm::ES256);
+        v.set_audience(&[aud]);
+        v.leeway = 0;
+        v.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        jsonwebtoken::decode::<Value>(jwt, &key, &v)
+            .map(|d| d.claims)
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -165,12 +185,18 @@ struct AsLog {
     token: Vec<(HashMap<String, String>, Option<String>)>,
     /// Bodies of every registration request.
     register: Vec<Value>,
+    /// Form parameters of every token exchange at the enterprise IdP.
+    idp: Vec<HashMap<String, String>>,
 }
 
 /// The in-test authorization server.
 struct AuthServer {
     url: String,
     key: Key,
+    /// The key of the workload identity issuer this AS trusts (WIF).
+    workload_key: Key,
+    /// The enterprise IdP's key (ID tokens and ID-JAGs).
+    idp_key: Key,
     clients: Mutex<HashMap<String, RegisteredClient>>,
     codes: Mutex<HashMap<String, Code>>,
     refresh: Mutex<HashMap<String, Refresh>>,
@@ -207,6 +233,8 @@ impl AuthServer {
         let me = Arc::new(Self {
             url: format!("http://{addr}"),
             key: Key::generate(),
+            workload_key: Key::generate(),
+            idp_key: Key::generate(),
             clients: Mutex::new(HashMap::new()),
             codes: Mutex::new(HashMap::new()),
             refresh: Mutex::new(HashMap::new()),
@@ -262,6 +290,13 @@ impl AuthServer {
         let method = req.method().clone();
         let path = req.uri().path().to_owned();
         let query = req.uri().query().unwrap_or("").to_owned();
+        let basic = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Basic "))
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
         let dpop = req
             .headers()
             .get_all("dpop")
@@ -276,7 +311,8 @@ impl AuthServer {
             ("GET", "/jwks") => json_response(200, &json!({"keys": [self.key.jwk]})),
             ("POST", "/register") => self.register(&body),
             ("GET", "/authorize") => self.authorize(&query),
-            ("POST", "/token") => self.token(&body, &dpop),
+            ("POST", "/token") => self.token(&body, &dpop, basic.as_deref()),
+            ("POST", "/idp/token") => self.idp_exchange(&body),
             _ => json_response(404, &json!({"error": "not found"})),
         }
     }
@@ -411,7 +447,93 @@ impl AuthServer {
         ))
     }
 
-    fn token(&self, body: &[u8], dpop: &[String]) -> http::Response<Full<Bytes>> {
+    /// The enterprise IdP's RFC 8693 endpoint: ID token → ID-JAG.
+    fn idp_exchange(&self, body: &[u8]) -> http::Response<Full<Bytes>> {
+        let f = parse_form(&String::from_utf8_lossy(body));
+        self.log.lock().unwrap().idp.push(f.clone());
+        let get = |k: &str| f.get(k).cloned().unwrap_or_default();
+        if get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange"
+            || get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag"
+            || get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token"
+            || get("audience") != self.url
+            || get("resource").is_empty()
+        {
+            return oauth_error(400, "invalid_request", "bad token exchange parameters");
+        }
+        let id_token = match self.idp_key.verify(&get("subject_token"), "idp-client") {
+            Ok(c) => c,
+            Err(e) => return oauth_error(400, "invalid_grant", &e),
+        };
+        let jag = self.idp_key.sign_typ(
+            "oauth-id-jag+jwt",
+            &json!({"iss": format!("{}/idp", self.url), "sub": id_token["sub"], "aud": self.url,
+                    "resource": get("resource"), "client_id": "ema-client",
+                    "iat": now(), "exp": now() + 300, "jti": random(8)}),
+        );
+        json_response(
+            200,
+            &json!({"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}),
+        )
+    }
+
+    /// RFC 7523: an ID-JAG from the enterprise IdP (client must
+    /// authenticate) or a workload JWT from the trusted workload issuer.
+    fn jwt_bearer(
+        &self,
+        f: &HashMap<String, String>,
+        basic: Option<&str>,
+        jkt: Option<String>,
+    ) -> http::Response<Full<Bytes>> {
+        let get = |k: &str| f.get(k).cloned().unwrap_or_default();
+        let assertion = get("assertion");
+        let typ = jsonwebtoken::decode_header(&assertion)
+            .ok()
+            .and_then(|h| h.typ)
+            .unwrap_or_default();
+        if typ == "oauth-id-jag+jwt" {
+            if basic != Some("ema-client:ema-secret") {
+                return oauth_error(401, "invalid_client", "client authentication required");
+            }
+            let claims = match self.idp_key.verify(&assertion, &self.url) {
+                Ok(c) => c,
+                Err(e) => return oauth_error(400, "invalid_grant", &e),
+            };
+            if claims["client_id"] != "ema-client" || claims["resource"] != get("resource").as_str()
+            {
+                return oauth_error(400, "invalid_grant", "ID-JAG client or resource mismatch");
+            }
+            let sub = claims["sub"].as_str().unwrap_or_default().to_owned();
+            return self.issue(
+                "ema-client",
+                &sub,
+                &get("scope"),
+                &get("resource"),
+                jkt,
+                false,
+            );
+        }
+        match self.workload_key.verify(&assertion, &self.url) {
+            Ok(claims) => {
+                let sub = claims["sub"].as_str().unwrap_or_default().to_owned();
+                self.issue(
+                    &get("client_id"),
+                    &sub,
+                    &get("scope"),
+                    &get("resource"),
+                    jkt,
+                    false,
+                )
+            }
+            Err(e) => oauth_error(400, "invalid_grant", &e),
+        }
+    }
+
+    fn token(
+        &self,
+        body: &[u8],
+        dpop: &[String],
+        basic: Option<&str>,
+    ) -> http::Response<Full<Bytes>> {
         let f = parse_form(&String::from_utf8_lossy(body));
         self.log
             .lock()
@@ -498,6 +620,7 @@ impl AuthServer {
                 let scope = get("scope");
                 self.issue(&client_id, &client_id, &scope, &get("resource"), jkt, false)
             }
+            "urn:ietf:params:oauth:grant-type:jwt-bearer" => self.jwt_bearer(&f, basic, jkt),
             other => oauth_error(400, "unsupported_grant_type", other),
         }
     }
@@ -565,7 +688,11 @@ impl AuthServer {
 // The MCP server behind AuthLayer.
 
 use mcp_auth::BearerChallenge;
-use mcp_auth::client::{ClientCredentialsGrant, DpopProver, Es256Key, PrivateKeyJwt};
+use mcp_auth::client::grants::fixed_credential;
+use mcp_auth::client::{
+    ClientCredentialsGrant, ClientSecret, DpopProver, EnterpriseManagedGrant, Es256Key,
+    IdentityProvider, JwtBearerGrant, PrivateKeyJwt,
+};
 use mcp_auth::client::{
     HeadlessAuthorization, HttpClient, NetPolicy, OAuthClient, OAuthClientBuilder,
 };
@@ -1010,4 +1137,102 @@ async fn dpop_bound_tokens_end_to_end() {
     )
     .await;
     assert_eq!(status, 401);
+}
+
+fn workload_jwt(authz: &AuthServer, exp: u64) -> String {
+    authz.workload_key.sign_typ(
+        "JWT",
+        &json!({"iss": "https://workload-issuer.example", "sub": "spiffe://example/ns/app",
+                "aud": authz.url, "iat": now(), "exp": exp}),
+    )
+}
+
+/// SEP-1933: the workload's JWT is the grant; no registration, no user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workload_identity_jwt_bearer_grant() {
+    let (authz, rs) = setup().await;
+    let jwt = workload_jwt(&authz, now() + 300);
+    let grant = JwtBearerGrant::new("workload-1", fixed_credential(jwt.clone()));
+    let oauth = Arc::new(oauth(&rs).grant(Arc::new(grant)).build().expect("oauth"));
+    let client = connect(&rs, oauth).await;
+    let text = call_text(&client, "whoami").await.expect("whoami");
+    assert_eq!(
+        text,
+        "subject=spiffe://example/ns/app client=workload-1 scopes=mcp token-visible=false"
+    );
+    let log = authz.log.lock().unwrap();
+    assert!(log.register.is_empty() && log.authorize.is_empty());
+    let (f, _) = &log.token[0];
+    assert_eq!(
+        f["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert_eq!(f["assertion"], jwt);
+    assert_eq!(f["resource"], rs.resource);
+}
+
+/// SEP-1933: a refused assertion is surfaced as an authorization error,
+/// once: no retry and no fallback to another grant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_workload_assertion_is_final() {
+    let (authz, rs) = setup().await;
+    let expired = workload_jwt(&authz, now().saturating_sub(60));
+    let grant = JwtBearerGrant::new("workload-1", fixed_credential(expired));
+    let oauth = Arc::new(oauth(&rs).grant(Arc::new(grant)).build().expect("oauth"));
+    let client = mcp_client::ClientBuilder::new("e2e", "1.0.0")
+        .era(mcp_client::EraPreference::ModernNoProbe)
+        .http_auth(oauth)
+        .connect_url(&rs.resource)
+        .await;
+    let err = match client {
+        Err(e) => e,
+        Ok(c) => call_text(&c, "whoami").await.expect_err("must fail"),
+    };
+    assert!(err.is_auth(), "{err}");
+    assert!(err.to_string().contains("invalid_grant"), "{err}");
+    let log = authz.log.lock().unwrap();
+    assert_eq!(log.token.len(), 1, "exactly one token request");
+    assert!(log.authorize.is_empty() && log.register.is_empty());
+}
+
+/// SEP-990: ID token → ID-JAG at the IdP (RFC 8693), then the ID-JAG as a
+/// JWT-bearer grant with the client's own credentials (RFC 7523).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enterprise_managed_authorization() {
+    let (authz, rs) = setup().await;
+    let id_token = authz.idp_key.sign_typ(
+        "JWT",
+        &json!({"iss": format!("{}/idp", authz.url), "sub": "bob@corp.example", "aud": "idp-client",
+                "iat": now(), "exp": now() + 300}),
+    );
+    let idp = IdentityProvider {
+        issuer: format!("{}/idp", authz.url),
+        token_endpoint: format!("{}/idp/token", authz.url),
+        client: Arc::new(ClientSecret::public("idp-client")),
+    };
+    let client_auth = Arc::new(ClientSecret {
+        client_id: "ema-client".into(),
+        client_secret: Some("ema-secret".into()),
+        method: "client_secret_basic".into(),
+    });
+    let grant = EnterpriseManagedGrant::new(client_auth, idp, fixed_credential(id_token))
+        .only_for_issuer(authz.url.clone());
+    let oauth = Arc::new(oauth(&rs).grant(Arc::new(grant)).build().expect("oauth"));
+    let client = connect(&rs, oauth).await;
+    let text = call_text(&client, "whoami").await.expect("whoami");
+    assert_eq!(
+        text,
+        "subject=bob@corp.example client=ema-client scopes=mcp token-visible=false"
+    );
+    let log = authz.log.lock().unwrap();
+    assert_eq!(log.idp.len(), 1);
+    assert_eq!(log.idp[0]["audience"], authz.url);
+    assert_eq!(log.idp[0]["resource"], rs.resource);
+    assert_eq!(log.idp[0]["client_id"], "idp-client");
+    let (f, _) = &log.token[0];
+    assert_eq!(
+        f["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    assert!(log.register.is_empty() && log.authorize.is_empty());
 }
