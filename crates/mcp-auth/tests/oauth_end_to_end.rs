@@ -741,7 +741,7 @@ fn mcp_server() -> Server {
         .expect("server")
 }
 
-async fn start_rs(issuer: &str, dpop: bool) -> Rs {
+async fn start_rs(issuer: &str, dpop: Option<DpopPolicy>) -> Rs {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -758,8 +758,8 @@ async fn start_rs(issuer: &str, dpop: bool) -> Rs {
         .require_scopes(["mcp"])
         .require_tool_scopes("admin", ["admin"])
         .scopes_supported(["mcp", "admin"]);
-    if dpop {
-        auth = auth.dpop(DpopPolicy::default());
+    if let Some(policy) = dpop {
+        auth = auth.dpop(policy);
     }
     let auth = auth.build().expect("layer");
     let mcp = McpService::new(mcp_server(), HttpConfig::default());
@@ -780,7 +780,7 @@ async fn start_rs(issuer: &str, dpop: bool) -> Rs {
 /// The authorization server and the MCP server, wired together.
 async fn setup() -> (Arc<AuthServer>, Rs) {
     let auth = AuthServer::start().await;
-    let rs = start_rs(&auth.url, false).await;
+    let rs = start_rs(&auth.url, None).await;
     (auth, rs)
 }
 
@@ -1072,7 +1072,7 @@ async fn grant_credentials_stay_with_their_issuer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dpop_bound_tokens_end_to_end() {
     let authz = AuthServer::start().await;
-    let rs = start_rs(&authz.url, true).await;
+    let rs = start_rs(&authz.url, Some(DpopPolicy::default())).await;
     let prover = Arc::new(DpopProver::generate().expect("key"));
     let oauth = Arc::new(oauth(&rs).proof(prover.clone()).build().expect("oauth"));
     let client = connect(&rs, oauth.clone()).await;
@@ -1235,4 +1235,50 @@ async fn enterprise_managed_authorization() {
         "urn:ietf:params:oauth:grant-type:jwt-bearer"
     );
     assert!(log.register.is_empty() && log.authorize.is_empty());
+}
+
+/// RFC 9449 §9: the MCP server demands its own nonce; the client picks it
+/// up from the `use_dpop_nonce` challenge and retries once per request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dpop_server_nonce_is_honoured() {
+    let authz = AuthServer::start().await;
+    let policy = DpopPolicy {
+        nonce_lifetime: Some(Duration::from_secs(300)),
+        ..DpopPolicy::default()
+    };
+    let rs = start_rs(&authz.url, Some(policy)).await;
+    let prover = Arc::new(DpopProver::generate().expect("key"));
+    let oauth = Arc::new(oauth(&rs).proof(prover.clone()).build().expect("oauth"));
+    let client = connect(&rs, oauth.clone()).await;
+    let text = call_text(&client, "whoami").await.expect("whoami");
+    assert!(text.starts_with("subject=alice"), "{text}");
+    // The nonce is remembered for the MCP server's origin only.
+    let nonce = prover.nonce_for(&rs.resource).expect("RS nonce");
+    assert!(prover.nonce_for(&authz.url).is_none());
+    // A proof without it is refused with a fresh DPoP-Nonce.
+    let at = oauth.token().await.expect("token").access_token;
+    let p = prover
+        .proof("POST", &rs.resource, Some(&at))
+        .expect("proof");
+    let (status, _) =
+        raw_call_with(&rs, "whoami", Some(&format!("DPoP {at}")), &[("dpop", &p)]).await;
+    assert_eq!(status, 200, "the remembered nonce is accepted");
+    prover.record_nonce(&rs.resource, "stale-nonce");
+    let p = prover
+        .proof("POST", &rs.resource, Some(&at))
+        .expect("proof");
+    let (status, headers) =
+        raw_call_with(&rs, "whoami", Some(&format!("DPoP {at}")), &[("dpop", &p)]).await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        headers.get("dpop-nonce").and_then(|v| v.to_str().ok()),
+        Some(nonce.as_str())
+    );
+    assert!(
+        headers
+            .get_all("www-authenticate")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.starts_with("DPoP") && v.contains("use_dpop_nonce"))
+    );
 }

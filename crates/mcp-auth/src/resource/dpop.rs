@@ -19,8 +19,14 @@
 //!
 //! Failures answer 401 with `WWW-Authenticate: DPoP
 //! error="invalid_dpop_proof"` (or `invalid_token` for scheme mismatches)
-//! next to the usual Bearer challenge. Server-supplied nonces (§9) are not
-//! issued.
+//! next to the usual Bearer challenge.
+//!
+//! With [`DpopPolicy::nonce_lifetime`] set, proofs must also carry a nonce
+//! this server issued (RFC 9449 §9): a proof without one, or with a stale
+//! one, gets 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` and a
+//! fresh `DPoP-Nonce` header; the client retries once with it. Nonces are
+//! random, rotate every `nonce_lifetime`, and the previous one stays valid
+//! for one more period.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -55,6 +61,9 @@ pub struct DpopPolicy {
     pub max_replay_entries: usize,
     /// Longest proof accepted.
     pub max_proof_bytes: usize,
+    /// Require server-issued nonces, rotated this often (`None`: no
+    /// nonces, the default).
+    pub nonce_lifetime: Option<Duration>,
 }
 
 impl Default for DpopPolicy {
@@ -75,6 +84,7 @@ impl Default for DpopPolicy {
             clock_skew: DEFAULT_PROOF_CLOCK_SKEW,
             max_replay_entries: DEFAULT_MAX_REPLAY_ENTRIES,
             max_proof_bytes: DEFAULT_MAX_PROOF_BYTES,
+            nonce_lifetime: None,
         }
     }
 }
@@ -118,10 +128,58 @@ impl ReplayCache {
     }
 }
 
-/// Checks proofs against one policy, with its replay cache.
+/// Why a proof was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProofRejection {
+    /// `invalid_dpop_proof`, with the reason.
+    Invalid(String),
+    /// `use_dpop_nonce`: retry with this nonce.
+    UseNonce(String),
+}
+
+impl std::fmt::Display for ProofRejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(why) => f.write_str(why),
+            Self::UseNonce(_) => f.write_str("a server-issued DPoP nonce is required"),
+        }
+    }
+}
+
+impl From<String> for ProofRejection {
+    fn from(why: String) -> Self {
+        Self::Invalid(why)
+    }
+}
+
+impl From<&str> for ProofRejection {
+    fn from(why: &str) -> Self {
+        Self::Invalid(why.to_owned())
+    }
+}
+
+/// The server's current and previous nonce.
+struct Nonces {
+    current: String,
+    previous: Option<String>,
+    minted_at: u64,
+}
+
+fn fresh_nonce() -> String {
+    let mut b = [0u8; 18];
+    // Without randomness the nonce is still unpredictable enough to be
+    // a freshness signal only if it changes; fall back to the time.
+    if getrandom::fill(&mut b).is_err() {
+        b[..8].copy_from_slice(&super::verifier::now_unix().to_be_bytes());
+    }
+    URL_SAFE_NO_PAD.encode(b)
+}
+
+/// Checks proofs against one policy, with its replay cache and nonces.
 pub(crate) struct DpopChecker {
     pub(crate) policy: DpopPolicy,
     seen: Mutex<ReplayCache>,
+    nonces: Mutex<Nonces>,
 }
 
 /// The request a proof must match.
@@ -158,7 +216,29 @@ impl DpopChecker {
         Self {
             policy,
             seen: Mutex::new(ReplayCache::default()),
+            nonces: Mutex::new(Nonces {
+                current: fresh_nonce(),
+                previous: None,
+                minted_at: super::verifier::now_unix(),
+            }),
         }
+    }
+
+    /// The nonce to hand out now (rotated when its lifetime is over), and
+    /// whether `presented` is still acceptable.
+    fn nonce(&self, presented: Option<&str>, now: u64) -> (String, bool) {
+        let lifetime = self
+            .policy
+            .nonce_lifetime
+            .map_or(u64::MAX, |d| d.as_secs().max(1));
+        let mut n = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
+        if now.saturating_sub(n.minted_at) >= lifetime {
+            let old = std::mem::replace(&mut n.current, fresh_nonce());
+            n.previous = Some(old);
+            n.minted_at = now;
+        }
+        let ok = presented.is_some_and(|p| p == n.current || n.previous.as_deref() == Some(p));
+        (n.current.clone(), ok)
     }
 
     /// Verifies `proof` for `target` at time `now` (seconds).
@@ -167,7 +247,7 @@ impl DpopChecker {
         proof: &str,
         target: &ProofTarget<'_>,
         now: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), ProofRejection> {
         if proof.len() > self.policy.max_proof_bytes {
             return Err("DPoP proof too large".into());
         }
@@ -235,6 +315,12 @@ impl DpopChecker {
         let jti = text("jti")
             .filter(|j| !j.is_empty() && j.len() <= 256)
             .ok_or_else(|| "DPoP proof lacks a usable jti".to_owned())?;
+        if self.policy.nonce_lifetime.is_some() {
+            let (current, ok) = self.nonce(text("nonce"), now);
+            if !ok {
+                return Err(ProofRejection::UseNonce(current));
+            }
+        }
         let until = iat
             .saturating_add(self.policy.max_proof_age.as_secs())
             .saturating_add(self.policy.clock_skew.as_secs())
@@ -304,7 +390,7 @@ mod tests {
         let c = DpopChecker::new(DpopPolicy::default());
         let p = proof(&k, "dpop+jwt", claims("j1"));
         assert_eq!(c.check(&p, &target(&jkt), NOW), Ok(()));
-        let again = c.check(&p, &target(&jkt), NOW + 1).unwrap_err();
+        let again = c.check(&p, &target(&jkt), NOW + 1).unwrap_err().to_string();
         assert!(again.contains("replayed"), "{again}");
         // Another jti is fine.
         let p2 = proof(&k, "dpop+jwt", claims("j2"));
@@ -360,7 +446,7 @@ mod tests {
             ("not.a.jwt".into(), target(&jkt), "JWT"),
         ];
         for (p, t, want) in cases {
-            let err = c.check(&p, &t, NOW).unwrap_err();
+            let err = c.check(&p, &t, NOW).unwrap_err().to_string();
             assert!(err.contains(want), "{want}: {err}");
         }
         // The URL comparison ignores case of scheme/host and a trailing slash.
@@ -381,6 +467,7 @@ mod tests {
         assert!(
             c.check(&p, &target(&jkt), NOW)
                 .unwrap_err()
+                .to_string()
                 .contains("algorithm")
         );
         // A jwk with the private scalar: build the header by hand.
@@ -393,8 +480,59 @@ mod tests {
             URL_SAFE_NO_PAD.encode(claims("d").to_string()),
             "sig"
         );
-        let err = c.check(&forged, &target(&jkt), NOW).unwrap_err();
+        let err = c
+            .check(&forged, &target(&jkt), NOW)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("public"), "{err}");
+    }
+
+    /// RFC 9449 §9: with nonces on, a proof without the server's nonce
+    /// gets `use_dpop_nonce` and the nonce; with it, it passes; nonces
+    /// rotate and the previous one stays valid for one more period.
+    #[test]
+    fn server_nonces() {
+        let k = key(7);
+        let jkt = k.jwk.thumbprint(ThumbprintHash::SHA256).unwrap();
+        let c = DpopChecker::new(DpopPolicy {
+            nonce_lifetime: Some(Duration::from_secs(10)),
+            max_proof_age: Duration::from_secs(1_000_000_000),
+            ..DpopPolicy::default()
+        });
+        let t0 = super::super::verifier::now_unix();
+        let at = |jti: &str, nonce: Option<&str>, t: u64| {
+            let mut v = claims(jti);
+            v["iat"] = t.into();
+            if let Some(n) = nonce {
+                v["nonce"] = n.into();
+            }
+            proof(&k, "dpop+jwt", v)
+        };
+        let Err(ProofRejection::UseNonce(n1)) = c.check(&at("a", None, t0), &target(&jkt), t0)
+        else {
+            panic!("nonce demanded")
+        };
+        assert!(matches!(
+            c.check(&at("b", Some("guess"), t0), &target(&jkt), t0),
+            Err(ProofRejection::UseNonce(_))
+        ));
+        assert_eq!(c.check(&at("c", Some(&n1), t0), &target(&jkt), t0), Ok(()));
+        // After one period a new nonce is issued; the old one still works.
+        let Err(ProofRejection::UseNonce(n2)) =
+            c.check(&at("d", None, t0 + 10), &target(&jkt), t0 + 10)
+        else {
+            panic!("nonce demanded")
+        };
+        assert_ne!(n1, n2);
+        assert_eq!(
+            c.check(&at("e", Some(&n1), t0 + 11), &target(&jkt), t0 + 11),
+            Ok(())
+        );
+        // Two periods on, the first nonce is gone.
+        assert!(matches!(
+            c.check(&at("f", Some(&n1), t0 + 25), &target(&jkt), t0 + 25),
+            Err(ProofRejection::UseNonce(_))
+        ));
     }
 
     #[test]

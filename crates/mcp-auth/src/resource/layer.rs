@@ -2,7 +2,7 @@
 //! document, authenticates every request (LADDER-02) and enforces scopes.
 
 use super::ConfigError;
-use super::dpop::{DpopChecker, DpopPolicy, ProofTarget};
+use super::dpop::{DpopChecker, DpopPolicy, ProofRejection, ProofTarget};
 use super::metadata::{PRM_WELL_KNOWN, ProtectedResourceMetadata, ResourceUri};
 use super::peek::{Ops, operations};
 use super::verifier::{BoxFuture, TokenVerifier, VerifyError};
@@ -680,7 +680,7 @@ fn check_binding<B>(
             why,
             challenge_scopes(shared, req.headers()),
         );
-        if error == INVALID_DPOP_PROOF
+        if (error == INVALID_DPOP_PROOF || error == USE_DPOP_NONCE)
             && let Some(d) = &shared.dpop
         {
             // The error belongs to the DPoP challenge (RFC 9449 §7.1).
@@ -725,15 +725,25 @@ fn check_binding<B>(
                 access_token: token,
                 jkt,
             };
-            checker
-                .check(proof.trim(), &target, super::verifier::now_unix())
-                .map_err(|why| refuse(INVALID_DPOP_PROOF, &why))
+            match checker.check(proof.trim(), &target, super::verifier::now_unix()) {
+                Ok(()) => Ok(()),
+                Err(ProofRejection::Invalid(why)) => Err(refuse(INVALID_DPOP_PROOF, &why)),
+                Err(ProofRejection::UseNonce(nonce)) => {
+                    let mut r = refuse(USE_DPOP_NONCE, "a server-issued DPoP nonce is required");
+                    if let Ok(v) = HeaderValue::from_str(&nonce) {
+                        r.headers_mut().insert("dpop-nonce", v);
+                    }
+                    Err(r)
+                }
+            }
         }
     }
 }
 
 /// RFC 9449 §7.1 error code for a bad proof.
 const INVALID_DPOP_PROOF: &str = "invalid_dpop_proof";
+/// RFC 9449 §9 error code asking for a retry with the server's nonce.
+const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 
 fn plain(status: StatusCode, description: &str) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(json_body(None, description)));
