@@ -222,6 +222,34 @@ mod tests {
         assert_ne!(a[2].1, b[2].1, "fresh jti per assertion");
     }
 
+    /// The `ClientAuthentication` side: only form parameters, `aud` = the
+    /// issuer of the token endpoint context.
+    #[test]
+    fn client_authentication_hook_signs_for_the_issuer() {
+        let (pem, public) = pem_and_public();
+        let c = PrivateKeyJwt::from_pem("cid", &pem).unwrap();
+        assert_eq!(c.method(), PRIVATE_KEY_JWT);
+        assert_eq!(ClientAuthentication::client_id(&c), "cid");
+        let ctx = TokenEndpointContext {
+            issuer: "https://as.example".into(),
+            token_endpoint: "https://as.example/oauth/token".into(),
+        };
+        let mut form = vec![("grant_type".to_owned(), "client_credentials".to_owned())];
+        let mut headers = Vec::new();
+        c.apply(&ctx, &mut form, &mut headers).unwrap();
+        assert!(headers.is_empty());
+        assert_eq!(form.len(), 4);
+        let assertion = &form
+            .iter()
+            .find(|(k, _)| k == "client_assertion")
+            .unwrap()
+            .1;
+        assert_eq!(
+            claims(assertion, &public, "https://as.example")["sub"],
+            "cid"
+        );
+    }
+
     #[test]
     fn a_wrong_pem_is_an_error() {
         assert!(

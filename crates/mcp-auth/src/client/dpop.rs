@@ -549,6 +549,31 @@ mod tests {
         }
     }
 
+    /// The `RequestProof` side: one `DPoP` header per request, nonces
+    /// taken from any answer, a retry only on `use_dpop_nonce`.
+    #[test]
+    fn request_proof_hook() {
+        let p = DpopProver::generate().unwrap();
+        assert_eq!(RequestProof::token_type(&p), "DPoP");
+        let h = p
+            .proof_headers("POST", "https://as.example/token", None)
+            .unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h[0].0, "DPoP");
+        let (c, _) = check(&h[0].1);
+        assert_eq!(c["htu"], "https://as.example/token");
+        let mut map = http::HeaderMap::new();
+        map.insert("dpop-nonce", http::HeaderValue::from_static("n1"));
+        p.observe("https://as.example/token", 400, &map);
+        assert_eq!(p.nonce_for("https://as.example/x").as_deref(), Some("n1"));
+        assert!(p.wants_retry(400, Some("use_dpop_nonce")));
+        assert!(p.wants_retry(401, Some("use_dpop_nonce")));
+        assert!(!p.wants_retry(400, Some("invalid_grant")));
+        assert!(!p.wants_retry(401, None));
+        assert!(!p.wants_retry(500, Some("use_dpop_nonce")));
+        assert!(p.proof_headers("POST", "not a url", None).is_err());
+    }
+
     #[test]
     fn token_scheme_follows_token_type() {
         assert_eq!(
