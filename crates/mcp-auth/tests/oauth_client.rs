@@ -231,7 +231,11 @@ impl Mock {
             ("POST", p) if p == format!("{ip}/register") => {
                 let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let id = self.next(&format!("client{ip}"));
-                self.log.lock().unwrap().registrations.push((ip.clone(), v.clone()));
+                self.log
+                    .lock()
+                    .unwrap()
+                    .registrations
+                    .push((ip.clone(), v.clone()));
                 let mut out = json!({"client_id": id, "redirect_uris": v["redirect_uris"]});
                 let m = v["token_endpoint_auth_method"].as_str().unwrap_or("none");
                 if m != "none" {
@@ -255,7 +259,10 @@ impl Mock {
                 );
                 let mut params = vec![
                     ("code".to_owned(), code),
-                    ("state".to_owned(), q.get("state").cloned().unwrap_or_default()),
+                    (
+                        "state".to_owned(),
+                        q.get("state").cloned().unwrap_or_default(),
+                    ),
                 ];
                 match cfg.iss {
                     Iss::Correct => params.push(("iss".into(), self.issuer())),
@@ -318,7 +325,9 @@ impl Mock {
                     l.tokens.insert(at.clone(), (scopes_v.clone(), ip.clone()));
                     // Refresh tokens are issued on the first grant only, so
                     // the client must keep the old one (AUTH-27).
-                    if cfg.issue_refresh && f.get("grant_type").map(String::as_str) == Some("authorization_code") {
+                    if cfg.issue_refresh
+                        && f.get("grant_type").map(String::as_str) == Some("authorization_code")
+                    {
                         let rt = format!("rt-{at}");
                         l.tokens.insert(rt.clone(), (scopes_v, ip.clone()));
                         out["refresh_token"] = json!(rt);
@@ -353,13 +362,13 @@ impl Mock {
                     return challenge(401, &extra);
                 };
                 let _ = tip;
-                if let Some(req) = &cfg.required_scope {
-                    if !scopes.contains(req) {
-                        return challenge(
-                            403,
-                            &format!("error=\"insufficient_scope\", scope=\"{req}\""),
-                        );
-                    }
+                if let Some(req) = &cfg.required_scope
+                    && !scopes.contains(req)
+                {
+                    return challenge(
+                        403,
+                        &format!("error=\"insufficient_scope\", scope=\"{req}\""),
+                    );
                 }
                 let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let id = msg["id"].clone();
@@ -409,6 +418,8 @@ async fn full_flow_with_registration_pkce_and_resource() {
     let mock = Mock::start(Cfg::default()).await;
     let o = Arc::new(oauth(&mock).build().unwrap());
     run(&mock, o.clone()).await.unwrap();
+    let token = o.token().await;
+    assert!(token.is_some());
     let reqs = mock.requests();
     // AUTH-05: the path-inserted PRM first (given in the challenge here).
     assert!(reqs.contains(&"GET /.well-known/oauth-protected-resource/mcp".to_owned()));
@@ -418,7 +429,12 @@ async fn full_flow_with_registration_pkce_and_resource() {
     assert_eq!(log.registrations.len(), 1);
     let reg = &log.registrations[0].1;
     assert_eq!(reg["application_type"], "native");
-    assert!(reg["grant_types"].as_array().unwrap().contains(&json!("refresh_token")));
+    assert!(
+        reg["grant_types"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("refresh_token"))
+    );
     // AUTH-22/23/17: the authorization request.
     let a = &log.authorizations[0];
     assert_eq!(a["response_type"], "code");
@@ -435,10 +451,12 @@ async fn full_flow_with_registration_pkce_and_resource() {
     assert!(authz.is_none());
     // AUTH-20: after the first 401, every MCP request carried the token.
     assert_eq!(log.mcp_auth[0], None);
-    assert!(log.mcp_auth[1..].iter().all(|h| h.as_deref().is_some_and(|v| v.starts_with("Bearer at-"))));
+    assert!(
+        log.mcp_auth[1..]
+            .iter()
+            .all(|h| h.as_deref().is_some_and(|v| v.starts_with("Bearer at-")))
+    );
     assert!(log.mcp_auth.len() >= 3);
-    drop(log);
-    assert!(o.token().await.is_some());
 }
 
 #[tokio::test]
@@ -452,7 +470,9 @@ async fn prm_root_fallback_without_challenge_url() {
     })
     .await;
     mock.set(|c| c.resource = Some(mock.base.clone()));
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
     let reqs = mock.requests();
     let p = reqs
         .iter()
@@ -464,7 +484,10 @@ async fn prm_root_fallback_without_challenge_url() {
         .unwrap();
     assert!(p < r);
     // The resource is sent exactly as published (no trailing slash added).
-    assert_eq!(mock.log.lock().unwrap().authorizations[0]["resource"], mock.base);
+    assert_eq!(
+        mock.log.lock().unwrap().authorizations[0]["resource"],
+        mock.base
+    );
 }
 
 #[tokio::test]
@@ -481,7 +504,12 @@ async fn resource_mismatch_aborts_before_authorization() {
     assert!(e.is_auth(), "{e}");
     assert_eq!(e.status(), Some(401));
     assert!(mock.log.lock().unwrap().authorizations.is_empty());
-    assert!(!mock.requests().iter().any(|r| r.contains("authorization-server")));
+    assert!(
+        !mock
+            .requests()
+            .iter()
+            .any(|r| r.contains("authorization-server"))
+    );
 }
 
 #[tokio::test]
@@ -505,7 +533,9 @@ async fn issuer_with_path_uses_path_insertion() {
         ..Cfg::default()
     })
     .await;
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
     let reqs = mock.requests();
     assert!(reqs.contains(&"GET /.well-known/oauth-authorization-server/tenant1".to_owned()));
     assert!(!reqs.contains(&"GET /.well-known/oauth-authorization-server".to_owned()));
@@ -514,7 +544,11 @@ async fn issuer_with_path_uses_path_insertion() {
 #[tokio::test]
 async fn wrong_or_missing_iss_stops_before_the_token_request() {
     // AUTH-24
-    for (iss, supported) in [(Iss::Wrong, true), (Iss::Missing, true), (Iss::Wrong, false)] {
+    for (iss, supported) in [
+        (Iss::Wrong, true),
+        (Iss::Missing, true),
+        (Iss::Wrong, false),
+    ] {
         let mock = Mock::start(Cfg {
             iss,
             iss_supported: supported,
@@ -536,7 +570,9 @@ async fn wrong_or_missing_iss_stops_before_the_token_request() {
         ..Cfg::default()
     })
     .await;
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -565,7 +601,9 @@ async fn step_up_requests_the_union_of_scopes() {
         ..Cfg::default()
     })
     .await;
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
     let log = mock.log.lock().unwrap();
     assert_eq!(log.authorizations.len(), 2);
     assert_eq!(log.authorizations[0]["scope"], "mcp:read");
@@ -600,15 +638,22 @@ async fn offline_access_only_when_the_as_lists_it() {
         ..Cfg::default()
     })
     .await;
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
     assert_eq!(
         mock.log.lock().unwrap().authorizations[0]["scope"],
         "mcp:read offline_access"
     );
     let mock = Mock::start(Cfg::default()).await;
     mock.set(|c| c.prm_scopes = Some(vec!["mcp:read".into(), "offline_access".into()]));
-    run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
-    assert_eq!(mock.log.lock().unwrap().authorizations[0]["scope"], "mcp:read");
+    run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        mock.log.lock().unwrap().authorizations[0]["scope"],
+        "mcp:read"
+    );
 }
 
 #[tokio::test]
@@ -629,7 +674,11 @@ async fn expired_tokens_are_refreshed_keeping_the_refresh_token() {
         .collect();
     assert!(refreshes.len() >= 2, "{}", refreshes.len());
     // Same refresh token each time, resource included.
-    assert!(refreshes.iter().all(|(f, _)| f["refresh_token"] == refreshes[0].0["refresh_token"]));
+    assert!(
+        refreshes
+            .iter()
+            .all(|(f, _)| f["refresh_token"] == refreshes[0].0["refresh_token"])
+    );
     assert!(refreshes.iter().all(|(f, _)| f["resource"] == mock.url()));
     assert_eq!(log.authorizations.len(), 1);
 }
@@ -642,10 +691,15 @@ async fn secret_methods_follow_the_as() {
             ..Cfg::default()
         })
         .await;
-        run(&mock, Arc::new(oauth(&mock).build().unwrap())).await.unwrap();
+        run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+            .await
+            .unwrap();
         let log = mock.log.lock().unwrap();
         let (f, authz) = &log.token_requests[0];
-        assert_eq!(authz.as_deref().is_some_and(|a| a.starts_with("Basic ")), basic);
+        assert_eq!(
+            authz.as_deref().is_some_and(|a| a.starts_with("Basic ")),
+            basic
+        );
         assert_eq!(f.get("client_secret").is_some(), !basic);
     }
 }
@@ -700,9 +754,12 @@ async fn pre_registered_and_cimd_identities() {
     })
     .await;
     let cimd = "https://app.example/client.json";
-    run(&mock, Arc::new(oauth(&mock).client_metadata_url(cimd).build().unwrap()))
-        .await
-        .unwrap();
+    run(
+        &mock,
+        Arc::new(oauth(&mock).client_metadata_url(cimd).build().unwrap()),
+    )
+    .await
+    .unwrap();
     let log = mock.log.lock().unwrap();
     assert!(log.registrations.is_empty());
     assert_eq!(log.authorizations[0]["client_id"], cimd);
@@ -716,13 +773,13 @@ async fn authorization_server_migration_re_registers() {
     run(&mock, o.clone()).await.unwrap();
     mock.set(|c| c.issuer_path = "/as2".into());
     run(&mock, o.clone()).await.unwrap();
+    let issuer = o.issuer().await;
+    assert_eq!(issuer, Some(format!("{}/as2", mock.base)));
     let log = mock.log.lock().unwrap();
     assert_eq!(log.registrations.len(), 2);
     assert_eq!(log.registrations[1].0, "/as2");
     let last = log.authorizations.last().unwrap();
     assert!(last["client_id"].starts_with("client/as2"), "{last:?}");
-    drop(log);
-    assert_eq!(o.issuer().await, Some(format!("{}/as2", mock.base)));
 }
 
 #[tokio::test]
@@ -734,9 +791,12 @@ async fn file_store_lets_a_new_process_skip_authorization() {
     ));
     let mock = Mock::start(Cfg::default()).await;
     let store = Arc::new(FileStore::new(&dir));
-    run(&mock, Arc::new(oauth(&mock).store(store.clone()).build().unwrap()))
-        .await
-        .unwrap();
+    run(
+        &mock,
+        Arc::new(oauth(&mock).store(store.clone()).build().unwrap()),
+    )
+    .await
+    .unwrap();
     run(&mock, Arc::new(oauth(&mock).store(store).build().unwrap()))
         .await
         .unwrap();
@@ -783,7 +843,10 @@ async fn ssrf_policy_blocks_metadata_urls() {
     let small = HttpClient::new(NetPolicy::loopback_allowed()).max_response_bytes(16);
     assert!(
         small
-            .get(&format!("{}/.well-known/oauth-authorization-server", mock.base))
+            .get(&format!(
+                "{}/.well-known/oauth-authorization-server",
+                mock.base
+            ))
             .await
             .is_err()
     );

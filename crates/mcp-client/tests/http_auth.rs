@@ -66,7 +66,10 @@ async fn server() -> (String, Seen) {
                     serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
                 let method = body["method"].as_str().unwrap_or("").to_owned();
                 s.lock().unwrap().push((auth.clone(), method.clone()));
-                let resp = if auth.as_deref().is_some_and(|a| a.starts_with("Bearer good-")) {
+                let resp = if auth
+                    .as_deref()
+                    .is_some_and(|a| a.starts_with("Bearer good-"))
+                {
                     let result = match method.as_str() {
                         "tools/list" => json!({
                             "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
@@ -74,7 +77,8 @@ async fn server() -> (String, Seen) {
                         }),
                         _ => json!({"resultType": "complete"}),
                     };
-                    let b = json!({"jsonrpc": "2.0", "id": body["id"], "result": result}).to_string();
+                    let b =
+                        json!({"jsonrpc": "2.0", "id": body["id"], "result": result}).to_string();
                     format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{b}",
                         b.len()
@@ -110,13 +114,18 @@ impl Hook {
 }
 
 impl HttpAuth for Hook {
-    fn headers(&self, request: AuthRequest) -> BoxFuture<'_, Result<Vec<(String, String)>, AuthError>> {
+    fn headers(
+        &self,
+        request: AuthRequest,
+    ) -> BoxFuture<'_, Result<Vec<(String, String)>, AuthError>> {
         self.header_calls.fetch_add(1, Ordering::SeqCst);
         assert!(request.url.ends_with("/mcp"));
         let t = self.token.lock().unwrap().clone();
         Box::pin(async move {
-            Ok(t.map(|t| vec![("Authorization".to_owned(), format!("Bearer {t}"))])
-                .unwrap_or_default())
+            Ok(
+                t.map(|t| vec![("Authorization".to_owned(), format!("Bearer {t}"))])
+                    .unwrap_or_default(),
+            )
         })
     }
 
@@ -151,14 +160,19 @@ async fn retries_are_bounded_and_fail_as_auth_errors() {
     assert_eq!(ch.len(), 2);
     assert_eq!(ch[0].status, 401);
     assert_eq!(ch[0].request.method, "POST");
-    assert_eq!(ch[0].www_authenticate, vec!["Bearer error=\"invalid_token\", scope=\"a\""]);
+    assert_eq!(
+        ch[0].www_authenticate,
+        vec!["Bearer error=\"invalid_token\", scope=\"a\""]
+    );
     assert!(ch[0].sent.is_empty());
 }
 
 #[tokio::test]
 async fn fail_and_proceed_decisions() {
     let (url, _) = server().await;
-    let hook = Hook::new(None, |_| AuthDecision::Fail(AuthError::new("user declined")));
+    let hook = Hook::new(None, |_| {
+        AuthDecision::Fail(AuthError::new("user declined"))
+    });
     let client = ClientBuilder::new("t", "1")
         .era(EraPreference::ModernNoProbe)
         .http_auth(hook)
@@ -196,7 +210,10 @@ async fn renewed_credentials_are_sent_and_partition_the_cache() {
         .unwrap();
     assert_eq!(client.list_tools().await.unwrap().len(), 1);
     let n = seen.lock().unwrap().len();
-    assert_eq!(seen.lock().unwrap()[n - 1].0.as_deref(), Some("Bearer good-1"));
+    assert_eq!(
+        seen.lock().unwrap()[n - 1].0.as_deref(),
+        Some("Bearer good-1")
+    );
     // Private entry cached under good-1: no request.
     client.list_tools().await.unwrap();
     assert_eq!(seen.lock().unwrap().len(), n);
