@@ -2,7 +2,7 @@
 # Runs the official conformance suites (pinned in conformance/) against our
 # release binaries: the server suite at both requirement sets plus the
 # not-scored pending scenarios, and (once everything-client exists) the
-# client suite. Scenarios that may fail are listed, with a reason, in
+# client suite at both requirement sets, auth/* scenarios included. Scenarios that may fail are listed, with a reason, in
 # conformance/expected-failures.txt.
 #
 #   bash scripts/conformance.sh            # everything
@@ -39,7 +39,9 @@ if [ "$what" = all ] || [ "$what" = server ]; then
 fi
 if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
   for rev in 2026-07-28 2025-11-25; do
-    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" || status=1
+    # Scored scenarios including auth/* (the OAuth client flow, mcp-auth
+    # feature `client`); the not-scored extension scenarios run below.
+    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" --include-auth || status=1
   done
 fi
 # The not-scored authorization extension scenarios (client credentials,
