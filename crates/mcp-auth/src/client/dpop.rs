@@ -627,4 +627,37 @@ mod tests {
         ]));
         assert!(!is_use_dpop_nonce_challenge::<&str>(&[]));
     }
+
+    proptest::proptest! {
+        // Each case signs (or verifies) an ES256 JWT: keep the count modest.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever servers send (challenges, nonces) and whatever URL a
+        /// caller passes, the prover answers or refuses; it never panics.
+        #[test]
+        fn untrusted_inputs_never_panic(
+            challenge in ".{0,200}",
+            nonce in ".{0,80}",
+            url in "(https?://)?[a-zA-Z0-9.:@/?#%é -]{0,60}",
+        ) {
+            let _ = is_use_dpop_nonce_challenge(&[challenge.as_str()]);
+            let _ = is_use_dpop_nonce_token_error(400, challenge.as_bytes());
+            let _ = htu(&url);
+            let p = DpopProver::new(Es256Key::from_pkcs8_der(&fixed_key_der()).unwrap());
+            let stored = p.record_nonce(&url, &nonce);
+            if stored {
+                proptest::prop_assert_eq!(p.nonce_for(&url), Some(nonce.trim().to_owned()));
+            }
+            let _ = p.proof("POST", &url, Some(&nonce));
+        }
+    }
+
+    fn fixed_key_der() -> Vec<u8> {
+        use p256::pkcs8::EncodePrivateKey;
+        p256::SecretKey::from_slice(&[9u8; 32])
+            .unwrap()
+            .to_pkcs8_der()
+            .unwrap()
+            .as_bytes()
+            .to_vec()
+    }
 }

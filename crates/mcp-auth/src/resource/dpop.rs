@@ -554,4 +554,28 @@ mod tests {
         );
         assert_eq!(normalize_htu("nope"), None);
     }
+
+    proptest::proptest! {
+        // Each case signs (or verifies) an ES256 JWT: keep the count modest.
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Arbitrary `DPoP` header values and URLs are refused with a
+        /// reason, never a panic.
+        #[test]
+        fn arbitrary_proofs_never_panic(proof in ".{0,400}", url in ".{0,80}") {
+            let c = DpopChecker::new(DpopPolicy::default());
+            let t = ProofTarget { method: "POST", url: &url, access_token: "t", jkt: "j" };
+            proptest::prop_assert!(c.check(&proof, &t, NOW).is_err());
+            let _ = normalize_htu(&url);
+        }
+
+        /// Well-formed JWTs with arbitrary claims are refused unless every
+        /// rule holds (here the key never matches the binding).
+        #[test]
+        fn arbitrary_claims_never_panic(htm in ".{0,10}", htu in ".{0,40}", iat in proptest::num::i64::ANY) {
+            let k = key(8);
+            let c = DpopChecker::new(DpopPolicy::default());
+            let p = proof(&k, "dpop+jwt", json!({"jti": "x", "htm": htm, "htu": htu, "iat": iat}));
+            proptest::prop_assert!(c.check(&p, &target("not-the-thumbprint"), NOW).is_err());
+        }
+    }
 }
