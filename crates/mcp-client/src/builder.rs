@@ -286,6 +286,7 @@ impl ClientBuilder {
             max_event: config.limits.max_sse_event_bytes,
             retry_cap: config.limits.sse_retry_cap,
             default_retry: config.limits.sse_default_retry,
+            min_retry: config.limits.sse_min_retry,
             max_resumes: config.limits.max_sse_resumes,
         };
         let pool = pool()?;

@@ -52,7 +52,19 @@ pub(crate) struct HttpLimits {
     pub max_event: usize,
     pub retry_cap: Duration,
     pub default_retry: Duration,
+    pub min_retry: Duration,
     pub max_resumes: u32,
+}
+
+impl HttpLimits {
+    /// The delay before reconnecting: the server's `retry` (already capped
+    /// by the parser) or the default, never below the floor (LEGACY-17).
+    fn reconnect_delay(&self, parser: &SseParser) -> Duration {
+        parser
+            .retry()
+            .unwrap_or(self.default_retry)
+            .max(self.min_retry)
+    }
 }
 
 /// Builds the pooled client: TCP_NODELAY, and TLS through rustls (ring,
@@ -126,9 +138,10 @@ pub(crate) async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>> {
             .map_err(|e| Error::transport("reading the response body failed").with_source(e))?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > max {
-                return Err(Error::transport(format!(
-                    "response body larger than {max} bytes"
-                )));
+                return Err(Error::too_large(
+                    max,
+                    format!("response body larger than {max} bytes"),
+                ));
             }
             out.extend_from_slice(&data);
         }
@@ -292,7 +305,10 @@ impl Inner {
     }
 
     /// Reads an SSE body, forwarding messages; returns whether the response
-    /// to `id` was seen, and the stream's last event id and retry.
+    /// to `id` was seen. On a request's stream, an event that is not a valid
+    /// JSON-RPC message is remembered: if the stream then ends without the
+    /// response, that malformed event was the answer and the request fails
+    /// with it (rather than as a lost stream).
     async fn read_sse(
         &self,
         body: Incoming,
@@ -301,16 +317,18 @@ impl Inner {
         tx: &mpsc::UnboundedSender<Result<Inbound>>,
     ) -> Result<bool> {
         let mut body = body;
+        let mut malformed: Option<Error> = None;
         while let Some(frame) = body.frame().await {
             let Ok(frame) = frame else {
-                return Ok(false); // a broken stream; the caller may resume
+                // A broken stream; the caller may resume.
+                return malformed.map_or(Ok(false), Err);
             };
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            let events = parser
-                .feed(&data)
-                .map_err(|e| Error::invalid("unacceptable SSE stream").with_source(e))?;
+            let events = parser.feed(&data).map_err(|e| {
+                Error::too_large(self.limits.max_event, "unacceptable SSE stream").with_source(e)
+            })?;
             for ev in events {
                 if !ev.is_message() || ev.data.trim().is_empty() {
                     continue;
@@ -319,6 +337,9 @@ impl Inner {
                     Ok(m) => m,
                     Err(e) => {
                         tracing::warn!(error = %e, "ignoring a malformed SSE message");
+                        if id.is_some() {
+                            malformed = Some(e);
+                        }
                         continue;
                     }
                 };
@@ -331,7 +352,7 @@ impl Inner {
                 }
             }
         }
-        Ok(false)
+        malformed.map_or(Ok(false), Err)
     }
 
     async fn exchange(self: Arc<Self>, out: Outbound, tx: mpsc::UnboundedSender<Result<Inbound>>) {
@@ -368,13 +389,25 @@ impl Inner {
         let ct = resp.headers().get(CONTENT_TYPE).cloned();
         if is_media_type(ct.as_ref(), "application/json") {
             let body = read_body(resp.into_body(), self.limits.max_body).await?;
-            let msg = Inbound::decode(&body)?;
-            let msg = match msg {
-                Inbound::Response { id: None, outcome } => Inbound::Response {
-                    id: id.cloned(),
-                    outcome,
+            // A JSON answer is exactly one response, to this request.
+            let msg = match Inbound::decode(&body)? {
+                Inbound::Response { id: rid, outcome } => match rid {
+                    None => Inbound::Response {
+                        id: id.cloned(),
+                        outcome,
+                    },
+                    Some(r) if Some(&r) == id => Inbound::Response { id: Some(r), outcome },
+                    Some(other) => {
+                        return Err(Error::invalid(format!(
+                            "the JSON answer is the response to id {other}, not to this request"
+                        )));
+                    }
                 },
-                m => m,
+                _ => {
+                    return Err(Error::invalid(
+                        "the JSON answer to a request is not a JSON-RPC response",
+                    ));
+                }
             };
             let _ = tx.send(Ok(msg));
             return Ok(());
@@ -396,8 +429,7 @@ impl Inner {
                 break;
             };
             attempts += 1;
-            let wait = parser.retry().unwrap_or(self.limits.default_retry);
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
             let (resp, had_session) = match self
                 .send(Method::GET, &out.headers, Bytes::new(), Some(&last))
                 .await
@@ -441,7 +473,7 @@ impl Inner {
                     if failures > self.limits.max_resumes {
                         return;
                     }
-                    tokio::time::sleep(parser.retry().unwrap_or(self.limits.default_retry)).await;
+                    tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
                     continue;
                 }
             };
@@ -451,31 +483,40 @@ impl Inner {
                 tracing::debug!(status = %resp.status(), "no standalone GET stream");
                 return; // 405: the server offers none
             }
-            failures = 0;
             let (tx, mut rx) = mpsc::unbounded_channel();
             let fwd = {
                 let unsolicited = lock(&self.unsolicited_tx).clone();
                 tokio::spawn(async move {
+                    let mut forwarded = 0usize;
                     while let Some(Ok(m)) = rx.recv().await {
+                        forwarded += 1;
                         if let Some(u) = &unsolicited {
                             let _ = u.send(m);
                         }
                     }
+                    forwarded
                 })
             };
             let r = self
                 .read_sse(resp.into_body(), &mut parser, None, &tx)
                 .await;
             drop(tx);
-            let _ = fwd.await;
+            let forwarded = fwd.await.unwrap_or(0);
             if r.is_err() {
                 return;
             }
-            failures += 1;
-            if failures > self.limits.max_resumes {
-                return;
+            // A stream that carried messages was worth reopening; one that
+            // ended empty counts as a failure, so a server answering every
+            // GET with an empty stream is given up on.
+            if forwarded > 0 {
+                failures = 0;
+            } else {
+                failures += 1;
+                if failures > self.limits.max_resumes {
+                    return;
+                }
             }
-            tokio::time::sleep(parser.retry().unwrap_or(self.limits.default_retry)).await;
+            tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
         }
     }
 }
