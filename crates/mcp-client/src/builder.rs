@@ -256,8 +256,11 @@ impl ClientBuilder {
         let (config, _, _) = self.config();
         let t = crate::transport::stdio::StdioTransport::spawn(
             &cmd,
-            config.limits.max_line_bytes,
-            config.limits.shutdown_grace,
+            crate::transport::stdio::StdioLimits {
+                max_line: config.limits.max_line_bytes,
+                grace: config.limits.shutdown_grace,
+                write_queue: config.limits.stdio_write_queue,
+            },
         )?;
         Client::from_transport(Arc::new(t), config).start().await
     }

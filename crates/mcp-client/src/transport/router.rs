@@ -108,6 +108,24 @@ impl Router {
         }
     }
 
+    /// Fails the waiting request `id` with `err`; true when it was waiting.
+    pub(crate) fn fail(&self, id: &RequestId, err: Error) -> bool {
+        match self.lock().pending.remove(id) {
+            Some(tx) => {
+                let _ = tx.send(Err(err));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fails every waiting request with `err` (new ones are still accepted).
+    pub(crate) fn fail_pending(&self, err: Error) {
+        for (_, tx) in self.lock().pending.drain() {
+            let _ = tx.send(Err(err.clone()));
+        }
+    }
+
     /// Fails every waiting request and refuses new ones.
     pub(crate) fn close(&self, err: Error) {
         let mut st = self.lock();
