@@ -11,9 +11,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use mcp_client::protocol::types::{
-    CallToolRequestParams, ElicitAction, ElicitResult, JsonObject,
-};
+use mcp_client::protocol::types::{CallToolRequestParams, ElicitAction, ElicitResult, JsonObject};
 use mcp_client::{Client, ClientBuilder, EraPreference, Error, Limits, RequestOptions};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -293,7 +291,10 @@ async fn serve(r: &mut BufReader<TcpStream>, req: Req, mode: Mode, st: &Shared) 
 
 async fn serve_get(s: &mut TcpStream, req: &Req, st: &Shared) -> bool {
     st.gets.fetch_add(1, Ordering::SeqCst);
-    if let Some(id) = req.header("last-event-id").and_then(|l| l.strip_prefix("resume-")) {
+    if let Some(id) = req
+        .header("last-event-id")
+        .and_then(|l| l.strip_prefix("resume-"))
+    {
         // A resumed POST stream: the event id carries the request id.
         st.push(format!("resume {id}"));
         let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
@@ -361,7 +362,12 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
         "endless_sse_event" => {
             // Many short `data:` lines and never the blank line that ends the event.
             let _ = sse_head(s).await;
-            let n = endless(s, b"data: {\n", b"data: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n").await;
+            let n = endless(
+                s,
+                b"data: {\n",
+                b"data: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+            )
+            .await;
             st.push(format!("endless {name} wrote {n}"));
             false
         }
@@ -401,8 +407,10 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
                 decoy(json!(id_num as f64 + 0.5)),
                 decoy(Value::Null),
                 decoy(json!([id_num])),
-                json!({"jsonrpc":"2.0","id": id_num + 1,"error":{"code":-32000,"message":"decoy"}}).to_string(),
-                json!({"jsonrpc":"2.0","id": null,"error":{"code":-32000,"message":"decoy"}}).to_string(),
+                json!({"jsonrpc":"2.0","id": id_num + 1,"error":{"code":-32000,"message":"decoy"}})
+                    .to_string(),
+                json!({"jsonrpc":"2.0","id": null,"error":{"code":-32000,"message":"decoy"}})
+                    .to_string(),
             ] {
                 out.extend(event(&d));
             }
@@ -454,7 +462,13 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
         }
         "status_503_rpc" => {
             let body = json!({"jsonrpc":"2.0","id":id,"error":{"code":-32603,"message":"busy"}});
-            write_json(s, "503 Service Unavailable", body.to_string().as_bytes(), "").await
+            write_json(
+                s,
+                "503 Service Unavailable",
+                body.to_string().as_bytes(),
+                "",
+            )
+            .await
         }
         "status_404" => write_json(s, "404 Not Found", b"", "").await,
         "status_204" => {
@@ -462,21 +476,35 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
             true
         }
         "redirect_elsewhere" | "redirect_same" => {
-            let target = st.log().iter().find_map(|l| l.strip_prefix("redirect-target ").map(str::to_owned));
+            let target = st
+                .log()
+                .iter()
+                .find_map(|l| l.strip_prefix("redirect-target ").map(str::to_owned));
             let location = match (name, target) {
                 ("redirect_elsewhere", Some(t)) => t,
                 _ => "/mcp".to_owned(),
             };
-            write_json(s, "307 Temporary Redirect", b"", &format!("Location: {location}\r\n")).await
+            write_json(
+                s,
+                "307 Temporary Redirect",
+                b"",
+                &format!("Location: {location}\r\n"),
+            )
+            .await
         }
         "accepted" => write_json(s, "202 Accepted", b"", "").await,
         "empty_200" => write_json(s, "200 OK", b"", "").await,
         "empty_200_no_type" => {
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
+            let _ = s
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                .await;
             true
         }
         "wrong_content_type" => {
-            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n", real.len());
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n",
+                real.len()
+            );
             let _ = s.write_all(head.as_bytes()).await;
             let _ = s.write_all(real.as_bytes()).await;
             true
@@ -494,13 +522,19 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
             false
         }
         "short_content_length" => {
-            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", real.len() + 100);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                real.len() + 100
+            );
             let _ = s.write_all(head.as_bytes()).await;
             let _ = s.write_all(real.as_bytes()).await;
             false
         }
         "reset_mid_body" => {
-            let head = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", real.len());
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                real.len()
+            );
             let _ = s.write_all(head.as_bytes()).await;
             let _ = s.write_all(&real.as_bytes()[..5]).await;
             #[allow(deprecated)] // blocking on drop is what a reset needs here
@@ -566,7 +600,10 @@ fn malformed(key: &str, id: &Value) -> Vec<u8> {
     let v = match key {
         "invalid_json" => return format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"#).into_bytes(),
         "not_utf8" => {
-            let mut b = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#).into_bytes();
+            let mut b = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            )
+            .into_bytes();
             b.extend_from_slice(b"\xff\xfe\"}]}}");
             return b;
         }
@@ -665,7 +702,9 @@ async fn endless_bodies_hit_the_size_cap_and_the_client_stays_usable() {
         let e = call(&c, "endless_error_json").await.unwrap_err();
         assert_eq!(e.status(), Some(500), "{mode:?}: {e:?}");
         h.shared
-            .wait_for("endless error body", |l| l.starts_with("endless endless_error_json"))
+            .wait_for("endless error body", |l| {
+                l.starts_with("endless endless_error_json")
+            })
             .await;
         assert_usable(&c, &format!("{mode:?} endless_error_json")).await;
     }
@@ -713,7 +752,11 @@ async fn hostile_retry_values_are_clamped_or_ignored() {
         }
         if mode == Mode::Session {
             assert_eq!(
-                h.shared.log().iter().filter(|l| l.starts_with("resume ")).count(),
+                h.shared
+                    .log()
+                    .iter()
+                    .filter(|l| l.starts_with("resume "))
+                    .count(),
                 values.len()
             );
         }
@@ -814,9 +857,14 @@ async fn malformed_answers_are_invalid_responses_and_the_client_stays_usable() {
         // A huge `data` member within the body cap is the peer's error, intact.
         for via in ["body", "sse"] {
             let e = call(&c, &format!("{via}:huge_data")).await.unwrap_err();
-            let obj = e.rpc_error().unwrap_or_else(|| panic!("{mode:?} {via}: {e:?}"));
+            let obj = e
+                .rpc_error()
+                .unwrap_or_else(|| panic!("{mode:?} {via}: {e:?}"));
             assert_eq!(obj.code.0, -32001);
-            assert_eq!(obj.data.as_ref().and_then(Value::as_str).map(str::len), Some(512 * 1024));
+            assert_eq!(
+                obj.data.as_ref().and_then(Value::as_str).map(str::len),
+                Some(512 * 1024)
+            );
         }
         // tools/list whose result does not match the schema.
         for cursor in ["tools-is-5", "tool-without-name"] {
@@ -834,10 +882,17 @@ async fn odd_statuses_and_content_types_are_typed_errors() {
         let h = Hostile::start(mode).await;
         let c = h.client().await;
         let e = call(&c, "status_500").await.unwrap_err();
-        assert!(e.is_transport() && e.status() == Some(500), "{mode:?}: {e:?}");
+        assert!(
+            e.is_transport() && e.status() == Some(500),
+            "{mode:?}: {e:?}"
+        );
         // HTTP-20: a JSON-RPC error in a non-2xx body is the peer's error.
         let e = call(&c, "status_503_rpc").await.unwrap_err();
-        assert_eq!(e.rpc_error().map(|o| o.code.0), Some(-32603), "{mode:?}: {e:?}");
+        assert_eq!(
+            e.rpc_error().map(|o| o.code.0),
+            Some(-32603),
+            "{mode:?}: {e:?}"
+        );
         // HTTP-19: 202 to a request.
         let e = call(&c, "accepted").await.unwrap_err();
         assert!(e.is_invalid_response(), "{mode:?}: {e:?}");
@@ -876,21 +931,36 @@ async fn redirects_are_not_followed_and_credentials_stay_home() {
         let h = Hostile::start(mode).await;
         h.shared
             .push(format!("redirect-target http://{other}/steal"));
-        let c = h
-            .client_with(|b| b.bearer_token("secret-token-123"))
-            .await;
+        let c = h.client_with(|b| b.bearer_token("secret-token-123")).await;
         for name in ["redirect_elsewhere", "redirect_same"] {
-            let calls = h.shared.log().iter().filter(|l| l.starts_with(&format!("call {name}"))).count();
+            let calls = h
+                .shared
+                .log()
+                .iter()
+                .filter(|l| l.starts_with(&format!("call {name}")))
+                .count();
             let e = call(&c, name).await.unwrap_err();
-            assert!(e.is_transport() && e.status() == Some(307), "{mode:?} {name}: {e:?}");
+            assert!(
+                e.is_transport() && e.status() == Some(307),
+                "{mode:?} {name}: {e:?}"
+            );
             // Not followed, not even to the same URL.
-            let after = h.shared.log().iter().filter(|l| l.starts_with(&format!("call {name}"))).count();
+            let after = h
+                .shared
+                .log()
+                .iter()
+                .filter(|l| l.starts_with(&format!("call {name}")))
+                .count();
             assert_eq!(after, calls + 1, "{mode:?} {name}");
         }
         assert_usable(&c, &format!("{mode:?} redirects")).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(hits.load(Ordering::SeqCst), 0, "the redirect target was contacted");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "the redirect target was contacted"
+    );
 }
 
 #[tokio::test]
@@ -982,7 +1052,10 @@ async fn floods_of_notifications_are_delivered_with_bounded_work() {
             })
             .await;
         let r = call(&c, "flood_notifications").await;
-        assert_eq!(r.map_err(|e| e.to_string()), Ok("real flood_notifications".to_owned()));
+        assert_eq!(
+            r.map_err(|e| e.to_string()),
+            Ok("real flood_notifications".to_owned())
+        );
         assert_eq!(seen.load(Ordering::SeqCst), 20_000, "{mode:?}");
         assert_usable(&c, &format!("{mode:?} notification flood")).await;
     }
@@ -1018,11 +1091,21 @@ async fn floods_of_server_requests_run_with_bounded_concurrency() {
         })
         .await;
     let r = call(&c, "flood_requests").await;
-    assert_eq!(r.map_err(|e| e.to_string()), Ok("real flood_requests".to_owned()));
+    assert_eq!(
+        r.map_err(|e| e.to_string()),
+        Ok("real flood_requests".to_owned())
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(peak.load(Ordering::SeqCst) <= 4, "peak {}", peak.load(Ordering::SeqCst));
+    assert!(
+        peak.load(Ordering::SeqCst) <= 4,
+        "peak {}",
+        peak.load(Ordering::SeqCst)
+    );
     let handled = calls.load(Ordering::SeqCst);
-    assert!((1..2000).contains(&handled), "{handled} elicitations handled");
+    assert!(
+        (1..2000).contains(&handled),
+        "{handled} elicitations handled"
+    );
     // Every answer the server got names a flooded id, once.
     let answers: Vec<String> = h
         .shared
@@ -1030,12 +1113,18 @@ async fn floods_of_server_requests_run_with_bounded_concurrency() {
         .into_iter()
         .filter(|l| l.starts_with("answer "))
         .collect();
-    let mut ids: Vec<&str> = answers.iter().map(|l| l.split(' ').nth(1).unwrap()).collect();
+    let mut ids: Vec<&str> = answers
+        .iter()
+        .map(|l| l.split(' ').nth(1).unwrap())
+        .collect();
     let total = ids.len();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), total, "duplicate answers");
-    assert!(ids.iter().all(|i| i.starts_with("\"e") || i.starts_with("\"p")));
+    assert!(
+        ids.iter()
+            .all(|i| i.starts_with("\"e") || i.starts_with("\"p"))
+    );
     assert!((1..4000).contains(&total), "{total} answers");
     assert_usable(&c, "server request flood").await;
 }

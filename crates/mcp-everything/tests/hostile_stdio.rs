@@ -20,7 +20,10 @@ const ERAS: [EraPreference; 2] = [EraPreference::ModernNoProbe, EraPreference::H
 type Lines = Arc<Mutex<Vec<String>>>;
 
 fn command() -> (StdioCommand, Lines) {
-    let mut cmd = StdioCommand::new(env!("CARGO_BIN_EXE_hostile-stdio-server"), Vec::<String>::new());
+    let mut cmd = StdioCommand::new(
+        env!("CARGO_BIN_EXE_hostile-stdio-server"),
+        Vec::<String>::new(),
+    );
     let lines: Lines = Arc::default();
     let l = lines.clone();
     cmd.stderr = StderrMode::Capture(Arc::new(move |line| l.lock().unwrap().push(line)));
@@ -89,7 +92,11 @@ async fn garbage_decoy_duplicate_and_early_lines_are_skipped() {
         let (c, _) = connect(era).await;
         for name in ["garbage", "decoys", "early"] {
             let r = call(&c, name).await;
-            assert_eq!(r.map_err(|e| e.to_string()), Ok(format!("real {name}")), "{era:?}");
+            assert_eq!(
+                r.map_err(|e| e.to_string()),
+                Ok(format!("real {name}")),
+                "{era:?}"
+            );
             // The duplicate / the early answer to the next id is not taken
             // for the next call's answer.
             assert_usable(&c, &format!("{era:?} {name}")).await;
@@ -102,7 +109,10 @@ async fn garbage_decoy_duplicate_and_early_lines_are_skipped() {
             })
             .collect();
         for t in tasks {
-            assert_eq!(t.await.unwrap().map_err(|e| e.to_string()), Ok("real decoys".into()));
+            assert_eq!(
+                t.await.unwrap().map_err(|e| e.to_string()),
+                Ok("real decoys".into())
+            );
         }
         c.close().await;
     }
@@ -125,22 +135,40 @@ async fn malformed_answers_fail_their_call_at_once() {
             let e = call(&c, &format!("malformed:{key}")).await.expect_err(&ctx);
             assert!(e.is_invalid_response(), "{ctx}: {e:?}");
             // Failed when the line arrived, not at the 10 s timeout.
-            assert!(started.elapsed() < Duration::from_secs(3), "{ctx}: {:?}", started.elapsed());
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "{ctx}: {:?}",
+                started.elapsed()
+            );
             assert_usable(&c, &ctx).await;
         }
         // A result that does not match the method's schema.
         let e = call(&c, "malformed:content_is_5").await.unwrap_err();
         assert!(e.is_invalid_response(), "{era:?}: {e:?}");
-        let e = c.list_tools_page(Some("tools-is-5".into())).await.unwrap_err();
+        let e = c
+            .list_tools_page(Some("tools-is-5".into()))
+            .await
+            .unwrap_err();
         assert!(e.is_invalid_response(), "{era:?}: {e:?}");
         // Unparseable JSON names no request: the call times out and is
         // cancelled (CANCEL-02, CANCEL-08).
-        let e = call_timeout(&c, "invalid_json", Duration::from_millis(300)).await.unwrap_err();
+        let e = call_timeout(&c, "invalid_json", Duration::from_millis(300))
+            .await
+            .unwrap_err();
         assert!(e.is_timeout(), "{era:?}: {e:?}");
-        let e = call_timeout(&c, "silent", Duration::from_millis(300)).await.unwrap_err();
+        let e = call_timeout(&c, "silent", Duration::from_millis(300))
+            .await
+            .unwrap_err();
         assert!(e.is_timeout(), "{era:?}: {e:?}");
         tokio::time::timeout(Duration::from_secs(5), async {
-            while lines.lock().unwrap().iter().filter(|l| l.starts_with("cancelled ")).count() < 2 {
+            while lines
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|l| l.starts_with("cancelled "))
+                .count()
+                < 2
+            {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })
@@ -160,7 +188,11 @@ async fn an_over_long_line_fails_the_call_and_the_dead_connection_is_reported() 
             shutdown_grace: Duration::from_millis(200),
             ..Limits::default()
         };
-        let c = builder(era).limits(limits).connect_command(cmd).await.unwrap();
+        let c = builder(era)
+            .limits(limits)
+            .connect_command(cmd)
+            .await
+            .unwrap();
         let e = call(&c, "long_line").await.unwrap_err();
         assert!(e.is_too_large(), "{era:?}: {e:?}");
         let started = Instant::now();
@@ -179,7 +211,11 @@ async fn exit_mid_call_and_closed_stdout_are_detected_without_hanging() {
     };
     for era in ERAS {
         let (cmd, _) = command();
-        let c = builder(era).limits(limits.clone()).connect_command(cmd).await.unwrap();
+        let c = builder(era)
+            .limits(limits.clone())
+            .connect_command(cmd)
+            .await
+            .unwrap();
         let e = call(&c, "exit").await.unwrap_err();
         assert!(e.is_transport(), "{era:?}: {e:?}");
         let started = Instant::now();
@@ -200,7 +236,11 @@ async fn exit_mid_call_and_closed_stdout_are_detected_without_hanging() {
     let e = call(&c, "ok").await.unwrap_err();
     assert!(e.is_transport(), "{e:?}");
     c.close().await; // STDIO-08: EOF, SIGTERM (ignored), SIGKILL
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -221,10 +261,15 @@ async fn endless_stdout_times_out_with_bounded_memory() {
         .await
         .unwrap();
     let before = rss_kib();
-    let e = call_timeout(&c, "stdout_forever", Duration::from_secs(2)).await.unwrap_err();
+    let e = call_timeout(&c, "stdout_forever", Duration::from_secs(2))
+        .await
+        .unwrap_err();
     assert!(e.is_timeout(), "{e:?}");
     let grown = rss_kib().saturating_sub(before);
-    assert!(notices.load(Ordering::Relaxed) > 1000, "the flood was not read");
+    assert!(
+        notices.load(Ordering::Relaxed) > 1000,
+        "the flood was not read"
+    );
     assert!(grown < 64 * 1024, "RSS grew by {grown} KiB");
     let started = Instant::now();
     c.close().await;
@@ -262,10 +307,18 @@ async fn server_request_floods_are_bounded() {
             .unwrap();
         for name in ["flood_ping", "flood_ping_deaf", "flood_elicit"] {
             let r = call(&c, name).await;
-            assert_eq!(r.map_err(|e| e.to_string()), Ok(format!("real {name}")), "{era:?}");
+            assert_eq!(
+                r.map_err(|e| e.to_string()),
+                Ok(format!("real {name}")),
+                "{era:?}"
+            );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        assert!(peak.load(Ordering::SeqCst) <= 4, "{era:?}: peak {}", peak.load(Ordering::SeqCst));
+        assert!(
+            peak.load(Ordering::SeqCst) <= 4,
+            "{era:?}: peak {}",
+            peak.load(Ordering::SeqCst)
+        );
         let h = handled.load(Ordering::SeqCst);
         assert!((1..2000).contains(&h), "{era:?}: {h} elicitations handled");
         // The server got some answers, never more than it asked for.

@@ -396,7 +396,10 @@ impl Inner {
                         id: id.cloned(),
                         outcome,
                     },
-                    Some(r) if Some(&r) == id => Inbound::Response { id: Some(r), outcome },
+                    Some(r) if Some(&r) == id => Inbound::Response {
+                        id: Some(r),
+                        outcome,
+                    },
                     Some(other) => {
                         return Err(Error::invalid(format!(
                             "the JSON answer is the response to id {other}, not to this request"

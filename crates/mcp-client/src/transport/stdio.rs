@@ -462,7 +462,7 @@ mod tests {
                 write_queue: 16,
             },
         )
-            .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"));
         let pid = t.pgid.unwrap_or_default();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while grandchild
@@ -505,7 +505,7 @@ mod tests {
                 write_queue: 16,
             },
         )
-            .unwrap_or_else(|e| panic!("{e}"));
+        .unwrap_or_else(|e| panic!("{e}"));
         tokio::time::sleep(Duration::from_millis(200)).await;
         let r = t
             .request(Outbound {

@@ -46,7 +46,9 @@ fn malformed(key: &str, id: &Value) -> Vec<u8> {
         "wrong_version" => json!({"jsonrpc":"1.0","id":id,"result":{}}),
         "neither" => json!({"jsonrpc":"2.0","id":id}),
         "content_is_5" => json!({"jsonrpc":"2.0","id":id,"result":{"content":5}}),
-        other => json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":format!("unknown key {other}")}}),
+        other => {
+            json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":format!("unknown key {other}")}})
+        }
     };
     v.to_string().into_bytes()
 }
