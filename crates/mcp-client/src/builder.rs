@@ -187,6 +187,34 @@ impl ClientBuilder {
         self
     }
 
+    /// Floor on SSE reconnection delays, whatever `retry` the server sent
+    /// (default [`crate::limits::DEFAULT_SSE_MIN_RETRY`]).
+    pub fn sse_min_retry(mut self, d: Duration) -> Self {
+        self.limits.sse_min_retry = d;
+        self
+    }
+
+    /// Server→client requests handled at once; more arriving meanwhile are
+    /// dropped (default [`crate::limits::DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS`]).
+    pub fn max_concurrent_server_requests(mut self, n: usize) -> Self {
+        self.limits.max_concurrent_server_requests = n;
+        self
+    }
+
+    /// Largest stdio line from the server, also for captured stderr
+    /// (default [`crate::limits::DEFAULT_MAX_LINE_BYTES`]).
+    pub fn max_line_bytes(mut self, n: usize) -> Self {
+        self.limits.max_line_bytes = n;
+        self
+    }
+
+    /// Messages queued for a stdio server's stdin
+    /// (default [`crate::limits::DEFAULT_STDIO_WRITE_QUEUE`]).
+    pub fn stdio_write_queue(mut self, n: usize) -> Self {
+        self.limits.stdio_write_queue = n;
+        self
+    }
+
     /// Which era to speak (default: probe, then fall back).
     pub fn era(mut self, era: EraPreference) -> Self {
         self.era = era;

@@ -266,6 +266,10 @@ async fn endless_stdout_times_out_with_bounded_memory() {
         .unwrap_err();
     assert!(e.is_timeout(), "{e:?}");
     let grown = rss_kib().saturating_sub(before);
+    eprintln!(
+        "endless stdout: {} notifications read in 2 s, RSS grew by {grown} KiB",
+        notices.load(Ordering::Relaxed)
+    );
     assert!(
         notices.load(Ordering::Relaxed) > 1000,
         "the flood was not read"
