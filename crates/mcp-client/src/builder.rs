@@ -215,6 +215,13 @@ impl ClientBuilder {
         self
     }
 
+    /// Messages queued from a transport to the client core, per stream
+    /// (default [`crate::limits::DEFAULT_MESSAGE_QUEUE`]).
+    pub fn message_queue(mut self, n: usize) -> Self {
+        self.limits.message_queue = n;
+        self
+    }
+
     /// Which era to speak (default: probe, then fall back).
     pub fn era(mut self, era: EraPreference) -> Self {
         self.era = era;
@@ -288,6 +295,7 @@ impl ClientBuilder {
                 max_line: config.limits.max_line_bytes,
                 grace: config.limits.shutdown_grace,
                 write_queue: config.limits.stdio_write_queue,
+                queue: config.limits.message_queue,
             },
         )?;
         Client::from_transport(Arc::new(t), config).start().await
@@ -318,6 +326,7 @@ impl ClientBuilder {
             retry_cap: config.limits.sse_retry_cap,
             default_retry: config.limits.sse_default_retry,
             min_retry: config.limits.sse_min_retry,
+            queue: config.limits.message_queue,
             max_resumes: config.limits.max_sse_resumes,
         };
         let pool = pool()?;

@@ -41,6 +41,11 @@ pub const DEFAULT_SSE_MIN_RETRY: Duration = Duration::from_millis(100);
 /// that stops reading makes writers wait (and time out) instead of growing
 /// the queue.
 pub const DEFAULT_STDIO_WRITE_QUEUE: usize = 256;
+/// Default number of messages queued between a transport and the client
+/// core, per request, per subscription and for unsolicited messages: a
+/// server sending faster than the client handles is slowed down
+/// (backpressure on its connection or pipe) instead of growing memory.
+pub const DEFAULT_MESSAGE_QUEUE: usize = 256;
 /// Default number of pages followed when listing everything (PAGE-04).
 pub const DEFAULT_MAX_LIST_PAGES: usize = 1000;
 
@@ -81,6 +86,8 @@ pub struct Limits {
     pub max_concurrent_server_requests: usize,
     /// Messages queued for a stdio server's stdin.
     pub stdio_write_queue: usize,
+    /// Messages queued from a transport to the client core, per stream.
+    pub message_queue: usize,
 }
 
 impl Default for Limits {
@@ -103,6 +110,7 @@ impl Default for Limits {
             max_list_pages: DEFAULT_MAX_LIST_PAGES,
             max_concurrent_server_requests: DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS,
             stdio_write_queue: DEFAULT_STDIO_WRITE_QUEUE,
+            message_queue: DEFAULT_MESSAGE_QUEUE,
         }
     }
 }

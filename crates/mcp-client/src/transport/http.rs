@@ -54,6 +54,8 @@ pub(crate) struct HttpLimits {
     pub default_retry: Duration,
     pub min_retry: Duration,
     pub max_resumes: u32,
+    /// Messages queued per exchange and for the GET stream.
+    pub queue: usize,
 }
 
 impl HttpLimits {
@@ -155,13 +157,13 @@ pub(crate) struct Inner {
     extra: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<String>>,
     limits: HttpLimits,
-    unsolicited_tx: Mutex<Option<mpsc::UnboundedSender<Inbound>>>,
+    unsolicited_tx: Mutex<Option<mpsc::Sender<Inbound>>>,
 }
 
 /// The Streamable HTTP transport.
 pub(crate) struct HttpTransport {
     inner: Arc<Inner>,
-    unsolicited_rx: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited_rx: Mutex<Option<mpsc::Receiver<Inbound>>>,
     get_stream: Mutex<Option<AbortOnDrop>>,
     open_get_stream: bool,
 }
@@ -176,7 +178,7 @@ impl HttpTransport {
         limits: HttpLimits,
         open_get_stream: bool,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(limits.queue.max(1));
         Self {
             inner: Arc::new(Inner {
                 pool,
@@ -314,7 +316,7 @@ impl Inner {
         body: Incoming,
         parser: &mut SseParser,
         id: Option<&RequestId>,
-        tx: &mpsc::UnboundedSender<Result<Inbound>>,
+        tx: &mpsc::Sender<Result<Inbound>>,
     ) -> Result<bool> {
         let mut body = body;
         let mut malformed: Option<Error> = None;
@@ -344,7 +346,9 @@ impl Inner {
                     }
                 };
                 let done = matches!(&msg, Inbound::Response { id: Some(r), .. } if Some(r) == id);
-                if tx.send(Ok(msg)).is_err() {
+                // Waits while the consumer is behind: backpressure on
+                // this connection, never unbounded buffering.
+                if tx.send(Ok(msg)).await.is_err() {
                     return Ok(false);
                 }
                 if done {
@@ -355,16 +359,16 @@ impl Inner {
         malformed.map_or(Ok(false), Err)
     }
 
-    async fn exchange(self: Arc<Self>, out: Outbound, tx: mpsc::UnboundedSender<Result<Inbound>>) {
+    async fn exchange(self: Arc<Self>, out: Outbound, tx: mpsc::Sender<Result<Inbound>>) {
         if let Err(e) = self.clone().exchange_inner(&out, &tx).await {
-            let _ = tx.send(Err(e));
+            let _ = tx.send(Err(e)).await;
         }
     }
 
     async fn exchange_inner(
         self: Arc<Self>,
         out: &Outbound,
-        tx: &mpsc::UnboundedSender<Result<Inbound>>,
+        tx: &mpsc::Sender<Result<Inbound>>,
     ) -> Result<()> {
         let id = out.id.as_ref();
         let (resp, had_session) = self
@@ -383,7 +387,7 @@ impl Inner {
         }
         if !status.is_success() {
             let msg = self.failure(resp, had_session, id).await?;
-            let _ = tx.send(Ok(msg));
+            let _ = tx.send(Ok(msg)).await;
             return Ok(());
         }
         let ct = resp.headers().get(CONTENT_TYPE).cloned();
@@ -412,7 +416,7 @@ impl Inner {
                     ));
                 }
             };
-            let _ = tx.send(Ok(msg));
+            let _ = tx.send(Ok(msg)).await;
             return Ok(());
         }
         if !is_media_type(ct.as_ref(), "text/event-stream") {
@@ -445,7 +449,7 @@ impl Inner {
             };
             if !resp.status().is_success() {
                 let msg = self.failure(resp, had_session, id).await?;
-                let _ = tx.send(Ok(msg));
+                let _ = tx.send(Ok(msg)).await;
                 return Ok(());
             }
             if !is_media_type(resp.headers().get(CONTENT_TYPE), "text/event-stream") {
@@ -486,7 +490,7 @@ impl Inner {
                 tracing::debug!(status = %resp.status(), "no standalone GET stream");
                 return; // 405: the server offers none
             }
-            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (tx, mut rx) = mpsc::channel(self.limits.queue.max(1));
             let fwd = {
                 let unsolicited = lock(&self.unsolicited_tx).clone();
                 tokio::spawn(async move {
@@ -494,7 +498,7 @@ impl Inner {
                     while let Some(Ok(m)) = rx.recv().await {
                         forwarded += 1;
                         if let Some(u) = &unsolicited {
-                            let _ = u.send(m);
+                            let _ = u.send(m).await;
                         }
                     }
                     forwarded
@@ -570,7 +574,7 @@ impl Drop for HttpGuard {
 impl Transport for HttpTransport {
     fn request(&self, out: Outbound) -> BoxFuture<'_, Result<Exchange>> {
         Box::pin(async move {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(self.inner.limits.queue.max(1));
             let done = Arc::new(AtomicBool::new(false));
             // Handshake era: an aborted exchange is not a cancellation
             // (LEGACY-19), so also POST notifications/cancelled (LEGACY-07).
@@ -613,7 +617,7 @@ impl Transport for HttpTransport {
         })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         lock(&self.unsolicited_rx).take()
     }
 

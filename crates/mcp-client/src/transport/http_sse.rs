@@ -88,7 +88,7 @@ impl Inner {
 pub(crate) struct HttpSseTransport {
     inner: Arc<Inner>,
     router: Arc<Router>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     reader: Mutex<Option<AbortOnDrop>>,
     identity: String,
 }
@@ -149,10 +149,10 @@ impl HttpSseTransport {
                 }
             }
         };
-        let (router, unsolicited) = Router::new();
+        let (router, unsolicited) = Router::new(limits.queue);
         for ev in early {
             if let Ok(m) = Inbound::decode(ev.data.as_bytes()) {
-                router.dispatch(m);
+                router.dispatch(m).await;
             }
         }
         let r = router.clone();
@@ -171,7 +171,7 @@ impl HttpSseTransport {
                     Ok(events) => {
                         for ev in events.into_iter().filter(|e| e.is_message()) {
                             match Inbound::decode(ev.data.as_bytes()) {
-                                Ok(m) => r.dispatch(m),
+                                Ok(m) => r.dispatch(m).await,
                                 Err(e) => {
                                     tracing::warn!(error = %e, "ignoring a malformed SSE message")
                                 }
@@ -234,7 +234,7 @@ impl Transport for HttpSseTransport {
         Box::pin(async move { self.inner.post(out.body).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         self.unsolicited
             .lock()
             .unwrap_or_else(|p| p.into_inner())

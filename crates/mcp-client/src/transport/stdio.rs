@@ -94,12 +94,14 @@ pub(crate) struct StdioLimits {
     pub grace: Duration,
     /// Messages queued for the child's stdin.
     pub write_queue: usize,
+    /// Messages queued from stdout to the client core, per stream.
+    pub queue: usize,
 }
 
 pub(crate) struct StdioTransport {
     router: Arc<Router>,
     writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     child: tokio::sync::Mutex<Option<Child>>,
     pgid: Option<i32>,
     identity: String,
@@ -113,6 +115,7 @@ impl StdioTransport {
             max_line,
             grace,
             write_queue,
+            queue,
         } = limits;
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
@@ -146,7 +149,7 @@ impl StdioTransport {
             let cb = cb.clone();
             tokio::spawn(capture_stderr(err, max_line, cb));
         }
-        let (router, unsolicited) = Router::new();
+        let (router, unsolicited) = Router::new(queue);
         let (wtx, mut wrx) = mpsc::channel::<Vec<u8>>(write_queue.max(1));
         tokio::spawn(async move {
             let mut stdin = stdin;
@@ -258,7 +261,7 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
         }
         if !line.iter().all(u8::is_ascii_whitespace) {
             match Inbound::decode(&line) {
-                Ok(m) => router.dispatch(m),
+                Ok(m) => router.dispatch(m).await,
                 Err(e) => match answered_id(&line) {
                     // A malformed answer to a pending request fails it now
                     // rather than at its timeout.
@@ -270,6 +273,10 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
             }
         }
         line.clear();
+        // One unit of the task budget per line, so the reader yields as
+        // often as the consumers of its queues do (tokio charges them per
+        // message) and a flood cannot outpace them.
+        tokio::task::consume_budget().await;
     }
 }
 
@@ -371,7 +378,7 @@ impl Transport for StdioTransport {
         Box::pin(async move { self.write(out.body).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         self.unsolicited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -460,6 +467,7 @@ mod tests {
                 max_line: 1024,
                 grace: Duration::from_millis(100),
                 write_queue: 16,
+                queue: 16,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -503,6 +511,7 @@ mod tests {
                 max_line: 1024,
                 grace: Duration::from_millis(100),
                 write_queue: 16,
+                queue: 16,
             },
         )
         .unwrap_or_else(|e| panic!("{e}"));
