@@ -270,11 +270,14 @@ async fn endless_stdout_times_out_with_bounded_memory() {
         "endless stdout: {} notifications read in 2 s, RSS grew by {grown} KiB",
         notices.load(Ordering::Relaxed)
     );
+    // Every queue between the pipe and the callback is bounded and the
+    // reader yields as often as its consumers: the flood is handled at the
+    // pace of the client (before: 1 408 handled and +16 MB in 2 s, growing).
     assert!(
-        notices.load(Ordering::Relaxed) > 1000,
-        "the flood was not read"
+        notices.load(Ordering::Relaxed) > 10_000,
+        "the flood was not handled"
     );
-    assert!(grown < 64 * 1024, "RSS grew by {grown} KiB");
+    assert!(grown < 8 * 1024, "RSS grew by {grown} KiB");
     let started = Instant::now();
     c.close().await;
     assert!(started.elapsed() < Duration::from_secs(3));
