@@ -575,6 +575,29 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
             let _ = chunk(s, &event(&real)).await;
             end_chunks(s).await
         }
+        "endless_notifications" | "endless_progress" => {
+            // Valid events forever: only the timeouts can end this call.
+            let note = if name == "endless_progress" {
+                json!({"jsonrpc":"2.0","method":"notifications/progress",
+                    "params":{"progressToken": id, "progress": 1}})
+            } else {
+                json!({"jsonrpc":"2.0","method":"notifications/message",
+                    "params":{"level":"info","data":"forever"}})
+            };
+            let one = event(&note.to_string());
+            let batch: Vec<u8> = one.iter().copied().cycle().take(one.len() * 100).collect();
+            let mut n = 0usize;
+            if sse_head(s).await {
+                while chunk(s, &batch).await {
+                    n += 100;
+                    if name == "endless_progress" {
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            }
+            st.push(format!("hung up {name} after {n} events"));
+            false
+        }
         "flood_requests" => {
             let _ = sse_head(s).await;
             let mut out = Vec::new();
@@ -1125,4 +1148,78 @@ async fn floods_of_server_requests_run_with_bounded_concurrency() {
     );
     assert!((1..4000).contains(&total), "{total} answers");
     assert_usable(&c, "server request flood").await;
+}
+
+fn rss_kib() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn endless_streams_of_valid_events_end_at_the_timeouts_with_bounded_memory() {
+    for mode in MODES {
+        let h = Hostile::start(mode).await;
+        let seen = Arc::new(AtomicUsize::new(0));
+        let s = seen.clone();
+        let c = h
+            .client_with(|b| {
+                b.on_notification(move |_| {
+                    s.fetch_add(1, Ordering::Relaxed);
+                })
+            })
+            .await;
+        // Notifications forever: the request timeout fires (they do not
+        // reset it), the exchange is dropped, the server sees the hang-up.
+        let before = rss_kib();
+        let started = Instant::now();
+        let e = call_timeout(&c, "endless_notifications", Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(e.is_timeout(), "{mode:?}: {e:?}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        let grown = rss_kib().saturating_sub(before);
+        eprintln!(
+            "{mode:?} endless notifications: {} handled in 2 s, RSS grew by {grown} KiB",
+            seen.load(Ordering::Relaxed)
+        );
+        assert!(seen.load(Ordering::Relaxed) > 1000, "{mode:?}");
+        assert!(grown < 8 * 1024, "{mode:?}: RSS grew by {grown} KiB");
+        h.shared
+            .wait_for("hang-up", |l| {
+                l.starts_with("hung up endless_notifications")
+            })
+            .await;
+        // Progress forever resets the timeout, up to the hard maximum
+        // (CANCEL-08).
+        let progress = Arc::new(AtomicUsize::new(0));
+        let p = progress.clone();
+        let started = Instant::now();
+        let e = c
+            .call_tool_with(
+                CallToolRequestParams::new("endless_progress", None::<JsonObject>),
+                RequestOptions::default()
+                    .timeout(Duration::from_millis(300))
+                    .max_total_timeout(Duration::from_millis(1500))
+                    .on_progress(move |_| {
+                        p.fetch_add(1, Ordering::Relaxed);
+                    }),
+            )
+            .await
+            .unwrap_err();
+        assert!(e.is_timeout(), "{mode:?}: {e:?}");
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(1400) && took < Duration::from_millis(2500),
+            "{mode:?}: {took:?}"
+        );
+        assert!(progress.load(Ordering::Relaxed) > 100, "{mode:?}");
+        h.shared
+            .wait_for("hang-up", |l| l.starts_with("hung up endless_progress"))
+            .await;
+        assert_usable(&c, &format!("{mode:?} endless events")).await;
+    }
 }
