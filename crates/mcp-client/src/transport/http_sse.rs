@@ -138,9 +138,9 @@ impl HttpSseTransport {
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            let events = parser
-                .feed(&data)
-                .map_err(|e| Error::invalid("unacceptable SSE stream").with_source(e))?;
+            let events = parser.feed(&data).map_err(|e| {
+                Error::too_large(limits.max_event, "unacceptable SSE stream").with_source(e)
+            })?;
             let mut it = events.into_iter();
             while let Some(ev) = it.next() {
                 if ev.event.as_deref() == Some("endpoint") {
@@ -156,6 +156,7 @@ impl HttpSseTransport {
             }
         }
         let r = router.clone();
+        let max_event = limits.max_event;
         let task = tokio::spawn(async move {
             let why = loop {
                 let Some(frame) = body.frame().await else {
@@ -172,13 +173,25 @@ impl HttpSseTransport {
                         for ev in events.into_iter().filter(|e| e.is_message()) {
                             match Inbound::decode(ev.data.as_bytes()) {
                                 Ok(m) => r.dispatch(m).await,
-                                Err(e) => {
-                                    tracing::warn!(error = %e, "ignoring a malformed SSE message")
-                                }
+                                // A malformed answer fails its request now.
+                                Err(e) => match crate::message::answered_id(ev.data.as_bytes()) {
+                                    Some(id) if r.fail(&id, e.clone()) => {}
+                                    _ => {
+                                        tracing::warn!(error = %e, "ignoring a malformed SSE message")
+                                    }
+                                },
                             }
                         }
                     }
-                    Err(e) => break e.to_string(),
+                    Err(e) => {
+                        // The shared stream is unusable: the pending
+                        // requests fail with the size-limit error.
+                        r.fail_pending(
+                            Error::too_large(max_event, "unacceptable SSE stream")
+                                .with_source(e.clone()),
+                        );
+                        break e.to_string();
+                    }
                 }
             };
             r.close(Error::transport(why));

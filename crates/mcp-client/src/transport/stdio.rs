@@ -262,7 +262,7 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
         if !line.iter().all(u8::is_ascii_whitespace) {
             match Inbound::decode(&line) {
                 Ok(m) => router.dispatch(m).await,
-                Err(e) => match answered_id(&line) {
+                Err(e) => match crate::message::answered_id(&line) {
                     // A malformed answer to a pending request fails it now
                     // rather than at its timeout.
                     Some(id) if router.fail(&id, e.clone()) => {
@@ -278,19 +278,6 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
         // message) and a flood cannot outpace them.
         tokio::task::consume_budget().await;
     }
-}
-
-/// The `id` of a line that is meant as a response (an object with an `id`
-/// and no `method`) but did not decode; bytes that are not UTF-8 are read
-/// lossily for this purpose only.
-fn answered_id(line: &[u8]) -> Option<RequestId> {
-    let text = String::from_utf8_lossy(line);
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let obj = v.as_object()?;
-    if obj.contains_key("method") {
-        return None;
-    }
-    RequestId::from_value(obj.get("id")?)
 }
 
 /// Hands each stderr line to `cb`: decoded lossily (STDIO-04: stderr is
