@@ -12,7 +12,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use mcp_client::protocol::types::{CallToolRequestParams, ElicitAction, ElicitResult, JsonObject};
-use mcp_client::{Client, ClientBuilder, EraPreference, Error, Limits, RequestOptions};
+use mcp_client::{
+    Client, ClientBuilder, EraPreference, Error, Limits, RequestOptions, TransportKind,
+};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 
 /// Which era the hostile server speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,7 @@ const SESSION: &str = "hostile-session-1";
 
 struct Req {
     method: String,
+    path: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
@@ -128,7 +132,9 @@ async fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
     if r.read_line(&mut line).await.ok()? == 0 {
         return None;
     }
-    let method = line.split_whitespace().next()?.to_owned();
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
     let mut headers = Vec::new();
     let mut len = 0usize;
     loop {
@@ -148,6 +154,7 @@ async fn read_request(r: &mut BufReader<TcpStream>) -> Option<Req> {
     r.read_exact(&mut body).await.ok()?;
     Some(Req {
         method,
+        path,
         headers,
         body,
     })
@@ -1222,4 +1229,155 @@ async fn endless_streams_of_valid_events_end_at_the_timeouts_with_bounded_memory
             .await;
         assert_usable(&c, &format!("{mode:?} endless events")).await;
     }
+}
+
+/// A hostile 2024-11-05 HTTP+SSE server (ERA-10): POSTs on `/mcp` are
+/// refused, so the client falls back, GETs `/mcp` and POSTs to `/messages`;
+/// every answer travels on the one GET stream, shared by all requests.
+async fn start_legacy() -> SocketAddr {
+    type Stream = Arc<Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>>;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stream: Stream = Arc::default();
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            let stream = stream.clone();
+            tokio::spawn(async move {
+                let mut r = BufReader::new(conn);
+                while let Some(req) = read_request(&mut r).await {
+                    let s = r.get_mut();
+                    match (req.method.as_str(), req.path.as_str()) {
+                        ("GET", "/mcp") => {
+                            let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+                            *stream.lock().unwrap() = Some(tx);
+                            if !(sse_head(s).await
+                                && chunk(s, b"event: endpoint\ndata: /messages\n\n").await)
+                            {
+                                return;
+                            }
+                            while let Some(data) = rx.recv().await {
+                                if data == b"ENDLESS" {
+                                    endless(s, b"data: ", b"a").await;
+                                    return;
+                                }
+                                if !chunk(s, &data).await {
+                                    return;
+                                }
+                            }
+                            return;
+                        }
+                        ("POST", "/messages") => {
+                            if !write_json(s, "202 Accepted", b"", "").await {
+                                return;
+                            }
+                            let Ok(msg) = serde_json::from_slice::<Value>(&req.body) else {
+                                continue;
+                            };
+                            let out = legacy_answer(&msg);
+                            if let Some(tx) = stream.lock().unwrap().as_ref() {
+                                let _ = tx.send(out);
+                            }
+                        }
+                        _ => {
+                            let _ = write_json(s, "405 Method Not Allowed", b"", "").await;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The SSE bytes answering one message on the legacy stream.
+fn legacy_answer(msg: &Value) -> Vec<u8> {
+    let id = &msg["id"];
+    let name = msg["params"]["name"].as_str().unwrap_or("");
+    let real = rpc(id, text(&format!("real {name}")));
+    match msg["method"].as_str().unwrap_or("") {
+        "initialize" => event(&rpc(
+            id,
+            json!({"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                   "serverInfo": {"name": "hostile-legacy", "version": "1"}}),
+        )),
+        "tools/call" => match name {
+            "ok" => event(&real),
+            "decoys" => {
+                let n = id.as_i64().unwrap_or(0);
+                let mut out = Vec::new();
+                for d in [json!(n + 1000), json!(n.to_string()), json!([n])] {
+                    out.extend(event(&rpc(&d, text("decoy"))));
+                }
+                out.extend(event(&real));
+                out.extend(event(&rpc(id, text("duplicate"))));
+                out
+            }
+            "endless" => b"ENDLESS".to_vec(),
+            "silent" => Vec::new(),
+            other => {
+                let key = other.strip_prefix("malformed:").unwrap_or("invalid_json");
+                let mut ev = b"data: ".to_vec();
+                ev.extend_from_slice(&malformed(key, id));
+                ev.extend_from_slice(b"\n\n");
+                ev
+            }
+        },
+        m if m.starts_with("notifications/") || m.is_empty() => Vec::new(),
+        _ => event(&rpc(id, json!({}))),
+    }
+}
+
+#[tokio::test]
+async fn legacy_http_sse_transport_under_hostile_answers() {
+    // The deprecated 2024-11-05 transport shares one stream between all
+    // requests, like stdio: the same rules apply.
+    let addr = start_legacy().await;
+    let c = ClientBuilder::new("hostile-test", "1.0.0")
+        .request_timeout(Duration::from_secs(10))
+        .cache(None)
+        .limits(small_limits())
+        .connect_url(&format!("http://{addr}/mcp"))
+        .await
+        .unwrap();
+    assert_eq!(c.transport_kind(), TransportKind::HttpSse);
+    assert_eq!(
+        call(&c, "decoys").await.map_err(|e| e.to_string()),
+        Ok("real decoys".into())
+    );
+    assert_eq!(
+        call(&c, "ok").await.map_err(|e| e.to_string()),
+        Ok("real ok".into())
+    );
+    for key in [
+        "code_string",
+        "missing_message",
+        "error_not_object",
+        "result_and_error",
+        "neither",
+        "wrong_version",
+        "content_is_5",
+    ] {
+        let started = Instant::now();
+        let e = call(&c, &format!("malformed:{key}")).await.unwrap_err();
+        assert!(e.is_invalid_response(), "{key}: {e:?}");
+        assert!(started.elapsed() < Duration::from_secs(3), "{key}");
+        assert_eq!(
+            call(&c, "ok").await.map_err(|e| e.to_string()),
+            Ok("real ok".into()),
+            "{key}"
+        );
+    }
+    // Unparseable: it names no request, which times out.
+    let e = call_timeout(&c, "malformed:invalid_json", Duration::from_millis(300))
+        .await
+        .unwrap_err();
+    assert!(e.is_timeout(), "{e:?}");
+    // An endless event: the pending call fails with the size limit, the
+    // shared stream is gone and later calls fail at once.
+    let e = call(&c, "endless").await.unwrap_err();
+    assert!(e.is_too_large(), "{e:?}");
+    let started = Instant::now();
+    let e = call(&c, "ok").await.unwrap_err();
+    assert!(e.is_transport(), "{e:?}");
+    assert!(started.elapsed() < Duration::from_secs(1));
 }
