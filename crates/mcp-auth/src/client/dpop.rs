@@ -16,12 +16,13 @@
 //! to the MCP server or the other way round. A `use_dpop_nonce` error (JSON
 //! `error` at the token endpoint, `WWW-Authenticate: DPoP
 //! error="use_dpop_nonce"` at a resource server) means "retry once with the
-//! nonce just supplied": see [`is_use_dpop_nonce_token_error`] and
+//! nonce just supplied": [`DpopProver`]'s `RequestProof::wants_retry` and
 //! [`is_use_dpop_nonce_challenge`].
 //!
 //! Tokens issued with `token_type: DPoP` are sent as `Authorization: DPoP
-//! <token>` (§7.1), see [`TokenScheme`]; AUTH-20 still applies to them (no
-//! tokens in query strings, only to the server the token was minted for).
+//! <token>` (§7.1) by [`super::OAuthClient`]; AUTH-20 still applies to them
+//! (no tokens in query strings, only to the server the token was minted
+//! for).
 
 use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};
@@ -91,35 +92,6 @@ impl std::error::Error for DpopError {}
 impl From<KeyError> for DpopError {
     fn from(e: KeyError) -> Self {
         Self::Key(e)
-    }
-}
-
-/// How an access token is presented, from the token response's
-/// `token_type` (compared case-insensitively, RFC 6749 §7.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TokenScheme {
-    /// `Authorization: Bearer <token>` (RFC 6750).
-    Bearer,
-    /// `Authorization: DPoP <token>` plus a proof with `ath` (RFC 9449 §7.1).
-    Dpop,
-}
-
-impl TokenScheme {
-    /// The scheme for a `token_type`; unknown or absent types are treated
-    /// as `Bearer`, the OAuth 2.1 default.
-    pub fn from_token_type(token_type: Option<&str>) -> Self {
-        match token_type {
-            Some(t) if t.eq_ignore_ascii_case("dpop") => Self::Dpop,
-            _ => Self::Bearer,
-        }
-    }
-
-    /// The `Authorization` header value for `token`.
-    pub fn authorization(self, token: &str) -> String {
-        match self {
-            Self::Bearer => format!("Bearer {token}"),
-            Self::Dpop => format!("DPoP {token}"),
-        }
     }
 }
 
@@ -244,20 +216,6 @@ impl DpopProver {
         true
     }
 
-    /// Looks through response headers (any case) for `DPoP-Nonce` and
-    /// records it. Returns whether a nonce was stored.
-    pub fn record_nonce_from_headers<'a>(
-        &self,
-        url: &str,
-        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
-    ) -> bool {
-        headers
-            .into_iter()
-            .filter(|(name, _)| name.eq_ignore_ascii_case(DPOP_NONCE_HEADER))
-            .last()
-            .is_some_and(|(_, value)| self.record_nonce(url, value))
-    }
-
     /// The nonce remembered for `url`'s origin.
     pub fn nonce_for(&self, url: &str) -> Option<String> {
         let origin = origin(url)?;
@@ -343,18 +301,6 @@ fn origin(url: &str) -> Option<String> {
     let (scheme, rest) = h.split_once("://")?;
     let authority = rest.split('/').next()?;
     Some(format!("{scheme}://{authority}"))
-}
-
-/// Whether a token-endpoint error response asks for a DPoP nonce: HTTP 400
-/// (or 401) with JSON `{"error": "use_dpop_nonce"}` (RFC 9449 §8).
-pub fn is_use_dpop_nonce_token_error(status: u16, body: &[u8]) -> bool {
-    if status != 400 && status != 401 {
-        return false;
-    }
-    serde_json::from_slice::<serde_json::Value>(body)
-        .ok()
-        .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
-        .is_some_and(|e| e == "use_dpop_nonce")
 }
 
 /// Whether `WWW-Authenticate` values from a resource server ask for a DPoP
@@ -468,10 +414,7 @@ mod tests {
     fn nonces_are_kept_per_origin() {
         let p = DpopProver::generate().unwrap();
         assert!(p.record_nonce("https://AS.example/token", "as-nonce"));
-        assert!(p.record_nonce_from_headers(
-            "http://rs.example:9000/mcp",
-            [("content-type", "x"), ("dpop-nonce", "rs-nonce")]
-        ));
+        assert!(p.record_nonce("http://rs.example:9000/mcp", " rs-nonce "));
         let (c, _) = check(&p.proof("POST", "https://as.example/other", None).unwrap());
         assert_eq!(c["nonce"], "as-nonce");
         let (c, _) = check(
@@ -575,42 +518,6 @@ mod tests {
     }
 
     #[test]
-    fn token_scheme_follows_token_type() {
-        assert_eq!(
-            TokenScheme::from_token_type(Some("DPoP")),
-            TokenScheme::Dpop
-        );
-        assert_eq!(
-            TokenScheme::from_token_type(Some("dpop")),
-            TokenScheme::Dpop
-        );
-        assert_eq!(
-            TokenScheme::from_token_type(Some("Bearer")),
-            TokenScheme::Bearer
-        );
-        assert_eq!(TokenScheme::from_token_type(None), TokenScheme::Bearer);
-        assert_eq!(TokenScheme::Dpop.authorization("t"), "DPoP t");
-        assert_eq!(TokenScheme::Bearer.authorization("t"), "Bearer t");
-    }
-
-    #[test]
-    fn use_dpop_nonce_is_recognised_at_the_token_endpoint() {
-        assert!(is_use_dpop_nonce_token_error(
-            400,
-            br#"{"error":"use_dpop_nonce","error_description":"x"}"#
-        ));
-        assert!(!is_use_dpop_nonce_token_error(
-            400,
-            br#"{"error":"invalid_grant"}"#
-        ));
-        assert!(!is_use_dpop_nonce_token_error(
-            500,
-            br#"{"error":"use_dpop_nonce"}"#
-        ));
-        assert!(!is_use_dpop_nonce_token_error(400, b"not json"));
-    }
-
-    #[test]
     fn use_dpop_nonce_is_recognised_in_challenges() {
         assert!(is_use_dpop_nonce_challenge(&[
             r#"DPoP error="use_dpop_nonce", resource_metadata="https://x/""#
@@ -640,7 +547,6 @@ mod tests {
             url in "(https?://)?[a-zA-Z0-9.:@/?#%é -]{0,60}",
         ) {
             let _ = is_use_dpop_nonce_challenge(&[challenge.as_str()]);
-            let _ = is_use_dpop_nonce_token_error(400, challenge.as_bytes());
             let _ = htu(&url);
             let p = DpopProver::new(Es256Key::from_pkcs8_der(&fixed_key_der()).unwrap());
             let stored = p.record_nonce(&url, &nonce);
