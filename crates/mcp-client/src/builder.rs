@@ -189,6 +189,41 @@ impl ClientBuilder {
         self
     }
 
+    /// Floor on SSE reconnection delays, whatever `retry` the server sent
+    /// (default [`crate::limits::DEFAULT_SSE_MIN_RETRY`]).
+    pub fn sse_min_retry(mut self, d: Duration) -> Self {
+        self.limits.sse_min_retry = d;
+        self
+    }
+
+    /// Server→client requests handled at once; more arriving meanwhile are
+    /// dropped (default [`crate::limits::DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS`]).
+    pub fn max_concurrent_server_requests(mut self, n: usize) -> Self {
+        self.limits.max_concurrent_server_requests = n;
+        self
+    }
+
+    /// Largest stdio line from the server, also for captured stderr
+    /// (default [`crate::limits::DEFAULT_MAX_LINE_BYTES`]).
+    pub fn max_line_bytes(mut self, n: usize) -> Self {
+        self.limits.max_line_bytes = n;
+        self
+    }
+
+    /// Messages queued for a stdio server's stdin
+    /// (default [`crate::limits::DEFAULT_STDIO_WRITE_QUEUE`]).
+    pub fn stdio_write_queue(mut self, n: usize) -> Self {
+        self.limits.stdio_write_queue = n;
+        self
+    }
+
+    /// Messages queued from a transport to the client core, per stream
+    /// (default [`crate::limits::DEFAULT_MESSAGE_QUEUE`]).
+    pub fn message_queue(mut self, n: usize) -> Self {
+        self.limits.message_queue = n;
+        self
+    }
+
     /// Which era to speak (default: probe, then fall back).
     pub fn era(mut self, era: EraPreference) -> Self {
         self.era = era;
@@ -283,8 +318,12 @@ impl ClientBuilder {
         let (config, _, _, _) = self.config();
         let t = crate::transport::stdio::StdioTransport::spawn(
             &cmd,
-            config.limits.max_line_bytes,
-            config.limits.shutdown_grace,
+            crate::transport::stdio::StdioLimits {
+                max_line: config.limits.max_line_bytes,
+                grace: config.limits.shutdown_grace,
+                write_queue: config.limits.stdio_write_queue,
+                queue: config.limits.message_queue,
+            },
         )?;
         Client::from_transport(Arc::new(t), config).start().await
     }
@@ -313,6 +352,8 @@ impl ClientBuilder {
             max_event: config.limits.max_sse_event_bytes,
             retry_cap: config.limits.sse_retry_cap,
             default_retry: config.limits.sse_default_retry,
+            min_retry: config.limits.sse_min_retry,
+            queue: config.limits.message_queue,
             max_resumes: config.limits.max_sse_resumes,
         };
         let sender = Sender {

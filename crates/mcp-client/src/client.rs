@@ -79,6 +79,9 @@ pub(crate) struct Inner {
     pump: Mutex<Option<AbortOnDrop>>,
     closed: AtomicBool,
     identity: String,
+    /// Permits for server→client requests being handled
+    /// ([`crate::Limits::max_concurrent_server_requests`]).
+    server_requests: Arc<tokio::sync::Semaphore>,
 }
 
 /// An MCP client connected to one server. Cheap to clone; the connection
@@ -601,9 +604,19 @@ impl Inner {
     }
 
     /// Answers a handshake-era server request with the user's handlers
-    /// (LEGACY-18, MRTR-15), concurrently with everything else.
+    /// (LEGACY-18, MRTR-15), concurrently with everything else, at most
+    /// [`crate::Limits::max_concurrent_server_requests`] at a time: a request
+    /// arriving while all are busy is dropped (a flooding server must not
+    /// make the client run unbounded handlers or queue unbounded answers).
     fn spawn_server_request(self: Arc<Self>, r: Inbound) {
+        let Ok(permit) = self.server_requests.clone().try_acquire_owned() else {
+            if let Inbound::Request { id, method, .. } = &r {
+                tracing::warn!(%id, %method, "dropping a server request: too many being handled");
+            }
+            return;
+        };
         tokio::spawn(async move {
+            let _permit = permit; // held until the answer is sent
             let Inbound::Request { id, method, params } = r else {
                 return;
             };
@@ -861,6 +874,12 @@ impl Client {
             pump: Mutex::new(None),
             closed: AtomicBool::new(false),
             identity,
+            server_requests: Arc::new(tokio::sync::Semaphore::new(
+                config
+                    .limits
+                    .max_concurrent_server_requests
+                    .min(tokio::sync::Semaphore::MAX_PERMITS),
+            )),
             config,
         });
         inner.start_pump();

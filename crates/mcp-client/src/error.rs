@@ -25,6 +25,12 @@ pub enum ErrorKind {
     /// The handshake-era HTTP session is gone (404 on a request carrying
     /// `Mcp-Session-Id`, LEGACY-13).
     SessionExpired,
+    /// The peer sent more than a configured size limit allows: a response
+    /// body, an SSE line or event, or a stdio line (see [`crate::Limits`]).
+    TooLarge {
+        /// The limit that was exceeded, in bytes.
+        limit: usize,
+    },
     /// The request ran out of time.
     Timeout {
         /// How long the request had been running.
@@ -106,6 +112,11 @@ impl Error {
         )
     }
 
+    /// The peer exceeded the size limit `limit`.
+    pub(crate) fn too_large(limit: usize, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::TooLarge { limit }, message)
+    }
+
     /// A malformed or unacceptable answer from the peer.
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidResponse, message)
@@ -177,6 +188,12 @@ impl Error {
     /// ([`crate::Limits::max_auth_retries`]) was reached.
     pub fn is_auth(&self) -> bool {
         matches!(self.kind, ErrorKind::Auth { .. })
+    }
+
+    /// Whether the peer exceeded a size limit (response body, SSE line or
+    /// event, stdio line).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self.kind, ErrorKind::TooLarge { .. })
     }
 
     /// Whether the request timed out.

@@ -88,7 +88,7 @@ impl Inner {
 pub(crate) struct HttpSseTransport {
     inner: Arc<Inner>,
     router: Arc<Router>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     reader: Mutex<Option<AbortOnDrop>>,
     identity: String,
 }
@@ -137,9 +137,9 @@ impl HttpSseTransport {
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            let events = parser
-                .feed(&data)
-                .map_err(|e| Error::invalid("unacceptable SSE stream").with_source(e))?;
+            let events = parser.feed(&data).map_err(|e| {
+                Error::too_large(limits.max_event, "unacceptable SSE stream").with_source(e)
+            })?;
             let mut it = events.into_iter();
             while let Some(ev) = it.next() {
                 if ev.event.as_deref() == Some("endpoint") {
@@ -148,13 +148,14 @@ impl HttpSseTransport {
                 }
             }
         };
-        let (router, unsolicited) = Router::new();
+        let (router, unsolicited) = Router::new(limits.queue);
         for ev in early {
             if let Ok(m) = Inbound::decode(ev.data.as_bytes()) {
-                router.dispatch(m);
+                router.dispatch(m).await;
             }
         }
         let r = router.clone();
+        let max_event = limits.max_event;
         let task = tokio::spawn(async move {
             let why = loop {
                 let Some(frame) = body.frame().await else {
@@ -170,14 +171,26 @@ impl HttpSseTransport {
                     Ok(events) => {
                         for ev in events.into_iter().filter(|e| e.is_message()) {
                             match Inbound::decode(ev.data.as_bytes()) {
-                                Ok(m) => r.dispatch(m),
-                                Err(e) => {
-                                    tracing::warn!(error = %e, "ignoring a malformed SSE message")
-                                }
+                                Ok(m) => r.dispatch(m).await,
+                                // A malformed answer fails its request now.
+                                Err(e) => match crate::message::answered_id(ev.data.as_bytes()) {
+                                    Some(id) if r.fail(&id, e.clone()) => {}
+                                    _ => {
+                                        tracing::warn!(error = %e, "ignoring a malformed SSE message")
+                                    }
+                                },
                             }
                         }
                     }
-                    Err(e) => break e.to_string(),
+                    Err(e) => {
+                        // The shared stream is unusable: the pending
+                        // requests fail with the size-limit error.
+                        r.fail_pending(
+                            Error::too_large(max_event, "unacceptable SSE stream")
+                                .with_source(e.clone()),
+                        );
+                        break e.to_string();
+                    }
                 }
             };
             r.close(Error::transport(why));
@@ -233,7 +246,7 @@ impl Transport for HttpSseTransport {
         Box::pin(async move { self.inner.post(out.body).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         self.unsolicited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
