@@ -295,10 +295,22 @@ impl AuthorizationSession for LoopbackSession {
                 .redirect_uri
                 .trim_end_matches(LOOPBACK_CALLBACK_PATH)
                 .to_owned();
+            // Only a redirect carrying this attempt's `state` ends the wait;
+            // anything else reaching the port (another tab, a hostile page
+            // making the browser hit it) is answered and ignored (AUTH-26).
+            let expected_state = form::query_of(&url)
+                .into_iter()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v);
             let wait = async {
                 loop {
-                    let Ok((mut stream, _)) = self.listener.accept().await else {
-                        continue;
+                    let mut stream = match self.listener.accept().await {
+                        Ok((s, _)) => s,
+                        Err(_) => {
+                            // e.g. out of descriptors: do not spin.
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
                     };
                     let target =
                         tokio::time::timeout(Duration::from_secs(10), read_target(&mut stream))
@@ -309,9 +321,17 @@ impl AuthorizationSession for LoopbackSession {
                         continue;
                     };
                     let path = target.split('?').next().unwrap_or("");
-                    if path != LOOPBACK_CALLBACK_PATH {
+                    let state = form::query_of(&target)
+                        .into_iter()
+                        .find(|(k, _)| k == "state")
+                        .map(|(_, v)| v);
+                    if path != LOOPBACK_CALLBACK_PATH
+                        || (expected_state.is_some() && state != expected_state)
+                    {
                         let _ = stream
-                            .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                            .write_all(
+                                b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                            )
                             .await;
                         continue;
                     }
@@ -435,7 +455,7 @@ mod tests {
         let session = handler.start().await.unwrap();
         let redirect = session.redirect_uri().to_owned();
         assert!(redirect.starts_with("http://127.0.0.1:"));
-        let wait = tokio::spawn(session.authorize("https://as/authorize?x=1".into()));
+        let wait = tokio::spawn(session.authorize("https://as/authorize?x=1&state=xyz".into()));
         let addr = redirect
             .trim_start_matches("http://")
             .trim_end_matches(LOOPBACK_CALLBACK_PATH)
@@ -443,6 +463,14 @@ mod tests {
         // A stray request to another path is refused and ignored.
         let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
         s.write_all(b"GET /favicon.ico HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut out = Vec::new();
+        s.read_to_end(&mut out).await.unwrap();
+        assert!(out.starts_with(b"HTTP/1.1 404"));
+        // A callback with another state is refused and ignored (AUTH-26).
+        let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        s.write_all(b"GET /callback?code=evil&state=other HTTP/1.1\r\nhost: x\r\n\r\n")
             .await
             .unwrap();
         let mut out = Vec::new();
@@ -457,7 +485,7 @@ mod tests {
         assert!(out.starts_with(b"HTTP/1.1 200"));
         let got = wait.await.unwrap().unwrap();
         assert_eq!(got, format!("{redirect}?code=abc&state=xyz"));
-        assert_eq!(rx.recv().unwrap(), "https://as/authorize?x=1");
+        assert_eq!(rx.recv().unwrap(), "https://as/authorize?x=1&state=xyz");
     }
 
     #[tokio::test]
