@@ -62,6 +62,7 @@ pub fn builder(common: &Common) -> ClientBuilder {
     ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"))
         .era(era)
         .request_timeout(Duration::from_secs(common.timeout.max(1)))
+        .max_mrtr_rounds(common.max_input_rounds.max(1))
         .on_elicitation_modes(true, true, crate::elicit::handler(common.no_input))
 }
 

@@ -14,6 +14,8 @@ pub mod code {
     pub const PROTOCOL: u8 = 3;
     /// Connection, spawn, I/O failure or timeout.
     pub const TRANSPORT: u8 = 4;
+    /// The server asked for user input and `--no-input` was given.
+    pub const NEEDS_INPUT: u8 = 5;
     /// Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
 }

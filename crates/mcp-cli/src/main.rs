@@ -13,12 +13,14 @@ macro_rules! out {
 }
 
 mod args;
+mod browser;
 mod check;
 mod connect;
 mod elicit;
 mod exit;
 mod more;
 mod output;
+mod progress;
 mod serve;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -33,6 +35,7 @@ Exit codes:
   3    protocol error (the server answered with a JSON-RPC error, or
        sent something invalid, or no protocol version could be agreed)
   4    transport failure (cannot connect or spawn, connection lost, timeout)
+  5    the server needs input from the user, but --no-input was given
   130  interrupted (Ctrl-C; the request was cancelled)
 
 Server: a URL as the first argument (or --server URL, or $MCP_SERVER), or a
@@ -47,6 +50,11 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The default `--timeout`, in seconds.
+const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The default `--max-input-rounds`.
+const DEFAULT_MAX_INPUT_ROUNDS: u32 = 16;
 
 /// Which protocol era to speak.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -75,9 +83,16 @@ struct Common {
     /// Never prompt: server requests for user input fail instead.
     #[arg(long)]
     no_input: bool,
-    /// Request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Request timeout in seconds (progress notifications restart it).
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS)]
     timeout: u64,
+    /// Progress of long requests: a bar on a terminal (auto), also plain
+    /// lines on stderr when it is not a terminal (always), or none (never).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = progress::ProgressMode::Auto)]
+    progress: progress::ProgressMode,
+    /// The most rounds of server input requests (MRTR) one request may take.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INPUT_ROUNDS)]
+    max_input_rounds: u32,
     /// The server command (stdio), after `--`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -230,7 +245,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(f) => {
             eprintln!("mcp: {}", f.message);
-            f.code
+            if elicit::NEEDED_INPUT.load(std::sync::atomic::Ordering::Acquire) {
+                code::NEEDS_INPUT
+            } else {
+                f.code
+            }
         }
     };
     // Leave without waiting for stray blocking tasks (stdin readers).
@@ -315,7 +334,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             };
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::read(&client, uri, common.json, &dir).await;
+            let r = more::read(&client, uri, &common, &dir).await;
             client.close().await;
             r
         }
@@ -341,7 +360,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let arguments = args::string_pairs(kv).map_err(Failure::usage)?;
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::prompt(&client, name, arguments, common.json, &dir).await;
+            let r = more::prompt(&client, name, arguments, &common, &dir).await;
             client.close().await;
             r
         }

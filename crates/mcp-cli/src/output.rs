@@ -2,9 +2,10 @@
 
 use crate::Common;
 use crate::exit::{Failure, code};
+use crate::progress::Progress;
 use mcp_client::Client;
+use mcp_client::Era;
 use mcp_client::protocol::types::{CallToolRequestParams, Tool};
-use mcp_client::{Era, RequestOptions};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -195,39 +196,24 @@ pub struct CallOptions {
     pub save_dir: PathBuf,
 }
 
-/// `mcp call`: Ctrl-C drops the request, which cancels it on the wire.
+/// `mcp call`: progress shown, Ctrl-C cancels the call.
 pub async fn call(
     client: &Client,
     tool: &str,
     arguments: Option<Map<String, Value>>,
-    _common: &Common,
+    common: &Common,
     opts: &CallOptions,
 ) -> Result<u8, Failure> {
     let params = CallToolRequestParams::new(tool, arguments);
-    // A progress bar on stderr (hidden when stderr is not a terminal).
-    let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-        bar.set_style(style);
-    }
-    let b = bar.clone();
-    let opts_req = RequestOptions::new().on_progress(move |p| {
-        if let Some(t) = p.total {
-            b.set_length(t.max(0.0) as u64);
-        }
-        b.set_position(p.progress.max(0.0) as u64);
-        if let Some(m) = &p.message {
-            b.set_message(m.clone());
-        }
-    });
-    let fut = client.call_tool_with(params, opts_req);
-    let result = tokio::select! {
-        r = fut => { bar.finish_and_clear(); r.map_err(Failure::from)? },
-        _ = tokio::signal::ctrl_c() => {
-            bar.abandon();
-            return Err(Failure { code: code::INTERRUPTED, message: "interrupted; the call was cancelled".into() });
-        }
-    };
+    let progress = Progress::new(common.progress);
+    let result = progress
+        .run("call", async {
+            client
+                .call_tool_with(params, progress.options())
+                .await
+                .map_err(Failure::from)
+        })
+        .await?;
     let is_error = result.is_error == Some(true);
     if opts.json {
         print_json(&result)?;
