@@ -2,7 +2,7 @@
 
 use crate::Common;
 use crate::exit::{Failure, code};
-use crate::output::{print_content, print_json, table, to_value};
+use crate::output::{print_content, print_json, table, to_value, uri_stem};
 use crate::progress::Progress;
 use mcp_client::protocol::types::{
     CompleteRequestParams, GetPromptRequestParams, MaybeInputRequired, ReadResourceRequestParams,
@@ -128,7 +128,8 @@ pub async fn read(
                 "image"
             };
             let block = json!({"type": kind, "mimeType": mime, "data": b});
-            print_content(&[block], save_dir, "resource")?;
+            let uri = v.get("uri").and_then(Value::as_str).unwrap_or(uri);
+            print_content(&[block], save_dir, &uri_stem(uri))?;
         }
     }
     Ok(code::OK)
@@ -225,6 +226,9 @@ pub async fn complete(
     }
     for v in &r.completion.values {
         out!("{v}");
+    }
+    if r.completion.values.is_empty() {
+        eprintln!("(no completions)");
     }
     if r.completion.has_more == Some(true) {
         let total = r

@@ -241,14 +241,11 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
             "image" | "audio" => {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let data = b.get("data").and_then(Value::as_str).unwrap_or("");
-                let path =
-                    save_dir.join(format!("{}-{}.{}", safe_stem(stem), i + 1, extension(mime)));
                 let bytes = base64_decode(data).ok_or_else(|| {
                     Failure::protocol(format!("the {ty} block is not valid base64"))
                 })?;
-                std::fs::write(&path, &bytes).map_err(|e| {
-                    Failure::transport(format!("cannot write {}: {e}", path.display()))
-                })?;
+                let name = format!("{}-{}", safe_stem(stem), i + 1);
+                let path = save_new(save_dir, &name, extension(mime), &bytes)?;
                 out!(
                     "[{ty} {mime}, {} bytes saved to {}]",
                     bytes.len(),
@@ -276,6 +273,53 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
         }
     }
     Ok(())
+}
+
+/// How many numbered variants of a file name are tried before giving up.
+const MAX_NAME_TRIES: u32 = 1000;
+
+/// Writes `bytes` to `dir/name.ext`, or `dir/name-2.ext`, `-3`… when that
+/// exists: an existing file is never overwritten.
+fn save_new(dir: &Path, name: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf, Failure> {
+    use std::io::Write as _;
+    for n in 1..=MAX_NAME_TRIES {
+        let path = if n == 1 {
+            dir.join(format!("{name}.{ext}"))
+        } else {
+            dir.join(format!("{name}-{n}.{ext}"))
+        };
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes).map_err(|e| {
+                    Failure::transport(format!("cannot write {}: {e}", path.display()))
+                })?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Failure::transport(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Err(Failure::transport(format!(
+        "cannot save {name}.{ext} in {}: {MAX_NAME_TRIES} names taken",
+        dir.display()
+    )))
+}
+
+/// A file name stem for a resource: the last segment of its URI path.
+pub fn uri_stem(uri: &str) -> String {
+    let path = uri.split(['?', '#']).next().unwrap_or("");
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let last = last.rsplit_once('.').map_or(last, |(a, _)| a);
+    safe_stem(last)
 }
 
 fn safe_stem(s: &str) -> String {
@@ -353,5 +397,23 @@ mod tests {
         assert_eq!(schema_summary(&m), "a*:string b:integer|null");
         assert_eq!(one_line("abcdef\nx", 4), "abc…");
         assert_eq!(safe_stem("a/b"), "a_b");
+        assert_eq!(uri_stem("test://static-binary"), "static-binary");
+        assert_eq!(uri_stem("file:///x/pic.png?v=1"), "pic");
+        assert_eq!(uri_stem("test://"), "test_");
+    }
+
+    #[test]
+    fn saving_never_overwrites() {
+        let dir = std::env::temp_dir().join(format!("mcp-cli-save-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let a = save_new(&dir, "x-1", "png", b"one").map_err(|f| f.message);
+        let b = save_new(&dir, "x-1", "png", b"two").map_err(|f| f.message);
+        assert_eq!(a, Ok(dir.join("x-1.png")));
+        assert_eq!(b, Ok(dir.join("x-1-2.png")));
+        assert_eq!(
+            std::fs::read(dir.join("x-1.png")).ok(),
+            Some(b"one".to_vec())
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -63,6 +63,12 @@ struct PromptArg {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct UrlArg {
+    /// The URL the user should visit.
+    url: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct MessageArg {
     /// The message to show the user.
     message: String,
@@ -272,6 +278,16 @@ pub fn everything_builder() -> ServerBuilder {
                 "requestedSchema": {"type": "object", "properties": {"response": {"type": "string", "description": "Your response"}}, "required": ["response"]}
             }))?;
             let r = cx.elicit("elicitation", params)?;
+            Ok::<_, HandlerError>(elicit_summary(&r))
+        }))
+        .tool(tool("debug_url_elicitation").description("Diagnostic: asks the user to visit a URL (URL-mode elicitation)").handler(|a: UrlArg, cx: RequestContext| async move {
+            let params = from_json(json!({
+                "mode": "url",
+                "message": "Please confirm on the web page",
+                "url": a.url,
+                "elicitationId": "debug-url-elicitation"
+            }))?;
+            let r = cx.elicit("visit", params)?;
             Ok::<_, HandlerError>(elicit_summary(&r))
         }))
         .tool(tool("test_elicitation_sep1034_defaults").description("Elicitation with default values").handler(|_: NoArgs, cx: RequestContext| async move {
