@@ -2,7 +2,7 @@
 
 use crate::Common;
 use crate::exit::{Failure, code};
-use crate::output::{print_content, print_json, table, to_value, uri_stem};
+use crate::output::{print_content, print_json, print_text, table, to_value, uri_stem};
 use crate::progress::Progress;
 use mcp_client::protocol::types::{
     CompleteRequestParams, GetPromptRequestParams, MaybeInputRequired, ReadResourceRequestParams,
@@ -119,7 +119,7 @@ pub async fn read(
     for c in &r.contents {
         let v = to_value(c);
         if let Some(t) = v.get("text").and_then(Value::as_str) {
-            out!("{t}");
+            print_text(t);
         } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
             let mime = v.get("mimeType").and_then(Value::as_str).unwrap_or("");
             let kind = if mime.starts_with("audio/") {

@@ -232,12 +232,22 @@ pub async fn call(
     Ok(if is_error { code::TOOL_ERROR } else { code::OK })
 }
 
+/// Prints `text`, ending it with a newline unless it has one.
+pub fn print_text(text: &str) {
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = o.write_all(b"\n");
+    }
+}
+
 /// Prints content blocks: text as is, images and audio saved to files.
 pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<(), Failure> {
     for (i, b) in blocks.iter().enumerate() {
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
-            "text" => out!("{}", b.get("text").and_then(Value::as_str).unwrap_or("")),
+            "text" => print_text(b.get("text").and_then(Value::as_str).unwrap_or("")),
             "image" | "audio" => {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let data = b.get("data").and_then(Value::as_str).unwrap_or("");
@@ -257,7 +267,7 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
                 let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
                 out!("[resource {uri}]");
                 if let Some(t) = r.get("text").and_then(Value::as_str) {
-                    out!("{t}");
+                    print_text(t);
                 } else if let Some(bl) = r.get("blob").and_then(Value::as_str) {
                     out!(
                         "({} bytes of binary data)",
