@@ -272,7 +272,11 @@ fn print_event(json_out: bool, method: &str, params: Option<&Value>) {
             },
             None => String::new(),
         };
-        out!("{method} {detail}");
+        if detail.is_empty() {
+            out!("{method}");
+        } else {
+            out!("{method} {detail}");
+        }
     }
 }
 
