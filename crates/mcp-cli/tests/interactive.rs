@@ -225,10 +225,7 @@ fn assert_progress_lines(label: &str, stderr: &str, total: u64) {
             format!("{total} waited {n} of {total} ms"),
             "{label}: {l}"
         );
-        assert!(
-            n < total && last.map_or(true, |p| n > p),
-            "{label}: {stderr}"
-        );
+        assert!(n < total && last.is_none_or(|p| n > p), "{label}: {stderr}");
         last = Some(n);
     }
 }
