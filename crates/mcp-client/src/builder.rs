@@ -27,6 +27,7 @@ pub struct ClientBuilder {
     cache: Option<Arc<ResponseCache>>,
     partition: Option<String>,
     headers: Vec<(String, String)>,
+    auth: Option<Arc<dyn crate::auth::HttpAuth>>,
     get_stream: bool,
     on_notice: Option<NoticeCallback>,
     log_level: Option<LoggingLevel>,
@@ -56,6 +57,7 @@ impl ClientBuilder {
             cache: Some(Arc::new(ResponseCache::default())),
             partition: None,
             headers: Vec::new(),
+            auth: None,
             get_stream: true,
             on_notice: None,
             log_level: None,
@@ -218,6 +220,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes every HTTP request through `auth` (AUTH-20): its headers
+    /// go on each request, and it is asked what to do on 401/403 (bounded
+    /// by [`Limits::max_auth_retries`]). Private cache entries are then
+    /// partitioned by its [`crate::HttpAuth::cache_partition`] (CACHE-08).
+    pub fn http_auth(mut self, auth: Arc<dyn crate::auth::HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Re-sends of one HTTP request after the authorization hook renewed
+    /// credentials (default [`crate::limits::DEFAULT_MAX_AUTH_RETRIES`]).
+    pub fn max_auth_retries(mut self, n: u32) -> Self {
+        self.limits.max_auth_retries = n;
+        self
+    }
+
     /// An extra header on every HTTP request.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
@@ -230,7 +248,15 @@ impl ClientBuilder {
         self
     }
 
-    fn config(self) -> (Config, Vec<(String, String)>, bool) {
+    #[allow(clippy::type_complexity)]
+    fn config(
+        self,
+    ) -> (
+        Config,
+        Vec<(String, String)>,
+        bool,
+        Option<Arc<dyn crate::auth::HttpAuth>>,
+    ) {
         let partition = self.partition.unwrap_or_else(|| "anonymous".into());
         (
             Config {
@@ -247,13 +273,14 @@ impl ClientBuilder {
             },
             self.headers,
             self.get_stream,
+            self.auth,
         )
     }
 
     /// Starts `cmd` as a child process and negotiates over its stdio.
     #[cfg(feature = "stdio")]
     pub async fn connect_command(self, cmd: crate::StdioCommand) -> Result<Client> {
-        let (config, _, _) = self.config();
+        let (config, _, _, _) = self.config();
         let t = crate::transport::stdio::StdioTransport::spawn(
             &cmd,
             config.limits.max_line_bytes,
@@ -268,11 +295,11 @@ impl ClientBuilder {
     #[cfg(feature = "http")]
     pub async fn connect_url(self, url: &str) -> Result<Client> {
         use crate::error::Error;
-        use crate::transport::http::{HttpLimits, HttpTransport, parse_url, pool};
+        use crate::transport::http::{HttpLimits, HttpTransport, Sender, parse_url, pool};
         use crate::transport::http_sse::HttpSseTransport;
         use http::header::{HeaderName, HeaderValue};
         let uri = parse_url(url)?;
-        let (config, headers, get_stream) = self.config();
+        let (config, headers, get_stream, auth) = self.config();
         let mut extra = Vec::new();
         for (n, v) in headers {
             let name = HeaderName::from_bytes(n.as_bytes())
@@ -288,9 +315,13 @@ impl ClientBuilder {
             default_retry: config.limits.sse_default_retry,
             max_resumes: config.limits.max_sse_resumes,
         };
-        let pool = pool()?;
+        let sender = Sender {
+            pool: pool()?,
+            auth,
+            max_auth_retries: config.limits.max_auth_retries,
+        };
         let t = HttpTransport::new(
-            pool.clone(),
+            sender.clone(),
             uri.clone(),
             extra.clone(),
             limits.clone(),
@@ -312,7 +343,7 @@ impl ClientBuilder {
         match Client::from_transport(Arc::new(t), config).start().await {
             Err(e) if auto && matches!(e.status(), Some(400 | 404 | 405)) && !e.is_protocol() => {
                 tracing::debug!(error = %e, "Streamable HTTP refused; trying the HTTP+SSE transport (ERA-10)");
-                let t = HttpSseTransport::connect(pool, uri, extra, limits)
+                let t = HttpSseTransport::connect(sender, uri, extra, limits)
                     .await
                     .map_err(|_| e)?;
                 Client::from_transport(Arc::new(t), fallback_config)

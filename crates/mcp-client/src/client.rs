@@ -506,7 +506,17 @@ impl Inner {
         }
         let st = self.state();
         let req = self.cache_request(&st, method, params);
-        cache.put(&req, &self.config.partition, raw, h.ttl_ms, h.cache_scope);
+        cache.put(&req, &self.partition(), raw, h.ttl_ms, h.cache_scope);
+    }
+
+    /// The partition for `"private"` cache entries (CACHE-08): the one the
+    /// authorization hook derives from its current credentials, else the
+    /// configured one.
+    fn partition(&self) -> String {
+        self.transport
+            .auth_partition()
+            .map(|p| format!("auth:{p}"))
+            .unwrap_or_else(|| self.config.partition.clone())
     }
 
     /// A request through the cache (CACHE-05…CACHE-08).
@@ -520,10 +530,9 @@ impl Inner {
         if cacheable {
             if let Some(cache) = &self.config.cache {
                 let st = self.state();
-                if let Some(hit) = cache.get(
-                    &self.cache_request(&st, method, params),
-                    &self.config.partition,
-                ) {
+                if let Some(hit) =
+                    cache.get(&self.cache_request(&st, method, params), &self.partition())
+                {
                     return Ok(hit);
                 }
             }

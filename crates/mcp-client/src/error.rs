@@ -50,6 +50,12 @@ pub enum ErrorKind {
     Closed,
     /// The client was configured wrongly (bad URL, no command, ...).
     Config,
+    /// The HTTP authorization hook could not supply or renew credentials,
+    /// or gave up after a 401/403 (see [`crate::HttpAuth`]).
+    Auth {
+        /// The HTTP status that ended the attempt, when there was one.
+        status: Option<u16>,
+    },
 }
 
 /// An error from the MCP client.
@@ -115,6 +121,15 @@ impl Error {
         Self::new(ErrorKind::Config, message)
     }
 
+    /// An authorization failure reported by the [`crate::HttpAuth`] hook.
+    pub(crate) fn auth(status: Option<u16>, e: crate::auth::AuthError) -> Self {
+        let message = match status {
+            Some(s) => format!("authorization failed (HTTP {s})"),
+            None => "authorization failed".to_owned(),
+        };
+        Self::new(ErrorKind::Auth { status }, message).with_source(e)
+    }
+
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
@@ -133,6 +148,7 @@ impl Error {
         match &self.kind {
             ErrorKind::Transport { status } => *status,
             ErrorKind::SessionExpired => Some(404),
+            ErrorKind::Auth { status } => *status,
             _ => None,
         }
     }
@@ -154,6 +170,13 @@ impl Error {
             self.kind,
             ErrorKind::Transport { .. } | ErrorKind::SessionExpired
         )
+    }
+
+    /// Whether authorization failed: the [`crate::HttpAuth`] hook gave up
+    /// after a 401/403, could not obtain credentials, or the retry bound
+    /// ([`crate::Limits::max_auth_retries`]) was reached.
+    pub fn is_auth(&self) -> bool {
+        matches!(self.kind, ErrorKind::Auth { .. })
     }
 
     /// Whether the request timed out.

@@ -32,6 +32,9 @@ pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Default number of pages followed when listing everything (PAGE-04).
 pub const DEFAULT_MAX_LIST_PAGES: usize = 1000;
+/// Default number of times one HTTP request is re-sent after the
+/// authorization hook renewed credentials on a 401/403.
+pub const DEFAULT_MAX_AUTH_RETRIES: u32 = 3;
 
 /// The client's limits.
 #[derive(Debug, Clone)]
@@ -64,6 +67,9 @@ pub struct Limits {
     pub max_line_bytes: usize,
     /// Pages followed by the `list_*` calls that collect everything.
     pub max_list_pages: usize,
+    /// Re-sends of one HTTP request after the [`crate::HttpAuth`] hook
+    /// renewed credentials (bounded retries on 401/403).
+    pub max_auth_retries: u32,
 }
 
 impl Default for Limits {
@@ -83,6 +89,7 @@ impl Default for Limits {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_list_pages: DEFAULT_MAX_LIST_PAGES,
+            max_auth_retries: DEFAULT_MAX_AUTH_RETRIES,
         }
     }
 }

@@ -16,8 +16,12 @@
 //!   resumed with `Last-Event-ID` after the server's `retry` (LEGACY-17),
 //!   and `close` DELETEs the session (LEGACY-14).
 //! - Dropping an exchange aborts its HTTP request (HTTP-15, CANCEL-01).
+//! - Every request goes through [`Sender`], which applies the optional
+//!   [`HttpAuth`] hook: its headers on every request (AUTH-20), and a
+//!   bounded re-send after it renewed credentials on a 401/403.
 
 use super::{AbortOnDrop, Exchange, Outbound, Transport, TransportKind};
+use crate::auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
 use crate::error::{Error, Result};
 use crate::message::Inbound;
 use crate::sse::SseParser;
@@ -44,6 +48,108 @@ pub(crate) type Connector = HttpConnector;
 
 /// The pooled HTTP client.
 pub(crate) type Pool = HyperClient<Connector, Full<Bytes>>;
+
+/// Sends HTTP requests through the pool, applying the authorization hook.
+#[derive(Clone)]
+pub(crate) struct Sender {
+    pub pool: Pool,
+    pub auth: Option<Arc<dyn HttpAuth>>,
+    pub max_auth_retries: u32,
+}
+
+/// Response headers as lower-case name/value pairs (non-UTF-8 values skipped).
+fn header_pairs(headers: &http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+impl Sender {
+    /// Sends the request `make` builds (called again for every re-send),
+    /// with the hook's headers; on 401/403 asks the hook whether to retry,
+    /// at most `max_auth_retries` times (AUTH-20, AUTH-19).
+    pub(crate) async fn send(
+        &self,
+        mut make: impl FnMut() -> Result<Request<Full<Bytes>>>,
+    ) -> Result<Response<Incoming>> {
+        let mut retries = 0;
+        loop {
+            let mut req = make()?;
+            let url = req.uri().to_string();
+            let areq = AuthRequest {
+                method: req.method().as_str().to_owned(),
+                url: url.clone(),
+            };
+            let mut sent = Vec::new();
+            if let Some(auth) = &self.auth {
+                let extra = auth
+                    .headers(areq.clone())
+                    .await
+                    .map_err(|e| Error::auth(None, e))?;
+                for (n, v) in extra {
+                    let name = HeaderName::from_bytes(n.as_bytes()).map_err(|e| {
+                        Error::auth(
+                            None,
+                            AuthError::new(format!("bad header name {n:?}")).with_source(e),
+                        )
+                    })?;
+                    let value = HeaderValue::from_str(&v).map_err(|e| {
+                        Error::auth(
+                            None,
+                            AuthError::new(format!("bad value for header {n}")).with_source(e),
+                        )
+                    })?;
+                    req.headers_mut().insert(name, value);
+                    sent.push((n, v));
+                }
+            }
+            let resp = self.pool.request(req).await.map_err(|e| {
+                Error::transport(format!("HTTP request to {url} failed")).with_source(e)
+            })?;
+            let Some(auth) = &self.auth else {
+                return Ok(resp);
+            };
+            let status = resp.status();
+            if status.is_success() {
+                auth.on_success(&areq, &header_pairs(resp.headers()));
+                return Ok(resp);
+            }
+            if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+                return Ok(resp);
+            }
+            if retries >= self.max_auth_retries {
+                // Bounded: the hook is not asked again (AUTH-19).
+                return Err(Error::auth(
+                    Some(status.as_u16()),
+                    AuthError::new(format!(
+                        "{url} still answered {status} after {retries} authorization retries"
+                    )),
+                ));
+            }
+            let challenge = AuthChallenge {
+                request: areq,
+                status: status.as_u16(),
+                www_authenticate: resp
+                    .headers()
+                    .get_all(http::header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                    .collect(),
+                headers: header_pairs(resp.headers()),
+                sent,
+            };
+            match auth.on_challenge(challenge).await {
+                AuthDecision::Proceed => return Ok(resp),
+                AuthDecision::Fail(e) => return Err(Error::auth(Some(status.as_u16()), e)),
+                AuthDecision::Retry => {
+                    retries += 1;
+                    drop(resp);
+                }
+            }
+        }
+    }
+}
 
 /// Limits that apply to HTTP bodies and SSE streams.
 #[derive(Debug, Clone)]
@@ -137,7 +243,7 @@ pub(crate) async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>> {
 }
 
 pub(crate) struct Inner {
-    pool: Pool,
+    sender: Sender,
     url: Uri,
     extra: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<String>>,
@@ -157,7 +263,7 @@ impl HttpTransport {
     /// A transport for `url`; `extra` headers go on every request
     /// (e.g. `Authorization`, AUTH-20).
     pub(crate) fn new(
-        pool: Pool,
+        sender: Sender,
         url: Uri,
         extra: Vec<(HeaderName, HeaderValue)>,
         limits: HttpLimits,
@@ -166,7 +272,7 @@ impl HttpTransport {
         let (tx, rx) = mpsc::unbounded_channel();
         Self {
             inner: Arc::new(Inner {
-                pool,
+                sender,
                 url,
                 extra,
                 session: Mutex::new(None),
@@ -236,10 +342,15 @@ impl Inner {
         body: Bytes,
         last_event_id: Option<&str>,
     ) -> Result<(Response<Incoming>, bool)> {
-        let (req, had_session) = self.build(method, headers, body, last_event_id)?;
-        let resp = self.pool.request(req).await.map_err(|e| {
-            Error::transport(format!("HTTP request to {} failed", self.url)).with_source(e)
-        })?;
+        let mut had_session = false;
+        let resp = self
+            .sender
+            .send(|| {
+                let (req, h) = self.build(method.clone(), headers, body.clone(), last_event_id)?;
+                had_session = h;
+                Ok(req)
+            })
+            .await?;
         if let Some(sid) = resp
             .headers()
             .get(MCP_SESSION_ID)
@@ -579,6 +690,10 @@ impl Transport for HttpTransport {
 
     fn identity(&self) -> String {
         origin(&self.inner.url) + self.inner.url.path()
+    }
+
+    fn auth_partition(&self) -> Option<String> {
+        self.inner.sender.auth.as_ref()?.cache_partition()
     }
 
     fn session_started(&self, headers: Vec<(String, String)>) {

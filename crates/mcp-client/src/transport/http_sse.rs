@@ -2,7 +2,7 @@
 //! (ERA-10): `GET` the URL for an SSE stream whose first event, `endpoint`,
 //! names where to POST messages; every answer then arrives on that stream.
 
-use super::http::{HttpLimits, Pool, is_media_type, origin, read_body};
+use super::http::{HttpLimits, Sender, is_media_type, origin, read_body};
 use super::router::{CancelFn, CancelGuard, Router};
 use super::{AbortOnDrop, Exchange, Outbound, Transport, TransportKind};
 use crate::error::{Error, Result};
@@ -51,28 +51,28 @@ pub(crate) fn resolve_endpoint(base: &Uri, reference: &str) -> Result<Uri> {
 }
 
 struct Inner {
-    pool: Pool,
+    sender: Sender,
     endpoint: Uri,
     extra: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Inner {
     async fn post(&self, body: Vec<u8>) -> Result<()> {
-        let mut b = Request::builder()
-            .method(Method::POST)
-            .uri(self.endpoint.clone())
-            .header(CONTENT_TYPE, "application/json");
-        for (n, v) in &self.extra {
-            b = b.header(n, v);
-        }
-        let req = b
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))?;
+        let body = Bytes::from(body);
         let resp = self
-            .pool
-            .request(req)
-            .await
-            .map_err(|e| Error::transport("HTTP+SSE POST failed").with_source(e))?;
+            .sender
+            .send(|| {
+                let mut b = Request::builder()
+                    .method(Method::POST)
+                    .uri(self.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json");
+                for (n, v) in &self.extra {
+                    b = b.header(n, v);
+                }
+                b.body(Full::new(body.clone()))
+                    .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))
+            })
+            .await?;
         if resp.status().is_success() {
             Ok(())
         } else {
@@ -96,25 +96,24 @@ pub(crate) struct HttpSseTransport {
 impl HttpSseTransport {
     /// Opens the SSE stream and waits for the `endpoint` event.
     pub(crate) async fn connect(
-        pool: Pool,
+        sender: Sender,
         url: Uri,
         extra: Vec<(HeaderName, HeaderValue)>,
         limits: HttpLimits,
     ) -> Result<Self> {
-        let mut b = Request::builder()
-            .method(Method::GET)
-            .uri(url.clone())
-            .header(ACCEPT, "text/event-stream");
-        for (n, v) in &extra {
-            b = b.header(n, v);
-        }
-        let req = b
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))?;
-        let resp = pool
-            .request(req)
-            .await
-            .map_err(|e| Error::transport("HTTP+SSE GET failed").with_source(e))?;
+        let resp = sender
+            .send(|| {
+                let mut b = Request::builder()
+                    .method(Method::GET)
+                    .uri(url.clone())
+                    .header(ACCEPT, "text/event-stream");
+                for (n, v) in &extra {
+                    b = b.header(n, v);
+                }
+                b.body(Full::new(Bytes::new()))
+                    .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))
+            })
+            .await?;
         if !resp.status().is_success()
             || !is_media_type(resp.headers().get(CONTENT_TYPE), "text/event-stream")
         {
@@ -185,7 +184,7 @@ impl HttpSseTransport {
         });
         Ok(Self {
             inner: Arc::new(Inner {
-                pool,
+                sender,
                 endpoint,
                 extra,
             }),
@@ -247,6 +246,10 @@ impl Transport for HttpSseTransport {
 
     fn identity(&self) -> String {
         self.identity.clone()
+    }
+
+    fn auth_partition(&self) -> Option<String> {
+        self.inner.sender.auth.as_ref()?.cache_partition()
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

@@ -77,6 +77,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     /// A string naming the server (origin or command line), used to
     /// partition caches (CACHE-05).
     fn identity(&self) -> String;
+    /// The private-cache partition the authorization hook derives from
+    /// its current credentials (CACHE-08); `None` without a hook.
+    fn auth_partition(&self) -> Option<String> {
+        None
+    }
     /// Handshake era: the session is initialized; open what the transport
     /// opens then (the HTTP GET stream, LEGACY-15).
     fn session_started(&self, _headers: Vec<(String, String)>) {}
