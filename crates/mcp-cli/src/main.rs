@@ -13,6 +13,7 @@ macro_rules! out {
 }
 
 mod args;
+mod auth;
 mod browser;
 mod check;
 mod connect;
@@ -36,6 +37,7 @@ Exit codes:
        sent something invalid, or no protocol version could be agreed)
   4    transport failure (cannot connect or spawn, connection lost, timeout)
   5    the server needs input from the user, but --no-input was given
+  6    authorization needed or refused (run `mcp login URL`)
   130  interrupted (Ctrl-C; the request was cancelled)
 
 Server: a URL as the first argument (or --server URL, or $MCP_SERVER), or a
@@ -222,6 +224,36 @@ enum Command {
         positional: Vec<String>,
         #[command(flatten)]
         common: Common,
+    },
+    /// Log in to an HTTP server (OAuth 2.1 authorization code with PKCE):
+    /// prints the authorization URL, opens it in a browser ($MCP_BROWSER,
+    /// $BROWSER, open or xdg-open) and waits for the redirect on a loopback
+    /// port. Credentials are stored per issuer in $XDG_CONFIG_HOME/mcp/tokens
+    /// (or ~/.config/mcp/tokens); every subcommand then uses them for that
+    /// URL, refreshing them when they expire.
+    Login {
+        /// The server's URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Only print the URL; do not open a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser's redirect, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = auth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
+        timeout: u64,
+    },
+    /// Forget stored credentials: those of URL, or all of them.
+    Logout {
+        /// The server's URL.
+        #[arg(
+            value_name = "URL",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        url: Option<String>,
+        /// Every stored credential.
+        #[arg(long)]
+        all: bool,
     },
     /// Run a built-in MCP server (the everything-server fixtures, and
     /// optionally a folder of Markdown documents).
@@ -424,6 +456,26 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             check::run(&target, &common).await
         }
         Command::Serve(a) => serve::run(a).await,
+        Command::Login {
+            url,
+            no_browser,
+            timeout,
+        } => {
+            if !connect::is_url(&url) {
+                return Err(Failure::usage(format!("not an http(s) URL: {url:?}")));
+            }
+            auth::login(
+                &url,
+                no_browser,
+                std::time::Duration::from_secs(timeout.max(1)),
+            )
+            .await
+        }
+        Command::Logout { url, all } => match (url, all) {
+            (_, true) => auth::logout_all(),
+            (Some(u), false) => auth::logout(&u).await,
+            (None, false) => Err(Failure::usage("give a URL or --all")),
+        },
     }
 }
 

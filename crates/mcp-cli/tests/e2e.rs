@@ -662,3 +662,56 @@ fn serve_docs_folder_with_search() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `mcp login` against a server without OAuth metadata fails with exit 6
+/// and stores nothing; `mcp logout --all` removes the credential folder
+/// under `$XDG_CONFIG_HOME/mcp/tokens`. (A full login against an
+/// authorization server is not covered here yet.)
+#[test]
+fn login_failure_and_logout_all() {
+    let http = HttpServer::start(&[]);
+    let cfg = scratch("config");
+    let env = [("XDG_CONFIG_HOME", cfg.to_str().unwrap())];
+    let base = http.url.trim_end_matches("/mcp").to_owned();
+    let login = ["login".to_owned(), http.url.clone(), "--no-browser".into()];
+    let r = run_with(&login, "", &env);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.clone()),
+        (
+            6,
+            "",
+            format!("mcp: {base}/.well-known/oauth-protected-resource answered 404 Not Found\n")
+        )
+    );
+    let tokens = cfg.join("mcp").join("tokens");
+    assert!(!tokens.exists());
+    // the other subcommands still work unauthenticated with the hook installed
+    let r = run_with(
+        &[
+            "call".into(),
+            http.url.clone(),
+            "echo".into(),
+            "text=hi".into(),
+        ],
+        "",
+        &env,
+    );
+    assert_eq!((r.code, r.stdout.as_str()), (0, "hi\n"));
+    std::fs::create_dir_all(&tokens).unwrap();
+    std::fs::write(tokens.join("x.json"), "{}").unwrap();
+    let all = ["logout".to_owned(), "--all".into()];
+    let r = run_with(&all, "", &env);
+    assert_eq!(
+        (r.code, r.stdout.clone()),
+        (
+            0,
+            format!("removed all credentials ({})\n", tokens.display())
+        )
+    );
+    assert!(!tokens.exists());
+    let r = run_with(&all, "", &env);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "no stored credentials\n"));
+    let r = run(&["logout"]);
+    assert_eq!(r.code, 2);
+    let _ = std::fs::remove_dir_all(&cfg);
+}
