@@ -635,3 +635,108 @@ async fn dpop_server_nonce_is_honoured() {
             .any(|v| v.starts_with("DPoP") && v.contains("use_dpop_nonce"))
     );
 }
+
+/// RFC 7009: `revoke_stored` finds the stored credentials through the
+/// same discovery and revokes the refresh token, then the access token,
+/// authenticating as the registered client; the AS refuses the revoked
+/// refresh token afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stored_tokens_are_revoked_at_the_revocation_endpoint() {
+    use mcp_auth::client::{MemoryStore, TokenStore, TokenTypeHint, revoke_stored};
+    let (authz, rs) = setup().await;
+    let store = Arc::new(MemoryStore::new());
+    let oauth = Arc::new(oauth(&rs).store(store.clone()).build().expect("oauth"));
+    let client = connect(&rs, oauth.clone()).await;
+    call_text(&client, "whoami").await.expect("whoami");
+    let token = oauth.token().await.expect("token");
+    let refresh = token.refresh_token.clone().expect("refresh token");
+    assert!(authz.refresh_token_is_live(&refresh));
+
+    let http = HttpClient::new(NetPolicy::loopback_allowed());
+    let report = revoke_stored(&http, &rs.resource, store.as_ref())
+        .await
+        .expect("revoke");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert!(report.had_token);
+    assert_eq!(
+        report.revoked,
+        [TokenTypeHint::RefreshToken, TokenTypeHint::AccessToken]
+    );
+    assert_eq!(report.key.issuer, authz.url);
+    assert_eq!(report.key.resource, rs.resource);
+    assert!(
+        store.load(&report.key).expect("load").is_some(),
+        "nothing deleted"
+    );
+    let log = authz.log.lock().unwrap().revoke.clone();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0]["token"], refresh);
+    assert_eq!(log[0]["token_type_hint"], "refresh_token");
+    assert_eq!(log[1]["token"], token.access_token);
+    assert_eq!(log[1]["token_type_hint"], "access_token");
+    assert_eq!(
+        log[0]["client_id"],
+        authz.log.lock().unwrap().authorize[0]["client_id"]
+    );
+    assert!(!authz.refresh_token_is_live(&refresh));
+    assert_eq!(authz.revoked_access.lock().unwrap().len(), 1);
+
+    // The revoked refresh token is refused at the token endpoint.
+    let resp = http
+        .post_form(
+            &format!("{}/token", authz.url),
+            &[
+                ("grant_type".into(), "refresh_token".into()),
+                ("refresh_token".into(), refresh),
+                ("client_id".into(), log[0]["client_id"].clone()),
+            ],
+            &[],
+        )
+        .await
+        .expect("token request");
+    assert_eq!(resp.status.as_u16(), 400);
+    let body: Value = resp.json().expect("json");
+    assert_eq!(body["error"], "invalid_grant");
+}
+
+/// Revocation is best effort: an AS without a revocation endpoint, or one
+/// that fails, yields warnings, not errors; with nothing stored, nothing
+/// is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revocation_failures_are_warnings() {
+    use mcp_auth::client::{MemoryStore, revoke_stored};
+    use mcp_test_issuer::Revocation;
+    let (authz, rs) = setup().await;
+    let http = HttpClient::new(NetPolicy::loopback_allowed());
+    let empty = MemoryStore::new();
+    let report = revoke_stored(&http, &rs.resource, &empty)
+        .await
+        .expect("report");
+    assert!(!report.had_token && report.revoked.is_empty() && report.warnings.is_empty());
+
+    let store = Arc::new(MemoryStore::new());
+    let oauth = Arc::new(oauth(&rs).store(store.clone()).build().expect("oauth"));
+    let client = connect(&rs, oauth).await;
+    call_text(&client, "whoami").await.expect("whoami");
+
+    *authz.revocation.lock().unwrap() = Revocation::Failing;
+    let report = revoke_stored(&http, &rs.resource, store.as_ref())
+        .await
+        .expect("report");
+    assert!(report.revoked.is_empty());
+    assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
+    assert!(report.warnings[0].contains("503"), "{:?}", report.warnings);
+
+    *authz.revocation.lock().unwrap() = Revocation::Absent;
+    let report = revoke_stored(&http, &rs.resource, store.as_ref())
+        .await
+        .expect("report");
+    assert!(report.revoked.is_empty());
+    assert_eq!(report.warnings.len(), 1);
+    assert!(report.warnings[0].contains("no revocation_endpoint"));
+    assert_eq!(
+        authz.log.lock().unwrap().revoke.len(),
+        2,
+        "only the failing ones"
+    );
+}

@@ -747,7 +747,10 @@ impl AuthServer {
             return oauth_error(401, "invalid_client", "unknown client");
         }
         let mut refresh = self.refresh.lock().unwrap();
-        if refresh.get(&token).is_some_and(|r| r.client_id == client_id) {
+        if refresh
+            .get(&token)
+            .is_some_and(|r| r.client_id == client_id)
+        {
             refresh.remove(&token);
         } else if let Some(jti) = self
             .key

@@ -85,6 +85,7 @@ mod oauth;
 pub mod pkce;
 pub mod proof;
 pub mod registration;
+pub mod revoke;
 pub mod scope;
 pub mod store;
 pub mod token;
@@ -111,6 +112,7 @@ pub use oauth::{
 };
 pub use proof::RequestProof;
 pub use registration::PreRegistered;
+pub use revoke::{RevocationReport, TokenTypeHint, revoke_stored, revoke_token};
 pub use store::{FileStore, MemoryStore, StoreKey, StoredCredentials, TokenStore};
 pub use token::{StoredToken, TokenResponse};
 
