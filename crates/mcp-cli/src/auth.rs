@@ -1,7 +1,12 @@
 //! OAuth for HTTP servers: `mcp login URL` runs the authorization-code
-//! flow (loopback redirect, browser opener); `mcp logout` forgets; every
+//! flow (loopback redirect, browser opener), always afresh (a stored token
+//! is replaced, the client registration reused); `mcp logout` revokes
+//! (RFC 7009, when the AS has a `revocation_endpoint`) and forgets; every
 //! other subcommand uses, and refreshes, the stored credentials of its URL
-//! but never starts an interactive flow itself.
+//! but never starts an interactive flow itself: when they are missing,
+//! expired beyond refresh, or lack a scope the server asks for (403
+//! `insufficient_scope`), it fails with exit code 6 and says to run
+//! `mcp login URL` (again).
 //!
 //! Credentials live in `$XDG_CONFIG_HOME/mcp/tokens/` (else
 //! `~/.config/mcp/tokens/`), one `0600` file per issuer and resource, in a
@@ -9,11 +14,12 @@
 
 use crate::exit::{Failure, code};
 use mcp_auth::client::{
-    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore,
-    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind,
+    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
+    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey,
+    StoredCredentials, TokenStore, revoke_stored,
 };
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long `mcp login` waits for the browser to come back.
@@ -68,21 +74,103 @@ fn policy_for(url: &str) -> NetPolicy {
     }
 }
 
+/// What the store has seen of this URL's token, for the message when a
+/// new authorization would be needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Seen {
+    /// No token was stored.
+    #[default]
+    Nothing,
+    /// A token was loaded and is still held (so the server wants more
+    /// scope than it carries: step-up).
+    Token,
+    /// A token was loaded, then dropped (expired and not refreshable).
+    Dropped,
+}
+
+/// The file store, noting what it loads and saves (the token only by
+/// presence; nothing secret is kept or printed).
+struct Watched {
+    inner: FileStore,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Watched {
+    fn note(&self, had: bool, on_save: bool) {
+        let mut s = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        *s = match (had, on_save, *s) {
+            (true, _, _) => Seen::Token,
+            (false, true, Seen::Token | Seen::Dropped) => Seen::Dropped,
+            (false, _, prev) => prev,
+        };
+    }
+}
+
+impl TokenStore for Watched {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredCredentials>, OAuthError> {
+        let v = self.inner.load(key)?;
+        self.note(v.as_ref().is_some_and(|c| c.token.is_some()), false);
+        Ok(v)
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredCredentials) -> Result<(), OAuthError> {
+        self.note(value.token.is_some(), true);
+        self.inner.save(key, value)
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
+        self.inner.remove(key)
+    }
+}
+
+/// The store `mcp login` uses: a stored token is not offered back, so the
+/// authorization always runs anew (with the PRM's scopes, AUTH-17), while
+/// the stored client registration is reused.
+struct Fresh(FileStore);
+
+impl TokenStore for Fresh {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredCredentials>, OAuthError> {
+        Ok(self
+            .0
+            .load(key)?
+            .map(|c| StoredCredentials { token: None, ..c }))
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredCredentials) -> Result<(), OAuthError> {
+        self.0.save(key, value)
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
+        self.0.remove(key)
+    }
+}
+
 /// The authorization handler of subcommands other than `login`: it only
-/// explains how to log in.
+/// explains how to log in (again).
 struct StoredOnly {
     url: String,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// Why a subcommand needs `mcp login`, for the error message.
+fn login_hint(url: &str, seen: Seen) -> String {
+    match seen {
+        Seen::Nothing => format!("not logged in: run `mcp login {url}`"),
+        Seen::Dropped => format!(
+            "the stored credentials expired and could not be refreshed: run `mcp login {url}`"
+        ),
+        Seen::Token => format!(
+            "the server asks for more scope than the stored credentials carry \
+             (insufficient_scope): run `mcp login {url}` again to re-authorize"
+        ),
+    }
 }
 
 impl AuthorizationHandler for StoredOnly {
     fn start(&self) -> BoxFuture<'_, Result<Box<dyn AuthorizationSession>, OAuthError>> {
-        let url = self.url.clone();
-        Box::pin(async move {
-            Err(OAuthError::new(
-                OAuthErrorKind::Authorization,
-                format!("not logged in: run `mcp login {url}`"),
-            ))
-        })
+        let seen = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let message = login_hint(&self.url, seen);
+        Box::pin(async move { Err(OAuthError::new(OAuthErrorKind::Authorization, message)) })
     }
 
     fn redirect_uris(&self) -> Vec<String> {
@@ -93,27 +181,29 @@ impl AuthorizationHandler for StoredOnly {
 fn oauth(
     url: &str,
     handler: Arc<dyn AuthorizationHandler>,
-) -> Result<(OAuthClient, PathBuf), Failure> {
-    let dir = token_dir()?;
-    let client = OAuthClient::builder(url)
+    store: Arc<dyn TokenStore>,
+) -> Result<OAuthClient, Failure> {
+    OAuthClient::builder(url)
         .net_policy(policy_for(url))
         .authorization_handler(handler)
-        .store(Arc::new(FileStore::new(&dir)))
+        .store(store)
         .client_name(CLIENT_NAME)
         .build()
-        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))?;
-    Ok((client, dir))
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
 }
 
 /// The OAuth hook for ordinary subcommands: stored credentials only.
 pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
-    let (c, _) = oauth(
-        url,
-        Arc::new(StoredOnly {
-            url: url.to_owned(),
-        }),
-    )?;
-    Ok(Arc::new(c))
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let store = Watched {
+        inner: FileStore::new(token_dir()?),
+        seen: seen.clone(),
+    };
+    let handler = StoredOnly {
+        url: url.to_owned(),
+        seen,
+    };
+    Ok(Arc::new(oauth(url, Arc::new(handler), Arc::new(store))?))
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {
@@ -137,7 +227,12 @@ pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8,
         Ok(())
     });
     let handler = LoopbackAuthorization::new(opener).timeout(timeout);
-    let (client, dir) = oauth(url, Arc::new(handler))?;
+    let dir = token_dir()?;
+    let client = oauth(
+        url,
+        Arc::new(handler),
+        Arc::new(Fresh(FileStore::new(&dir))),
+    )?;
     client.login().await.map_err(|e| auth_failure(&e))?;
     let issuer = client.issuer().await.unwrap_or_else(|| "?".into());
     out!("logged in to {url} (issuer {issuer})");
@@ -145,11 +240,36 @@ pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8,
     Ok(code::OK)
 }
 
-/// `mcp logout URL`: forgets the credentials for the URL's issuer.
+/// `mcp logout URL`: revokes the stored tokens at the AS (RFC 7009: the
+/// refresh token, then the access token; failures are warnings) and
+/// deletes the credentials for the URL's issuer and resource.
 pub async fn logout(url: &str) -> Result<u8, Failure> {
-    let client = stored(url)?;
-    client.logout().await.map_err(|e| auth_failure(&e))?;
-    out!("logged out of {url}");
+    let store = FileStore::new(token_dir()?);
+    let http = HttpClient::new(policy_for(url));
+    let report = revoke_stored(&http, url, &store)
+        .await
+        .map_err(|e| Failure {
+            code: code::AUTH,
+            message: format!(
+                "cannot tell which stored credentials belong to {url}: {e} \
+             (`mcp logout --all` deletes every one)"
+            ),
+        })?;
+    for w in &report.warnings {
+        eprintln!("mcp: warning: {w}");
+    }
+    store.remove(&report.key).map_err(|e| auth_failure(&e))?;
+    if !report.had_token {
+        out!("not logged in to {url}; nothing to remove");
+    } else if report.revoked.is_empty() {
+        out!("logged out of {url} (credentials deleted; not revoked)");
+    } else {
+        let what: Vec<&str> = report.revoked.iter().map(|h| h.as_str()).collect();
+        out!(
+            "logged out of {url} (revoked: {}; credentials deleted)",
+            what.join(", ")
+        );
+    }
     Ok(code::OK)
 }
 

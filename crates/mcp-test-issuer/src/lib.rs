@@ -86,6 +86,22 @@ pub fn parse_form(s: &str) -> HashMap<String, String> {
         .collect()
 }
 
+/// Whether `requested` matches the registered redirect URI: identical,
+/// or the same `http` loopback IP redirect on another port (RFC 8252 §7.3).
+pub fn same_redirect(registered: &str, requested: &str) -> bool {
+    if registered == requested {
+        return true;
+    }
+    let strip = |u: &str| -> Option<(String, String)> {
+        let uri: http::Uri = u.parse().ok()?;
+        let host = uri.host()?;
+        let rest = uri.path_and_query()?.as_str().to_owned();
+        (uri.scheme_str() == Some("http") && (host == "127.0.0.1" || host == "[::1]"))
+            .then(|| (host.to_owned(), rest))
+    };
+    matches!((strip(registered), strip(requested)), (Some(a), Some(b)) if a == b)
+}
+
 /// Percent-encodes everything but RFC 3986 unreserved characters.
 pub fn enc(s: &str) -> String {
     s.bytes()
@@ -237,6 +253,9 @@ pub struct AuthServer {
     refresh: Mutex<HashMap<String, Refresh>>,
     /// Access-token lifetime handed out, in seconds (default 300).
     pub lifetime: AtomicU64,
+    /// When set, authorization grants only these of the requested scopes
+    /// (a user consenting to less than asked).
+    pub consent: Mutex<Option<Vec<String>>>,
     /// How `/revoke` behaves (default [`Revocation::Enabled`]).
     pub revocation: Mutex<Revocation>,
     /// `jti`s of access tokens revoked at `/revoke`.
@@ -284,6 +303,7 @@ impl AuthServer {
             codes: Mutex::new(HashMap::new()),
             refresh: Mutex::new(HashMap::new()),
             lifetime: AtomicU64::new(300),
+            consent: Mutex::new(None),
             revocation: Mutex::new(Revocation::default()),
             revoked_access: Mutex::new(Vec::new()),
             jtis: Mutex::new(Vec::new()),
@@ -420,8 +440,13 @@ impl AuthServer {
         let Some(client) = self.clients.lock().unwrap().get(&client_id).cloned() else {
             return oauth_error(400, "invalid_client", "unknown client_id");
         };
-        // AUTH-28: exact redirect URI match; never redirect elsewhere.
-        if !client.redirect_uris.contains(&redirect_uri) {
+        // AUTH-28: exact redirect URI match, except the port of a loopback
+        // IP redirect (RFC 8252 §7.3); never redirect elsewhere.
+        if !client
+            .redirect_uris
+            .iter()
+            .any(|r| same_redirect(r, &redirect_uri))
+        {
             return oauth_error(400, "invalid_request", "unregistered redirect_uri");
         }
         if get("response_type") != "code"
@@ -434,6 +459,14 @@ impl AuthServer {
                 "PKCE S256 and response_type=code required",
             );
         }
+        let mut scope = get("scope");
+        if let Some(allowed) = self.consent.lock().unwrap().as_ref() {
+            scope = scope
+                .split(' ')
+                .filter(|s| allowed.iter().any(|a| a == s))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
         let code = random(16);
         self.codes.lock().unwrap().insert(
             code.clone(),
@@ -441,7 +474,7 @@ impl AuthServer {
                 client_id,
                 redirect_uri: redirect_uri.clone(),
                 challenge: get("code_challenge"),
-                scope: get("scope"),
+                scope,
                 resource: get("resource"),
             },
         );
