@@ -59,9 +59,12 @@ pub fn builder(common: &Common) -> ClientBuilder {
         EraArg::Modern => EraPreference::Modern,
         EraArg::Handshake => EraPreference::Handshake,
     };
-    ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"))
-        .era(era)
-        .request_timeout(Duration::from_secs(common.timeout.max(1)))
+    let b = ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION")).era(era);
+    let b = match common.protocol_version {
+        Some(v) => b.protocol_version(v),
+        None => b,
+    };
+    b.request_timeout(Duration::from_secs(common.timeout.max(1)))
         .max_mrtr_rounds(common.max_input_rounds.max(1))
         .on_elicitation_modes(true, true, crate::elicit::handler(common.no_input))
 }

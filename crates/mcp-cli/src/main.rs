@@ -82,6 +82,12 @@ struct Common {
     /// Protocol era.
     #[arg(long, value_enum, default_value_t = EraArg::Auto)]
     era: EraArg,
+    /// Pin the protocol revision: 2026-07-28, 2025-11-25, 2025-06-18 or
+    /// 2025-03-26. A handshake revision is offered in `initialize` (no
+    /// `server/discover` probe) and is the only one accepted back;
+    /// 2026-07-28 never falls back to `initialize`. Overrides --era.
+    #[arg(long, value_name = "REV", value_parser = parse_revision)]
+    protocol_version: Option<mcp_protocol::ProtocolVersion>,
     /// Never prompt: server requests for user input fail instead.
     #[arg(long)]
     no_input: bool,
@@ -477,6 +483,28 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             (None, false) => Err(Failure::usage("give a URL or --all")),
         },
     }
+}
+
+/// The revisions `--protocol-version` accepts.
+const PINNABLE: [mcp_protocol::ProtocolVersion; 4] = [
+    mcp_protocol::ProtocolVersion::V2026_07_28,
+    mcp_protocol::ProtocolVersion::V2025_11_25,
+    mcp_protocol::ProtocolVersion::V2025_06_18,
+    mcp_protocol::ProtocolVersion::V2025_03_26,
+];
+
+/// `--protocol-version`: one of [`PINNABLE`].
+fn parse_revision(s: &str) -> Result<mcp_protocol::ProtocolVersion, String> {
+    PINNABLE
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| {
+            let all: Vec<&str> = PINNABLE.iter().map(|v| v.as_str()).collect();
+            format!(
+                "unsupported protocol revision; use one of {}",
+                all.join(", ")
+            )
+        })
 }
 
 fn no_extra(rest: &[String]) -> Result<(), Failure> {

@@ -24,6 +24,7 @@ pub struct ClientBuilder {
     extra_capabilities: ClientCapabilities,
     limits: Limits,
     era: EraPreference,
+    pinned: Option<mcp_protocol::ProtocolVersion>,
     cache: Option<Arc<ResponseCache>>,
     partition: Option<String>,
     headers: Vec<(String, String)>,
@@ -40,6 +41,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("handlers", &self.handlers)
             .field("limits", &self.limits)
             .field("era", &self.era)
+            .field("pinned", &self.pinned)
             .finish_non_exhaustive()
     }
 }
@@ -54,6 +56,7 @@ impl ClientBuilder {
             extra_capabilities: ClientCapabilities::default(),
             limits: Limits::default(),
             era: EraPreference::Auto,
+            pinned: None,
             cache: Some(Arc::new(ResponseCache::default())),
             partition: None,
             headers: Vec::new(),
@@ -230,6 +233,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Pins the protocol revision (default: none, negotiate). A handshake
+    /// revision (`2025-11-25`, `2025-06-18`, `2025-03-26`, `2024-11-05`)
+    /// skips the `server/discover` probe, offers exactly that version in
+    /// `initialize` and accepts only it in the answer; a server choosing
+    /// another fails the connection with a negotiation error. A modern
+    /// revision (`2026-07-28`) probes and never falls back to `initialize`,
+    /// like [`EraPreference::Modern`]. The pin overrides [`Self::era`].
+    pub fn protocol_version(mut self, version: mcp_protocol::ProtocolVersion) -> Self {
+        self.pinned = Some(version);
+        self
+    }
+
     /// Use `cache` (possibly shared), or `None` to disable caching.
     pub fn cache(mut self, cache: Option<Arc<ResponseCache>>) -> Self {
         self.cache = cache;
@@ -305,6 +320,7 @@ impl ClientBuilder {
                 partition,
                 on_notice: self.on_notice,
                 era: self.era,
+                pinned: self.pinned,
             },
             self.headers,
             self.get_stream,
@@ -379,8 +395,11 @@ impl ClientBuilder {
             partition: config.partition.clone(),
             on_notice: config.on_notice.clone(),
             era: EraPreference::Handshake,
+            pinned: config.pinned,
         };
-        let auto = config.era == EraPreference::Auto;
+        // ERA-10's fallback is a handshake-era move: not for a modern pin.
+        let auto =
+            config.era == EraPreference::Auto && config.pinned.is_none_or(|v| !v.is_modern());
         match Client::from_transport(Arc::new(t), config).start().await {
             Err(e) if auto && matches!(e.status(), Some(400 | 404 | 405)) && !e.is_protocol() => {
                 tracing::debug!(error = %e, "Streamable HTTP refused; trying the HTTP+SSE transport (ERA-10)");

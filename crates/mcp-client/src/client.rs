@@ -67,6 +67,8 @@ pub(crate) struct Config {
     pub partition: String,
     pub on_notice: Option<NoticeCallback>,
     pub era: EraPreference,
+    /// The revision pinned by [`crate::ClientBuilder::protocol_version`].
+    pub pinned: Option<ProtocolVersion>,
 }
 
 pub(crate) struct Inner {
@@ -677,12 +679,15 @@ impl Inner {
 
     /// The handshake (LEGACY-01…LEGACY-04).
     pub(crate) async fn initialize(self: &Arc<Self>) -> Result<()> {
+        // A pinned handshake revision is offered instead of the newest.
+        let pinned = self.config.pinned.filter(|v| !v.is_modern());
+        let offered = pinned.unwrap_or(ProtocolVersion::LATEST_HANDSHAKE);
         self.set_state(|s| {
             s.era = Era::Handshake;
-            s.version = ProtocolVersion::LATEST_HANDSHAKE;
+            s.version = offered;
         });
         let params = InitializeRequestParams {
-            protocol_version: ProtocolVersion::LATEST_HANDSHAKE.as_str().to_owned(),
+            protocol_version: offered.as_str().to_owned(),
             capabilities: self.capabilities.clone(),
             client_info: self.config.client_info.clone(),
         };
@@ -701,6 +706,12 @@ impl Inner {
                     ),
                 )
             })?;
+        if pinned.is_some_and(|p| p != version) {
+            return Err(Error::new(
+                ErrorKind::Negotiation,
+                format!("the server chose protocol version {version}, but {offered} is pinned"),
+            ));
+        }
         self.set_state(|s| {
             s.version = version;
             s.capabilities = result.capabilities;
@@ -716,7 +727,11 @@ impl Inner {
 
     /// The `server/discover` probe and its one re-probe.
     async fn probe(self: &Arc<Self>) -> Result<ProbeVerdict> {
-        let mut version = ProtocolVersion::LATEST;
+        let mut version = self
+            .config
+            .pinned
+            .filter(|v| v.is_modern())
+            .unwrap_or(ProtocolVersion::LATEST);
         let mut retried = false;
         loop {
             self.set_state(|s| {
@@ -743,7 +758,12 @@ impl Inner {
 
     /// Negotiates the era (ERA-06…ERA-10) per the caller's preference.
     pub(crate) async fn negotiate(self: &Arc<Self>) -> Result<()> {
-        match self.config.era {
+        let era = match self.config.pinned {
+            Some(v) if !v.is_modern() => return self.initialize().await,
+            Some(_) => EraPreference::Modern,
+            None => self.config.era,
+        };
+        match era {
             EraPreference::Handshake => return self.initialize().await,
             EraPreference::ModernNoProbe => {
                 self.set_state(|s| {
@@ -757,7 +777,7 @@ impl Inner {
         // VER-05: an HTTP endpoint known to be handshake-era skips the
         // probe; if that assumption fails, forget it and probe (ERA-11:
         // never for stdio, each process is probed anew).
-        let memo = self.is_http() && self.config.era == EraPreference::Auto;
+        let memo = self.is_http() && era == EraPreference::Auto;
         if memo && handshake_memo(|m| m.contains(&self.identity)) {
             match self.initialize().await {
                 Ok(()) => return Ok(()),
@@ -780,6 +800,14 @@ impl Inner {
             });
         }
         match verdict {
+            ProbeVerdict::Modern { version, .. }
+                if self.config.pinned.is_some_and(|p| p != version) =>
+            {
+                Err(Error::new(
+                    ErrorKind::Negotiation,
+                    format!("the server speaks {version}, but another revision is pinned"),
+                ))
+            }
             ProbeVerdict::Modern { version, discover } => {
                 self.set_state(|s| {
                     s.era = Era::Modern;
@@ -796,7 +824,7 @@ impl Inner {
             }
             ProbeVerdict::Fatal(e) => Err(e),
             ProbeVerdict::Handshake | ProbeVerdict::RetryAt(_) => {
-                if self.config.era == EraPreference::Modern {
+                if era == EraPreference::Modern {
                     return Err(Error::new(
                         ErrorKind::Negotiation,
                         "the server does not speak the modern protocol (2026-07-28)",
