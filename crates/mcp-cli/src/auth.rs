@@ -294,6 +294,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_login_hint_follows_what_the_store_saw() {
+        let dir = std::env::temp_dir().join(format!("mcp-cli-seen-{}", std::process::id()));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let store = Watched {
+            inner: FileStore::new(&dir),
+            seen: seen.clone(),
+        };
+        let get = || *seen.lock().unwrap_or_else(|p| p.into_inner());
+        let key = StoreKey {
+            issuer: "http://127.0.0.1:1".into(),
+            resource: "http://127.0.0.1:2/mcp".into(),
+        };
+        assert!(matches!(store.load(&key), Ok(None)));
+        assert_eq!(get(), Seen::Nothing);
+        // A save without a token (a registration) changes nothing.
+        assert!(store.save(&key, &StoredCredentials::default()).is_ok());
+        assert_eq!(get(), Seen::Nothing);
+        let token: mcp_auth::client::StoredToken = serde_json::from_value(serde_json::json!({
+            "access_token": "a", "token_type": "Bearer", "scopes": []
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let with_token = StoredCredentials {
+            token: Some(token),
+            ..StoredCredentials::default()
+        };
+        assert!(store.save(&key, &with_token).is_ok());
+        assert!(matches!(store.load(&key), Ok(Some(_))));
+        assert_eq!(get(), Seen::Token);
+        // The refresh failed: the token is dropped and saved as such.
+        assert!(store.save(&key, &StoredCredentials::default()).is_ok());
+        assert_eq!(get(), Seen::Dropped);
+        let url = "http://127.0.0.1:2/mcp";
+        assert!(login_hint(url, Seen::Nothing).starts_with("not logged in"));
+        assert!(login_hint(url, Seen::Dropped).contains("could not be refreshed"));
+        assert!(login_hint(url, Seen::Token).contains("insufficient_scope"));
+        // `mcp login` never gets the stored token back.
+        assert!(store.save(&key, &with_token).is_ok());
+        let fresh = Fresh(FileStore::new(&dir));
+        assert!(matches!(fresh.load(&key), Ok(Some(c)) if c.token.is_none()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn loopback_urls_relax_the_policy() {
         for u in [
             "http://127.0.0.1:8080/mcp",
