@@ -104,8 +104,13 @@ impl fmt::Debug for AuthError {
 impl fmt::Display for AuthError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)?;
+        // A source that says the same (a wrapped error whose message was
+        // copied) is not repeated.
         if let Some(s) = &self.source {
-            write!(f, ": {s}")?;
+            let s = s.to_string();
+            if s != self.message {
+                write!(f, ": {s}")?;
+            }
         }
         Ok(())
     }
@@ -145,4 +150,18 @@ pub trait HttpAuth: Send + Sync + 'static {
     /// the current credentials (e.g. issuer + client + subject); `None`
     /// while there are none.
     fn cache_partition(&self) -> Option<String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_repeating_the_message_is_shown_once() {
+        let inner = std::io::Error::other("not logged in");
+        let e = AuthError::new("not logged in").with_source(inner);
+        assert_eq!(e.to_string(), "not logged in");
+        let e = AuthError::new("refused").with_source(std::io::Error::other("invalid_grant"));
+        assert_eq!(e.to_string(), "refused: invalid_grant");
+    }
 }
