@@ -7,7 +7,8 @@
 #
 #   bash scripts/conformance.sh            # everything
 #   bash scripts/conformance.sh server     # server suites only
-#   bash scripts/conformance.sh client     # client suites only
+#   bash scripts/conformance.sh client     # client suites (incl. the not-scored
+#                                          # auth extension scenarios) only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -39,8 +40,27 @@ fi
 if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
   for rev in 2026-07-28 2025-11-25; do
     # Scored scenarios including auth/* (the OAuth client flow, mcp-auth
-    # feature `client`); the not-scored extension scenarios are not run here.
+    # feature `client`); the not-scored extension scenarios run below.
     bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" --include-auth || status=1
+  done
+fi
+# The not-scored authorization extension scenarios (client credentials,
+# enterprise-managed authorization, workload identity federation, DPoP),
+# taken from the pinned harness's own list, for both revisions.
+if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
+  for rev in 2026-07-28 2025-11-25; do
+    mapfile -t auth_ext < <(
+      # shellcheck source=../conformance/lib.sh
+      source conformance/lib.sh && conf_ensure_installed && conf_list "$rev" client not-scored | grep '^auth/'
+    )
+    if [ "${#auth_ext[@]}" -eq 0 ]; then
+      echo "conformance: no not-scored auth scenarios listed for $rev" >&2
+      status=1
+      continue
+    fi
+    args=()
+    for s in "${auth_ext[@]}"; do args+=(--scenario "$s"); done
+    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" "${args[@]}" || status=1
   done
 fi
 exit "$status"

@@ -35,6 +35,14 @@ pub struct GrantContext<'a> {
 
 /// Obtains a token without the authorization-code flow.
 pub trait Grant: Send + Sync + 'static {
+    /// The client identity this grant brings with it (a workload's or a
+    /// service's configured credentials). When `Some`, the client flow
+    /// uses it instead of pre-registration, CIMD or dynamic registration.
+    /// Default: `None`.
+    fn client(&self) -> Option<std::sync::Arc<dyn ClientAuthentication>> {
+        None
+    }
+
     /// Runs the grant.
     fn obtain<'a>(
         &'a self,

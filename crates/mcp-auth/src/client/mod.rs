@@ -53,15 +53,31 @@
 //!   URL, access token) and every token request, sees every answer's
 //!   headers (nonces) and may ask for one retry (`use_dpop_nonce`); the
 //!   `Authorization` scheme follows the token's `token_type` (`DPoP`).
+//!
+//! # Built-in extensions
+//!
+//! - [`dpop::DpopProver`] (a [`proof::RequestProof`]): RFC 9449 proofs
+//!   with an ES256 key ([`es256::Es256Key`]), per-origin nonces, one retry
+//!   on `use_dpop_nonce`.
+//! - [`assertion::PrivateKeyJwt`] (a [`client_auth::ClientAuthentication`]):
+//!   `private_key_jwt` (RFC 7523 §2.2).
+//! - [`grants`]: [`grants::ClientCredentialsGrant`] (SEP-1046),
+//!   [`grants::JwtBearerGrant`] (workload identity federation, SEP-1933)
+//!   and [`grants::EnterpriseManagedGrant`] (RFC 8693 ID-JAG exchange then
+//!   RFC 7523, SEP-990).
 
 use std::future::Future;
 use std::pin::Pin;
 
+pub mod assertion;
 pub mod authorize;
 pub mod client_auth;
+pub mod dpop;
 mod error;
+pub mod es256;
 pub mod form;
 pub mod grant;
+pub mod grants;
 pub mod http;
 pub mod metadata;
 pub mod net;
@@ -73,13 +89,19 @@ pub mod scope;
 pub mod store;
 pub mod token;
 
+pub use assertion::PrivateKeyJwt;
 pub use authorize::{
     AuthorizationHandler, AuthorizationSession, BrowserOpener, CallbackParams,
     HeadlessAuthorization, LoopbackAuthorization,
 };
 pub use client_auth::{ClientAuthentication, ClientSecret, TokenEndpointContext};
+pub use dpop::DpopProver;
 pub use error::{OAuthError, OAuthErrorKind};
+pub use es256::Es256Key;
 pub use grant::{Grant, GrantContext};
+pub use grants::{
+    ClientCredentialsGrant, EnterpriseManagedGrant, IdentityProvider, JwtBearerGrant,
+};
 pub use http::{HttpClient, HttpResponse};
 pub use metadata::{AuthServerMetadata, ResourceMetadata};
 pub use net::NetPolicy;

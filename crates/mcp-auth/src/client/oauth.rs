@@ -574,7 +574,10 @@ impl OAuthClient {
         };
         let result = async {
             let ctx = self.endpoint_ctx(s)?;
-            let client = self.ensure_client(s, None).await?;
+            let client = match self.cfg.grant.as_ref().and_then(|g| g.client()) {
+                Some(c) => c,
+                None => self.ensure_client(s, None).await?,
+            };
             let resource = s
                 .prm
                 .as_ref()
@@ -626,7 +629,10 @@ impl OAuthClient {
         let ctx = self.endpoint_ctx(s)?;
         let requested = scopes.clone().unwrap_or_default();
         if let Some(grant) = &self.cfg.grant {
-            let client = self.ensure_client(s, None).await?;
+            let client = match grant.client() {
+                Some(c) => c,
+                None => self.ensure_client(s, None).await?,
+            };
             let resp = grant
                 .obtain(GrantContext {
                     http: &self.cfg.http,
@@ -738,7 +744,13 @@ impl OAuthClient {
                 }
             }
             p.observe(&ch.request.url, ch.status, &map);
-            if p.wants_retry(ch.status, bearer.as_ref().and_then(|b| b.error.as_deref())) {
+            // RFC 9449 §9: the nonce demand comes in the DPoP challenge.
+            let error = if super::dpop::is_use_dpop_nonce_challenge(&ch.www_authenticate) {
+                Some("use_dpop_nonce")
+            } else {
+                bearer.as_ref().and_then(|b| b.error.as_deref())
+            };
+            if p.wants_retry(ch.status, error) {
                 return Ok(AuthDecision::Retry);
             }
         }

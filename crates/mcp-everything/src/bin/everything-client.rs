@@ -27,6 +27,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+// The authorization extension scenarios (client credentials, JWT bearer,
+// enterprise-managed, DPoP) live in their own file.
+#[path = "../client_auth_ext.rs"]
+mod auth_ext;
+
 /// The Client ID Metadata Document URL the conformance suite expects.
 const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
@@ -187,6 +192,9 @@ async fn generic(client: &Client) -> Flow {
 }
 
 async fn run(scenario: &str, version: &str, url: &str) -> Flow {
+    if auth_ext::handles(scenario) {
+        return auth_ext::run(scenario, version, url).await;
+    }
     let auth = if scenario.starts_with("auth/") {
         Some(oauth(url)?)
     } else {
