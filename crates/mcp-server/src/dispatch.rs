@@ -597,8 +597,19 @@ impl Shared {
         let mut input = input;
         let timeout = self.limits.handler_timeout;
         let max_rounds = if modern { 1 } else { 10 };
-        for _round in 0..max_rounds {
-            let cx = RequestContext::new(parts.clone(), input.clone(), state.clone(), self.clone());
+        let mut parts = Some(parts);
+        for round in 0..max_rounds {
+            // The last possible round (the only one on the modern wire)
+            // takes the context parts instead of a copy.
+            let round_parts = if round + 1 == max_rounds {
+                parts.take()
+            } else {
+                parts.clone()
+            };
+            let Some(round_parts) = round_parts else {
+                break;
+            };
+            let cx = RequestContext::new(round_parts, input.clone(), state.clone(), self.clone());
             match guarded(run(args.clone(), cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),

@@ -667,7 +667,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                     None,
                 ),
             };
-            let meta = ParamsProbe::parse(req.params).meta.unwrap_or_default();
+            let meta = probe.meta.unwrap_or_default();
             let parts = ContextParts {
                 id: req.id.clone(),
                 method: req.method.as_ref().into(),
