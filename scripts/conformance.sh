@@ -2,12 +2,13 @@
 # Runs the official conformance suites (pinned in conformance/) against our
 # release binaries: the server suite at both requirement sets plus the
 # not-scored pending scenarios, and (once everything-client exists) the
-# client suite. Scenarios that may fail are listed, with a reason, in
+# client suite at both requirement sets, auth/* scenarios included. Scenarios that may fail are listed, with a reason, in
 # conformance/expected-failures.txt.
 #
 #   bash scripts/conformance.sh            # everything
 #   bash scripts/conformance.sh server     # server suites only
-#   bash scripts/conformance.sh client     # client suites only
+#   bash scripts/conformance.sh client     # client suites (incl. the not-scored
+#                                          # auth extension scenarios) only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what="${1:-all}"
@@ -38,7 +39,28 @@ if [ "$what" = all ] || [ "$what" = server ]; then
 fi
 if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
   for rev in 2026-07-28 2025-11-25; do
-    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" || status=1
+    # Scored scenarios including auth/* (the OAuth client flow, mcp-auth
+    # feature `client`); the not-scored extension scenarios run below.
+    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" --include-auth || status=1
+  done
+fi
+# The not-scored authorization extension scenarios (client credentials,
+# enterprise-managed authorization, workload identity federation, DPoP),
+# taken from the pinned harness's own list, for both revisions.
+if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
+  for rev in 2026-07-28 2025-11-25; do
+    mapfile -t auth_ext < <(
+      # shellcheck source=../conformance/lib.sh
+      source conformance/lib.sh && conf_ensure_installed && conf_list "$rev" client not-scored | grep '^auth/'
+    )
+    if [ "${#auth_ext[@]}" -eq 0 ]; then
+      echo "conformance: no not-scored auth scenarios listed for $rev" >&2
+      status=1
+      continue
+    fi
+    args=()
+    for s in "${auth_ext[@]}"; do args+=(--scenario "$s"); done
+    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" "${args[@]}" || status=1
   done
 fi
 exit "$status"

@@ -13,6 +13,8 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== mcp-auth feature combinations (rustls on, everything off)"
 cargo clippy -p mcp-auth --all-targets --features rustls -- -D warnings
 cargo clippy -p mcp-auth --no-default-features -- -D warnings
+cargo clippy -p mcp-auth --all-targets --features client,rustls -- -D warnings
+cargo clippy -p mcp-auth --all-targets --no-default-features --features client -- -D warnings
 
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -12,12 +12,18 @@
 //!   introspection, and enforces per-endpoint, per-method and per-tool
 //!   scopes. See the module docs for how to wrap an `McpService`.
 //!
+//! - [`client`] (feature `client`): the OAuth 2.1 client flow behind
+//!   `mcp-client`'s `HttpAuth` hook: discovery, registration, PKCE
+//!   authorization code, refresh, step-up, token stores, SSRF guards.
+//!
 //! Feature `rustls` adds HTTPS to the built-in fetcher used for JWKS,
 //! authorization-server metadata and introspection; without it, supply your
 //! own [`resource::HttpFetch`] (or use plain HTTP on a trusted network,
 //! which must be enabled explicitly: AUTH-28).
 
 pub mod challenge;
+#[cfg(feature = "client")]
+pub mod client;
 #[cfg(feature = "resource")]
 pub mod resource;
 

@@ -37,14 +37,14 @@ pub async fn run(target: &Target, common: &Common) -> Result<u8, Failure> {
         name: "connect",
         ok: true,
         detail: format!(
-            "{} era, version {}, {:?} transport",
+            "{} era, version {}, {} transport",
             if client.era() == Era::Modern {
                 "modern"
             } else {
                 "handshake"
             },
             client.protocol_version(),
-            client.transport_kind()
+            format!("{:?}", client.transport_kind()).to_lowercase()
         ),
         ms: Some(t0.elapsed().as_millis()),
     });

@@ -62,6 +62,7 @@ pub fn builder(common: &Common) -> ClientBuilder {
     ClientBuilder::new("mcp-cli", env!("CARGO_PKG_VERSION"))
         .era(era)
         .request_timeout(Duration::from_secs(common.timeout.max(1)))
+        .max_mrtr_rounds(common.max_input_rounds.max(1))
         .on_elicitation_modes(true, true, crate::elicit::handler(common.no_input))
 }
 
@@ -73,7 +74,13 @@ pub async fn connect(target: &Target, common: &Common) -> Result<Client, Failure
 /// Connects to `target` with `builder`.
 pub async fn connect_with(target: &Target, builder: ClientBuilder) -> Result<Client, Failure> {
     let r = match target {
-        Target::Url(u) => builder.connect_url(u).await,
+        // Stored OAuth credentials for this URL, if any (refreshed when
+        // they expire); without them requests go out unauthenticated.
+        // Without a config directory there is nothing stored to use.
+        Target::Url(u) => match crate::auth::stored(u) {
+            Ok(a) => builder.http_auth(a).connect_url(u).await,
+            Err(_) => builder.connect_url(u).await,
+        },
         Target::Command(cmd) => {
             let Some((program, args)) = cmd.split_first() else {
                 return Err(Failure::usage("empty server command after `--`"));

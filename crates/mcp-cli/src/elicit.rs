@@ -1,6 +1,7 @@
 //! Elicitation in a terminal: form fields become prompts on stderr read
 //! from stdin (types, defaults and enums honoured); URL mode prints the URL
-//! (and opens it with `$BROWSER` when set). `--no-input` refuses instead.
+//! and opens it in a browser if the user says so. `--no-input` refuses
+//! instead (exit code 5).
 
 use mcp_client::HandlerError;
 use mcp_client::protocol::types::{ElicitRequestParams, ElicitResult};
@@ -10,6 +11,9 @@ use std::sync::Arc;
 
 /// Serialises prompts: several input requests may arrive at once.
 static TERMINAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Set when a request for input was refused because of `--no-input`.
+pub static NEEDED_INPUT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Reads one line from stdin; `None` at end of input.
 async fn read_line() -> Option<String> {
@@ -197,21 +201,31 @@ pub async fn answer(
     no_input: bool,
 ) -> Result<ElicitResult, HandlerError> {
     if no_input {
+        NEEDED_INPUT.store(true, std::sync::atomic::Ordering::Release);
         return Err(HandlerError::new(format!(
             "the server asks for input ({:?}) but --no-input was given",
             params.message()
         )));
     }
     let _guard = TERMINAL.lock().await;
+    let _hidden = crate::progress::pause();
     let v = serde_json::to_value(&params).map_err(|e| HandlerError::new(e.to_string()))?;
     match params {
         ElicitRequestParams::Url(u) => {
+            // URL mode: show the URL, open it only with the user's consent.
             eprintln!(
-                "\nThe server asks: {}\nOpen this URL to continue:\n  {}",
+                "\nThe server asks: {}\nIt wants you to open this URL:\n  {}",
                 u.message, u.url
             );
-            if let Some(browser) = std::env::var_os("BROWSER") {
-                let _ = std::process::Command::new(browser).arg(&u.url).spawn();
+            ask("Open it in your browser? [y/N] ");
+            let Some(l) = read_line().await else {
+                return result(json!({"action": "cancel"}));
+            };
+            if l.trim().eq_ignore_ascii_case("y") {
+                match crate::browser::open(&u.url) {
+                    Some(program) => eprintln!("(opened with {program})"),
+                    None => eprintln!("(no browser to open it with: open it yourself)"),
+                }
             }
             ask("Press Enter when done, or type n to decline: ");
             match read_line().await {

@@ -14,6 +14,10 @@ pub mod code {
     pub const PROTOCOL: u8 = 3;
     /// Connection, spawn, I/O failure or timeout.
     pub const TRANSPORT: u8 = 4;
+    /// The server asked for user input and `--no-input` was given.
+    pub const NEEDS_INPUT: u8 = 5;
+    /// Authorization needed or refused (see `mcp login`).
+    pub const AUTH: u8 = 6;
     /// Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -55,6 +59,9 @@ impl Failure {
 
 /// The exit code for a client error.
 pub fn code_for(e: &Error) -> u8 {
+    if e.is_auth() {
+        return code::AUTH;
+    }
     match e.kind() {
         ErrorKind::Protocol(_)
         | ErrorKind::InvalidResponse

@@ -13,12 +13,15 @@ macro_rules! out {
 }
 
 mod args;
+mod auth;
+mod browser;
 mod check;
 mod connect;
 mod elicit;
 mod exit;
 mod more;
 mod output;
+mod progress;
 mod serve;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -33,6 +36,8 @@ Exit codes:
   3    protocol error (the server answered with a JSON-RPC error, or
        sent something invalid, or no protocol version could be agreed)
   4    transport failure (cannot connect or spawn, connection lost, timeout)
+  5    the server needs input from the user, but --no-input was given
+  6    authorization needed or refused (run `mcp login URL`)
   130  interrupted (Ctrl-C; the request was cancelled)
 
 Server: a URL as the first argument (or --server URL, or $MCP_SERVER), or a
@@ -47,6 +52,11 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The default `--timeout`, in seconds.
+const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The default `--max-input-rounds`.
+const DEFAULT_MAX_INPUT_ROUNDS: u32 = 16;
 
 /// Which protocol era to speak.
 #[derive(Debug, Clone, Copy, ValueEnum, Default)]
@@ -75,9 +85,16 @@ struct Common {
     /// Never prompt: server requests for user input fail instead.
     #[arg(long)]
     no_input: bool,
-    /// Request timeout in seconds.
-    #[arg(long, default_value_t = 60)]
+    /// Request timeout in seconds (progress notifications restart it).
+    #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS)]
     timeout: u64,
+    /// Progress of long requests: a bar on a terminal (auto), also plain
+    /// lines on stderr when it is not a terminal (always), or none (never).
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = progress::ProgressMode::Auto)]
+    progress: progress::ProgressMode,
+    /// The most rounds of server input requests (MRTR) one request may take.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_INPUT_ROUNDS)]
+    max_input_rounds: u32,
     /// The server command (stdio), after `--`.
     #[arg(last = true)]
     command: Vec<String>,
@@ -208,6 +225,36 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Log in to an HTTP server (OAuth 2.1 authorization code with PKCE):
+    /// prints the authorization URL, opens it in a browser ($MCP_BROWSER,
+    /// $BROWSER, open or xdg-open) and waits for the redirect on a loopback
+    /// port. Credentials are stored per issuer in $XDG_CONFIG_HOME/mcp/tokens
+    /// (or ~/.config/mcp/tokens); every subcommand then uses them for that
+    /// URL, refreshing them when they expire.
+    Login {
+        /// The server's URL.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Only print the URL; do not open a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// How long to wait for the browser's redirect, in seconds.
+        #[arg(long, value_name = "SECS", default_value_t = auth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
+        timeout: u64,
+    },
+    /// Forget stored credentials: those of URL, or all of them.
+    Logout {
+        /// The server's URL.
+        #[arg(
+            value_name = "URL",
+            required_unless_present = "all",
+            conflicts_with = "all"
+        )]
+        url: Option<String>,
+        /// Every stored credential.
+        #[arg(long)]
+        all: bool,
+    },
     /// Run a built-in MCP server (the everything-server fixtures, and
     /// optionally a folder of Markdown documents).
     Serve(serve::ServeArgs),
@@ -230,7 +277,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(f) => {
             eprintln!("mcp: {}", f.message);
-            f.code
+            if elicit::NEEDED_INPUT.load(std::sync::atomic::Ordering::Acquire) {
+                code::NEEDS_INPUT
+            } else {
+                f.code
+            }
         }
     };
     // Leave without waiting for stray blocking tasks (stdin readers).
@@ -315,7 +366,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             };
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::read(&client, uri, common.json, &dir).await;
+            let r = more::read(&client, uri, &common, &dir).await;
             client.close().await;
             r
         }
@@ -341,7 +392,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let arguments = args::string_pairs(kv).map_err(Failure::usage)?;
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::prompt(&client, name, arguments, common.json, &dir).await;
+            let r = more::prompt(&client, name, arguments, &common, &dir).await;
             client.close().await;
             r
         }
@@ -405,6 +456,26 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             check::run(&target, &common).await
         }
         Command::Serve(a) => serve::run(a).await,
+        Command::Login {
+            url,
+            no_browser,
+            timeout,
+        } => {
+            if !connect::is_url(&url) {
+                return Err(Failure::usage(format!("not an http(s) URL: {url:?}")));
+            }
+            auth::login(
+                &url,
+                no_browser,
+                std::time::Duration::from_secs(timeout.max(1)),
+            )
+            .await
+        }
+        Command::Logout { url, all } => match (url, all) {
+            (_, true) => auth::logout_all(),
+            (Some(u), false) => auth::logout(&u).await,
+            (None, false) => Err(Failure::usage("give a URL or --all")),
+        },
     }
 }
 

@@ -2,14 +2,17 @@
 
 use crate::Common;
 use crate::exit::{Failure, code};
-use crate::output::{print_content, print_json, table, to_value};
+use crate::output::{print_content, print_json, print_text, table, to_value, uri_stem};
+use crate::progress::Progress;
 use mcp_client::protocol::types::{
-    CompleteRequestParams, GetPromptRequestParams, SubscriptionFilter,
+    CompleteRequestParams, GetPromptRequestParams, MaybeInputRequired, ReadResourceRequestParams,
+    ReadResourceResult, SubscriptionFilter,
 };
 use mcp_client::{Client, Era, RequestOptions, SubscriptionEnd, SubscriptionEvent};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 fn first_line(s: Option<&str>) -> String {
     s.unwrap_or("").lines().next().unwrap_or("").to_owned()
@@ -51,22 +54,72 @@ pub async fn resources(client: &Client, json_out: bool) -> Result<u8, Failure> {
     Ok(code::OK)
 }
 
-/// `mcp read URI`.
+/// Backoff before retrying a state-only `input_required` round (MRTR-05).
+const STATE_RETRY: Duration = Duration::from_millis(100);
+
+/// `resources/read` to completion, with progress: each `input_required`
+/// round is fulfilled by the terminal handlers and retried with the
+/// original params, its `inputResponses` and the byte-exact `requestState`
+/// (MRTR-06, MRTR-07), at most `--max-input-rounds` times.
+async fn read_rounds(
+    client: &Client,
+    uri: &str,
+    opts: RequestOptions,
+    max_rounds: u32,
+) -> Result<ReadResourceResult, Failure> {
+    let base = match serde_json::to_value(ReadResourceRequestParams::new(uri)) {
+        Ok(Value::Object(o)) => o,
+        _ => return Err(Failure::usage(format!("cannot encode a read of {uri:?}"))),
+    };
+    let mut params = base.clone();
+    for _ in 0..max_rounds.max(1) {
+        let round = client
+            .request_round::<ReadResourceResult>("resources/read", params, opts.clone())
+            .await
+            .map_err(Failure::from)?;
+        let ir = match round {
+            MaybeInputRequired::Complete(r) => return Ok(r),
+            MaybeInputRequired::InputRequired(ir) => ir,
+        };
+        params = base.clone();
+        match &ir.input_requests {
+            Some(reqs) if !reqs.is_empty() => {
+                let answers = client.fulfil(reqs).await.map_err(Failure::from)?;
+                params.insert("inputResponses".into(), to_value(&answers));
+            }
+            _ => tokio::time::sleep(STATE_RETRY).await,
+        }
+        if let Some(state) = ir.request_state {
+            params.insert("requestState".into(), Value::String(state));
+        }
+    }
+    Err(Failure::protocol(format!(
+        "the read of {uri} still needed input after {max_rounds} rounds (--max-input-rounds)"
+    )))
+}
+
+/// `mcp read URI`: progress shown, Ctrl-C cancels the read.
 pub async fn read(
     client: &Client,
     uri: &str,
-    json_out: bool,
+    common: &Common,
     save_dir: &Path,
 ) -> Result<u8, Failure> {
-    let r = client.read_resource(uri).await.map_err(Failure::from)?;
-    if json_out {
+    let progress = Progress::new(common.progress);
+    let r = progress
+        .run(
+            "read",
+            read_rounds(client, uri, progress.options(), common.max_input_rounds),
+        )
+        .await?;
+    if common.json {
         print_json(&r)?;
         return Ok(code::OK);
     }
     for c in &r.contents {
         let v = to_value(c);
         if let Some(t) = v.get("text").and_then(Value::as_str) {
-            out!("{t}");
+            print_text(t);
         } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
             let mime = v.get("mimeType").and_then(Value::as_str).unwrap_or("");
             let kind = if mime.starts_with("audio/") {
@@ -75,7 +128,8 @@ pub async fn read(
                 "image"
             };
             let block = json!({"type": kind, "mimeType": mime, "data": b});
-            print_content(&[block], save_dir, "resource")?;
+            let uri = v.get("uri").and_then(Value::as_str).unwrap_or(uri);
+            print_content(&[block], save_dir, &uri_stem(uri))?;
         }
     }
     Ok(code::OK)
@@ -111,23 +165,28 @@ pub async fn prompts(client: &Client, json_out: bool) -> Result<u8, Failure> {
     Ok(code::OK)
 }
 
-/// `mcp prompt NAME key=value…`.
+/// `mcp prompt NAME key=value…`: progress shown, Ctrl-C cancels.
 pub async fn prompt(
     client: &Client,
     name: &str,
     arguments: BTreeMap<String, String>,
-    json_out: bool,
+    common: &Common,
     save_dir: &Path,
 ) -> Result<u8, Failure> {
     let mut params = GetPromptRequestParams::new(name);
     if !arguments.is_empty() {
         params.arguments = Some(arguments);
     }
-    let r = client
-        .get_prompt(params, RequestOptions::new())
-        .await
-        .map_err(Failure::from)?;
-    if json_out {
+    let progress = Progress::new(common.progress);
+    let r = progress
+        .run("prompt", async {
+            client
+                .get_prompt(params, progress.options())
+                .await
+                .map_err(Failure::from)
+        })
+        .await?;
+    if common.json {
         print_json(&r)?;
         return Ok(code::OK);
     }
@@ -167,6 +226,9 @@ pub async fn complete(
     }
     for v in &r.completion.values {
         out!("{v}");
+    }
+    if r.completion.values.is_empty() {
+        eprintln!("(no completions)");
     }
     if r.completion.has_more == Some(true) {
         let total = r
@@ -210,7 +272,11 @@ fn print_event(json_out: bool, method: &str, params: Option<&Value>) {
             },
             None => String::new(),
         };
-        out!("{method} {detail}");
+        if detail.is_empty() {
+            out!("{method}");
+        } else {
+            out!("{method} {detail}");
+        }
     }
 }
 

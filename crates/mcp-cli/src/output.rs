@@ -2,9 +2,10 @@
 
 use crate::Common;
 use crate::exit::{Failure, code};
+use crate::progress::Progress;
 use mcp_client::Client;
+use mcp_client::Era;
 use mcp_client::protocol::types::{CallToolRequestParams, Tool};
-use mcp_client::{Era, RequestOptions};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -195,39 +196,24 @@ pub struct CallOptions {
     pub save_dir: PathBuf,
 }
 
-/// `mcp call`: Ctrl-C drops the request, which cancels it on the wire.
+/// `mcp call`: progress shown, Ctrl-C cancels the call.
 pub async fn call(
     client: &Client,
     tool: &str,
     arguments: Option<Map<String, Value>>,
-    _common: &Common,
+    common: &Common,
     opts: &CallOptions,
 ) -> Result<u8, Failure> {
     let params = CallToolRequestParams::new(tool, arguments);
-    // A progress bar on stderr (hidden when stderr is not a terminal).
-    let bar =
-        indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}") {
-        bar.set_style(style);
-    }
-    let b = bar.clone();
-    let opts_req = RequestOptions::new().on_progress(move |p| {
-        if let Some(t) = p.total {
-            b.set_length(t.max(0.0) as u64);
-        }
-        b.set_position(p.progress.max(0.0) as u64);
-        if let Some(m) = &p.message {
-            b.set_message(m.clone());
-        }
-    });
-    let fut = client.call_tool_with(params, opts_req);
-    let result = tokio::select! {
-        r = fut => { bar.finish_and_clear(); r.map_err(Failure::from)? },
-        _ = tokio::signal::ctrl_c() => {
-            bar.abandon();
-            return Err(Failure { code: code::INTERRUPTED, message: "interrupted; the call was cancelled".into() });
-        }
-    };
+    let progress = Progress::new(common.progress);
+    let result = progress
+        .run("call", async {
+            client
+                .call_tool_with(params, progress.options())
+                .await
+                .map_err(Failure::from)
+        })
+        .await?;
     let is_error = result.is_error == Some(true);
     if opts.json {
         print_json(&result)?;
@@ -246,23 +232,30 @@ pub async fn call(
     Ok(if is_error { code::TOOL_ERROR } else { code::OK })
 }
 
+/// Prints `text`, ending it with a newline unless it has one.
+pub fn print_text(text: &str) {
+    use std::io::Write as _;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes());
+    if !text.ends_with('\n') {
+        let _ = o.write_all(b"\n");
+    }
+}
+
 /// Prints content blocks: text as is, images and audio saved to files.
 pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<(), Failure> {
     for (i, b) in blocks.iter().enumerate() {
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
-            "text" => out!("{}", b.get("text").and_then(Value::as_str).unwrap_or("")),
+            "text" => print_text(b.get("text").and_then(Value::as_str).unwrap_or("")),
             "image" | "audio" => {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let data = b.get("data").and_then(Value::as_str).unwrap_or("");
-                let path =
-                    save_dir.join(format!("{}-{}.{}", safe_stem(stem), i + 1, extension(mime)));
                 let bytes = base64_decode(data).ok_or_else(|| {
                     Failure::protocol(format!("the {ty} block is not valid base64"))
                 })?;
-                std::fs::write(&path, &bytes).map_err(|e| {
-                    Failure::transport(format!("cannot write {}: {e}", path.display()))
-                })?;
+                let name = format!("{}-{}", safe_stem(stem), i + 1);
+                let path = save_new(save_dir, &name, extension(mime), &bytes)?;
                 out!(
                     "[{ty} {mime}, {} bytes saved to {}]",
                     bytes.len(),
@@ -274,7 +267,7 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
                 let uri = r.get("uri").and_then(Value::as_str).unwrap_or("");
                 out!("[resource {uri}]");
                 if let Some(t) = r.get("text").and_then(Value::as_str) {
-                    out!("{t}");
+                    print_text(t);
                 } else if let Some(bl) = r.get("blob").and_then(Value::as_str) {
                     out!(
                         "({} bytes of binary data)",
@@ -290,6 +283,53 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
         }
     }
     Ok(())
+}
+
+/// How many numbered variants of a file name are tried before giving up.
+const MAX_NAME_TRIES: u32 = 1000;
+
+/// Writes `bytes` to `dir/name.ext`, or `dir/name-2.ext`, `-3`… when that
+/// exists: an existing file is never overwritten.
+fn save_new(dir: &Path, name: &str, ext: &str, bytes: &[u8]) -> Result<PathBuf, Failure> {
+    use std::io::Write as _;
+    for n in 1..=MAX_NAME_TRIES {
+        let path = if n == 1 {
+            dir.join(format!("{name}.{ext}"))
+        } else {
+            dir.join(format!("{name}-{n}.{ext}"))
+        };
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(mut f) => {
+                f.write_all(bytes).map_err(|e| {
+                    Failure::transport(format!("cannot write {}: {e}", path.display()))
+                })?;
+                return Ok(path);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(Failure::transport(format!(
+                    "cannot write {}: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Err(Failure::transport(format!(
+        "cannot save {name}.{ext} in {}: {MAX_NAME_TRIES} names taken",
+        dir.display()
+    )))
+}
+
+/// A file name stem for a resource: the last segment of its URI path.
+pub fn uri_stem(uri: &str) -> String {
+    let path = uri.split(['?', '#']).next().unwrap_or("");
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let last = last.rsplit_once('.').map_or(last, |(a, _)| a);
+    safe_stem(last)
 }
 
 fn safe_stem(s: &str) -> String {
@@ -367,5 +407,23 @@ mod tests {
         assert_eq!(schema_summary(&m), "a*:string b:integer|null");
         assert_eq!(one_line("abcdef\nx", 4), "abc…");
         assert_eq!(safe_stem("a/b"), "a_b");
+        assert_eq!(uri_stem("test://static-binary"), "static-binary");
+        assert_eq!(uri_stem("file:///x/pic.png?v=1"), "pic");
+        assert_eq!(uri_stem("test://"), "test_");
+    }
+
+    #[test]
+    fn saving_never_overwrites() {
+        let dir = std::env::temp_dir().join(format!("mcp-cli-save-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let a = save_new(&dir, "x-1", "png", b"one").map_err(|f| f.message);
+        let b = save_new(&dir, "x-1", "png", b"two").map_err(|f| f.message);
+        assert_eq!(a, Ok(dir.join("x-1.png")));
+        assert_eq!(b, Ok(dir.join("x-1-2.png")));
+        assert_eq!(
+            std::fs::read(dir.join("x-1.png")).ok(),
+            Some(b"one".to_vec())
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -27,6 +27,7 @@ pub struct ClientBuilder {
     cache: Option<Arc<ResponseCache>>,
     partition: Option<String>,
     headers: Vec<(String, String)>,
+    auth: Option<Arc<dyn crate::auth::HttpAuth>>,
     get_stream: bool,
     on_notice: Option<NoticeCallback>,
     log_level: Option<LoggingLevel>,
@@ -56,6 +57,7 @@ impl ClientBuilder {
             cache: Some(Arc::new(ResponseCache::default())),
             partition: None,
             headers: Vec::new(),
+            auth: None,
             get_stream: true,
             on_notice: None,
             log_level: None,
@@ -187,6 +189,41 @@ impl ClientBuilder {
         self
     }
 
+    /// Floor on SSE reconnection delays, whatever `retry` the server sent
+    /// (default [`crate::limits::DEFAULT_SSE_MIN_RETRY`]).
+    pub fn sse_min_retry(mut self, d: Duration) -> Self {
+        self.limits.sse_min_retry = d;
+        self
+    }
+
+    /// Server→client requests handled at once; more arriving meanwhile are
+    /// dropped (default [`crate::limits::DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS`]).
+    pub fn max_concurrent_server_requests(mut self, n: usize) -> Self {
+        self.limits.max_concurrent_server_requests = n;
+        self
+    }
+
+    /// Largest stdio line from the server, also for captured stderr
+    /// (default [`crate::limits::DEFAULT_MAX_LINE_BYTES`]).
+    pub fn max_line_bytes(mut self, n: usize) -> Self {
+        self.limits.max_line_bytes = n;
+        self
+    }
+
+    /// Messages queued for a stdio server's stdin
+    /// (default [`crate::limits::DEFAULT_STDIO_WRITE_QUEUE`]).
+    pub fn stdio_write_queue(mut self, n: usize) -> Self {
+        self.limits.stdio_write_queue = n;
+        self
+    }
+
+    /// Messages queued from a transport to the client core, per stream
+    /// (default [`crate::limits::DEFAULT_MESSAGE_QUEUE`]).
+    pub fn message_queue(mut self, n: usize) -> Self {
+        self.limits.message_queue = n;
+        self
+    }
+
     /// Which era to speak (default: probe, then fall back).
     pub fn era(mut self, era: EraPreference) -> Self {
         self.era = era;
@@ -218,6 +255,22 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes every HTTP request through `auth` (AUTH-20): its headers
+    /// go on each request, and it is asked what to do on 401/403 (bounded
+    /// by [`Limits::max_auth_retries`]). Private cache entries are then
+    /// partitioned by its [`crate::HttpAuth::cache_partition`] (CACHE-08).
+    pub fn http_auth(mut self, auth: Arc<dyn crate::auth::HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Re-sends of one HTTP request after the authorization hook renewed
+    /// credentials (default [`crate::limits::DEFAULT_MAX_AUTH_RETRIES`]).
+    pub fn max_auth_retries(mut self, n: u32) -> Self {
+        self.limits.max_auth_retries = n;
+        self
+    }
+
     /// An extra header on every HTTP request.
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
@@ -230,7 +283,15 @@ impl ClientBuilder {
         self
     }
 
-    fn config(self) -> (Config, Vec<(String, String)>, bool) {
+    #[allow(clippy::type_complexity)]
+    fn config(
+        self,
+    ) -> (
+        Config,
+        Vec<(String, String)>,
+        bool,
+        Option<Arc<dyn crate::auth::HttpAuth>>,
+    ) {
         let partition = self.partition.unwrap_or_else(|| "anonymous".into());
         (
             Config {
@@ -247,17 +308,22 @@ impl ClientBuilder {
             },
             self.headers,
             self.get_stream,
+            self.auth,
         )
     }
 
     /// Starts `cmd` as a child process and negotiates over its stdio.
     #[cfg(feature = "stdio")]
     pub async fn connect_command(self, cmd: crate::StdioCommand) -> Result<Client> {
-        let (config, _, _) = self.config();
+        let (config, _, _, _) = self.config();
         let t = crate::transport::stdio::StdioTransport::spawn(
             &cmd,
-            config.limits.max_line_bytes,
-            config.limits.shutdown_grace,
+            crate::transport::stdio::StdioLimits {
+                max_line: config.limits.max_line_bytes,
+                grace: config.limits.shutdown_grace,
+                write_queue: config.limits.stdio_write_queue,
+                queue: config.limits.message_queue,
+            },
         )?;
         Client::from_transport(Arc::new(t), config).start().await
     }
@@ -268,11 +334,11 @@ impl ClientBuilder {
     #[cfg(feature = "http")]
     pub async fn connect_url(self, url: &str) -> Result<Client> {
         use crate::error::Error;
-        use crate::transport::http::{HttpLimits, HttpTransport, parse_url, pool};
+        use crate::transport::http::{HttpLimits, HttpTransport, Sender, parse_url, pool};
         use crate::transport::http_sse::HttpSseTransport;
         use http::header::{HeaderName, HeaderValue};
         let uri = parse_url(url)?;
-        let (config, headers, get_stream) = self.config();
+        let (config, headers, get_stream, auth) = self.config();
         let mut extra = Vec::new();
         for (n, v) in headers {
             let name = HeaderName::from_bytes(n.as_bytes())
@@ -286,11 +352,17 @@ impl ClientBuilder {
             max_event: config.limits.max_sse_event_bytes,
             retry_cap: config.limits.sse_retry_cap,
             default_retry: config.limits.sse_default_retry,
+            min_retry: config.limits.sse_min_retry,
+            queue: config.limits.message_queue,
             max_resumes: config.limits.max_sse_resumes,
         };
-        let pool = pool()?;
+        let sender = Sender {
+            pool: pool()?,
+            auth,
+            max_auth_retries: config.limits.max_auth_retries,
+        };
         let t = HttpTransport::new(
-            pool.clone(),
+            sender.clone(),
             uri.clone(),
             extra.clone(),
             limits.clone(),
@@ -312,7 +384,7 @@ impl ClientBuilder {
         match Client::from_transport(Arc::new(t), config).start().await {
             Err(e) if auto && matches!(e.status(), Some(400 | 404 | 405)) && !e.is_protocol() => {
                 tracing::debug!(error = %e, "Streamable HTTP refused; trying the HTTP+SSE transport (ERA-10)");
-                let t = HttpSseTransport::connect(pool, uri, extra, limits)
+                let t = HttpSseTransport::connect(sender, uri, extra, limits)
                     .await
                     .map_err(|_| e)?;
                 Client::from_transport(Arc::new(t), fallback_config)

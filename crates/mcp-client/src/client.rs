@@ -79,6 +79,9 @@ pub(crate) struct Inner {
     pump: Mutex<Option<AbortOnDrop>>,
     closed: AtomicBool,
     identity: String,
+    /// Permits for server→client requests being handled
+    /// ([`crate::Limits::max_concurrent_server_requests`]).
+    server_requests: Arc<tokio::sync::Semaphore>,
 }
 
 /// An MCP client connected to one server. Cheap to clone; the connection
@@ -506,7 +509,17 @@ impl Inner {
         }
         let st = self.state();
         let req = self.cache_request(&st, method, params);
-        cache.put(&req, &self.config.partition, raw, h.ttl_ms, h.cache_scope);
+        cache.put(&req, &self.partition(), raw, h.ttl_ms, h.cache_scope);
+    }
+
+    /// The partition for `"private"` cache entries (CACHE-08): the one the
+    /// authorization hook derives from its current credentials, else the
+    /// configured one.
+    fn partition(&self) -> String {
+        self.transport
+            .auth_partition()
+            .map(|p| format!("auth:{p}"))
+            .unwrap_or_else(|| self.config.partition.clone())
     }
 
     /// A request through the cache (CACHE-05…CACHE-08).
@@ -520,10 +533,9 @@ impl Inner {
         if cacheable {
             if let Some(cache) = &self.config.cache {
                 let st = self.state();
-                if let Some(hit) = cache.get(
-                    &self.cache_request(&st, method, params),
-                    &self.config.partition,
-                ) {
+                if let Some(hit) =
+                    cache.get(&self.cache_request(&st, method, params), &self.partition())
+                {
                     return Ok(hit);
                 }
             }
@@ -592,9 +604,19 @@ impl Inner {
     }
 
     /// Answers a handshake-era server request with the user's handlers
-    /// (LEGACY-18, MRTR-15), concurrently with everything else.
+    /// (LEGACY-18, MRTR-15), concurrently with everything else, at most
+    /// [`crate::Limits::max_concurrent_server_requests`] at a time: a request
+    /// arriving while all are busy is dropped (a flooding server must not
+    /// make the client run unbounded handlers or queue unbounded answers).
     fn spawn_server_request(self: Arc<Self>, r: Inbound) {
+        let Ok(permit) = self.server_requests.clone().try_acquire_owned() else {
+            if let Inbound::Request { id, method, .. } = &r {
+                tracing::warn!(%id, %method, "dropping a server request: too many being handled");
+            }
+            return;
+        };
         tokio::spawn(async move {
+            let _permit = permit; // held until the answer is sent
             let Inbound::Request { id, method, params } = r else {
                 return;
             };
@@ -852,6 +874,12 @@ impl Client {
             pump: Mutex::new(None),
             closed: AtomicBool::new(false),
             identity,
+            server_requests: Arc::new(tokio::sync::Semaphore::new(
+                config
+                    .limits
+                    .max_concurrent_server_requests
+                    .min(tokio::sync::Semaphore::MAX_PERMITS),
+            )),
             config,
         });
         inner.start_pump();

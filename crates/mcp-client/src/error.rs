@@ -25,6 +25,12 @@ pub enum ErrorKind {
     /// The handshake-era HTTP session is gone (404 on a request carrying
     /// `Mcp-Session-Id`, LEGACY-13).
     SessionExpired,
+    /// The peer sent more than a configured size limit allows: a response
+    /// body, an SSE line or event, or a stdio line (see [`crate::Limits`]).
+    TooLarge {
+        /// The limit that was exceeded, in bytes.
+        limit: usize,
+    },
     /// The request ran out of time.
     Timeout {
         /// How long the request had been running.
@@ -50,6 +56,12 @@ pub enum ErrorKind {
     Closed,
     /// The client was configured wrongly (bad URL, no command, ...).
     Config,
+    /// The HTTP authorization hook could not supply or renew credentials,
+    /// or gave up after a 401/403 (see [`crate::HttpAuth`]).
+    Auth {
+        /// The HTTP status that ended the attempt, when there was one.
+        status: Option<u16>,
+    },
 }
 
 /// An error from the MCP client.
@@ -100,6 +112,11 @@ impl Error {
         )
     }
 
+    /// The peer exceeded the size limit `limit`.
+    pub(crate) fn too_large(limit: usize, message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::TooLarge { limit }, message)
+    }
+
     /// A malformed or unacceptable answer from the peer.
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidResponse, message)
@@ -113,6 +130,15 @@ impl Error {
     /// A configuration error.
     pub(crate) fn config(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Config, message)
+    }
+
+    /// An authorization failure reported by the [`crate::HttpAuth`] hook.
+    pub(crate) fn auth(status: Option<u16>, e: crate::auth::AuthError) -> Self {
+        let message = match status {
+            Some(s) => format!("authorization failed (HTTP {s})"),
+            None => "authorization failed".to_owned(),
+        };
+        Self::new(ErrorKind::Auth { status }, message).with_source(e)
     }
 
     /// What went wrong.
@@ -133,6 +159,7 @@ impl Error {
         match &self.kind {
             ErrorKind::Transport { status } => *status,
             ErrorKind::SessionExpired => Some(404),
+            ErrorKind::Auth { status } => *status,
             _ => None,
         }
     }
@@ -154,6 +181,19 @@ impl Error {
             self.kind,
             ErrorKind::Transport { .. } | ErrorKind::SessionExpired
         )
+    }
+
+    /// Whether authorization failed: the [`crate::HttpAuth`] hook gave up
+    /// after a 401/403, could not obtain credentials, or the retry bound
+    /// ([`crate::Limits::max_auth_retries`]) was reached.
+    pub fn is_auth(&self) -> bool {
+        matches!(self.kind, ErrorKind::Auth { .. })
+    }
+
+    /// Whether the peer exceeded a size limit (response body, SSE line or
+    /// event, stdio line).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self.kind, ErrorKind::TooLarge { .. })
     }
 
     /// Whether the request timed out.

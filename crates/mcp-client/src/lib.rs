@@ -30,6 +30,7 @@
     allow(dead_code, unused_imports)
 )]
 
+mod auth;
 mod builder;
 mod cache;
 mod client;
@@ -44,6 +45,7 @@ pub mod sse;
 mod subscription;
 mod transport;
 
+pub use auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
 pub use builder::ClientBuilder;
 pub use cache::{DEFAULT_MAX_CACHE_ENTRIES, ResponseCache};
 pub use client::{Client, Notice};

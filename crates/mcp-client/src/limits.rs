@@ -30,8 +30,27 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default largest stdio line (one JSON-RPC message) accepted.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Default number of server→client requests (handshake-era `ping`,
+/// `sampling/createMessage`, `elicitation/create`, `roots/list`) handled at
+/// once; more arriving meanwhile are dropped (LEGACY-18).
+pub const DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
+/// Default shortest delay before reconnecting an SSE stream, whatever
+/// `retry` the server sent (LEGACY-17): `retry: 0` must not make a busy loop.
+pub const DEFAULT_SSE_MIN_RETRY: Duration = Duration::from_millis(100);
+/// Default number of messages queued for a stdio server's stdin; a server
+/// that stops reading makes writers wait (and time out) instead of growing
+/// the queue.
+pub const DEFAULT_STDIO_WRITE_QUEUE: usize = 256;
+/// Default number of messages queued between a transport and the client
+/// core, per request, per subscription and for unsolicited messages: a
+/// server sending faster than the client handles is slowed down
+/// (backpressure on its connection or pipe) instead of growing memory.
+pub const DEFAULT_MESSAGE_QUEUE: usize = 256;
 /// Default number of pages followed when listing everything (PAGE-04).
 pub const DEFAULT_MAX_LIST_PAGES: usize = 1000;
+/// Default number of times one HTTP request is re-sent after the
+/// authorization hook renewed credentials on a 401/403.
+pub const DEFAULT_MAX_AUTH_RETRIES: u32 = 3;
 
 /// The client's limits.
 #[derive(Debug, Clone)]
@@ -50,6 +69,8 @@ pub struct Limits {
     pub sse_retry_cap: Duration,
     /// Reconnection delay when the server sent no `retry`.
     pub sse_default_retry: Duration,
+    /// Floor on every SSE reconnection delay.
+    pub sse_min_retry: Duration,
     /// Resumptions of one SSE stream with `Last-Event-ID`.
     pub max_sse_resumes: u32,
     /// Largest JSON response body.
@@ -64,6 +85,15 @@ pub struct Limits {
     pub max_line_bytes: usize,
     /// Pages followed by the `list_*` calls that collect everything.
     pub max_list_pages: usize,
+    /// Re-sends of one HTTP request after the [`crate::HttpAuth`] hook
+    /// renewed credentials (bounded retries on 401/403).
+    pub max_auth_retries: u32,
+    /// Server→client requests handled at once.
+    pub max_concurrent_server_requests: usize,
+    /// Messages queued for a stdio server's stdin.
+    pub stdio_write_queue: usize,
+    /// Messages queued from a transport to the client core, per stream.
+    pub message_queue: usize,
 }
 
 impl Default for Limits {
@@ -76,6 +106,7 @@ impl Default for Limits {
             max_sse_event_bytes: DEFAULT_MAX_SSE_EVENT_BYTES,
             sse_retry_cap: DEFAULT_SSE_RETRY_CAP,
             sse_default_retry: DEFAULT_SSE_RETRY,
+            sse_min_retry: DEFAULT_SSE_MIN_RETRY,
             max_sse_resumes: DEFAULT_MAX_SSE_RESUMES,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             max_cache_ttl: DEFAULT_MAX_CACHE_TTL,
@@ -83,6 +114,10 @@ impl Default for Limits {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_list_pages: DEFAULT_MAX_LIST_PAGES,
+            max_auth_retries: DEFAULT_MAX_AUTH_RETRIES,
+            max_concurrent_server_requests: DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS,
+            stdio_write_queue: DEFAULT_STDIO_WRITE_QUEUE,
+            message_queue: DEFAULT_MESSAGE_QUEUE,
         }
     }
 }

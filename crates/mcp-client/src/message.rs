@@ -82,6 +82,20 @@ impl Inbound {
     }
 }
 
+/// The `id` of a message that is meant as a response (an object with an
+/// `id` and no `method`) but did not decode, so that the request it answers
+/// can fail at once instead of at its timeout; bytes that are not UTF-8 are
+/// read lossily for this purpose only.
+pub(crate) fn answered_id(bytes: &[u8]) -> Option<RequestId> {
+    let text = String::from_utf8_lossy(bytes);
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let obj = v.as_object()?;
+    if obj.contains_key("method") {
+        return None;
+    }
+    RequestId::from_value(obj.get("id")?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +130,22 @@ mod tests {
         let q = Inbound::decode(br#"{"jsonrpc":"2.0","id":"s1","method":"roots/list"}"#);
         assert!(matches!(q, Ok(Inbound::Request { .. })));
         assert!(Inbound::decode(b"[1]").is_err());
+    }
+
+    #[test]
+    fn answered_ids_of_malformed_responses() {
+        assert_eq!(
+            answered_id(br#"{"jsonrpc":"2.0","id":7,"error":{"code":"x"}}"#),
+            Some(RequestId::number(7))
+        );
+        assert_eq!(
+            answered_id(b"{\"id\":\"a\",\"result\":\"\xff\"}"),
+            Some(RequestId::string("a"))
+        );
+        assert_eq!(answered_id(br#"{"id":1,"method":"ping","x":}"#), None);
+        assert_eq!(answered_id(br#"{"id":1,"method":5}"#), None);
+        assert_eq!(answered_id(br#"{"id":[1]}"#), None);
+        assert_eq!(answered_id(b"[1]"), None);
     }
 
     #[test]

@@ -15,6 +15,8 @@ use mcp_server::{
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A 1×1 PNG.
@@ -61,6 +63,12 @@ struct PromptArg {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct UrlArg {
+    /// The URL the user should visit.
+    url: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct MessageArg {
     /// The message to show the user.
     message: String,
@@ -84,6 +92,67 @@ fn sampling(prompt: &str) -> Result<CreateMessageRequestParams, HandlerError> {
         "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
         "maxTokens": 100
     }))
+}
+
+/// The longest a `debug_slow_*` fixture waits (ten minutes).
+const MAX_SLOW_MS: u64 = 600_000;
+
+/// How often a `debug_slow_*` fixture reports progress.
+const SLOW_TICK: Duration = Duration::from_millis(100);
+
+/// Counts a request that ended before its wait did: cancelled, or
+/// dropped by the server (a modern HTTP client closed the connection).
+struct CountUnlessDone<'a> {
+    count: &'a AtomicU64,
+    done: bool,
+}
+
+impl Drop for CountUnlessDone<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.count.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Waits `ms` milliseconds (capped at [`MAX_SLOW_MS`]), reporting progress
+/// every [`SLOW_TICK`] as milliseconds waited of `ms`; returns `false` when
+/// the request was cancelled first. A cancelled or dropped wait is counted
+/// in `cancelled`.
+async fn slow(cx: &RequestContext, ms: u64, cancelled: &AtomicU64) -> bool {
+    let total = ms.min(MAX_SLOW_MS);
+    let start = tokio::time::Instant::now();
+    let mut guard = CountUnlessDone {
+        count: cancelled,
+        done: false,
+    };
+    loop {
+        let waited = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if waited >= total {
+            guard.done = true;
+            return true;
+        }
+        cx.progress(
+            waited as f64,
+            Some(total as f64),
+            Some(&format!("waited {waited} of {total} ms")),
+        );
+        let step = SLOW_TICK.min(Duration::from_millis(total - waited));
+        tokio::select! {
+            _ = tokio::time::sleep(step) => {}
+            _ = cx.cancelled() => return false,
+        }
+    }
+}
+
+/// `ms` of a `debug_slow_*` prompt or resource (a decimal number).
+fn slow_ms(raw: Option<&String>) -> Result<u64, HandlerError> {
+    let raw = raw.map(String::as_str).unwrap_or("1000");
+    raw.parse::<u64>().map_err(|_| {
+        HandlerError::Protocol(mcp_protocol::ErrorObject::invalid_params(format!(
+            "ms must be a whole number of milliseconds, not {raw:?}"
+        )))
+    })
 }
 
 fn elicit_summary(r: &ElicitResult) -> String {
@@ -112,6 +181,15 @@ pub fn everything_server_with(limits: Limits) -> Result<Server, mcp_server::Erro
 /// that want to set more than limits (e.g. `requestState` keys) before
 /// building.
 pub fn everything_builder() -> ServerBuilder {
+    // Requests cancelled while a diagnostic fixture waited (`debug_sleep`,
+    // `debug_slow_prompt`, `test://debug/slow/{ms}`), for `debug_cancellations`.
+    let cancelled = Arc::new(AtomicU64::new(0));
+    let (c_sleep, c_prompt, c_read, c_count) = (
+        cancelled.clone(),
+        cancelled.clone(),
+        cancelled.clone(),
+        cancelled,
+    );
     Server::builder("mcp-rs-everything-server", env!("CARGO_PKG_VERSION"))
         .instructions("Conformance fixtures for the Rust MCP SDK.")
         .logging(true)
@@ -176,11 +254,13 @@ pub fn everything_builder() -> ServerBuilder {
             }
             "unreachable"
         }))
-        .tool(tool("debug_sleep").description("Diagnostic: sleeps for ms milliseconds unless cancelled").handler(|a: SleepArgs, cx: RequestContext| async move {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(a.ms)) => "slept".to_string(),
-                _ = cx.cancelled() => "cancelled".to_string(),
-            }
+        .tool(tool("debug_sleep").description("Diagnostic: sleeps for ms milliseconds unless cancelled, reporting progress").handler(move |a: SleepArgs, cx: RequestContext| {
+            let cancelled = c_sleep.clone();
+            async move { if slow(&cx, a.ms, &cancelled).await { "slept" } else { "cancelled" } }
+        }))
+        .tool(tool("debug_cancellations").description("Diagnostic: how many waiting debug_* requests were cancelled or dropped before they finished").handler(move |_: NoArgs, _cx: RequestContext| {
+            let n = c_count.load(Ordering::Relaxed);
+            async move { n.to_string() }
         }))
         .tool(tool("test_logging_tool").description("Logs, if the request asked for logs").handler(|_: NoArgs, cx: RequestContext| async move {
             cx.log(LoggingLevel::Info, Some("test_logging_tool"), json!("log message from test_logging_tool"));
@@ -198,6 +278,16 @@ pub fn everything_builder() -> ServerBuilder {
                 "requestedSchema": {"type": "object", "properties": {"response": {"type": "string", "description": "Your response"}}, "required": ["response"]}
             }))?;
             let r = cx.elicit("elicitation", params)?;
+            Ok::<_, HandlerError>(elicit_summary(&r))
+        }))
+        .tool(tool("debug_url_elicitation").description("Diagnostic: asks the user to visit a URL (URL-mode elicitation)").handler(|a: UrlArg, cx: RequestContext| async move {
+            let params = from_json(json!({
+                "mode": "url",
+                "message": "Please confirm on the web page",
+                "url": a.url,
+                "elicitationId": "debug-url-elicitation"
+            }))?;
+            let r = cx.elicit("visit", params)?;
             Ok::<_, HandlerError>(elicit_summary(&r))
         }))
         .tool(tool("test_elicitation_sep1034_defaults").description("Elicitation with default values").handler(|_: NoArgs, cx: RequestContext| async move {
@@ -371,6 +461,23 @@ pub fn everything_builder() -> ServerBuilder {
                 ResourceContents::text(r.uri, Some("application/json".into()), text)
             },
         ))
+        .resource_template(TemplateDef::new(
+            ResourceTemplate {
+                uri_template: "test://debug/slow/{ms}".into(),
+                name: "debug-slow".into(),
+                description: Some("Diagnostic: answers after ms milliseconds unless cancelled, reporting progress".into()),
+                mime_type: Some("text/plain".into()),
+                ..Default::default()
+            },
+            move |r: ResourceRequest, cx: RequestContext| {
+                let cancelled = c_read.clone();
+                async move {
+                    let ms = slow_ms(r.vars.get("ms"))?;
+                    let text = if slow(&cx, ms, &cancelled).await { format!("waited {ms} ms") } else { "cancelled".to_owned() };
+                    Ok::<_, HandlerError>(ResourceContents::text(r.uri, Some("text/plain".into()), text))
+                }
+            },
+        ))
         // Prompts.
         .prompt(prompt("test_simple_prompt").description("A simple prompt without arguments").handler(|_: PromptArgs, _cx: RequestContext| async {
             vec![PromptMessage::new(Role::User, ContentBlock::text("This is a simple prompt for testing."))]
@@ -412,6 +519,19 @@ pub fn everything_builder() -> ServerBuilder {
                 ..Default::default()
             })
         }))
+        .prompt(
+            prompt("debug_slow_prompt")
+                .description("Diagnostic: answers after ms milliseconds unless cancelled, reporting progress")
+                .argument("ms", "How long to wait, in milliseconds", true)
+                .handler(move |a: PromptArgs, cx: RequestContext| {
+                    let cancelled = c_prompt.clone();
+                    async move {
+                        let ms = slow_ms(a.get("ms"))?;
+                        let text = if slow(&cx, ms, &cancelled).await { format!("waited {ms} ms") } else { "cancelled".to_owned() };
+                        Ok::<_, HandlerError>(vec![PromptMessage::new(Role::User, ContentBlock::text(text))])
+                    }
+                }),
+        )
         .completion(|p: mcp_protocol::types::CompleteRequestParams, _cx: RequestContext| async move {
             let candidates: &[&str] = match p.argument.name.as_str() {
                 "arg1" | "arg2" => &["test1", "test2", "test3", "testing"],

@@ -1302,6 +1302,57 @@ fn request_state_tampered_expired_replayed() {
     assert!(invalid(&s.post(&retry(json!(t), json!({})), &[])));
 }
 
+#[test]
+fn request_state_single_use_refuses_replays() {
+    // MRTR-09 "single-use where at-most-once matters": opt-in
+    // (`ServerBuilder::state_single_use`), here a record of 3 tokens.
+    let s = HttpServer::start_with(&[("MCP_STATE_SINGLE_USE", "3")]);
+    let tool = "test_input_required_result_tampered_state";
+    let caps = json!({"elicitation": {}});
+    let answer = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    let fresh = || {
+        let first = request(
+            1,
+            "tools/call",
+            json!({"name": tool, "_meta": envelope_with(caps.clone())}),
+        );
+        let r = s.post(&first, &[]).json();
+        assert_eq!(r["result"]["resultType"], "input_required");
+        r["result"]["requestState"].as_str().unwrap().to_owned()
+    };
+    let retry = |state: &str| {
+        let body = request(
+            2,
+            "tools/call",
+            json!({"name": tool, "inputResponses": answer, "requestState": state,
+                   "_meta": envelope_with(caps.clone())}),
+        );
+        s.post(&body, &[])
+    };
+    let complete = |r: &Response| r.status == 200 && r.json()["result"]["resultType"] == "complete";
+    let invalid = |r: &Response| {
+        r.status == 400
+            && r.error_code() == Some(-32602)
+            && r.json()["error"]["message"] == "Invalid or expired requestState"
+    };
+    let token = fresh();
+    // A tampered copy fails and is not recorded ...
+    let mut tampered = token.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == 'A' { 'B' } else { 'A' });
+    assert!(invalid(&retry(&tampered)));
+    // ... the genuine echo is accepted once, the replay refused (same
+    // answer as any invalid token: nothing is disclosed).
+    assert!(complete(&retry(&token)));
+    assert!(invalid(&retry(&token)));
+    assert!(invalid(&retry(&token)));
+    // Two more fill the record of 3; a fourth fresh token is refused while
+    // they are unexpired (fail closed, never a silent replay window).
+    assert!(complete(&retry(&fresh())));
+    assert!(complete(&retry(&fresh())));
+    assert!(invalid(&retry(&fresh())));
+}
+
 // ---------------------------------------------------------------------------
 // Sessions, pipelining, disconnects
 // ---------------------------------------------------------------------------

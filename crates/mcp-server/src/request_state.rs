@@ -52,11 +52,17 @@
 //! "Invalid or expired requestState" (MRTR-08 POLICY); the precise reason is
 //! for server logs only ([`StateError::to_error_object`]).
 //!
-//! # Not covered here
+//! # Single use
 //!
-//! Single-use enforcement (MRTR-09, "MUST when at-most-once semantics
-//! matter") needs server-side storage; a caller that needs it should record
-//! consumed tokens (e.g. by hash) until their expiry.
+//! Tokens are stateless, so by default an authentic token is accepted again
+//! while it is fresh. [`StateSealer::with_single_use`] turns on single-use
+//! enforcement (MRTR-09, "MUST when at-most-once semantics matter"): each
+//! opened token is recorded by a SHA-256 digest until it expires (plus the
+//! skew allowance) and refused the second time ([`StateError::Replayed`]).
+//! The record is bounded; when it is full of unexpired tokens, new tokens
+//! are refused ([`StateError::ReplayStoreFull`]): failing closed keeps the
+//! at-most-once promise. The record is per process: replicas sharing keys
+//! need a shared store in front of this (sticky routing or a database).
 
 use std::fmt;
 use std::sync::Arc;
@@ -82,6 +88,10 @@ pub const DEFAULT_CLOCK_SKEW: Duration = Duration::from_secs(30);
 /// Default upper bound on the length of a token accepted by
 /// [`StateSealer::open`] (and produced by [`StateSealer::seal`]): 64 KiB.
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 64 * 1024;
+
+/// Default capacity of the single-use record
+/// ([`StateSealer::with_single_use`]): 100 000 tokens (about 5 MB).
+pub const DEFAULT_MAX_CONSUMED_TOKENS: usize = 100_000;
 
 const TOKEN_PREFIX: &str = "v1.";
 const AAD_PREFIX: &[u8] = b"mcp-rs/request-state/v1.";
@@ -487,6 +497,10 @@ pub enum StateError {
         /// The first claim that differed.
         field: BindingField,
     },
+    /// Single use is on and this token was already opened.
+    Replayed,
+    /// Single use is on and its record is full of unexpired tokens.
+    ReplayStoreFull,
 }
 
 impl fmt::Display for StateError {
@@ -498,6 +512,10 @@ impl fmt::Display for StateError {
             Self::Expired => f.write_str("requestState expired"),
             Self::NotYetValid => f.write_str("requestState issued in the future"),
             Self::Mismatch { field } => write!(f, "requestState bound to a different {field}"),
+            Self::Replayed => f.write_str("requestState already used"),
+            Self::ReplayStoreFull => {
+                f.write_str("requestState refused: the single-use record is full")
+            }
         }
     }
 }
@@ -559,6 +577,52 @@ impl SealError {
 // Sealer
 // ---------------------------------------------------------------------------
 
+/// The tokens already opened, until they expire (single use, MRTR-09).
+struct ReplayGuard {
+    max: usize,
+    state: std::sync::Mutex<ReplayState>,
+}
+
+#[derive(Default)]
+struct ReplayState {
+    seen: std::collections::HashSet<[u8; 32]>,
+    /// `(forget after, digest)` in the order recorded. Expiry is
+    /// (nearly) monotonic in that order, so purging from the front is
+    /// amortized O(1); an entry is never forgotten before its own expiry.
+    order: std::collections::VecDeque<(u64, [u8; 32])>,
+}
+
+impl fmt::Debug for ReplayGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReplayGuard")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplayGuard {
+    /// Records `digest` (valid until `until`); refuses a digest seen before.
+    fn consume(&self, digest: [u8; 32], until: u64, now: u64) -> Result<(), StateError> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while let Some(&(t, d)) = st.order.front() {
+            if t > now {
+                break;
+            }
+            st.order.pop_front();
+            st.seen.remove(&d);
+        }
+        if st.seen.contains(&digest) {
+            return Err(StateError::Replayed);
+        }
+        if st.seen.len() >= self.max {
+            return Err(StateError::ReplayStoreFull);
+        }
+        st.seen.insert(digest);
+        st.order.push_back((until, digest));
+        Ok(())
+    }
+}
+
 /// Seals and opens `requestState` tokens (MRTR-08, MRTR-09).
 ///
 /// Cheap to share behind an `Arc`; all methods take `&self`.
@@ -570,6 +634,7 @@ pub struct StateSealer {
     max_token_len: usize,
     audience: Option<String>,
     clock: Arc<dyn Clock>,
+    single_use: Option<ReplayGuard>,
 }
 
 impl StateSealer {
@@ -583,7 +648,22 @@ impl StateSealer {
             max_token_len: DEFAULT_MAX_TOKEN_LEN,
             audience: None,
             clock: Arc::new(SystemClock),
+            single_use: None,
         }
+    }
+
+    /// Makes every token single-use: `open` refuses a token it has opened
+    /// before ([`StateError::Replayed`]), remembering at most `max_tokens`
+    /// unexpired ones (see [`DEFAULT_MAX_CONSUMED_TOKENS`]; when full, new
+    /// tokens are refused with [`StateError::ReplayStoreFull`]). Only an
+    /// authentic, fresh, correctly bound token is recorded, so forged or
+    /// expired ones cannot fill the record.
+    pub fn with_single_use(mut self, max_tokens: usize) -> Self {
+        self.single_use = Some(ReplayGuard {
+            max: max_tokens,
+            state: std::sync::Mutex::new(ReplayState::default()),
+        });
+        self
     }
 
     /// Sets the token lifetime, in whole seconds (at least one second).
@@ -757,6 +837,13 @@ impl StateSealer {
             (Some(sealed), Some(a)) if ct_eq(&sealed, &tag(AUDIENCE_LABEL, a)) => {}
             _ => return mismatch(BindingField::Audience),
         }
+        if let Some(guard) = &self.single_use {
+            // The authenticated bytes identify the token (the nonce alone
+            // would do; hashing everything costs little and assumes less).
+            let digest: [u8; 32] = Sha256::digest(&raw).into();
+            let until = claims.expires_at.saturating_add(self.skew_secs);
+            guard.consume(digest, until, now)?;
+        }
         Ok(plaintext.get(HEADER_LEN..).unwrap_or_default().to_vec())
     }
 }
@@ -928,6 +1015,44 @@ mod tests {
             assert!(token.starts_with("v1.a."));
             assert_eq!(s.open(&token, &b).unwrap(), state);
         }
+    }
+
+    #[test]
+    fn single_use_refuses_replays_and_forgets_expired_tokens() {
+        // MRTR-09: at-most-once.
+        let (s, clock) = sealer();
+        let s = s.with_single_use(2);
+        let a = args();
+        let b = binding(&a);
+        let t1 = s.seal(&b, b"one").unwrap();
+        let t2 = s.seal(&b, b"two").unwrap();
+        let t3 = s.seal(&b, b"three").unwrap();
+        // A failed open (wrong binding, tampered) records nothing.
+        let other = json!({"city": "Oslo"});
+        assert!(matches!(
+            s.open(&t1, &binding(&other)),
+            Err(StateError::Mismatch { .. })
+        ));
+        assert_eq!(s.open(&t1, &b).unwrap(), b"one");
+        assert_eq!(s.open(&t1, &b), Err(StateError::Replayed));
+        assert_eq!(s.open(&t2, &b).unwrap(), b"two");
+        // Full of unexpired tokens: fail closed.
+        assert_eq!(s.open(&t3, &b), Err(StateError::ReplayStoreFull));
+        assert_eq!(
+            StateError::Replayed.to_error_object(),
+            StateError::Tampered.to_error_object()
+        );
+        // After expiry (+ skew) the record frees itself; the old tokens are
+        // refused as expired, a new one is accepted once.
+        clock.advance(DEFAULT_TTL.as_secs() + DEFAULT_CLOCK_SKEW.as_secs());
+        assert_eq!(s.open(&t1, &b), Err(StateError::Expired));
+        let t4 = s.seal(&b, b"four").unwrap();
+        assert_eq!(s.open(&t4, &b).unwrap(), b"four");
+        assert_eq!(s.open(&t4, &b), Err(StateError::Replayed));
+        // Without single use, replays are accepted (stateless by default).
+        let (plain, _) = sealer();
+        let t = plain.seal(&b, b"x").unwrap();
+        assert!(plain.open(&t, &b).is_ok() && plain.open(&t, &b).is_ok());
     }
 
     #[test]

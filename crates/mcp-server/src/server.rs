@@ -441,6 +441,7 @@ pub struct ServerBuilder {
     cache_hints: CacheHints,
     keys: Option<KeyRing>,
     state_ttl: std::time::Duration,
+    state_single_use: Option<usize>,
     bus: Option<Arc<dyn ChangeBus>>,
     logging: bool,
     stamp_server_info: bool,
@@ -470,6 +471,7 @@ impl ServerBuilder {
             cache_hints: CacheHints::default(),
             keys: None,
             state_ttl: std::time::Duration::from_secs(600),
+            state_single_use: None,
             bus: None,
             logging: false,
             stamp_server_info: true,
@@ -579,6 +581,15 @@ impl ServerBuilder {
         self.state_ttl = ttl;
         self
     }
+    /// Makes every `requestState` single-use (MRTR-09, for tools with
+    /// at-most-once semantics): a token is accepted once, remembering at most
+    /// `max_tokens` unexpired ones per process (default off; see
+    /// [`crate::request_state::StateSealer::with_single_use`] and
+    /// [`crate::request_state::DEFAULT_MAX_CONSUMED_TOKENS`]).
+    pub fn state_single_use(mut self, max_tokens: usize) -> Self {
+        self.state_single_use = Some(max_tokens);
+        self
+    }
     /// Replaces the in-process change bus.
     pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
         self.bus = Some(bus);
@@ -644,7 +655,13 @@ impl ServerBuilder {
                 modern_versions: ProtocolVersion::MODERN.to_vec(),
                 handshake_versions,
                 cache_hints: self.cache_hints,
-                sealer: StateSealer::new(keys).with_ttl(self.state_ttl),
+                sealer: {
+                    let sealer = StateSealer::new(keys).with_ttl(self.state_ttl);
+                    match self.state_single_use {
+                        Some(max) => sealer.with_single_use(max),
+                        None => sealer,
+                    }
+                },
                 bus,
                 logging_enabled: self.logging,
                 stamp_server_info: self.stamp_server_info,

@@ -2,6 +2,7 @@
 //! document, authenticates every request (LADDER-02) and enforces scopes.
 
 use super::ConfigError;
+use super::dpop::{DpopChecker, DpopPolicy, ProofRejection, ProofTarget};
 use super::metadata::{PRM_WELL_KNOWN, ProtectedResourceMetadata, ResourceUri};
 use super::peek::{Ops, operations};
 use super::verifier::{BoxFuture, TokenVerifier, VerifyError};
@@ -74,6 +75,7 @@ struct Shared {
     max_token_bytes: usize,
     serve_metadata: bool,
     trust_routing_headers: bool,
+    dpop: Option<DpopChecker>,
 }
 
 #[derive(Default)]
@@ -181,6 +183,7 @@ pub struct AuthLayerBuilder {
     max_token_bytes: usize,
     serve_metadata: bool,
     trust_routing_headers: bool,
+    dpop: Option<DpopPolicy>,
 }
 
 impl std::fmt::Debug for AuthLayerBuilder {
@@ -218,6 +221,7 @@ impl AuthLayer {
             max_token_bytes: Self::DEFAULT_MAX_TOKEN_BYTES,
             serve_metadata: true,
             trust_routing_headers: true,
+            dpop: None,
         }
     }
 
@@ -373,7 +377,26 @@ impl AuthLayerBuilder {
     }
 
     /// Validates the configuration.
+    /// Accepts DPoP-bound tokens (RFC 9449; see [`DpopPolicy`]):
+    /// `Authorization: DPoP` with a proof checked against the token's
+    /// `cnf.jkt`. Without it, bound tokens are refused (never downgraded
+    /// to bearer tokens).
+    pub fn dpop(mut self, policy: DpopPolicy) -> Self {
+        self.dpop = Some(policy);
+        self
+    }
+
+    /// Checks the configuration and builds the layer.
     pub fn build(self) -> Result<AuthLayer, ConfigError> {
+        if self
+            .dpop
+            .as_ref()
+            .is_some_and(|d| d.algorithms.is_empty() || d.max_replay_entries == 0)
+        {
+            return Err(ConfigError::new(
+                "DPoP needs at least one algorithm and a replay cache",
+            ));
+        }
         if self.authorization_servers.is_empty() {
             return Err(ConfigError::new(
                 "at least one authorization server is required (AUTH-03)",
@@ -441,6 +464,7 @@ impl AuthLayerBuilder {
                 max_token_bytes: self.max_token_bytes,
                 serve_metadata: self.serve_metadata,
                 trust_routing_headers: self.trust_routing_headers,
+                dpop: self.dpop.map(DpopChecker::new),
             }),
         })
     }
@@ -510,11 +534,12 @@ enum Presented<'a> {
     /// No `Authorization` header, or another scheme (RFC 6750 §3.1: no
     /// error code then).
     Nothing,
-    Token(&'a str),
+    /// A token, and whether the scheme was `DPoP` (else `Bearer`).
+    Token(&'a str, bool),
     Malformed(&'static str),
 }
 
-fn presented(headers: &HeaderMap, max: usize) -> Result<Presented<'_>, &'static str> {
+fn presented(headers: &HeaderMap, max: usize, dpop: bool) -> Result<Presented<'_>, &'static str> {
     let mut all = headers.get_all(header::AUTHORIZATION).iter();
     let Some(v) = all.next() else {
         return Ok(Presented::Nothing);
@@ -527,7 +552,8 @@ fn presented(headers: &HeaderMap, max: usize) -> Result<Presented<'_>, &'static 
     };
     let v = v.trim_matches(|c| c == ' ' || c == '\t');
     let (scheme, rest) = v.split_once(' ').unwrap_or((v, ""));
-    if !scheme.eq_ignore_ascii_case("bearer") {
+    let is_dpop = dpop && scheme.eq_ignore_ascii_case("dpop");
+    if !is_dpop && !scheme.eq_ignore_ascii_case("bearer") {
         return Ok(Presented::Nothing);
     }
     let token = rest.trim_start_matches(' ');
@@ -543,7 +569,7 @@ fn presented(headers: &HeaderMap, max: usize) -> Result<Presented<'_>, &'static 
     if !ok {
         return Ok(Presented::Malformed("malformed bearer token"));
     }
-    Ok(Presented::Token(token))
+    Ok(Presented::Token(token, is_dpop))
 }
 
 /// True when the query string carries an `access_token` parameter.
@@ -622,6 +648,11 @@ fn challenge_response(
     if let Ok(v) = HeaderValue::from_str(&challenge.to_string()) {
         h.insert(header::WWW_AUTHENTICATE, v);
     }
+    if let Some(d) = &shared.dpop
+        && let Ok(v) = HeaderValue::from_str(&format!("DPoP algs=\"{}\"", d.policy.algs()))
+    {
+        h.append(header::WWW_AUTHENTICATE, v);
+    }
     h.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -629,6 +660,90 @@ fn challenge_response(
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
 }
+
+/// RFC 9449 §7: a bound token only with the DPoP scheme and a valid proof;
+/// the DPoP scheme only with a bound token.
+// The error is the response `admit` returns as is, like its other refusals.
+#[allow(clippy::result_large_err)]
+fn check_binding<B>(
+    shared: &Shared,
+    req: &Request<B>,
+    token: &str,
+    dpop_scheme: bool,
+    jkt: Option<&str>,
+) -> Result<(), Response<Full<Bytes>>> {
+    let refuse = |error: &str, why: &str| {
+        let mut r = challenge_response(
+            shared,
+            StatusCode::UNAUTHORIZED,
+            Some(error),
+            why,
+            challenge_scopes(shared, req.headers()),
+        );
+        if (error == INVALID_DPOP_PROOF || error == USE_DPOP_NONCE)
+            && let Some(d) = &shared.dpop
+        {
+            // The error belongs to the DPoP challenge (RFC 9449 §7.1).
+            let challenge = format!(
+                "DPoP error=\"{error}\", error_description=\"{}\", algs=\"{}\"",
+                why.replace(['"', '\\'], "'"),
+                d.policy.algs()
+            );
+            if let Ok(v) = HeaderValue::from_str(&challenge) {
+                let h = r.headers_mut();
+                let bearer = h.get(header::WWW_AUTHENTICATE).cloned();
+                h.remove(header::WWW_AUTHENTICATE);
+                if let Some(b) = bearer {
+                    h.append(header::WWW_AUTHENTICATE, b);
+                }
+                h.append(header::WWW_AUTHENTICATE, v);
+            }
+        }
+        r
+    };
+    match (dpop_scheme, jkt, &shared.dpop) {
+        (false, None, _) => Ok(()),
+        (false, Some(_), _) => Err(refuse(
+            INVALID_TOKEN,
+            "the token is DPoP-bound and must be presented with the DPoP scheme and a proof",
+        )),
+        (true, None, _) => Err(refuse(INVALID_TOKEN, "the token is not DPoP-bound")),
+        (true, Some(_), None) => Err(refuse(INVALID_TOKEN, "DPoP is not accepted here")),
+        (true, Some(jkt), Some(checker)) => {
+            let mut proofs = req.headers().get_all("dpop").iter();
+            let proof = match (proofs.next(), proofs.next()) {
+                (Some(p), None) => p.to_str().unwrap_or(""),
+                (None, _) => return Err(refuse(INVALID_DPOP_PROOF, "missing DPoP proof")),
+                (Some(_), Some(_)) => {
+                    return Err(refuse(INVALID_DPOP_PROOF, "more than one DPoP proof"));
+                }
+            };
+            let url = format!("{}{}", shared.resource.origin(), req.uri().path());
+            let target = ProofTarget {
+                method: req.method().as_str(),
+                url: &url,
+                access_token: token,
+                jkt,
+            };
+            match checker.check(proof.trim(), &target, super::verifier::now_unix()) {
+                Ok(()) => Ok(()),
+                Err(ProofRejection::Invalid(why)) => Err(refuse(INVALID_DPOP_PROOF, &why)),
+                Err(ProofRejection::UseNonce(nonce)) => {
+                    let mut r = refuse(USE_DPOP_NONCE, "a server-issued DPoP nonce is required");
+                    if let Ok(v) = HeaderValue::from_str(&nonce) {
+                        r.headers_mut().insert("dpop-nonce", v);
+                    }
+                    Err(r)
+                }
+            }
+        }
+    }
+}
+
+/// RFC 9449 §7.1 error code for a bad proof.
+const INVALID_DPOP_PROOF: &str = "invalid_dpop_proof";
+/// RFC 9449 §9 error code asking for a retry with the server's nonce.
+const USE_DPOP_NONCE: &str = "use_dpop_nonce";
 
 fn plain(status: StatusCode, description: &str) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(json_body(None, description)));
@@ -728,36 +843,37 @@ where
             Vec::new(),
         ));
     }
-    let token = match presented(req.headers(), shared.max_token_bytes) {
-        Err(why) => {
-            return Err(challenge_response(
-                shared,
-                StatusCode::BAD_REQUEST,
-                Some(INVALID_REQUEST),
-                why,
-                Vec::new(),
-            ));
-        }
-        Ok(Presented::Nothing) => {
-            return Err(challenge_response(
-                shared,
-                StatusCode::UNAUTHORIZED,
-                None,
-                "authorization required",
-                challenge_scopes(shared, req.headers()),
-            ));
-        }
-        Ok(Presented::Malformed(why)) => {
-            return Err(challenge_response(
-                shared,
-                StatusCode::UNAUTHORIZED,
-                Some(INVALID_TOKEN),
-                why,
-                challenge_scopes(shared, req.headers()),
-            ));
-        }
-        Ok(Presented::Token(t)) => t,
-    };
+    let (token, dpop_scheme) =
+        match presented(req.headers(), shared.max_token_bytes, shared.dpop.is_some()) {
+            Err(why) => {
+                return Err(challenge_response(
+                    shared,
+                    StatusCode::BAD_REQUEST,
+                    Some(INVALID_REQUEST),
+                    why,
+                    Vec::new(),
+                ));
+            }
+            Ok(Presented::Nothing) => {
+                return Err(challenge_response(
+                    shared,
+                    StatusCode::UNAUTHORIZED,
+                    None,
+                    "authorization required",
+                    challenge_scopes(shared, req.headers()),
+                ));
+            }
+            Ok(Presented::Malformed(why)) => {
+                return Err(challenge_response(
+                    shared,
+                    StatusCode::UNAUTHORIZED,
+                    Some(INVALID_TOKEN),
+                    why,
+                    challenge_scopes(shared, req.headers()),
+                ));
+            }
+            Ok(Presented::Token(t, d)) => (t, d),
+        };
     let verified = match shared.verifier.verify(token).await {
         Ok(v) => v,
         Err(VerifyError::Invalid(why)) => {
@@ -780,6 +896,13 @@ where
             return Err(r);
         }
     };
+    check_binding(
+        shared,
+        &req,
+        token,
+        dpop_scheme,
+        verified.dpop_jkt.as_deref(),
+    )?;
     let (mut parts, body) = req.into_parts();
     let (required, body) = if shared.policy.per_operation() && parts.method == Method::POST {
         match trusted_header_op(&parts.headers).filter(|_| shared.trust_routing_headers) {
@@ -811,6 +934,7 @@ where
     }
     // AUTH-21: the token goes no further than this layer.
     parts.headers.remove(header::AUTHORIZATION);
+    parts.headers.remove("dpop");
     parts.extensions.insert(verified.to_principal());
     Ok(Request::from_parts(parts, body))
 }
@@ -866,12 +990,20 @@ mod tests {
 
     #[test]
     fn bearer_extraction() {
-        let t = |pairs: &[(&str, &str)]| match presented(&headers(pairs), 64) {
+        let t = |pairs: &[(&str, &str)]| match presented(&headers(pairs), 64, false) {
             Err(e) => format!("400 {e}"),
             Ok(Presented::Nothing) => "none".into(),
             Ok(Presented::Malformed(m)) => format!("bad {m}"),
-            Ok(Presented::Token(t)) => format!("token {t}"),
+            Ok(Presented::Token(t, _)) => format!("token {t}"),
         };
+        // RFC 9449 §7.1: the DPoP scheme counts only where DPoP is enabled.
+        let d = |on: bool| match presented(&headers(&[("authorization", "DPoP abc")]), 64, on) {
+            Ok(Presented::Token(t, true)) => format!("dpop {t}"),
+            Ok(Presented::Nothing) => "none".into(),
+            _ => "other".into(),
+        };
+        assert_eq!(d(false), "none");
+        assert_eq!(d(true), "dpop abc");
         assert_eq!(t(&[]), "none");
         assert_eq!(t(&[("authorization", "Basic YTpi")]), "none");
         assert_eq!(

@@ -62,6 +62,7 @@
 //! [`AuthLayerBuilder::serve_metadata`] off and serve
 //! [`AuthLayer::metadata_response`] from your own route).
 
+mod dpop;
 mod fetch;
 mod introspection;
 mod jwt;
@@ -70,6 +71,10 @@ mod metadata;
 mod peek;
 mod verifier;
 
+pub use dpop::{
+    DEFAULT_MAX_PROOF_AGE, DEFAULT_MAX_PROOF_BYTES, DEFAULT_MAX_REPLAY_ENTRIES,
+    DEFAULT_PROOF_CLOCK_SKEW, DpopPolicy,
+};
 pub use fetch::{FetchError, HttpFetch, HyperFetch};
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 pub use jsonwebtoken::Algorithm;

@@ -25,6 +25,10 @@ pub struct VerifiedToken {
     pub client_id: Option<String>,
     /// Expiry as seconds since the Unix epoch, when the token has one.
     pub expires_at: Option<u64>,
+    /// The RFC 7638 thumbprint of the key the token is bound to
+    /// (`cnf.jkt`, RFC 9449 §6): such a token is accepted only with a
+    /// matching DPoP proof.
+    pub dpop_jkt: Option<String>,
 }
 
 impl VerifiedToken {
@@ -35,12 +39,19 @@ impl VerifiedToken {
             scopes,
             client_id: None,
             expires_at: None,
+            dpop_jkt: None,
         }
     }
 
     /// Sets the client id.
     pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
         self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Binds the token to the DPoP key with thumbprint `jkt`.
+    pub fn with_dpop_jkt(mut self, jkt: impl Into<String>) -> Self {
+        self.dpop_jkt = Some(jkt.into());
         self
     }
 
@@ -194,6 +205,22 @@ pub(crate) fn scopes_of(claims: &Map<String, Value>) -> Result<Vec<String>, Veri
     }
 }
 
+/// The `cnf` claim (RFC 7800): `jkt` binds the token to a DPoP key (RFC
+/// 9449 §6). Any other confirmation method is one this server cannot
+/// check, so such a token is refused rather than treated as a bearer token.
+fn confirmation(claims: &Map<String, Value>) -> Result<Option<String>, VerifyError> {
+    match claims.get("cnf") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(cnf)) => match cnf.get("jkt") {
+            Some(Value::String(j)) if !j.is_empty() => Ok(Some(j.clone())),
+            _ => Err(VerifyError::invalid(
+                "unsupported token confirmation method",
+            )),
+        },
+        Some(_) => Err(VerifyError::invalid("malformed cnf claim")),
+    }
+}
+
 /// Applies `rules` at time `now` and extracts the token's facts.
 pub(crate) fn check_claims(
     claims: &Map<String, Value>,
@@ -272,6 +299,7 @@ pub(crate) fn check_claims(
         scopes: scopes_of(claims)?,
         client_id,
         expires_at,
+        dpop_jkt: confirmation(claims)?,
     })
 }
 
@@ -317,6 +345,20 @@ mod tests {
         let mut g = map(good());
         g.remove(k);
         Value::Object(g)
+    }
+
+    /// RFC 9449 §6: `cnf.jkt` binds the token; other confirmation
+    /// methods are refused, not ignored.
+    #[test]
+    fn confirmation_claim() {
+        assert_eq!(check(good()).map(|t| t.dpop_jkt), Ok(None));
+        assert_eq!(
+            check(with("cnf", json!({"jkt": "abc"}))).map(|t| t.dpop_jkt),
+            Ok(Some("abc".to_owned()))
+        );
+        for bad in [json!({"x5t#S256": "x"}), json!({"jkt": 1}), json!("jkt")] {
+            assert!(check(with("cnf", bad.clone())).is_err(), "{bad}");
+        }
     }
 
     #[test]

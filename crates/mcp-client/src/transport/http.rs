@@ -16,8 +16,12 @@
 //!   resumed with `Last-Event-ID` after the server's `retry` (LEGACY-17),
 //!   and `close` DELETEs the session (LEGACY-14).
 //! - Dropping an exchange aborts its HTTP request (HTTP-15, CANCEL-01).
+//! - Every request goes through [`Sender`], which applies the optional
+//!   [`HttpAuth`] hook: its headers on every request (AUTH-20), and a
+//!   bounded re-send after it renewed credentials on a 401/403.
 
 use super::{AbortOnDrop, Exchange, Outbound, Transport, TransportKind};
+use crate::auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
 use crate::error::{Error, Result};
 use crate::message::Inbound;
 use crate::sse::SseParser;
@@ -45,6 +49,108 @@ pub(crate) type Connector = HttpConnector;
 /// The pooled HTTP client.
 pub(crate) type Pool = HyperClient<Connector, Full<Bytes>>;
 
+/// Sends HTTP requests through the pool, applying the authorization hook.
+#[derive(Clone)]
+pub(crate) struct Sender {
+    pub pool: Pool,
+    pub auth: Option<Arc<dyn HttpAuth>>,
+    pub max_auth_retries: u32,
+}
+
+/// Response headers as lower-case name/value pairs (non-UTF-8 values skipped).
+fn header_pairs(headers: &http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+impl Sender {
+    /// Sends the request `make` builds (called again for every re-send),
+    /// with the hook's headers; on 401/403 asks the hook whether to retry,
+    /// at most `max_auth_retries` times (AUTH-20, AUTH-19).
+    pub(crate) async fn send(
+        &self,
+        mut make: impl FnMut() -> Result<Request<Full<Bytes>>>,
+    ) -> Result<Response<Incoming>> {
+        let mut retries = 0;
+        loop {
+            let mut req = make()?;
+            let url = req.uri().to_string();
+            let areq = AuthRequest {
+                method: req.method().as_str().to_owned(),
+                url: url.clone(),
+            };
+            let mut sent = Vec::new();
+            if let Some(auth) = &self.auth {
+                let extra = auth
+                    .headers(areq.clone())
+                    .await
+                    .map_err(|e| Error::auth(None, e))?;
+                for (n, v) in extra {
+                    let name = HeaderName::from_bytes(n.as_bytes()).map_err(|e| {
+                        Error::auth(
+                            None,
+                            AuthError::new(format!("bad header name {n:?}")).with_source(e),
+                        )
+                    })?;
+                    let value = HeaderValue::from_str(&v).map_err(|e| {
+                        Error::auth(
+                            None,
+                            AuthError::new(format!("bad value for header {n}")).with_source(e),
+                        )
+                    })?;
+                    req.headers_mut().insert(name, value);
+                    sent.push((n, v));
+                }
+            }
+            let resp = self.pool.request(req).await.map_err(|e| {
+                Error::transport(format!("HTTP request to {url} failed")).with_source(e)
+            })?;
+            let Some(auth) = &self.auth else {
+                return Ok(resp);
+            };
+            let status = resp.status();
+            if status.is_success() {
+                auth.on_success(&areq, &header_pairs(resp.headers()));
+                return Ok(resp);
+            }
+            if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+                return Ok(resp);
+            }
+            if retries >= self.max_auth_retries {
+                // Bounded: the hook is not asked again (AUTH-19).
+                return Err(Error::auth(
+                    Some(status.as_u16()),
+                    AuthError::new(format!(
+                        "{url} still answered {status} after {retries} authorization retries"
+                    )),
+                ));
+            }
+            let challenge = AuthChallenge {
+                request: areq,
+                status: status.as_u16(),
+                www_authenticate: resp
+                    .headers()
+                    .get_all(http::header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok().map(str::to_owned))
+                    .collect(),
+                headers: header_pairs(resp.headers()),
+                sent,
+            };
+            match auth.on_challenge(challenge).await {
+                AuthDecision::Proceed => return Ok(resp),
+                AuthDecision::Fail(e) => return Err(Error::auth(Some(status.as_u16()), e)),
+                AuthDecision::Retry => {
+                    retries += 1;
+                    drop(resp);
+                }
+            }
+        }
+    }
+}
+
 /// Limits that apply to HTTP bodies and SSE streams.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpLimits {
@@ -52,7 +158,21 @@ pub(crate) struct HttpLimits {
     pub max_event: usize,
     pub retry_cap: Duration,
     pub default_retry: Duration,
+    pub min_retry: Duration,
     pub max_resumes: u32,
+    /// Messages queued per exchange and for the GET stream.
+    pub queue: usize,
+}
+
+impl HttpLimits {
+    /// The delay before reconnecting: the server's `retry` (already capped
+    /// by the parser) or the default, never below the floor (LEGACY-17).
+    fn reconnect_delay(&self, parser: &SseParser) -> Duration {
+        parser
+            .retry()
+            .unwrap_or(self.default_retry)
+            .max(self.min_retry)
+    }
 }
 
 /// Builds the pooled client: TCP_NODELAY, and TLS through rustls (ring,
@@ -126,9 +246,10 @@ pub(crate) async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>> {
             .map_err(|e| Error::transport("reading the response body failed").with_source(e))?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > max {
-                return Err(Error::transport(format!(
-                    "response body larger than {max} bytes"
-                )));
+                return Err(Error::too_large(
+                    max,
+                    format!("response body larger than {max} bytes"),
+                ));
             }
             out.extend_from_slice(&data);
         }
@@ -137,18 +258,18 @@ pub(crate) async fn read_body(body: Incoming, max: usize) -> Result<Vec<u8>> {
 }
 
 pub(crate) struct Inner {
-    pool: Pool,
+    sender: Sender,
     url: Uri,
     extra: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<String>>,
     limits: HttpLimits,
-    unsolicited_tx: Mutex<Option<mpsc::UnboundedSender<Inbound>>>,
+    unsolicited_tx: Mutex<Option<mpsc::Sender<Inbound>>>,
 }
 
 /// The Streamable HTTP transport.
 pub(crate) struct HttpTransport {
     inner: Arc<Inner>,
-    unsolicited_rx: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited_rx: Mutex<Option<mpsc::Receiver<Inbound>>>,
     get_stream: Mutex<Option<AbortOnDrop>>,
     open_get_stream: bool,
 }
@@ -157,16 +278,16 @@ impl HttpTransport {
     /// A transport for `url`; `extra` headers go on every request
     /// (e.g. `Authorization`, AUTH-20).
     pub(crate) fn new(
-        pool: Pool,
+        sender: Sender,
         url: Uri,
         extra: Vec<(HeaderName, HeaderValue)>,
         limits: HttpLimits,
         open_get_stream: bool,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(limits.queue.max(1));
         Self {
             inner: Arc::new(Inner {
-                pool,
+                sender,
                 url,
                 extra,
                 session: Mutex::new(None),
@@ -236,10 +357,15 @@ impl Inner {
         body: Bytes,
         last_event_id: Option<&str>,
     ) -> Result<(Response<Incoming>, bool)> {
-        let (req, had_session) = self.build(method, headers, body, last_event_id)?;
-        let resp = self.pool.request(req).await.map_err(|e| {
-            Error::transport(format!("HTTP request to {} failed", self.url)).with_source(e)
-        })?;
+        let mut had_session = false;
+        let resp = self
+            .sender
+            .send(|| {
+                let (req, h) = self.build(method.clone(), headers, body.clone(), last_event_id)?;
+                had_session = h;
+                Ok(req)
+            })
+            .await?;
         if let Some(sid) = resp
             .headers()
             .get(MCP_SESSION_ID)
@@ -292,25 +418,30 @@ impl Inner {
     }
 
     /// Reads an SSE body, forwarding messages; returns whether the response
-    /// to `id` was seen, and the stream's last event id and retry.
+    /// to `id` was seen. On a request's stream, an event that is not a valid
+    /// JSON-RPC message is remembered: if the stream then ends without the
+    /// response, that malformed event was the answer and the request fails
+    /// with it (rather than as a lost stream).
     async fn read_sse(
         &self,
         body: Incoming,
         parser: &mut SseParser,
         id: Option<&RequestId>,
-        tx: &mpsc::UnboundedSender<Result<Inbound>>,
+        tx: &mpsc::Sender<Result<Inbound>>,
     ) -> Result<bool> {
         let mut body = body;
+        let mut malformed: Option<Error> = None;
         while let Some(frame) = body.frame().await {
             let Ok(frame) = frame else {
-                return Ok(false); // a broken stream; the caller may resume
+                // A broken stream; the caller may resume.
+                return malformed.map_or(Ok(false), Err);
             };
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            let events = parser
-                .feed(&data)
-                .map_err(|e| Error::invalid("unacceptable SSE stream").with_source(e))?;
+            let events = parser.feed(&data).map_err(|e| {
+                Error::too_large(self.limits.max_event, "unacceptable SSE stream").with_source(e)
+            })?;
             for ev in events {
                 if !ev.is_message() || ev.data.trim().is_empty() {
                     continue;
@@ -319,11 +450,16 @@ impl Inner {
                     Ok(m) => m,
                     Err(e) => {
                         tracing::warn!(error = %e, "ignoring a malformed SSE message");
+                        if id.is_some() {
+                            malformed = Some(e);
+                        }
                         continue;
                     }
                 };
                 let done = matches!(&msg, Inbound::Response { id: Some(r), .. } if Some(r) == id);
-                if tx.send(Ok(msg)).is_err() {
+                // Waits while the consumer is behind: backpressure on
+                // this connection, never unbounded buffering.
+                if tx.send(Ok(msg)).await.is_err() {
                     return Ok(false);
                 }
                 if done {
@@ -331,19 +467,19 @@ impl Inner {
                 }
             }
         }
-        Ok(false)
+        malformed.map_or(Ok(false), Err)
     }
 
-    async fn exchange(self: Arc<Self>, out: Outbound, tx: mpsc::UnboundedSender<Result<Inbound>>) {
+    async fn exchange(self: Arc<Self>, out: Outbound, tx: mpsc::Sender<Result<Inbound>>) {
         if let Err(e) = self.clone().exchange_inner(&out, &tx).await {
-            let _ = tx.send(Err(e));
+            let _ = tx.send(Err(e)).await;
         }
     }
 
     async fn exchange_inner(
         self: Arc<Self>,
         out: &Outbound,
-        tx: &mpsc::UnboundedSender<Result<Inbound>>,
+        tx: &mpsc::Sender<Result<Inbound>>,
     ) -> Result<()> {
         let id = out.id.as_ref();
         let (resp, had_session) = self
@@ -362,21 +498,36 @@ impl Inner {
         }
         if !status.is_success() {
             let msg = self.failure(resp, had_session, id).await?;
-            let _ = tx.send(Ok(msg));
+            let _ = tx.send(Ok(msg)).await;
             return Ok(());
         }
         let ct = resp.headers().get(CONTENT_TYPE).cloned();
         if is_media_type(ct.as_ref(), "application/json") {
             let body = read_body(resp.into_body(), self.limits.max_body).await?;
-            let msg = Inbound::decode(&body)?;
-            let msg = match msg {
-                Inbound::Response { id: None, outcome } => Inbound::Response {
-                    id: id.cloned(),
-                    outcome,
+            // A JSON answer is exactly one response, to this request.
+            let msg = match Inbound::decode(&body)? {
+                Inbound::Response { id: rid, outcome } => match rid {
+                    None => Inbound::Response {
+                        id: id.cloned(),
+                        outcome,
+                    },
+                    Some(r) if Some(&r) == id => Inbound::Response {
+                        id: Some(r),
+                        outcome,
+                    },
+                    Some(other) => {
+                        return Err(Error::invalid(format!(
+                            "the JSON answer is the response to id {other}, not to this request"
+                        )));
+                    }
                 },
-                m => m,
+                _ => {
+                    return Err(Error::invalid(
+                        "the JSON answer to a request is not a JSON-RPC response",
+                    ));
+                }
             };
-            let _ = tx.send(Ok(msg));
+            let _ = tx.send(Ok(msg)).await;
             return Ok(());
         }
         if !is_media_type(ct.as_ref(), "text/event-stream") {
@@ -396,8 +547,7 @@ impl Inner {
                 break;
             };
             attempts += 1;
-            let wait = parser.retry().unwrap_or(self.limits.default_retry);
-            tokio::time::sleep(wait).await;
+            tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
             let (resp, had_session) = match self
                 .send(Method::GET, &out.headers, Bytes::new(), Some(&last))
                 .await
@@ -410,7 +560,7 @@ impl Inner {
             };
             if !resp.status().is_success() {
                 let msg = self.failure(resp, had_session, id).await?;
-                let _ = tx.send(Ok(msg));
+                let _ = tx.send(Ok(msg)).await;
                 return Ok(());
             }
             if !is_media_type(resp.headers().get(CONTENT_TYPE), "text/event-stream") {
@@ -441,7 +591,7 @@ impl Inner {
                     if failures > self.limits.max_resumes {
                         return;
                     }
-                    tokio::time::sleep(parser.retry().unwrap_or(self.limits.default_retry)).await;
+                    tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
                     continue;
                 }
             };
@@ -451,31 +601,40 @@ impl Inner {
                 tracing::debug!(status = %resp.status(), "no standalone GET stream");
                 return; // 405: the server offers none
             }
-            failures = 0;
-            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (tx, mut rx) = mpsc::channel(self.limits.queue.max(1));
             let fwd = {
                 let unsolicited = lock(&self.unsolicited_tx).clone();
                 tokio::spawn(async move {
+                    let mut forwarded = 0usize;
                     while let Some(Ok(m)) = rx.recv().await {
+                        forwarded += 1;
                         if let Some(u) = &unsolicited {
-                            let _ = u.send(m);
+                            let _ = u.send(m).await;
                         }
                     }
+                    forwarded
                 })
             };
             let r = self
                 .read_sse(resp.into_body(), &mut parser, None, &tx)
                 .await;
             drop(tx);
-            let _ = fwd.await;
+            let forwarded = fwd.await.unwrap_or(0);
             if r.is_err() {
                 return;
             }
-            failures += 1;
-            if failures > self.limits.max_resumes {
-                return;
+            // A stream that carried messages was worth reopening; one that
+            // ended empty counts as a failure, so a server answering every
+            // GET with an empty stream is given up on.
+            if forwarded > 0 {
+                failures = 0;
+            } else {
+                failures += 1;
+                if failures > self.limits.max_resumes {
+                    return;
+                }
             }
-            tokio::time::sleep(parser.retry().unwrap_or(self.limits.default_retry)).await;
+            tokio::time::sleep(self.limits.reconnect_delay(&parser)).await;
         }
     }
 }
@@ -526,7 +685,7 @@ impl Drop for HttpGuard {
 impl Transport for HttpTransport {
     fn request(&self, out: Outbound) -> BoxFuture<'_, Result<Exchange>> {
         Box::pin(async move {
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(self.inner.limits.queue.max(1));
             let done = Arc::new(AtomicBool::new(false));
             // Handshake era: an aborted exchange is not a cancellation
             // (LEGACY-19), so also POST notifications/cancelled (LEGACY-07).
@@ -569,7 +728,7 @@ impl Transport for HttpTransport {
         })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         lock(&self.unsolicited_rx).take()
     }
 
@@ -579,6 +738,10 @@ impl Transport for HttpTransport {
 
     fn identity(&self) -> String {
         origin(&self.inner.url) + self.inner.url.path()
+    }
+
+    fn auth_partition(&self) -> Option<String> {
+        self.inner.sender.auth.as_ref()?.cache_partition()
     }
 
     fn session_started(&self, headers: Vec<(String, String)>) {

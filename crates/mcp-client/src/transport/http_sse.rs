@@ -2,7 +2,7 @@
 //! (ERA-10): `GET` the URL for an SSE stream whose first event, `endpoint`,
 //! names where to POST messages; every answer then arrives on that stream.
 
-use super::http::{HttpLimits, Pool, is_media_type, origin, read_body};
+use super::http::{HttpLimits, Sender, is_media_type, origin, read_body};
 use super::router::{CancelFn, CancelGuard, Router};
 use super::{AbortOnDrop, Exchange, Outbound, Transport, TransportKind};
 use crate::error::{Error, Result};
@@ -51,28 +51,28 @@ pub(crate) fn resolve_endpoint(base: &Uri, reference: &str) -> Result<Uri> {
 }
 
 struct Inner {
-    pool: Pool,
+    sender: Sender,
     endpoint: Uri,
     extra: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Inner {
     async fn post(&self, body: Vec<u8>) -> Result<()> {
-        let mut b = Request::builder()
-            .method(Method::POST)
-            .uri(self.endpoint.clone())
-            .header(CONTENT_TYPE, "application/json");
-        for (n, v) in &self.extra {
-            b = b.header(n, v);
-        }
-        let req = b
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))?;
+        let body = Bytes::from(body);
         let resp = self
-            .pool
-            .request(req)
-            .await
-            .map_err(|e| Error::transport("HTTP+SSE POST failed").with_source(e))?;
+            .sender
+            .send(|| {
+                let mut b = Request::builder()
+                    .method(Method::POST)
+                    .uri(self.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json");
+                for (n, v) in &self.extra {
+                    b = b.header(n, v);
+                }
+                b.body(Full::new(body.clone()))
+                    .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))
+            })
+            .await?;
         if resp.status().is_success() {
             Ok(())
         } else {
@@ -88,7 +88,7 @@ impl Inner {
 pub(crate) struct HttpSseTransport {
     inner: Arc<Inner>,
     router: Arc<Router>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     reader: Mutex<Option<AbortOnDrop>>,
     identity: String,
 }
@@ -96,25 +96,24 @@ pub(crate) struct HttpSseTransport {
 impl HttpSseTransport {
     /// Opens the SSE stream and waits for the `endpoint` event.
     pub(crate) async fn connect(
-        pool: Pool,
+        sender: Sender,
         url: Uri,
         extra: Vec<(HeaderName, HeaderValue)>,
         limits: HttpLimits,
     ) -> Result<Self> {
-        let mut b = Request::builder()
-            .method(Method::GET)
-            .uri(url.clone())
-            .header(ACCEPT, "text/event-stream");
-        for (n, v) in &extra {
-            b = b.header(n, v);
-        }
-        let req = b
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))?;
-        let resp = pool
-            .request(req)
-            .await
-            .map_err(|e| Error::transport("HTTP+SSE GET failed").with_source(e))?;
+        let resp = sender
+            .send(|| {
+                let mut b = Request::builder()
+                    .method(Method::GET)
+                    .uri(url.clone())
+                    .header(ACCEPT, "text/event-stream");
+                for (n, v) in &extra {
+                    b = b.header(n, v);
+                }
+                b.body(Full::new(Bytes::new()))
+                    .map_err(|e| Error::invalid("cannot build the HTTP request").with_source(e))
+            })
+            .await?;
         if !resp.status().is_success()
             || !is_media_type(resp.headers().get(CONTENT_TYPE), "text/event-stream")
         {
@@ -138,9 +137,9 @@ impl HttpSseTransport {
             let Ok(data) = frame.into_data() else {
                 continue;
             };
-            let events = parser
-                .feed(&data)
-                .map_err(|e| Error::invalid("unacceptable SSE stream").with_source(e))?;
+            let events = parser.feed(&data).map_err(|e| {
+                Error::too_large(limits.max_event, "unacceptable SSE stream").with_source(e)
+            })?;
             let mut it = events.into_iter();
             while let Some(ev) = it.next() {
                 if ev.event.as_deref() == Some("endpoint") {
@@ -149,13 +148,14 @@ impl HttpSseTransport {
                 }
             }
         };
-        let (router, unsolicited) = Router::new();
+        let (router, unsolicited) = Router::new(limits.queue);
         for ev in early {
             if let Ok(m) = Inbound::decode(ev.data.as_bytes()) {
-                router.dispatch(m);
+                router.dispatch(m).await;
             }
         }
         let r = router.clone();
+        let max_event = limits.max_event;
         let task = tokio::spawn(async move {
             let why = loop {
                 let Some(frame) = body.frame().await else {
@@ -171,21 +171,33 @@ impl HttpSseTransport {
                     Ok(events) => {
                         for ev in events.into_iter().filter(|e| e.is_message()) {
                             match Inbound::decode(ev.data.as_bytes()) {
-                                Ok(m) => r.dispatch(m),
-                                Err(e) => {
-                                    tracing::warn!(error = %e, "ignoring a malformed SSE message")
-                                }
+                                Ok(m) => r.dispatch(m).await,
+                                // A malformed answer fails its request now.
+                                Err(e) => match crate::message::answered_id(ev.data.as_bytes()) {
+                                    Some(id) if r.fail(&id, e.clone()) => {}
+                                    _ => {
+                                        tracing::warn!(error = %e, "ignoring a malformed SSE message")
+                                    }
+                                },
                             }
                         }
                     }
-                    Err(e) => break e.to_string(),
+                    Err(e) => {
+                        // The shared stream is unusable: the pending
+                        // requests fail with the size-limit error.
+                        r.fail_pending(
+                            Error::too_large(max_event, "unacceptable SSE stream")
+                                .with_source(e.clone()),
+                        );
+                        break e.to_string();
+                    }
                 }
             };
             r.close(Error::transport(why));
         });
         Ok(Self {
             inner: Arc::new(Inner {
-                pool,
+                sender,
                 endpoint,
                 extra,
             }),
@@ -234,7 +246,7 @@ impl Transport for HttpSseTransport {
         Box::pin(async move { self.inner.post(out.body).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         self.unsolicited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -247,6 +259,10 @@ impl Transport for HttpSseTransport {
 
     fn identity(&self) -> String {
         self.identity.clone()
+    }
+
+    fn auth_partition(&self) -> Option<String> {
+        self.inner.sender.auth.as_ref()?.cache_partition()
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {

@@ -56,8 +56,9 @@ pub(crate) struct Outbound {
 /// The messages related to one request, ending with its response; the
 /// channel closes after the response or when the stream is lost.
 pub(crate) struct Exchange {
-    /// Related messages, or a transport failure.
-    pub rx: mpsc::UnboundedReceiver<Result<Inbound>>,
+    /// Related messages, or a transport failure (bounded:
+    /// [`crate::Limits::message_queue`]).
+    pub rx: mpsc::Receiver<Result<Inbound>>,
     /// Cancels the request when dropped early.
     pub _guard: Box<dyn Send + Sync>,
 }
@@ -71,12 +72,17 @@ pub(crate) trait Transport: Send + Sync + 'static {
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<()>>;
     /// Messages not related to any request (stdio notifications and server
     /// requests, the handshake-era GET stream); taken once by the core.
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>>;
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>>;
     /// The kind of wire.
     fn kind(&self) -> TransportKind;
     /// A string naming the server (origin or command line), used to
     /// partition caches (CACHE-05).
     fn identity(&self) -> String;
+    /// The private-cache partition the authorization hook derives from
+    /// its current credentials (CACHE-08); `None` without a hook.
+    fn auth_partition(&self) -> Option<String> {
+        None
+    }
     /// Handshake era: the session is initialized; open what the transport
     /// opens then (the HTTP GET stream, LEGACY-15).
     fn session_started(&self, _headers: Vec<(String, String)>) {}

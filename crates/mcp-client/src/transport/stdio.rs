@@ -6,7 +6,15 @@
 //! wait, SIGKILL it, and reap the child. Dropping the transport without
 //! `close` kills the group at once; tokio reaps the child (no zombies).
 //! stderr is forwarded, discarded or captured line by line (STDIO-04: never
-//! an error signal).
+//! an error signal; captured lines are decoded lossily and cut at
+//! `max_line_bytes`, so a hostile server cannot stall or bloat the capture).
+//!
+//! A hostile server is contained: stdin is fed through a bounded queue (a
+//! server that stops reading makes writers wait, and time out, instead of
+//! growing memory); a stdout line over `max_line_bytes` fails the pending
+//! requests with a size-limit error and ends the connection; a line that is
+//! not a valid JSON-RPC message but names a pending request's id fails that
+//! request at once; other garbage is skipped.
 
 use super::router::{CancelFn, CancelGuard, Router};
 use super::{Exchange, Outbound, Transport, TransportKind};
@@ -77,10 +85,23 @@ impl StdioCommand {
     }
 }
 
+/// The stdio transport's limits.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StdioLimits {
+    /// Largest stdout (and captured stderr) line.
+    pub max_line: usize,
+    /// Grace period of each shutdown step (STDIO-08).
+    pub grace: Duration,
+    /// Messages queued for the child's stdin.
+    pub write_queue: usize,
+    /// Messages queued from stdout to the client core, per stream.
+    pub queue: usize,
+}
+
 pub(crate) struct StdioTransport {
     router: Arc<Router>,
-    writer: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
-    unsolicited: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     child: tokio::sync::Mutex<Option<Child>>,
     pgid: Option<i32>,
     identity: String,
@@ -89,7 +110,13 @@ pub(crate) struct StdioTransport {
 
 impl StdioTransport {
     /// Spawns the child and the reader/writer tasks.
-    pub(crate) fn spawn(cmd: &StdioCommand, max_line: usize, grace: Duration) -> Result<Self> {
+    pub(crate) fn spawn(cmd: &StdioCommand, limits: StdioLimits) -> Result<Self> {
+        let StdioLimits {
+            max_line,
+            grace,
+            write_queue,
+            queue,
+        } = limits;
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
@@ -120,15 +147,10 @@ impl StdioTransport {
             .ok_or_else(|| Error::transport("child has no stdout"))?;
         if let (StderrMode::Capture(cb), Some(err)) = (&cmd.stderr, child.stderr.take()) {
             let cb = cb.clone();
-            tokio::spawn(async move {
-                let mut lines = BufReader::new(err).lines();
-                while let Ok(Some(line)) = lines.next_line().await {
-                    cb(line);
-                }
-            });
+            tokio::spawn(capture_stderr(err, max_line, cb));
         }
-        let (router, unsolicited) = Router::new();
-        let (wtx, mut wrx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (router, unsolicited) = Router::new(queue);
+        let (wtx, mut wrx) = mpsc::channel::<Vec<u8>>(write_queue.max(1));
         tokio::spawn(async move {
             let mut stdin = stdin;
             while let Some(mut line) = wrx.recv().await {
@@ -141,10 +163,20 @@ impl StdioTransport {
         });
         let r = router.clone();
         tokio::spawn(async move {
-            let why = read_lines(stdout, max_line, &r).await;
-            r.close(Error::transport(format!(
-                "the server process closed stdout: {why}"
-            )));
+            match read_lines(stdout, max_line, &r).await {
+                Stop::TooLong => {
+                    r.fail_pending(Error::too_large(
+                        max_line,
+                        format!("the server sent a line longer than {max_line} bytes"),
+                    ));
+                    r.close(Error::transport(format!(
+                        "the connection was closed after the server sent a line longer than {max_line} bytes"
+                    )));
+                }
+                Stop::End(why) => r.close(Error::transport(format!(
+                    "the server process closed stdout: {why}"
+                ))),
+            }
         });
         let identity = std::iter::once(&cmd.program)
             .chain(cmd.args.iter())
@@ -162,16 +194,18 @@ impl StdioTransport {
         })
     }
 
-    fn writer(&self) -> Option<mpsc::UnboundedSender<Vec<u8>>> {
+    fn writer(&self) -> Option<mpsc::Sender<Vec<u8>>> {
         self.writer
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
 
-    fn write(&self, body: Vec<u8>) -> Result<()> {
+    /// Queues a message for stdin, waiting while the queue is full.
+    async fn write(&self, body: Vec<u8>) -> Result<()> {
         let w = self.writer().ok_or_else(Error::closed)?;
         w.send(body)
+            .await
             .map_err(|_| Error::transport("the server process's stdin is closed"))
     }
 
@@ -190,17 +224,25 @@ impl StdioTransport {
     }
 }
 
-/// Reads newline-delimited messages until EOF or an error; returns why it stopped.
-async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Router) -> String {
+/// Why the stdout reader stopped.
+enum Stop {
+    /// End of file or a read error.
+    End(String),
+    /// A line over the limit: framing can no longer be trusted.
+    TooLong,
+}
+
+/// Reads newline-delimited messages until EOF, an error or an over-long line.
+async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Router) -> Stop {
     let mut reader = BufReader::new(out);
     let mut line = Vec::new();
     loop {
         let chunk = match reader.fill_buf().await {
             Ok(c) => c,
-            Err(e) => return e.to_string(),
+            Err(e) => return Stop::End(e.to_string()),
         };
         if chunk.is_empty() {
-            return "end of file".into();
+            return Stop::End("end of file".into());
         }
         let (take, complete) = match chunk.iter().position(|b| *b == b'\n') {
             Some(i) => (i + 1, true),
@@ -209,7 +251,7 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
         line.extend_from_slice(&chunk[..if complete { take - 1 } else { take }]);
         reader.consume(take);
         if line.len() > max_line {
-            return format!("a line exceeded {max_line} bytes");
+            return Stop::TooLong;
         }
         if !complete {
             continue;
@@ -219,11 +261,69 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
         }
         if !line.iter().all(u8::is_ascii_whitespace) {
             match Inbound::decode(&line) {
-                Ok(m) => router.dispatch(m),
-                Err(e) => tracing::warn!(error = %e, "ignoring a non-JSON-RPC line on stdout"),
+                Ok(m) => router.dispatch(m).await,
+                Err(e) => match crate::message::answered_id(&line) {
+                    // A malformed answer to a pending request fails it now
+                    // rather than at its timeout.
+                    Some(id) if router.fail(&id, e.clone()) => {
+                        tracing::warn!(error = %e, %id, "a malformed response failed its request");
+                    }
+                    _ => tracing::warn!(error = %e, "ignoring a non-JSON-RPC line on stdout"),
+                },
             }
         }
         line.clear();
+        // One unit of the task budget per line, so the reader yields as
+        // often as the consumers of its queues do (tokio charges them per
+        // message) and a flood cannot outpace them.
+        tokio::task::consume_budget().await;
+    }
+}
+
+/// Hands each stderr line to `cb`: decoded lossily (STDIO-04: stderr is
+/// free-form), a line longer than `max_line` cut there and the rest of it
+/// skipped, so neither bad bytes nor an endless line stall the child.
+async fn capture_stderr(
+    err: impl AsyncRead + Unpin,
+    max_line: usize,
+    cb: Arc<dyn Fn(String) + Send + Sync>,
+) {
+    let mut reader = BufReader::new(err);
+    let mut line = Vec::new();
+    let mut skipping = false;
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok(c) if !c.is_empty() => c,
+            _ => break,
+        };
+        let (take, complete) = match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let body = &chunk[..if complete { take - 1 } else { take }];
+        if !skipping {
+            let room = max_line.saturating_sub(line.len());
+            line.extend_from_slice(&body[..body.len().min(room)]);
+            if body.len() > room {
+                cb(String::from_utf8_lossy(&line).into_owned());
+                line.clear();
+                skipping = true;
+            }
+        }
+        reader.consume(take);
+        if complete {
+            if !skipping {
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                cb(String::from_utf8_lossy(&line).into_owned());
+            }
+            line.clear();
+            skipping = false;
+        }
+    }
+    if !line.is_empty() && !skipping {
+        cb(String::from_utf8_lossy(&line).into_owned());
     }
 }
 
@@ -239,8 +339,10 @@ impl Transport for StdioTransport {
                 let w = self.writer();
                 Some(Box::new(move |id: &RequestId| {
                     // CANCEL-02 / SUB-09
+                    // Best effort: with the queue full the server is not
+                    // reading, and the cancellation is dropped.
                     if let Some(w) = &w {
-                        let _ = w.send(crate::client::cancelled_notification(id));
+                        let _ = w.try_send(crate::client::cancelled_notification(id));
                     }
                 }))
             } else {
@@ -251,7 +353,7 @@ impl Transport for StdioTransport {
                 id,
                 cancel,
             };
-            self.write(out.body)?;
+            self.write(out.body).await?;
             Ok(Exchange {
                 rx,
                 _guard: Box::new(guard),
@@ -260,10 +362,10 @@ impl Transport for StdioTransport {
     }
 
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<()>> {
-        Box::pin(async move { self.write(out.body) })
+        Box::pin(async move { self.write(out.body).await })
     }
 
-    fn take_unsolicited(&self) -> Option<mpsc::UnboundedReceiver<Inbound>> {
+    fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>> {
         self.unsolicited
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -346,8 +448,16 @@ mod tests {
         cmd.stderr = StderrMode::Capture(Arc::new(move |line| {
             *g.lock().unwrap_or_else(|p| p.into_inner()) = line.trim().parse().ok();
         }));
-        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let t = StdioTransport::spawn(
+            &cmd,
+            StdioLimits {
+                max_line: 1024,
+                grace: Duration::from_millis(100),
+                write_queue: 16,
+                queue: 16,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let pid = t.pgid.unwrap_or_default();
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while grandchild
@@ -382,8 +492,16 @@ mod tests {
     #[tokio::test]
     async fn a_request_after_exit_fails_instead_of_hanging() {
         let cmd = StdioCommand::new("true", Vec::<String>::new());
-        let t = StdioTransport::spawn(&cmd, 1024, Duration::from_millis(100))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let t = StdioTransport::spawn(
+            &cmd,
+            StdioLimits {
+                max_line: 1024,
+                grace: Duration::from_millis(100),
+                write_queue: 16,
+                queue: 16,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         tokio::time::sleep(Duration::from_millis(200)).await;
         let r = t
             .request(Outbound {

@@ -6,17 +6,34 @@
 //! 2026-07-28 runs are stateless (every request carries the envelope and
 //! the MCP headers). Unknown scenarios run a generic flow (list tools, call
 //! the first). The process always exits within a bounded time.
+//!
+//! `auth/*` scenarios run the OAuth client (`mcp_auth::client`) with the
+//! headless authorization handler against the harness's mock PRM and AS,
+//! which listen on `http://localhost` (so loopback and plain http are
+//! allowed here, and nowhere else by default); `auth/pre-registration`
+//! takes its credentials from `MCP_CONFORMANCE_CONTEXT`. After
+//! authorization: `tools/list`, then `tools/call` of the first tool.
 
+use mcp_auth::client::{HeadlessAuthorization, HttpClient, NetPolicy, OAuthClient, PreRegistered};
 use mcp_client::protocol::types::{
     CallToolRequestParams, ContentBlock, CreateMessageResult, ElicitAction, ElicitRequestParams,
     ElicitResult, ElicitValue, ElicitationSchema, JsonObject, ListRootsResult,
     PrimitiveSchemaDefinition, Role, Root, SamplingContent, StopReason, Tool,
 };
-use mcp_client::{Client, ClientBuilder, EraPreference, HandlerError};
+use mcp_client::{Client, ClientBuilder, EraPreference, HandlerError, HttpAuth};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
+
+// The authorization extension scenarios (client credentials, JWT bearer,
+// enterprise-managed, DPoP) live in their own file.
+#[path = "../client_auth_ext.rs"]
+mod auth_ext;
+
+/// The Client ID Metadata Document URL the conformance suite expects.
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 /// The whole run must end well inside the harness's 30 s client timeout.
 const OVERALL_TIMEOUT: Duration = Duration::from_secs(25);
@@ -75,13 +92,58 @@ fn sample_arguments(tool: &Tool) -> Option<JsonObject> {
     Some(args)
 }
 
-async fn connect(url: &str, version: &str) -> Result<Client, String> {
+/// The conformance context (`MCP_CONFORMANCE_CONTEXT`), or `null`.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The OAuth client for an `auth/*` scenario.
+fn oauth(url: &str) -> Result<Arc<dyn HttpAuth>, String> {
+    // The harness's mocks are on http://localhost: allow loopback only.
+    let policy = NetPolicy::loopback_allowed();
+    let http = HttpClient::new(policy);
+    let mut b = OAuthClient::builder(url)
+        .http_client(http.clone())
+        .authorization_handler(Arc::new(HeadlessAuthorization::new(http)))
+        .client_metadata_url(CIMD_URL)
+        .client_name("mcp-rs-everything-client");
+    let ctx = context();
+    if let (Some(id), Some(issuer)) = (
+        ctx.get("client_id").and_then(Value::as_str),
+        ctx.get("issuer").and_then(Value::as_str),
+    ) {
+        let client = match ctx.get("client_secret").and_then(Value::as_str) {
+            Some(secret) => PreRegistered::Secret {
+                client_id: id.into(),
+                client_secret: secret.into(),
+            },
+            None => PreRegistered::Public {
+                client_id: id.into(),
+            },
+        };
+        b = b.pre_registered(issuer, client);
+    }
+    Ok(Arc::new(b.build().map_err(|e| format!("oauth: {e}"))?))
+}
+
+async fn connect(
+    url: &str,
+    version: &str,
+    auth: Option<Arc<dyn HttpAuth>>,
+) -> Result<Client, String> {
     let era = if version == "2026-07-28" {
         EraPreference::ModernNoProbe
     } else {
         EraPreference::Handshake
     };
-    ClientBuilder::new("mcp-rs-everything-client", env!("CARGO_PKG_VERSION"))
+    let mut builder = ClientBuilder::new("mcp-rs-everything-client", env!("CARGO_PKG_VERSION"));
+    if let Some(a) = auth {
+        builder = builder.http_auth(a);
+    }
+    builder
         .era(era)
         .request_timeout(Duration::from_secs(20))
         .on_elicitation(elicit)
@@ -130,7 +192,15 @@ async fn generic(client: &Client) -> Flow {
 }
 
 async fn run(scenario: &str, version: &str, url: &str) -> Flow {
-    let client = connect(url, version).await?;
+    if auth_ext::handles(scenario) {
+        return auth_ext::run(scenario, version, url).await;
+    }
+    let auth = if scenario.starts_with("auth/") {
+        Some(oauth(url)?)
+    } else {
+        None
+    };
+    let client = connect(url, version, auth).await?;
     let result = scenario_flow(&client, scenario).await;
     client.close().await;
     result
@@ -200,10 +270,7 @@ async fn scenario_flow(client: &Client, scenario: &str) -> Flow {
                 .list_tools()
                 .await
                 .map_err(|e| format!("tools/list: {e}"))?;
-            let ctx: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
-                .ok()
-                .and_then(|c| serde_json::from_str(&c).ok())
-                .unwrap_or(Value::Null);
+            let ctx = context();
             let calls = ctx
                 .get("toolCalls")
                 .and_then(Value::as_array)

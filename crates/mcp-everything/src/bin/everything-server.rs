@@ -30,7 +30,9 @@
 //! `requestState` key with a fixed one under key id `env` — for tests that
 //! mint their own tokens (expired, wrongly bound) and for replicas that must
 //! open each other's tokens. `MCP_STATE_TTL_MS` sets the token lifetime
-//! (whole seconds, at least one).
+//! (whole seconds, at least one). `MCP_STATE_SINGLE_USE` (a number of
+//! tokens) makes every `requestState` single-use, remembering at most that
+//! many unexpired tokens (MRTR-09).
 
 use mcp_server::Limits;
 use mcp_server::request_state::KeyRing;
@@ -141,6 +143,9 @@ fn configure(b: mcp_server::ServerBuilder) -> Result<mcp_server::ServerBuilder, 
     }
     if let Some(ms) = env_value::<u64>("MCP_STATE_TTL_MS")? {
         b = b.state_ttl(Duration::from_millis(ms));
+    }
+    if let Some(n) = env_value::<usize>("MCP_STATE_SINGLE_USE")? {
+        b = b.state_single_use(n);
     }
     Ok(b)
 }

@@ -1,0 +1,103 @@
+//! The client flow's error type.
+
+use std::fmt;
+
+/// Which step of the client flow failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OAuthErrorKind {
+    /// A URL was refused by the network policy (scheme, destination
+    /// address class, AUTH-28), before any connection was made.
+    Policy,
+    /// The HTTP exchange failed (connect, timeout, size cap, redirect).
+    Network,
+    /// Protected-resource or authorization-server metadata could not be
+    /// found or was unusable (AUTH-05, AUTH-07).
+    Discovery,
+    /// The PRM `resource` does not identify the server (AUTH-06).
+    ResourceMismatch,
+    /// The AS metadata `issuer` differs from the issuer used (AUTH-08).
+    IssuerMismatch,
+    /// The authorization server does not support PKCE `S256` (AUTH-23).
+    Pkce,
+    /// No client identity could be obtained (AUTH-10…AUTH-15).
+    Registration,
+    /// The authorization step failed: the user agent, a `state` or `iss`
+    /// mismatch (AUTH-24, AUTH-26), or an error response from the AS.
+    Authorization,
+    /// The token endpoint refused or answered badly; `code` is the OAuth
+    /// `error` when the AS sent one.
+    Token {
+        /// The OAuth error code (`invalid_grant`, …).
+        code: Option<String>,
+    },
+    /// The step-up attempt limit was reached (AUTH-19).
+    StepUpLimit,
+    /// The token store failed.
+    Storage,
+    /// The client was configured wrongly.
+    Config,
+}
+
+/// An error of the OAuth client flow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthError {
+    kind: OAuthErrorKind,
+    message: String,
+}
+
+impl OAuthError {
+    /// An error of `kind` described by `message`.
+    pub fn new(kind: OAuthErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What failed.
+    pub fn kind(&self) -> &OAuthErrorKind {
+        &self.kind
+    }
+
+    /// The description.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub(crate) fn policy(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Policy, m)
+    }
+    pub(crate) fn network(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Network, m)
+    }
+    pub(crate) fn discovery(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Discovery, m)
+    }
+    pub(crate) fn authorization(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Authorization, m)
+    }
+    pub(crate) fn registration(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Registration, m)
+    }
+    pub(crate) fn storage(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Storage, m)
+    }
+    pub(crate) fn config(m: impl Into<String>) -> Self {
+        Self::new(OAuthErrorKind::Config, m)
+    }
+}
+
+impl fmt::Display for OAuthError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OAuthError {}
+
+impl From<OAuthError> for mcp_client::AuthError {
+    fn from(e: OAuthError) -> Self {
+        mcp_client::AuthError::new(e.message.clone()).with_source(e)
+    }
+}

@@ -1,0 +1,306 @@
+//! Discovery documents as the client reads them: Protected Resource
+//! Metadata (RFC 9728) and authorization-server metadata (RFC 8414 /
+//! OpenID Connect Discovery), the well-known URLs to try, and the checks
+//! on what comes back (AUTH-05…AUTH-08).
+
+use super::error::{OAuthError, OAuthErrorKind};
+use serde::{Deserialize, Serialize};
+
+/// A Protected Resource Metadata document (RFC 9728 §2), as fetched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceMetadata {
+    /// The protected resource's identifier.
+    pub resource: String,
+    /// Issuers of authorization servers that protect it (AUTH-03).
+    #[serde(default)]
+    pub authorization_servers: Vec<String>,
+    /// Scopes the resource uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes_supported: Option<Vec<String>>,
+    /// Everything else (e.g. `dpop_signing_alg_values_supported`).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Authorization-server metadata (RFC 8414 §2; the OpenID Connect
+/// Discovery document shares these members).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthServerMetadata {
+    /// The issuer identifier; must equal the issuer used (AUTH-08).
+    pub issuer: String,
+    /// The authorization endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization_endpoint: Option<String>,
+    /// The token endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// The dynamic client registration endpoint (RFC 7591).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration_endpoint: Option<String>,
+    /// Scopes the AS supports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes_supported: Option<Vec<String>>,
+    /// Grant types the AS supports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_types_supported: Option<Vec<String>>,
+    /// PKCE methods; must list `S256` (AUTH-23).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_challenge_methods_supported: Option<Vec<String>>,
+    /// Token endpoint client authentication methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
+    /// RFC 9207: the AS returns `iss` in authorization responses.
+    #[serde(default)]
+    pub authorization_response_iss_parameter_supported: bool,
+    /// The AS accepts Client ID Metadata Document URLs as `client_id`.
+    #[serde(default)]
+    pub client_id_metadata_document_supported: bool,
+    /// Everything else (e.g. `dpop_signing_alg_values_supported`).
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl AuthServerMetadata {
+    /// Whether `scopes_supported` lists `scope`.
+    pub fn supports_scope(&self, scope: &str) -> bool {
+        self.scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|x| x == scope))
+    }
+
+    /// AUTH-23: PKCE `S256` must be advertised; metadata without
+    /// `code_challenge_methods_supported`, or without `S256` in it, is refused.
+    pub fn require_s256(&self) -> Result<(), OAuthError> {
+        match &self.code_challenge_methods_supported {
+            Some(m) if m.iter().any(|x| x == "S256") => Ok(()),
+            Some(_) => Err(OAuthError::new(
+                OAuthErrorKind::Pkce,
+                format!("{} does not support PKCE S256 (AUTH-23)", self.issuer),
+            )),
+            None => Err(OAuthError::new(
+                OAuthErrorKind::Pkce,
+                format!(
+                    "{} publishes no code_challenge_methods_supported; refusing (AUTH-23)",
+                    self.issuer
+                ),
+            )),
+        }
+    }
+}
+
+/// Splits an absolute http(s) URL into (`scheme://authority`, path without
+/// query or fragment).
+pub(crate) fn split_url(url: &str) -> Result<(String, String), OAuthError> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|_| OAuthError::config(format!("invalid URL {url:?}")))?;
+    let scheme = uri
+        .scheme_str()
+        .ok_or_else(|| OAuthError::config(format!("{url}: no scheme")))?;
+    let authority = uri
+        .authority()
+        .ok_or_else(|| OAuthError::config(format!("{url}: no host")))?;
+    Ok((format!("{scheme}://{authority}"), uri.path().to_owned()))
+}
+
+/// AUTH-05: where to look for the PRM document of the MCP endpoint
+/// `server_url`: the `resource_metadata` URL from `WWW-Authenticate` when
+/// given, else the path-inserted well-known URL (when the endpoint has a
+/// path), then the root one.
+pub fn prm_urls(server_url: &str, from_challenge: Option<&str>) -> Result<Vec<String>, OAuthError> {
+    if let Some(u) = from_challenge {
+        return Ok(vec![u.to_owned()]);
+    }
+    let (origin, path) = split_url(server_url)?;
+    let path = path.trim_end_matches('/');
+    let root = format!("{origin}/.well-known/oauth-protected-resource");
+    if path.is_empty() {
+        Ok(vec![root])
+    } else {
+        Ok(vec![format!("{root}{path}"), root])
+    }
+}
+
+/// AUTH-07: the metadata URLs for `issuer`, in order. With a path
+/// (`https://as/t1`): RFC 8414 path-inserted, OIDC path-inserted, OIDC
+/// path-appended. Without: RFC 8414, then OIDC.
+pub fn as_metadata_urls(issuer: &str) -> Result<Vec<String>, OAuthError> {
+    let (origin, path) = split_url(issuer)?;
+    let path = path.trim_end_matches('/');
+    if path.is_empty() {
+        Ok(vec![
+            format!("{origin}/.well-known/oauth-authorization-server"),
+            format!("{origin}/.well-known/openid-configuration"),
+        ])
+    } else {
+        Ok(vec![
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+            format!("{origin}{path}/.well-known/openid-configuration"),
+        ])
+    }
+}
+
+/// `scheme://host[:port]` lower-cased, default ports dropped, and the path
+/// without a trailing slash (AUTH-22's canonical form, for comparison).
+fn canonical(url: &str) -> Option<(String, String, Option<u16>, String)> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    let host = authority.host().to_ascii_lowercase();
+    let port = match (scheme.as_str(), authority.port_u16()) {
+        ("https", Some(443)) | ("http", Some(80)) => None,
+        (_, p) => p,
+    };
+    let path = uri.path().trim_end_matches('/').to_owned();
+    Some((scheme, host, port, path))
+}
+
+/// AUTH-06 (RFC 9728 §3.3, §7.3): whether the PRM `resource` identifies
+/// the MCP endpoint `server_url`. Same scheme, host and port (compared
+/// case-insensitively, default ports elided, AUTH-22), and the resource's
+/// path equal to the endpoint's path or a parent of it on a segment
+/// boundary (a server may publish its origin, or `/mcp` for `/mcp`).
+pub fn resource_matches(resource: &str, server_url: &str) -> bool {
+    let (Some(r), Some(s)) = (canonical(resource), canonical(server_url)) else {
+        return false;
+    };
+    if (&r.0, &r.1, r.2) != (&s.0, &s.1, s.2) {
+        return false;
+    }
+    r.3.is_empty() || s.3 == r.3 || s.3.starts_with(&format!("{}/", r.3))
+}
+
+/// AUTH-08: the document's `issuer` must equal the issuer used to build
+/// the URL, by exact string comparison.
+pub fn check_issuer(meta: &AuthServerMetadata, expected: &str) -> Result<(), OAuthError> {
+    if meta.issuer == expected {
+        Ok(())
+    } else {
+        Err(OAuthError::new(
+            OAuthErrorKind::IssuerMismatch,
+            format!(
+                "authorization-server metadata names issuer {:?}, expected {expected:?} (AUTH-08)",
+                meta.issuer
+            ),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn prm_urls_prefer_header_then_path_then_root() {
+        // AUTH-05
+        assert_eq!(
+            prm_urls("http://localhost:3000/mcp", None).unwrap(),
+            vec![
+                "http://localhost:3000/.well-known/oauth-protected-resource/mcp",
+                "http://localhost:3000/.well-known/oauth-protected-resource",
+            ]
+        );
+        assert_eq!(
+            prm_urls("https://h.example/", None).unwrap(),
+            vec!["https://h.example/.well-known/oauth-protected-resource"]
+        );
+        assert_eq!(
+            prm_urls("https://h.example/a/b?x=1", None).unwrap()[0],
+            "https://h.example/.well-known/oauth-protected-resource/a/b"
+        );
+        assert_eq!(
+            prm_urls("https://h.example/mcp", Some("https://h.example/custom")).unwrap(),
+            vec!["https://h.example/custom"]
+        );
+    }
+
+    #[test]
+    fn as_metadata_urls_follow_auth_07_order() {
+        assert_eq!(
+            as_metadata_urls("https://as.example/tenant1").unwrap(),
+            vec![
+                "https://as.example/.well-known/oauth-authorization-server/tenant1",
+                "https://as.example/.well-known/openid-configuration/tenant1",
+                "https://as.example/tenant1/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            as_metadata_urls("https://as.example").unwrap(),
+            vec![
+                "https://as.example/.well-known/oauth-authorization-server",
+                "https://as.example/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(as_metadata_urls("https://as.example/").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn resource_must_identify_the_server() {
+        // AUTH-06
+        assert!(resource_matches(
+            "http://localhost:3000/mcp",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(resource_matches(
+            "http://localhost:3000/mcp/",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(resource_matches(
+            "http://localhost:3000",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(resource_matches(
+            "HTTPS://Example.COM:443/mcp",
+            "https://example.com/mcp"
+        ));
+        assert!(!resource_matches(
+            "https://evil.example.com/mcp",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches(
+            "http://localhost:3001/mcp",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches(
+            "https://localhost:3000/mcp",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches(
+            "http://localhost:3000/other",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches(
+            "http://localhost:3000/mc",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches(
+            "http://localhost:3000/mcp/x",
+            "http://localhost:3000/mcp"
+        ));
+        assert!(!resource_matches("not a url", "http://localhost:3000/mcp"));
+    }
+
+    #[test]
+    fn issuer_and_pkce_checks() {
+        let meta: AuthServerMetadata = serde_json::from_value(serde_json::json!({
+            "issuer": "https://as.example/",
+            "code_challenge_methods_supported": ["plain"]
+        }))
+        .unwrap();
+        // AUTH-08: exact string, a trailing slash matters.
+        assert!(check_issuer(&meta, "https://as.example/").is_ok());
+        assert!(check_issuer(&meta, "https://as.example").is_err());
+        // AUTH-23
+        assert_eq!(
+            meta.require_s256().unwrap_err().kind(),
+            &OAuthErrorKind::Pkce
+        );
+        let mut m = meta.clone();
+        m.code_challenge_methods_supported = None;
+        assert!(m.require_s256().is_err());
+        m.code_challenge_methods_supported = Some(vec!["plain".into(), "S256".into()]);
+        assert!(m.require_s256().is_ok());
+    }
+}

@@ -1,0 +1,903 @@
+//! [`OAuthClient`]: the whole client flow behind `mcp-client`'s
+//! [`HttpAuth`] hook.
+
+use super::BoxFuture;
+use super::authorize::{AuthorizationHandler, CallbackParams};
+use super::client_auth::{ClientAuthentication, ClientSecret, TokenEndpointContext};
+use super::error::{OAuthError, OAuthErrorKind};
+use super::form;
+use super::grant::{Grant, GrantContext};
+use super::http::HttpClient;
+use super::metadata::{
+    AuthServerMetadata, ResourceMetadata, as_metadata_urls, check_issuer, prm_urls,
+    resource_matches,
+};
+use super::net::NetPolicy;
+use super::pkce::{Pkce, random_token};
+use super::proof::RequestProof;
+use super::registration::{self, PreRegistered, RegistrationRequest};
+use super::scope;
+use super::store::{MemoryStore, StoreKey, StoredClient, StoredCredentials, TokenStore};
+use super::token::{StoredToken, token_request};
+use crate::challenge::{BearerChallenge, INSUFFICIENT_SCOPE};
+use mcp_client::{AuthChallenge, AuthDecision, AuthRequest, HttpAuth};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Default bound on consecutive `insufficient_scope` step-ups (AUTH-19).
+pub const DEFAULT_MAX_STEP_UPS: u32 = 3;
+/// Default margin before expiry at which a token is refreshed.
+pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(30);
+/// Default `client_name` for dynamic registration.
+pub const DEFAULT_CLIENT_NAME: &str = "mcp-rs client";
+
+/// Builds an [`OAuthClient`].
+pub struct OAuthClientBuilder {
+    server_url: String,
+    http: Option<HttpClient>,
+    policy: NetPolicy,
+    handler: Option<Arc<dyn AuthorizationHandler>>,
+    store: Arc<dyn TokenStore>,
+    client_metadata_url: Option<String>,
+    pre_registered: HashMap<String, PreRegistered>,
+    client_name: String,
+    max_step_ups: u32,
+    refresh_skew: Duration,
+    proof: Option<Arc<dyn RequestProof>>,
+    grant: Option<Arc<dyn Grant>>,
+}
+
+impl std::fmt::Debug for OAuthClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClientBuilder")
+            .field("server_url", &self.server_url)
+            .field("policy", &self.policy)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("pre_registered", &self.pre_registered)
+            .field("max_step_ups", &self.max_step_ups)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthClientBuilder {
+    /// A builder for the MCP endpoint `server_url`.
+    pub fn new(server_url: impl Into<String>) -> Self {
+        Self {
+            server_url: server_url.into(),
+            http: None,
+            policy: NetPolicy::strict(),
+            handler: None,
+            store: Arc::new(MemoryStore::new()),
+            client_metadata_url: None,
+            pre_registered: HashMap::new(),
+            client_name: DEFAULT_CLIENT_NAME.into(),
+            max_step_ups: DEFAULT_MAX_STEP_UPS,
+            refresh_skew: DEFAULT_REFRESH_SKEW,
+            proof: None,
+            grant: None,
+        }
+    }
+
+    /// The network policy for the built-in HTTP client (default strict:
+    /// public `https` only). Ignored when [`Self::http_client`] is given.
+    pub fn net_policy(mut self, policy: NetPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The HTTP client for metadata, registration and token requests
+    /// (its own policy, timeout and size cap apply).
+    pub fn http_client(mut self, http: HttpClient) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    /// The user-agent step of the authorization-code flow.
+    pub fn authorization_handler(mut self, handler: Arc<dyn AuthorizationHandler>) -> Self {
+        self.handler = Some(handler);
+        self
+    }
+
+    /// Where registrations and tokens persist (default: in memory).
+    pub fn store(mut self, store: Arc<dyn TokenStore>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The Client ID Metadata Document URL to use as `client_id` with
+    /// authorization servers that support CIMD (AUTH-11).
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// Credentials registered out of band with the AS `issuer` (AUTH-15);
+    /// used only with that issuer (AUTH-14).
+    pub fn pre_registered(mut self, issuer: impl Into<String>, client: PreRegistered) -> Self {
+        self.pre_registered.insert(issuer.into(), client);
+        self
+    }
+
+    /// `client_name` for dynamic registration.
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Bound on consecutive step-up authorizations without a success in
+    /// between (default [`DEFAULT_MAX_STEP_UPS`], AUTH-19).
+    pub fn max_step_ups(mut self, n: u32) -> Self {
+        self.max_step_ups = n;
+        self
+    }
+
+    /// How long before expiry a token is refreshed (default
+    /// [`DEFAULT_REFRESH_SKEW`]).
+    pub fn refresh_skew(mut self, skew: Duration) -> Self {
+        self.refresh_skew = skew;
+        self
+    }
+
+    /// A proof-of-possession provider (DPoP) for MCP and token requests.
+    pub fn proof(mut self, proof: Arc<dyn RequestProof>) -> Self {
+        self.proof = Some(proof);
+        self
+    }
+
+    /// Obtain tokens with `grant` instead of the authorization-code flow.
+    pub fn grant(mut self, grant: Arc<dyn Grant>) -> Self {
+        self.grant = Some(grant);
+        self
+    }
+
+    /// Checks the configuration and builds the client.
+    pub fn build(self) -> Result<OAuthClient, OAuthError> {
+        super::metadata::split_url(&self.server_url)?;
+        if let Some(u) = &self.client_metadata_url {
+            let uri: http::Uri = u
+                .parse()
+                .map_err(|_| OAuthError::config(format!("invalid client metadata URL {u:?}")))?;
+            // AUTH-11: an https URL with a path.
+            if uri.scheme_str() != Some("https") || uri.path().len() <= 1 {
+                return Err(OAuthError::config(format!(
+                    "the client metadata URL {u} must be https with a path (AUTH-11)"
+                )));
+            }
+        }
+        let http = self.http.unwrap_or_else(|| HttpClient::new(self.policy));
+        Ok(OAuthClient {
+            cfg: Config {
+                server_url: self.server_url,
+                http,
+                handler: self.handler,
+                store: self.store,
+                client_metadata_url: self.client_metadata_url,
+                pre_registered: self.pre_registered,
+                client_name: self.client_name,
+                max_step_ups: self.max_step_ups,
+                refresh_skew: self.refresh_skew,
+                proof: self.proof,
+                grant: self.grant,
+            },
+            session: tokio::sync::Mutex::new(Session::default()),
+            step_ups: AtomicU32::new(0),
+            partition: Mutex::new(None),
+        })
+    }
+}
+
+struct Config {
+    server_url: String,
+    http: HttpClient,
+    handler: Option<Arc<dyn AuthorizationHandler>>,
+    store: Arc<dyn TokenStore>,
+    client_metadata_url: Option<String>,
+    pre_registered: HashMap<String, PreRegistered>,
+    client_name: String,
+    max_step_ups: u32,
+    refresh_skew: Duration,
+    proof: Option<Arc<dyn RequestProof>>,
+    grant: Option<Arc<dyn Grant>>,
+}
+
+/// What the client knows about the current resource and its AS. Client
+/// identity and tokens belong to `issuer`; changing it drops them
+/// (AUTH-09, AUTH-14).
+#[derive(Default)]
+struct Session {
+    prm: Option<ResourceMetadata>,
+    issuer: Option<String>,
+    meta: Option<AuthServerMetadata>,
+    client: Option<Arc<dyn ClientAuthentication>>,
+    registered: Option<StoredClient>,
+    token: Option<StoredToken>,
+    requested: Option<Vec<String>>,
+}
+
+impl Session {
+    fn key(&self) -> Option<StoreKey> {
+        Some(StoreKey {
+            issuer: self.issuer.clone()?,
+            resource: self.prm.as_ref()?.resource.clone(),
+        })
+    }
+}
+
+/// The OAuth 2.1 client for one MCP server (REQUIREMENTS.md §31).
+///
+/// Install it with `mcp_client::ClientBuilder::http_auth`. Requests go out
+/// unauthenticated until the server answers 401; the client then discovers
+/// the resource's metadata and authorization server, identifies itself,
+/// obtains a token (authorization code + PKCE through the
+/// [`AuthorizationHandler`], or the configured [`Grant`]) and the request
+/// is sent again. [`OAuthClient::login`] does the same ahead of time.
+pub struct OAuthClient {
+    cfg: Config,
+    session: tokio::sync::Mutex<Session>,
+    step_ups: AtomicU32,
+    partition: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("server_url", &self.cfg.server_url)
+            .finish_non_exhaustive()
+    }
+}
+
+fn token_scheme(t: &StoredToken) -> &str {
+    if t.token_type.eq_ignore_ascii_case("dpop") {
+        "DPoP"
+    } else {
+        "Bearer"
+    }
+}
+
+fn authorization_value(t: &StoredToken) -> String {
+    format!("{} {}", token_scheme(t), t.access_token)
+}
+
+/// The `sub` of a JWT access token, read without verification (used only
+/// to partition the cache, never for a security decision).
+fn jwt_subject(token: &str) -> Option<String> {
+    use base64::Engine;
+    let payload = token.split('.').nth(1)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload.trim_end_matches('='))
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("sub")?.as_str().map(str::to_owned)
+}
+
+/// Whether two redirect URIs are the same loopback IP redirect apart from
+/// the port (RFC 8252 §7.3), or identical.
+fn same_redirect(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let strip = |u: &str| -> Option<(String, String)> {
+        let uri: http::Uri = u.parse().ok()?;
+        let host = uri.host()?;
+        (uri.scheme_str() == Some("http") && (host == "127.0.0.1" || host == "[::1]"))
+            .then(|| (host.to_owned(), uri.path().to_owned()))
+    };
+    matches!((strip(a), strip(b)), (Some(x), Some(y)) if x == y)
+}
+
+impl OAuthClient {
+    /// A builder for the MCP endpoint `server_url`.
+    pub fn builder(server_url: impl Into<String>) -> OAuthClientBuilder {
+        OAuthClientBuilder::new(server_url)
+    }
+
+    /// The MCP endpoint this client authorizes for.
+    pub fn server_url(&self) -> &str {
+        &self.cfg.server_url
+    }
+
+    /// Authorizes ahead of time (e.g. `mcp login`): discovers from the
+    /// well-known URLs and obtains a token unless a usable one is stored.
+    pub async fn login(&self) -> Result<(), OAuthError> {
+        let mut s = self.session.lock().await;
+        self.discover(&mut s, None).await?;
+        if s.token
+            .as_ref()
+            .is_some_and(|t| !t.expires_within(self.cfg.refresh_skew))
+        {
+            return Ok(());
+        }
+        if self.refresh(&mut s).await {
+            return Ok(());
+        }
+        let scopes = scope::select(
+            &[],
+            s.prm.as_ref().and_then(|p| p.scopes_supported.as_deref()),
+            s.meta.as_ref().and_then(|m| m.scopes_supported.as_deref()),
+        );
+        self.obtain(&mut s, scopes).await
+    }
+
+    /// Forgets the token and registration for the current issuer and
+    /// resource, here and in the store.
+    pub async fn logout(&self) -> Result<(), OAuthError> {
+        let mut s = self.session.lock().await;
+        if s.key().is_none() {
+            // Nothing discovered yet in this process: find the key.
+            self.discover(&mut s, None).await?;
+        }
+        if let Some(key) = s.key() {
+            self.cfg.store.remove(&key)?;
+        }
+        *s = Session::default();
+        self.set_partition(&s);
+        Ok(())
+    }
+
+    /// The current token, if any.
+    pub async fn token(&self) -> Option<StoredToken> {
+        self.session.lock().await.token.clone()
+    }
+
+    /// The issuer in use, once discovered.
+    pub async fn issuer(&self) -> Option<String> {
+        self.session.lock().await.issuer.clone()
+    }
+
+    fn set_partition(&self, s: &Session) {
+        use sha2::{Digest, Sha256};
+        let p = match (&s.issuer, &s.client, &s.token) {
+            (Some(iss), Some(c), Some(t)) => {
+                let who = jwt_subject(&t.access_token).unwrap_or_else(|| {
+                    // Opaque tokens: the refresh lineage (or the token).
+                    let basis = t.refresh_token.as_deref().unwrap_or(&t.access_token);
+                    Sha256::digest(basis.as_bytes())
+                        .iter()
+                        .take(8)
+                        .map(|b| format!("{b:02x}"))
+                        .collect()
+                });
+                Some(format!("{iss}|{}|{who}", c.client_id()))
+            }
+            _ => None,
+        };
+        *self.partition.lock().unwrap_or_else(|p| p.into_inner()) = p;
+    }
+
+    fn save(&self, s: &Session) {
+        self.set_partition(s);
+        let Some(key) = s.key() else { return };
+        let value = StoredCredentials {
+            key: None,
+            client: s.registered.clone(),
+            token: s.token.clone(),
+        };
+        if let Err(e) = self.cfg.store.save(&key, &value) {
+            tracing::warn!(error = %e, "could not persist OAuth credentials");
+        }
+    }
+
+    /// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
+    async fn fetch_prm(
+        &self,
+        from_challenge: Option<&str>,
+    ) -> Result<ResourceMetadata, OAuthError> {
+        let mut last = None;
+        for url in prm_urls(&self.cfg.server_url, from_challenge)? {
+            match self.cfg.http.get(&url).await {
+                Ok(r) if r.status.is_success() => match r.json::<ResourceMetadata>() {
+                    Ok(prm) => {
+                        if !resource_matches(&prm.resource, &self.cfg.server_url) {
+                            return Err(OAuthError::new(
+                                OAuthErrorKind::ResourceMismatch,
+                                format!(
+                                    "protected resource metadata at {url} names resource {:?}, \
+                                     which is not {} (AUTH-06)",
+                                    prm.resource, self.cfg.server_url
+                                ),
+                            ));
+                        }
+                        return Ok(prm);
+                    }
+                    Err(e) => last = Some(e),
+                },
+                Ok(r) => {
+                    last = Some(OAuthError::discovery(format!(
+                        "{url} answered {}",
+                        r.status
+                    )))
+                }
+                Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
+    }
+
+    /// Fetches and validates AS metadata (AUTH-07, AUTH-08).
+    async fn fetch_as(&self, issuer: &str) -> Result<AuthServerMetadata, OAuthError> {
+        let mut last = None;
+        for url in as_metadata_urls(issuer)? {
+            match self.cfg.http.get(&url).await {
+                Ok(r) if r.status.is_success() => match r.json::<AuthServerMetadata>() {
+                    Ok(meta) => match check_issuer(&meta, issuer) {
+                        Ok(()) => return Ok(meta),
+                        Err(e) => last = Some(e), // discarded; try the next URL
+                    },
+                    Err(e) => last = Some(e),
+                },
+                Ok(r) => {
+                    if !matches!(last, Some(ref e) if e.kind() == &OAuthErrorKind::IssuerMismatch) {
+                        last = Some(OAuthError::discovery(format!(
+                            "{url} answered {}",
+                            r.status
+                        )));
+                    }
+                }
+                Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            OAuthError::discovery(format!("no authorization-server metadata for {issuer}"))
+        }))
+    }
+
+    /// (Re-)discovers the resource and its AS. A different AS than before
+    /// (migration) starts over with that AS's own registration and tokens.
+    async fn discover(
+        &self,
+        s: &mut Session,
+        from_challenge: Option<&str>,
+    ) -> Result<(), OAuthError> {
+        let prm = self.fetch_prm(from_challenge).await?;
+        // AUTH-09: RFC 9728 §7.6 leaves the choice to the client; the first.
+        let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
+            OAuthError::discovery("the protected resource metadata lists no authorization server")
+        })?;
+        let same_resource = s.prm.as_ref().is_some_and(|p| p.resource == prm.resource);
+        if s.issuer.as_deref() == Some(issuer.as_str()) && s.meta.is_some() && same_resource {
+            s.prm = Some(prm);
+            return Ok(());
+        }
+        if s.issuer.is_some() {
+            tracing::info!(from = ?s.issuer, to = %issuer, "the resource moved to another authorization server");
+        }
+        let meta = self.fetch_as(&issuer).await?;
+        *s = Session {
+            prm: Some(prm),
+            issuer: Some(issuer),
+            meta: Some(meta),
+            ..Session::default()
+        };
+        if let Some(key) = s.key() {
+            match self.cfg.store.load(&key) {
+                Ok(Some(c)) => {
+                    s.registered = c.client;
+                    s.token = c.token;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "ignoring unreadable stored credentials"),
+            }
+        }
+        self.set_partition(s);
+        Ok(())
+    }
+
+    /// AUTH-10 order: pre-registered for this issuer, CIMD, a stored
+    /// registration, DCR; else an error asking for configuration.
+    async fn ensure_client(
+        &self,
+        s: &mut Session,
+        redirect: Option<&str>,
+    ) -> Result<Arc<dyn ClientAuthentication>, OAuthError> {
+        if let Some(c) = &s.client {
+            return Ok(c.clone());
+        }
+        let issuer = s
+            .issuer
+            .clone()
+            .ok_or_else(|| OAuthError::discovery("no issuer"))?;
+        let meta = s
+            .meta
+            .clone()
+            .ok_or_else(|| OAuthError::discovery("no AS metadata"))?;
+        let auth: Arc<dyn ClientAuthentication> =
+            if let Some(p) = self.cfg.pre_registered.get(&issuer) {
+                p.authentication(&meta)
+            } else if let (true, Some(url)) = (
+                meta.client_id_metadata_document_supported,
+                &self.cfg.client_metadata_url,
+            ) {
+                Arc::new(ClientSecret::public(url.clone()))
+            } else if let Some(reg) = s.registered.as_ref().filter(|r| {
+                redirect.is_none_or(|u| r.redirect_uris.iter().any(|x| same_redirect(x, u)))
+            }) {
+                registration::registered_authentication(reg)
+            } else if let Some(endpoint) = meta.registration_endpoint.clone() {
+                let handler = self.cfg.handler.as_ref();
+                let redirect_uris = match redirect {
+                    Some(u) => vec![u.to_owned()],
+                    None => handler.map(|h| h.redirect_uris()).unwrap_or_default(),
+                };
+                let req = RegistrationRequest {
+                    client_name: self.cfg.client_name.clone(),
+                    redirect_uris,
+                    application_type: handler
+                        .map(|h| h.application_type().to_owned())
+                        .unwrap_or_else(|| "native".into()),
+                    token_endpoint_auth_method: super::client_auth::choose_registration_method(
+                        meta.token_endpoint_auth_methods_supported.as_deref(),
+                    )
+                    .into(),
+                    scope: None,
+                };
+                let reg = registration::register(&self.cfg.http, &endpoint, &req).await?;
+                let auth = registration::registered_authentication(&reg);
+                s.registered = Some(reg);
+                auth
+            } else {
+                return Err(OAuthError::registration(format!(
+                    "no way to identify this client to {issuer}: no pre-registered credentials \
+                 for it, no Client ID Metadata Document support, no registration endpoint \
+                 (AUTH-10); configure a client id for this issuer"
+                )));
+            };
+        s.client = Some(auth.clone());
+        Ok(auth)
+    }
+
+    fn endpoint_ctx(&self, s: &Session) -> Result<TokenEndpointContext, OAuthError> {
+        let meta = s
+            .meta
+            .as_ref()
+            .ok_or_else(|| OAuthError::discovery("no AS metadata"))?;
+        let token_endpoint = meta.token_endpoint.clone().ok_or_else(|| {
+            OAuthError::discovery(format!("{} publishes no token_endpoint", meta.issuer))
+        })?;
+        Ok(TokenEndpointContext {
+            issuer: meta.issuer.clone(),
+            token_endpoint,
+        })
+    }
+
+    /// Refreshes the token; `false` (and the token dropped) when there is
+    /// no refresh token or the AS refuses.
+    async fn refresh(&self, s: &mut Session) -> bool {
+        let Some(t) = s.token.clone() else {
+            return false;
+        };
+        let Some(rt) = t.refresh_token.clone() else {
+            return false;
+        };
+        let result = async {
+            let ctx = self.endpoint_ctx(s)?;
+            let client = match self.cfg.grant.as_ref().and_then(|g| g.client()) {
+                Some(c) => c,
+                None => self.ensure_client(s, None).await?,
+            };
+            let resource = s
+                .prm
+                .as_ref()
+                .map(|p| p.resource.clone())
+                .unwrap_or_default();
+            let params = vec![
+                ("grant_type".to_owned(), "refresh_token".to_owned()),
+                ("refresh_token".to_owned(), rt.clone()),
+                ("resource".to_owned(), resource),
+            ];
+            token_request(
+                &self.cfg.http,
+                &ctx,
+                params,
+                client.as_ref(),
+                self.cfg.proof.as_deref(),
+            )
+            .await
+        }
+        .await;
+        match result {
+            Ok(resp) => {
+                s.token = Some(StoredToken::from_response(resp, Some(rt), &t.scopes));
+                self.save(s);
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "refresh failed; authorizing again");
+                s.token = None;
+                self.save(s);
+                false
+            }
+        }
+    }
+
+    /// Obtains a new token for `scopes` (authorization code + PKCE, or the
+    /// configured grant) and stores it.
+    async fn obtain(&self, s: &mut Session, scopes: Option<Vec<String>>) -> Result<(), OAuthError> {
+        let meta = s
+            .meta
+            .clone()
+            .ok_or_else(|| OAuthError::discovery("no AS metadata"))?;
+        let issuer = meta.issuer.clone();
+        let resource = s
+            .prm
+            .as_ref()
+            .map(|p| p.resource.clone())
+            .ok_or_else(|| OAuthError::discovery("no protected resource metadata"))?;
+        let ctx = self.endpoint_ctx(s)?;
+        let requested = scopes.clone().unwrap_or_default();
+        if let Some(grant) = &self.cfg.grant {
+            let client = match grant.client() {
+                Some(c) => c,
+                None => self.ensure_client(s, None).await?,
+            };
+            let resp = grant
+                .obtain(GrantContext {
+                    http: &self.cfg.http,
+                    metadata: &meta,
+                    token_endpoint: ctx,
+                    resource: &resource,
+                    scopes: scopes.as_deref(),
+                    client: client.as_ref(),
+                    proof: self.cfg.proof.as_deref(),
+                })
+                .await?;
+            s.token = Some(StoredToken::from_response(resp, None, &requested));
+            s.requested = scopes;
+            self.save(s);
+            return Ok(());
+        }
+        meta.require_s256()?; // AUTH-23
+        let authorization_endpoint = meta.authorization_endpoint.clone().ok_or_else(|| {
+            OAuthError::discovery(format!("{issuer} publishes no authorization_endpoint"))
+        })?;
+        self.cfg.http.policy().check_url(&authorization_endpoint)?;
+        let handler = self.cfg.handler.clone().ok_or_else(|| {
+            OAuthError::config("the server needs authorization, but no AuthorizationHandler is set")
+        })?;
+        let session = handler.start().await?;
+        let redirect_uri = session.redirect_uri().to_owned();
+        let client = self.ensure_client(s, Some(&redirect_uri)).await?;
+        self.save(s);
+        // AUTH-24: the validated issuer, the verifier and the state are
+        // bound to this attempt before the user agent is sent anywhere.
+        let pkce = Pkce::generate()?;
+        let state = random_token(24)?;
+        let mut q = vec![
+            ("response_type".to_owned(), "code".to_owned()),
+            ("client_id".to_owned(), client.client_id().to_owned()),
+            ("redirect_uri".to_owned(), redirect_uri.clone()),
+            ("state".to_owned(), state.clone()),
+            ("code_challenge".to_owned(), pkce.challenge.clone()),
+            ("code_challenge_method".to_owned(), Pkce::METHOD.to_owned()),
+            // AUTH-22: exactly as the PRM publishes it.
+            ("resource".to_owned(), resource.clone()),
+        ];
+        if let Some(sc) = &scopes {
+            q.push(("scope".to_owned(), scope::join(sc)));
+        }
+        let url = form::append_query(&authorization_endpoint, &q);
+        let callback = session.authorize(url).await?;
+        let code = CallbackParams::from_url(&callback).validate(
+            &state,
+            &issuer,
+            meta.authorization_response_iss_parameter_supported,
+        )?;
+        let params = vec![
+            ("grant_type".to_owned(), "authorization_code".to_owned()),
+            ("code".to_owned(), code),
+            ("code_verifier".to_owned(), pkce.verifier.clone()),
+            ("redirect_uri".to_owned(), redirect_uri),
+            ("resource".to_owned(), resource),
+        ];
+        let resp = token_request(
+            &self.cfg.http,
+            &ctx,
+            params,
+            client.as_ref(),
+            self.cfg.proof.as_deref(),
+        )
+        .await?;
+        s.token = Some(StoredToken::from_response(resp, None, &requested));
+        s.requested = scopes;
+        self.save(s);
+        Ok(())
+    }
+
+    async fn headers_inner(&self, req: AuthRequest) -> Result<Vec<(String, String)>, OAuthError> {
+        let mut s = self.session.lock().await;
+        if s.token
+            .as_ref()
+            .is_some_and(|t| t.expires_within(self.cfg.refresh_skew))
+            && !self.refresh(&mut s).await
+        {
+            // Expired and not refreshable: go unauthenticated; the 401
+            // starts a new authorization.
+            s.token = None;
+        }
+        let Some(t) = &s.token else {
+            return Ok(Vec::new());
+        };
+        // AUTH-20: in the Authorization header, never the query string.
+        let mut out = vec![("authorization".to_owned(), authorization_value(t))];
+        if let Some(p) = &self.cfg.proof {
+            out.extend(p.proof_headers(&req.method, &req.url, Some(&t.access_token))?);
+        }
+        Ok(out)
+    }
+
+    async fn challenge_inner(&self, ch: AuthChallenge) -> Result<AuthDecision, OAuthError> {
+        let bearer = ch
+            .www_authenticate
+            .iter()
+            .find_map(|v| BearerChallenge::parse(v));
+        if let Some(p) = &self.cfg.proof {
+            let mut map = http::HeaderMap::new();
+            for (n, v) in &ch.headers {
+                if let (Ok(n), Ok(v)) = (
+                    http::HeaderName::from_bytes(n.as_bytes()),
+                    http::HeaderValue::from_str(v),
+                ) {
+                    map.append(n, v);
+                }
+            }
+            p.observe(&ch.request.url, ch.status, &map);
+            // RFC 9449 §9: the nonce demand comes in the DPoP challenge.
+            let error = if super::dpop::is_use_dpop_nonce_challenge(&ch.www_authenticate) {
+                Some("use_dpop_nonce")
+            } else {
+                bearer.as_ref().and_then(|b| b.error.as_deref())
+            };
+            if p.wants_retry(ch.status, error) {
+                return Ok(AuthDecision::Retry);
+            }
+        }
+        let sent = ch
+            .sent
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.clone());
+        let rm = bearer.as_ref().and_then(|b| b.resource_metadata.clone());
+        let mut s = self.session.lock().await;
+        if ch.status == 403 {
+            let Some(b) = bearer.filter(|b| b.error.as_deref() == Some(INSUFFICIENT_SCOPE)) else {
+                return Ok(AuthDecision::Proceed);
+            };
+            // A concurrent request already stepped up.
+            let current = s.token.as_ref().map(authorization_value);
+            if current.is_some() && current != sent {
+                return Ok(AuthDecision::Retry);
+            }
+            // AUTH-19: bounded, counted until a request succeeds.
+            let n = self.step_ups.fetch_add(1, Ordering::AcqRel);
+            if n >= self.cfg.max_step_ups {
+                return Err(OAuthError::new(
+                    OAuthErrorKind::StepUpLimit,
+                    format!(
+                        "the server still demands more scope after {n} step-up authorizations (AUTH-19)"
+                    ),
+                ));
+            }
+            if s.prm.is_none() || rm.is_some() {
+                self.discover(&mut s, rm.as_deref()).await?;
+            }
+            let previous = s
+                .requested
+                .clone()
+                .or_else(|| s.token.as_ref().map(|t| t.scopes.clone()))
+                .unwrap_or_default();
+            let wanted = scope::with_offline_access(
+                scope::union(&previous, &b.scope),
+                s.meta.as_ref().and_then(|m| m.scopes_supported.as_deref()),
+            );
+            self.obtain(&mut s, Some(wanted)).await?;
+            return Ok(AuthDecision::Retry);
+        }
+        // 401: re-discover every time, so a moved resource or AS is noticed.
+        self.discover(&mut s, rm.as_deref()).await?;
+        if let Some(t) = &s.token
+            && Some(authorization_value(t)) != sent
+            && !t.expires_within(self.cfg.refresh_skew)
+        {
+            // Newer (or stored) credentials than those refused.
+            return Ok(AuthDecision::Retry);
+        }
+        if self.refresh(&mut s).await {
+            return Ok(AuthDecision::Retry);
+        }
+        let challenged = bearer.map(|b| b.scope).unwrap_or_default();
+        let scopes = scope::select(
+            &challenged,
+            s.prm.as_ref().and_then(|p| p.scopes_supported.as_deref()),
+            s.meta.as_ref().and_then(|m| m.scopes_supported.as_deref()),
+        );
+        self.obtain(&mut s, scopes).await?;
+        Ok(AuthDecision::Retry)
+    }
+}
+
+impl HttpAuth for OAuthClient {
+    fn headers(
+        &self,
+        request: AuthRequest,
+    ) -> BoxFuture<'_, Result<Vec<(String, String)>, mcp_client::AuthError>> {
+        Box::pin(async move { self.headers_inner(request).await.map_err(Into::into) })
+    }
+
+    fn on_challenge(&self, challenge: AuthChallenge) -> BoxFuture<'_, AuthDecision> {
+        Box::pin(async move {
+            match self.challenge_inner(challenge).await {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::debug!(error = %e, "authorization failed");
+                    AuthDecision::Fail(e.into())
+                }
+            }
+        })
+    }
+
+    fn on_success(&self, request: &AuthRequest, headers: &[(String, String)]) {
+        self.step_ups.store(0, Ordering::Release);
+        if let Some(p) = &self.cfg.proof {
+            let mut map = http::HeaderMap::new();
+            for (n, v) in headers {
+                if let (Ok(n), Ok(v)) = (
+                    http::HeaderName::from_bytes(n.as_bytes()),
+                    http::HeaderValue::from_str(v),
+                ) {
+                    map.append(n, v);
+                }
+            }
+            p.observe(&request.url, 200, &map);
+        }
+    }
+
+    fn cache_partition(&self) -> Option<String> {
+        self.partition
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_matching_ignores_loopback_ports_only() {
+        assert!(same_redirect(
+            "http://127.0.0.1:5000/callback",
+            "http://127.0.0.1:6000/callback"
+        ));
+        assert!(same_redirect(
+            "http://127.0.0.1/callback",
+            "http://127.0.0.1:6000/callback"
+        ));
+        assert!(!same_redirect(
+            "http://127.0.0.1:5000/cb",
+            "http://127.0.0.1:5000/callback"
+        ));
+        assert!(!same_redirect(
+            "https://app.example:1/cb",
+            "https://app.example:2/cb"
+        ));
+        assert!(same_redirect(
+            "https://app.example/cb",
+            "https://app.example/cb"
+        ));
+    }
+
+    #[test]
+    fn jwt_subject_is_read_without_panicking() {
+        use base64::Engine;
+        let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let tok = format!("{}.{}.sig", e.encode("{}"), e.encode(r#"{"sub":"alice"}"#));
+        assert_eq!(jwt_subject(&tok).as_deref(), Some("alice"));
+        assert_eq!(jwt_subject("opaque"), None);
+        assert_eq!(jwt_subject("a.!!!.c"), None);
+        assert_eq!(jwt_subject(&format!("a.{}.c", e.encode("[1]"))), None);
+    }
+}
