@@ -9,6 +9,9 @@
 #                                     our server under load, flamegraph SVGs
 #   bash bench/profile.sh             both
 #
+# PEERS="ours" (default "bare rmcp ours") limits the callgrind runs to some
+# peers; MODES="modern" (default "modern session list stdio") to some paths.
+#
 # Writes bench/profile/*.txt, *.svg and callgrind-summary.md.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,6 +22,8 @@ cd "$here"
 rel="$here/target/release"
 ours="$root/target/release/everything-server"
 what="${1:-all}"
+PEERS="${PEERS:-bare rmcp ours}"
+MODES="${MODES:-modern session list stdio}"
 
 need=()
 command -v valgrind >/dev/null || need+=(valgrind)
@@ -148,21 +153,27 @@ if [ "$what" = all ] || [ "$what" = callgrind ]; then
     echo "| Path | Server | requests measured | Ir per request |"
     echo "|---|---|---:|---:|"
     port=18600
-    for mode in modern session list; do
-      for peer in bare rmcp ours; do
+    for mode in $MODES; do
+      [ "$mode" = stdio ] && continue
+      for peer in $PEERS; do
         port=$((port + 1))
         cg_http "$peer" "$mode" "$port"
       done
     done
-    for peer in bare rmcp ours; do cg_stdio "$peer"; done
+    if [[ " $MODES " == *" stdio "* ]]; then
+      for peer in $PEERS; do cg_stdio "$peer"; done
+    fi
   } | tee "$sum.tmp"
   mv "$sum.tmp" "$sum"
-  top_costs /tmp/cg.ours.modern.out "ours, HTTP tools/call echo (2026-07-28), callgrind" "$out/ours-http.callgrind.txt"
-  top_costs /tmp/cg.ours.stdio.out "ours, stdio tools/call echo one at a time, callgrind" "$out/ours-stdio.callgrind.txt"
-  top_costs /tmp/cg.ours.list.out "ours, HTTP tools/list 100 tools, callgrind" "$out/ours-list.callgrind.txt"
-  top_costs /tmp/cg.ours.session.out "ours, HTTP tools/call on a 2025-11-25 session, callgrind" "$out/ours-session.callgrind.txt"
-  cp /tmp/cg.ours.modern.out "$out/callgrind.out.ours-http"
-  cp /tmp/cg.ours.stdio.out "$out/callgrind.out.ours-stdio"
+  if [[ " $PEERS " == *" ours "* ]]; then
+    for m in modern:http session:session list:list stdio:stdio; do
+      mode=${m%%:*} name=${m#*:}
+      [ -f "/tmp/cg.ours.$mode.out" ] || continue
+      top_costs "/tmp/cg.ours.$mode.out" "ours, $mode path, callgrind" "$out/ours-$name.callgrind.txt"
+    done
+    [ -f /tmp/cg.ours.modern.out ] && cp /tmp/cg.ours.modern.out "$out/callgrind.out.ours-http"
+    [ -f /tmp/cg.ours.stdio.out ] && cp /tmp/cg.ours.stdio.out "$out/callgrind.out.ours-stdio"
+  fi
 fi
 
 flame() { # PERF_DATA NAME TITLE

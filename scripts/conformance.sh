@@ -44,22 +44,23 @@ if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everyth
     bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" --include-auth || status=1
   done
 fi
-# The not-scored authorization extension scenarios (client credentials,
-# enterprise-managed authorization, workload identity federation, DPoP),
-# taken from the pinned harness's own list, for both revisions.
+# Every not-scored client scenario of the pinned harness's own list, for both
+# revisions: the authorization extensions (client credentials,
+# enterprise-managed authorization, workload identity federation, DPoP) and
+# json-schema-2020-12-preservation (SEP-1613/SEP-2106).
 if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
   for rev in 2026-07-28 2025-11-25; do
-    mapfile -t auth_ext < <(
+    mapfile -t not_scored < <(
       # shellcheck source=../conformance/lib.sh
-      source conformance/lib.sh && conf_ensure_installed && conf_list "$rev" client not-scored | grep '^auth/'
+      source conformance/lib.sh && conf_ensure_installed && conf_list "$rev" client not-scored
     )
-    if [ "${#auth_ext[@]}" -eq 0 ]; then
-      echo "conformance: no not-scored auth scenarios listed for $rev" >&2
+    if [ "${#not_scored[@]}" -eq 0 ]; then
+      echo "conformance: no not-scored client scenarios listed for $rev" >&2
       status=1
       continue
     fi
     args=()
-    for s in "${auth_ext[@]}"; do args+=(--scenario "$s"); done
+    for s in "${not_scored[@]}"; do args+=(--scenario "$s"); done
     bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" "${args[@]}" || status=1
   done
 fi

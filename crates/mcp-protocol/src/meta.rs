@@ -15,6 +15,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::fmt;
 
 /// `io.modelcontextprotocol/protocolVersion` (META-03).
@@ -148,35 +149,33 @@ impl<'de> Visitor<'de> for MetaVisitor {
             match &*key {
                 PROTOCOL_VERSION => {
                     m.has_protocol_version_key = true;
-                    match map.next_value::<Value>()? {
-                        Value::String(s) => m.protocol_version = Some(s),
-                        other => problem(
+                    match map.next_value::<StrOrKind>()? {
+                        StrOrKind::Str(s) => m.protocol_version = Some(s),
+                        StrOrKind::Other(k) => problem(
                             &mut m,
                             PROTOCOL_VERSION,
-                            format_args!("must be a string, got {}", kind(&other)),
+                            format_args!("must be a string, got {k}"),
                         ),
                     }
                 }
-                CLIENT_INFO => match serde_json::from_value::<Implementation>(map.next_value()?) {
+                CLIENT_INFO => match typed::<Implementation>(&map.next_value::<Box<RawValue>>()?) {
                     Ok(v) => m.client_info = Some(v),
                     Err(e) => problem(&mut m, CLIENT_INFO, e),
                 },
                 CLIENT_CAPABILITIES => {
-                    match serde_json::from_value::<ClientCapabilities>(map.next_value()?) {
+                    match typed::<ClientCapabilities>(&map.next_value::<Box<RawValue>>()?) {
                         Ok(v) => m.client_capabilities = Some(v),
                         Err(e) => problem(&mut m, CLIENT_CAPABILITIES, e),
                     }
                 }
-                LOG_LEVEL => match map.next_value::<Value>()? {
-                    Value::String(s) => match LoggingLevel::parse(&s) {
+                LOG_LEVEL => match map.next_value::<StrOrKind>()? {
+                    StrOrKind::Str(s) => match LoggingLevel::parse(&s) {
                         Some(l) => m.log_level = Some(l),
                         None => problem(&mut m, LOG_LEVEL, format_args!("unknown log level {s:?}")),
                     },
-                    other => problem(
-                        &mut m,
-                        LOG_LEVEL,
-                        format_args!("must be a string, got {}", kind(&other)),
-                    ),
+                    StrOrKind::Other(k) => {
+                        problem(&mut m, LOG_LEVEL, format_args!("must be a string, got {k}"))
+                    }
                 },
                 PROGRESS_TOKEN => {
                     let v: Value = map.next_value()?;
@@ -191,13 +190,13 @@ impl<'de> Visitor<'de> for MetaVisitor {
                         TRACESTATE => TRACESTATE,
                         _ => BAGGAGE,
                     };
-                    match map.next_value::<Value>()? {
-                        Value::String(s) => match k {
+                    match map.next_value::<StrOrKind>()? {
+                        StrOrKind::Str(s) => match k {
                             TRACEPARENT => m.traceparent = Some(s),
                             TRACESTATE => m.tracestate = Some(s),
                             _ => m.baggage = Some(s),
                         },
-                        _ => problem(&mut m, k, "must be a string"),
+                        StrOrKind::Other(_) => problem(&mut m, k, "must be a string"),
                     }
                 }
                 _ => {
@@ -210,14 +209,70 @@ impl<'de> Visitor<'de> for MetaVisitor {
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+/// Decodes a `_meta` member held as raw JSON (no `serde_json::Value` tree
+/// on the way: the hot path of every modern request). On failure the value
+/// is decoded again through `Value`, so the problem text is the same as
+/// `serde_json::from_value` gives (no line/column of the raw slice).
+fn typed<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, serde_json::Error> {
+    serde_json::from_str::<T>(raw.get())
+        .or_else(|_| serde_json::from_str::<Value>(raw.get()).and_then(serde_json::from_value::<T>))
+}
+
+/// A string member, or the kind of JSON value found instead; decoded
+/// without building a `Value` for the common (string) case.
+enum StrOrKind {
+    Str(String),
+    Other(&'static str),
+}
+
+impl<'de> Deserialize<'de> for StrOrKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrOrKind;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Str(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Str(v))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("a boolean"))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("a number"))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("a number"))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("a number"))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("null"))
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<StrOrKind, E> {
+                Ok(StrOrKind::Other("null"))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<StrOrKind, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(StrOrKind::Other("an array"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrOrKind, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(StrOrKind::Other("an object"))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

@@ -252,26 +252,34 @@ impl Shared {
         Ok(Bytes::from(to_vec(&OutgoingResult::new(id, &page))))
     }
 
+    /// One page of registered definitions: `item` copies a definition out
+    /// (and sieves it for the request's revision, LEGACY-25).
+    fn page<D, T>(
+        &self,
+        all: &[D],
+        cursor: Option<&str>,
+        item: impl Fn(&D) -> T,
+    ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+        let (start, end, next) = self.page_bounds(all.len(), cursor)?;
+        let items = all.get(start..end).unwrap_or_default();
+        Ok((items.iter().map(item).collect(), next))
+    }
+
     fn list_prompts(
         &self,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let reg = self.registry();
-        let (start, end, next) = self.page_bounds(reg.prompts.len(), p.cursor.as_deref())?;
-        let mut prompts: Vec<_> = reg.prompts[start..end]
-            .iter()
-            .map(|d| d.prompt.clone())
-            .collect();
-        if !version.is_modern() {
-            for pr in &mut prompts {
+        let (prompts, next_cursor) =
+            self.page(&self.registry().prompts, p.cursor.as_deref(), |d| {
+                let mut pr = d.prompt.clone();
                 sieve_icons_title(version, &mut pr.icons, &mut pr.title);
-            }
-        }
+                pr
+            })?;
         let r = ListPromptsResult {
             prompts,
-            next_cursor: next,
+            next_cursor,
             ..Default::default()
         };
         Ok(self.finish_cacheable(id, r, self.cache_hints.prompts_list, version))
@@ -283,20 +291,15 @@ impl Shared {
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let reg = self.registry();
-        let (start, end, next) = self.page_bounds(reg.resources.len(), p.cursor.as_deref())?;
-        let mut resources: Vec<_> = reg.resources[start..end]
-            .iter()
-            .map(|d| d.resource.clone())
-            .collect();
-        if !version.is_modern() {
-            for r in &mut resources {
+        let (resources, next_cursor) =
+            self.page(&self.registry().resources, p.cursor.as_deref(), |d| {
+                let mut r = d.resource.clone();
                 sieve_icons_title(version, &mut r.icons, &mut r.title);
-            }
-        }
+                r
+            })?;
         let r = ListResourcesResult {
             resources,
-            next_cursor: next,
+            next_cursor,
             ..Default::default()
         };
         Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
@@ -308,20 +311,15 @@ impl Shared {
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let reg = self.registry();
-        let (start, end, next) = self.page_bounds(reg.templates.len(), p.cursor.as_deref())?;
-        let mut templates: Vec<_> = reg.templates[start..end]
-            .iter()
-            .map(|d| d.template.clone())
-            .collect();
-        if !version.is_modern() {
-            for t in &mut templates {
+        let (resource_templates, next_cursor) =
+            self.page(&self.registry().templates, p.cursor.as_deref(), |d| {
+                let mut t = d.template.clone();
                 sieve_icons_title(version, &mut t.icons, &mut t.title);
-            }
-        }
+                t
+            })?;
         let r = ListResourceTemplatesResult {
-            resource_templates: templates,
-            next_cursor: next,
+            resource_templates,
+            next_cursor,
             ..Default::default()
         };
         Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
@@ -597,8 +595,19 @@ impl Shared {
         let mut input = input;
         let timeout = self.limits.handler_timeout;
         let max_rounds = if modern { 1 } else { 10 };
-        for _round in 0..max_rounds {
-            let cx = RequestContext::new(parts.clone(), input.clone(), state.clone(), self.clone());
+        let mut parts = Some(parts);
+        for round in 0..max_rounds {
+            // The last possible round (the only one on the modern wire)
+            // takes the context parts instead of a copy.
+            let round_parts = if round + 1 == max_rounds {
+                parts.take()
+            } else {
+                parts.clone()
+            };
+            let Some(round_parts) = round_parts else {
+                break;
+            };
+            let cx = RequestContext::new(round_parts, input.clone(), state.clone(), self.clone());
             match guarded(run(args.clone(), cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),

@@ -182,7 +182,12 @@ impl TokenStore for FileStore {
         v.key = Some(key.clone());
         let json = serde_json::to_vec_pretty(&v)
             .map_err(|e| OAuthError::storage(format!("cannot serialize: {e}")))?;
-        let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+        // Unique per writer, so concurrent saves never share a temporary file.
+        let tmp = path.with_extension(format!(
+            "json.tmp{}-{}",
+            std::process::id(),
+            super::pkce::random_token(6)?
+        ));
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create(true).truncate(true);
         #[cfg(unix)]

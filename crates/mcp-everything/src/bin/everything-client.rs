@@ -292,6 +292,21 @@ async fn scenario_flow(client: &Client, scenario: &str) -> Flow {
                 .map_err(|e| format!("tools/list: {e}"))?;
             Ok(())
         }
+        "json-schema-2020-12-preservation" => {
+            // SEP-1613 / SEP-2106: the client keeps a tool's inputSchema
+            // verbatim; echo the focal tool's schema back unchanged.
+            let tools = client
+                .list_tools()
+                .await
+                .map_err(|e| format!("tools/list: {e}"))?;
+            let focal = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .ok_or("tools/list has no json_schema_2020_12_tool")?;
+            let mut args = JsonObject::new();
+            args.insert("schema".into(), Value::Object(focal.input_schema.clone()));
+            call(client, "json_schema_echo", Some(args)).await
+        }
         _ => generic(client).await,
     }
 }

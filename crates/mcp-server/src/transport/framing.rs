@@ -10,17 +10,45 @@ pub enum Frame {
     TooLong,
 }
 
+/// One framing outcome, borrowing the line from the framer's buffer (no copy).
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameRef<'a> {
+    /// A complete line (without `\n`, a trailing `\r` removed).
+    Line(&'a [u8]),
+    /// A line longer than the cap was discarded up to its newline.
+    TooLong,
+}
+
+impl FrameRef<'_> {
+    /// The owned form.
+    pub fn to_owned_frame(&self) -> Frame {
+        match self {
+            FrameRef::Line(l) => Frame::Line(l.to_vec()),
+            FrameRef::TooLong => Frame::TooLong,
+        }
+    }
+}
+
 /// Splits a byte stream into lines of at most `max` bytes.
 ///
 /// Feed chunks with [`LineFramer::push`]; take lines with
-/// [`LineFramer::next_frame`]. Memory is bounded by `max` plus one chunk:
-/// an over-long line is dropped as it arrives, never buffered whole.
+/// [`LineFramer::next_line`] (borrowed) or [`LineFramer::next_frame`]
+/// (owned). Memory is bounded by `max` plus one chunk: an over-long line is
+/// dropped as it arrives, never buffered whole.
+///
+/// Taking a line only advances an offset; consumed bytes are released once
+/// per [`LineFramer::push`], so a chunk holding many lines costs one pass
+/// over it (the earlier `Vec::drain` per line moved the rest of the buffer
+/// for every line: quadratic in the lines per chunk).
 #[derive(Debug)]
 pub struct LineFramer {
     buf: Vec<u8>,
+    /// Start of the unconsumed bytes in `buf`.
+    start: usize,
+    /// Bytes of `buf` before this offset are known to hold no newline past `start`.
+    scanned: usize,
     max: usize,
     discarding: bool,
-    pending_too_long: bool,
 }
 
 impl LineFramer {
@@ -28,15 +56,21 @@ impl LineFramer {
     pub fn new(max: usize) -> Self {
         Self {
             buf: Vec::new(),
+            start: 0,
+            scanned: 0,
             max: max.max(1),
             discarding: false,
-            pending_too_long: false,
         }
     }
 
-    /// Appends input. Call [`Self::next_frame`] until it returns `None`
-    /// before pushing again.
+    /// Appends input. Call [`Self::next_frame`] (or [`Self::next_line`])
+    /// until it returns `None` before pushing again.
     pub fn push(&mut self, mut chunk: &[u8]) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.scanned -= self.start;
+            self.start = 0;
+        }
         if self.discarding {
             match chunk.iter().position(|b| *b == b'\n') {
                 None => return,
@@ -49,51 +83,69 @@ impl LineFramer {
         self.buf.extend_from_slice(chunk);
     }
 
-    /// The next complete frame, if any.
-    pub fn next_frame(&mut self) -> Option<Frame> {
-        if self.pending_too_long {
-            self.pending_too_long = false;
-            return Some(Frame::TooLong);
-        }
-        match self.buf.iter().position(|b| *b == b'\n') {
-            Some(i) if i <= self.max => {
-                let mut line: Vec<u8> = self.buf.drain(..=i).collect();
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
+    /// The next complete frame, if any, borrowed from the buffer.
+    pub fn next_line(&mut self) -> Option<FrameRef<'_>> {
+        let from = self.scanned.max(self.start);
+        let found = self
+            .buf
+            .get(from..)
+            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+            .map(|i| from + i);
+        match found {
+            Some(nl) if nl - self.start <= self.max => {
+                let begin = self.start;
+                self.start = nl + 1;
+                self.scanned = self.start;
+                let mut line = self.buf.get(begin..nl).unwrap_or_default();
+                if let Some(stripped) = line.strip_suffix(b"\r") {
+                    line = stripped;
                 }
-                Some(Frame::Line(line))
+                Some(FrameRef::Line(line))
             }
-            Some(i) => {
-                self.buf.drain(..=i);
-                Some(Frame::TooLong)
+            Some(nl) => {
+                self.start = nl + 1;
+                self.scanned = self.start;
+                Some(FrameRef::TooLong)
             }
-            None if self.buf.len() > self.max => {
+            None if self.buf.len() - self.start > self.max => {
                 // Over the cap without a newline yet: drop what we have and
                 // the rest of the line as it arrives.
                 self.buf.clear();
+                self.start = 0;
+                self.scanned = 0;
                 self.discarding = true;
-                Some(Frame::TooLong)
+                Some(FrameRef::TooLong)
             }
-            None => None,
+            None => {
+                self.scanned = self.buf.len();
+                None
+            }
         }
+    }
+
+    /// The next complete frame, if any.
+    pub fn next_frame(&mut self) -> Option<Frame> {
+        self.next_line().map(|f| f.to_owned_frame())
     }
 
     /// At end of input: the unterminated last line, if any.
     pub fn finish(&mut self) -> Option<Frame> {
-        if self.discarding || self.buf.is_empty() {
+        if self.discarding || self.buf.len() <= self.start {
             return None;
         }
-        let mut line = std::mem::take(&mut self.buf);
+        let mut line = self.buf.split_off(self.start);
+        self.buf.clear();
+        self.start = 0;
+        self.scanned = 0;
         if line.last() == Some(&b'\r') {
             line.pop();
         }
         Some(Frame::Line(line))
     }
 
-    /// Bytes currently buffered.
+    /// Bytes currently buffered and not yet handed out.
     pub fn buffered(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.start
     }
 }
 
@@ -138,6 +190,24 @@ mod tests {
             all(&mut f),
             vec![Frame::TooLong, Frame::Line(b"fine".to_vec())]
         );
+    }
+
+    #[test]
+    fn many_lines_per_chunk_and_lines_split_across_chunks() {
+        let mut f = LineFramer::new(8);
+        f.push(b"ab\ncd\r\nef");
+        assert_eq!(f.next_line(), Some(FrameRef::Line(b"ab")));
+        assert_eq!(f.next_line(), Some(FrameRef::Line(b"cd")));
+        assert_eq!(f.next_line(), None);
+        assert_eq!(f.buffered(), 2);
+        f.push(b"gh");
+        assert_eq!(f.next_line(), None);
+        f.push(b"\n123456789\nz");
+        assert_eq!(f.next_line(), Some(FrameRef::Line(b"efgh")));
+        assert_eq!(f.next_line(), Some(FrameRef::TooLong));
+        assert_eq!(f.next_line(), None);
+        assert_eq!(f.finish(), Some(Frame::Line(b"z".to_vec())));
+        assert_eq!(f.buffered(), 0);
     }
 
     proptest! {

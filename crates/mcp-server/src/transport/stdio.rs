@@ -7,10 +7,22 @@
 //!   reading pauses while the cap is reached (backpressure instead of an
 //!   unbounded queue), but notifications such as `notifications/cancelled`
 //!   already read are still handled in order.
-//! - One writer task owns stdout; every message is one line (STDIO-01).
+//! - One connection task owns stdout; every message is one line (STDIO-01).
 //!   [`serve_stdio`] also points file descriptor 1 at stderr, so a stray
 //!   `println!` in a handler cannot corrupt the protocol stream (STDIO-02).
 //! - The first request decides the era of the process (ERA-04).
+//!
+//! Hot path (bench/RESULTS.md): when stdin and stdout are pipes (the usual
+//! case: a client spawned us), they are reopened non-blocking and driven by
+//! the runtime's reactor rather than tokio's blocking pool (one
+//! `spawn_blocking` hand-off per read and per write before). A request whose
+//! handler completes on its first poll is answered inline by the connection
+//! task, with no task spawned; only handlers that wait run as tasks of their
+//! own. Answers are collected in one buffer and written when no more input
+//! is ready, so pipelined requests cost one `write` per batch. A tty, file or
+//! socket on stdin/stdout falls back to tokio's blocking handles.
+//!
+//! [`serve_stdio`]: crate::Server::serve_stdio
 
 use crate::context::{ContextParts, Outbound};
 use crate::dispatch::{ClientRequester, Legacy, Reply, into_owned};
@@ -19,7 +31,7 @@ use crate::listen;
 use crate::server::{Server, Shared};
 use crate::session::SessionState;
 use crate::tool::BoxFuture;
-use crate::transport::framing::{Frame, LineFramer};
+use crate::transport::framing::{FrameRef, LineFramer};
 use bytes::Bytes;
 use mcp_protocol::era::StdioEra;
 use mcp_protocol::jsonrpc::{
@@ -33,8 +45,9 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use std::task::Poll;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -42,9 +55,21 @@ impl Server {
     /// Serves this server on the process's stdin and stdout until stdin
     /// closes. File descriptor 1 is redirected to stderr first (on Unix), so
     /// only protocol messages reach the real stdout.
+    ///
+    /// Pipes are driven by the runtime's I/O driver, so the runtime needs
+    /// I/O enabled (`#[tokio::main]` and `Builder::enable_all` do that). The
+    /// connection runs as a task of its own: on a multi-thread runtime the
+    /// worker that receives the readiness event serves the request, with no
+    /// hand-off to the thread blocked in `block_on`.
     pub async fn serve_stdio(self) -> Result<(), Error> {
         let out = protect_stdout().map_err(Error::io)?;
-        self.serve_io(tokio::io::stdin(), out).await
+        let (reader, writer) = stdio_handles(out);
+        match tokio::spawn(serve(self.shared, reader, writer)).await {
+            Ok(r) => r,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: the runtime is shutting down.
+            Err(_) => Ok(()),
+        }
     }
 
     /// Serves newline-delimited JSON-RPC over any reader/writer pair (pipes,
@@ -61,12 +86,12 @@ impl Server {
 /// Moves the real stdout to a new descriptor for protocol output and points
 /// descriptor 1 at stderr.
 #[cfg(unix)]
-fn protect_stdout() -> std::io::Result<tokio::fs::File> {
+fn protect_stdout() -> std::io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::AsFd;
     let protocol = std::io::stdout().as_fd().try_clone_to_owned()?;
     let stderr = std::io::stderr();
     rustix::stdio::dup2_stdout(stderr.as_fd())?;
-    Ok(tokio::fs::File::from_std(std::fs::File::from(protocol)))
+    Ok(protocol)
 }
 
 #[cfg(not(unix))]
@@ -74,10 +99,65 @@ fn protect_stdout() -> std::io::Result<tokio::io::Stdout> {
     Ok(tokio::io::stdout())
 }
 
+/// Non-blocking, reactor-driven handles when stdin / the protocol stdout
+/// are pipes; tokio's blocking-pool handles otherwise (tty, file, socket).
+///
+/// The pipes are reopened through `/proc/self/fd`, which gives this process
+/// new open file descriptions: `O_NONBLOCK` is set on those only, never on
+/// the descriptions shared with the parent (a shell or a client that
+/// expects blocking I/O on its ends).
+#[cfg(target_os = "linux")]
+fn stdio_handles(
+    out: std::os::fd::OwnedFd,
+) -> (
+    impl AsyncRead + Unpin + Send + 'static,
+    impl AsyncWrite + Unpin + Send + 'static,
+) {
+    use std::os::fd::AsRawFd;
+    use tokio::net::unix::pipe;
+    use tokio_util::either::Either;
+    let reader = match pipe::OpenOptions::new().open_receiver("/proc/self/fd/0") {
+        Ok(r) => Either::Left(r),
+        Err(_) => Either::Right(tokio::io::stdin()),
+    };
+    let path = format!("/proc/self/fd/{}", out.as_raw_fd());
+    let writer = match pipe::OpenOptions::new().open_sender(path) {
+        // `out` closes here; the reopened description keeps the pipe open.
+        Ok(w) => Either::Left(w),
+        Err(_) => Either::Right(tokio::fs::File::from_std(std::fs::File::from(out))),
+    };
+    (reader, writer)
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn stdio_handles(
+    out: std::os::fd::OwnedFd,
+) -> (
+    impl AsyncRead + Unpin + Send + 'static,
+    impl AsyncWrite + Unpin + Send + 'static,
+) {
+    (
+        tokio::io::stdin(),
+        tokio::fs::File::from_std(std::fs::File::from(out)),
+    )
+}
+
+#[cfg(not(unix))]
+fn stdio_handles(
+    out: tokio::io::Stdout,
+) -> (
+    impl AsyncRead + Unpin + Send + 'static,
+    impl AsyncWrite + Unpin + Send + 'static,
+) {
+    (tokio::io::stdin(), out)
+}
+
 /// Per-connection state.
 struct Conn {
     shared: Arc<Shared>,
     tx: mpsc::Sender<Bytes>,
+    /// Handed to every request context (one shared allocation).
+    outbound: Arc<dyn Outbound>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicI64,
@@ -101,14 +181,30 @@ impl Conn {
         self.session.lock().ok().and_then(|g| g.clone())
     }
 
-    fn register(&self, id: &RequestId) -> Option<CancellationToken> {
-        let mut map = self.in_flight.lock().ok()?;
-        if map.contains_key(id) {
-            return None; // BASE-03: ids must not collide with in-flight ones.
+    /// BASE-03: ids must not collide with in-flight ones.
+    fn is_in_flight(&self, id: &RequestId) -> bool {
+        match self.in_flight.lock() {
+            Ok(map) => !map.is_empty() && map.contains_key(id),
+            Err(_) => true,
         }
+    }
+
+    fn register(&self, id: &RequestId) -> Option<CancellationToken> {
         let t = CancellationToken::new();
-        map.insert(id.clone(), t.clone());
-        Some(t)
+        self.insert(id, &t).then_some(t)
+    }
+
+    /// Records `token` as the cancellation of the in-flight request `id`;
+    /// false if that id is already in flight.
+    fn insert(&self, id: &RequestId, token: &CancellationToken) -> bool {
+        let Ok(mut map) = self.in_flight.lock() else {
+            return false;
+        };
+        if map.contains_key(id) {
+            return false;
+        }
+        map.insert(id.clone(), token.clone());
+        true
     }
 
     fn unregister(&self, id: &RequestId) {
@@ -159,33 +255,86 @@ impl ClientRequester for StdioRequester {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
+/// Answers collected by the connection task, written when no more input is
+/// ready (or the buffer passes [`FLUSH_AT`]).
+struct Output<W> {
     w: W,
-    mut rx: mpsc::Receiver<Bytes>,
-) -> std::io::Result<()> {
-    let mut w = BufWriter::with_capacity(64 * 1024, w);
-    while let Some(msg) = rx.recv().await {
-        w.write_all(&msg).await?;
-        w.write_all(b"\n").await?;
-        while let Ok(more) = rx.try_recv() {
-            w.write_all(&more).await?;
-            w.write_all(b"\n").await?;
-        }
-        w.flush().await?;
+    buf: Vec<u8>,
+}
+
+/// Write the collected answers once they reach this many bytes, even if
+/// more input is ready.
+const FLUSH_AT: usize = 64 * 1024;
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    fn push(&mut self, msg: &[u8]) {
+        self.buf.extend_from_slice(msg);
+        self.buf.push(b'\n');
     }
-    w.flush().await
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let r = self.w.write_all(&self.buf).await;
+            self.buf.clear();
+            r?;
+            self.w.flush().await?;
+        }
+        Ok(())
+    }
+
+    async fn flush_if_full(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+}
+
+/// The connection task's state besides the framer.
+struct Driver<W> {
+    conn: Arc<Conn>,
+    rx: mpsc::Receiver<Bytes>,
+    out: Output<W>,
+    permits: Arc<Semaphore>,
+    tasks: JoinSet<()>,
+    shutdown: CancellationToken,
+}
+
+impl<W: AsyncWrite + Unpin> Driver<W> {
+    /// Moves what tasks have queued (answers, notifications) to the output.
+    fn collect(&mut self) {
+        while let Ok(m) = self.rx.try_recv() {
+            self.out.push(&m);
+        }
+    }
+
+    /// A permit for one more request. While the cap is reached, queued
+    /// output keeps flowing, so tasks holding permits can finish.
+    async fn permit(&mut self) -> std::io::Result<Option<OwnedSemaphorePermit>> {
+        if let Ok(p) = self.permits.clone().try_acquire_owned() {
+            return Ok(Some(p));
+        }
+        loop {
+            self.collect();
+            self.out.flush().await?;
+            tokio::select! {
+                p = self.permits.clone().acquire_owned() => return Ok(p.ok()),
+                Some(m) = self.rx.recv() => self.out.push(&m),
+            }
+        }
+    }
 }
 
 async fn serve<R, W>(shared: Arc<Shared>, mut reader: R, writer: W) -> Result<(), Error>
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
 {
     let limits = shared.limits.clone();
     let (tx, rx) = mpsc::channel::<Bytes>(1024);
-    let writer = tokio::spawn(write_loop(writer, rx));
     let conn = Arc::new(Conn {
         shared,
+        outbound: Arc::new(StdioOutbound(tx.clone())),
         tx,
         in_flight: Mutex::new(HashMap::new()),
         pending: Mutex::new(HashMap::new()),
@@ -194,70 +343,115 @@ where
         session: Mutex::new(None),
         listens: std::sync::atomic::AtomicUsize::new(0),
     });
-    let permits = Arc::new(Semaphore::new(limits.max_in_flight.max(1)));
-    let mut tasks = JoinSet::new();
-    let mut framer = LineFramer::new(limits.max_line_bytes);
-    let mut buf = vec![0u8; 64 * 1024];
-    let shutdown = CancellationToken::new();
-    loop {
-        let n = reader.read(&mut buf).await.map_err(Error::io)?;
-        let eof = n == 0;
-        if eof {
-            if let Some(f) = framer.finish() {
-                handle_frame(&conn, f, &permits, &mut tasks, &shutdown).await;
-            }
-            break;
-        }
-        framer.push(&buf[..n]);
-        while let Some(f) = framer.next_frame() {
-            handle_frame(&conn, f, &permits, &mut tasks, &shutdown).await;
-        }
-        while tasks.try_join_next().is_some() {}
-    }
+    let mut d = Driver {
+        conn,
+        rx,
+        out: Output {
+            w: writer,
+            buf: Vec::with_capacity(16 * 1024),
+        },
+        permits: Arc::new(Semaphore::new(limits.max_in_flight.max(1))),
+        tasks: JoinSet::new(),
+        shutdown: CancellationToken::new(),
+    };
+    let result = drive(&mut d, &mut reader, limits.max_line_bytes).await;
     // stdin closed (STDIO-09): listen streams end; in-flight requests finish
-    // (bounded by the handler timeout) so piped input gets its answers.
-    shutdown.cancel();
-    while tasks.join_next().await.is_some() {}
-    if let Ok(mut p) = conn.pending.lock() {
+    // (bounded by the handler timeout) so piped input gets their answers.
+    d.shutdown.cancel();
+    let finished = match result {
+        Ok(()) => finish(&mut d).await,
+        Err(_) => Ok(()),
+    };
+    if let Ok(mut p) = d.conn.pending.lock() {
         p.clear();
     }
-    drop(conn);
-    match writer.await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Ok(Err(e)) => Err(Error::io(e)),
-        Err(_) => Ok(()),
+    match result.and(finished) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Error::io(e)),
     }
 }
 
-async fn handle_frame(
-    conn: &Arc<Conn>,
-    frame: Frame,
-    permits: &Arc<Semaphore>,
-    tasks: &mut JoinSet<()>,
-    shutdown: &CancellationToken,
-) {
+/// Waits for the running handlers, writing their answers.
+async fn finish<W: AsyncWrite + Unpin>(d: &mut Driver<W>) -> std::io::Result<()> {
+    loop {
+        d.collect();
+        d.out.flush().await?;
+        tokio::select! {
+            t = d.tasks.join_next() => if t.is_none() { break },
+            Some(m) = d.rx.recv() => d.out.push(&m),
+        }
+    }
+    d.collect();
+    d.out.flush().await
+}
+
+/// Reads and serves until end of input.
+async fn drive<R, W>(d: &mut Driver<W>, reader: &mut R, max_line: usize) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut framer = LineFramer::new(max_line);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        // Nothing more is ready: what the last input produced goes out now.
+        d.collect();
+        d.out.flush().await?;
+        let n = tokio::select! {
+            biased;
+            r = reader.read(&mut buf) => r?,
+            Some(m) = d.rx.recv() => {
+                d.out.push(&m);
+                continue;
+            }
+        };
+        if n == 0 {
+            if let Some(crate::transport::framing::Frame::Line(l)) = framer.finish() {
+                handle_frame(d, FrameRef::Line(&l)).await?;
+            }
+            return Ok(());
+        }
+        framer.push(buf.get(..n).unwrap_or_default());
+        while let Some(f) = framer.next_line() {
+            handle_frame(d, f).await?;
+            d.out.flush_if_full().await?;
+        }
+        while d.tasks.try_join_next().is_some() {}
+    }
+}
+
+async fn handle_frame<W: AsyncWrite + Unpin>(
+    d: &mut Driver<W>,
+    frame: FrameRef<'_>,
+) -> std::io::Result<()> {
     let line = match frame {
-        Frame::TooLong => {
+        FrameRef::TooLong => {
             let e = ErrorObject::invalid_request(format_args!(
                 "message exceeds the {} byte line limit",
-                conn.shared.limits.max_line_bytes
+                d.conn.shared.limits.max_line_bytes
             ));
-            return conn.send_error(None, &e).await;
+            d.out.push(&to_vec(&OutgoingError::new(None, &e)));
+            return Ok(());
         }
-        Frame::Line(l) => l,
+        FrameRef::Line(l) => l,
     };
     if line.iter().all(|b| b.is_ascii_whitespace()) {
-        return;
+        return Ok(());
     }
-    let msg = match decode_message(&line) {
+    let msg = match decode_message(line) {
         Ok(m) => m,
-        Err(e) => return conn.send_error(e.id.as_ref(), &e.error).await,
+        Err(e) => {
+            d.out
+                .push(&to_vec(&OutgoingError::new(e.id.as_ref(), &e.error)));
+            return Ok(());
+        }
     };
+    let conn = &d.conn;
     match msg {
         Message::Response(r) => {
             // An answer to one of our handshake-era requests.
-            let Some(id) = r.id else { return };
+            let Some(id) = r.id else { return Ok(()) };
             let waiter = conn.pending.lock().ok().and_then(|mut p| p.remove(&id));
             if let Some(w) = waiter {
                 let out = r
@@ -280,34 +474,55 @@ async fn handle_frame(
             }
         }
         Message::Request(req) => {
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                return;
+            let Some(permit) = d.permit().await? else {
+                return Ok(());
             };
+            let conn = &d.conn;
             let id = req.id.clone();
             match prepare(conn, &req) {
-                Err(e) => conn.send_error(Some(&id), &e).await,
-                Ok(Prepared::Reply(bytes)) => conn.send(bytes).await,
+                Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
+                Ok(Prepared::Reply(bytes)) => d.out.push(&bytes),
                 Ok(Prepared::Listen(filter)) => {
                     drop(permit);
-                    start_listen(conn, id, filter, tasks, shutdown);
+                    start_listen(conn, id, filter, &mut d.tasks, &d.shutdown);
                 }
                 Ok(Prepared::Call(call, parts, legacy)) => {
-                    let Some(token) = conn.register(&id) else {
+                    if conn.is_in_flight(&id) {
                         let e = ErrorObject::invalid_request(format_args!(
                             "request id {id} is already in flight"
                         ));
-                        return conn.send_error(Some(&id), &e).await;
-                    };
+                        d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
+                        return Ok(());
+                    }
+                    let token = CancellationToken::new();
                     let mut parts = *parts;
                     // The handler gets a child of the client's token: a
                     // handler timeout cancels only the child, so its -32603
                     // still goes out; notifications/cancelled cancels both
                     // and nothing is sent (CANCEL-03).
                     parts.cancel = token.child_token();
+                    let mut fut = conn.shared.clone().dispatch(call, parts, legacy);
+                    // Most handlers finish on their first poll: answer
+                    // inline, no task, no in-flight entry (nothing can
+                    // cancel a request between reading and answering it).
+                    if let Poll::Ready(reply) = futures_util::poll!(&mut fut) {
+                        match reply {
+                            Ok(bytes) => d.out.push(&bytes),
+                            Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
+                        }
+                        return Ok(());
+                    }
+                    if !conn.insert(&id, &token) {
+                        // Unreachable after the check above (one reader);
+                        // answered rather than assumed.
+                        let e = ErrorObject::invalid_request(format_args!(
+                            "request id {id} is already in flight"
+                        ));
+                        d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
+                        return Ok(());
+                    }
                     let conn = conn.clone();
-                    tasks.spawn(async move {
-                        let shared = conn.shared.clone();
-                        let fut = shared.dispatch(call, parts, legacy);
+                    d.tasks.spawn(async move {
                         let reply: Option<Reply> = tokio::select! {
                             r = fut => Some(r),
                             _ = token.cancelled() => None,
@@ -327,6 +542,7 @@ async fn handle_frame(
             }
         }
     }
+    Ok(())
 }
 
 enum Prepared {
@@ -382,7 +598,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
         )?,
         Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
     };
-    let outbound: Arc<dyn Outbound> = Arc::new(StdioOutbound(conn.tx.clone()));
+    let outbound = conn.outbound.clone();
     match era {
         StdioEra::Modern | StdioEra::Undecided => {
             let route = match classify_probed(
@@ -451,7 +667,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                     None,
                 ),
             };
-            let meta = ParamsProbe::parse(req.params).meta.unwrap_or_default();
+            let meta = probe.meta.unwrap_or_default();
             let parts = ContextParts {
                 id: req.id.clone(),
                 method: req.method.as_ref().into(),

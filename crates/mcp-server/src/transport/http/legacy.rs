@@ -234,28 +234,58 @@ async fn request(
         session: Some(state.clone()),
     };
     let id = r.id.clone();
-    // The handler runs on its own task: in the handshake era a dropped
-    // stream is not a cancellation (LEGACY-19); the client may resume. It
-    // keeps the request's concurrency permit until it finishes.
-    tokio::spawn(async move {
-        let _permit = permit;
-        let fut = shared.dispatch(typed, ctx, legacy);
-        let reply = tokio::select! {
-            r = fut => Some(r),
-            _ = cancel.cancelled() => None,
-        };
+    let mut fut = shared.dispatch(typed, ctx, legacy);
+    // Most handlers finish on their first poll: then the answer is pushed
+    // here, with no task spawned (nothing can cancel a request between
+    // reading and answering it), and its HTTP status is known without
+    // re-reading the serialized reply.
+    let mut inline_status = None;
+    if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut fut) {
         writer.session.unregister(&id);
-        let bytes = match reply {
-            Some(Ok(b)) => b,
-            Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
-            // CANCEL-03: nothing after a cancellation; close the stream.
-            None => {
-                writer.session.detach(writer.sid);
-                return;
-            }
+        let status = match &reply {
+            Ok(_) => StatusCode::OK,
+            Err(e) => StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::OK),
         };
-        writer.session.push(writer.sid, bytes, true).await;
-    });
+        let bytes = match reply {
+            Ok(b) => b,
+            Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+        };
+        if rx.is_empty() {
+            // Nothing queued before it: the push cannot wait on the channel.
+            inline_status = Some(status);
+            writer.session.push(writer.sid, bytes, true).await;
+            drop(permit);
+        } else {
+            // Notifications came first and may fill the live channel, which
+            // is read below: push from a task, as for a pending handler.
+            tokio::spawn(async move {
+                let _permit = permit;
+                writer.session.push(writer.sid, bytes, true).await;
+            });
+        }
+    } else {
+        // The handler runs on its own task: in the handshake era a dropped
+        // stream is not a cancellation (LEGACY-19); the client may resume.
+        // It keeps the request's concurrency permit until it finishes.
+        tokio::spawn(async move {
+            let _permit = permit;
+            let reply = tokio::select! {
+                r = fut => Some(r),
+                _ = cancel.cancelled() => None,
+            };
+            writer.session.unregister(&id);
+            let bytes = match reply {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+                // CANCEL-03: nothing after a cancellation; close the stream.
+                None => {
+                    writer.session.detach(writer.sid);
+                    return;
+                }
+            };
+            writer.session.push(writer.sid, bytes, true).await;
+        });
+    }
     let Some(first) = rx.recv().await else {
         return accepted_none();
     };
@@ -268,6 +298,9 @@ async fn request(
     }
     if first.last {
         // Nothing but the result: answer with plain JSON.
+        if let Some(status) = inline_status {
+            return json_response(status, first.data.clone());
+        }
         return reply_json(&first);
     }
     if !use_sse {
