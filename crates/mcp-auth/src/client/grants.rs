@@ -199,6 +199,23 @@ impl Identity {
             _ => Ok(()),
         }
     }
+
+    /// Sends `form` to the token endpoint, authenticated as this client and
+    /// with the context's proof (DPoP), if any.
+    async fn exchange(
+        &self,
+        ctx: &GrantContext<'_>,
+        form: Form,
+    ) -> Result<TokenResponse, OAuthError> {
+        token_request(
+            ctx.http,
+            &ctx.token_endpoint,
+            form,
+            self.client.as_ref(),
+            ctx.proof,
+        )
+        .await
+    }
 }
 
 fn scope_param(ctx: &GrantContext<'_>) -> Option<String> {
@@ -254,14 +271,7 @@ impl Grant for ClientCredentialsGrant {
         Box::pin(async move {
             self.id.check(&ctx)?;
             let form = client_credentials_form(scope_param(&ctx).as_deref(), ctx.resource);
-            token_request(
-                ctx.http,
-                &ctx.token_endpoint,
-                form,
-                self.id.client.as_ref(),
-                ctx.proof,
-            )
-            .await
+            self.id.exchange(&ctx, form).await
         })
     }
 }
@@ -321,14 +331,7 @@ impl Grant for JwtBearerGrant {
             self.id.check(&ctx)?;
             let assertion = (self.assertion)()?;
             let form = jwt_bearer_form(&assertion, scope_param(&ctx).as_deref(), ctx.resource);
-            token_request(
-                ctx.http,
-                &ctx.token_endpoint,
-                form,
-                self.id.client.as_ref(),
-                ctx.proof,
-            )
-            .await
+            self.id.exchange(&ctx, form).await
         })
     }
 }
@@ -455,14 +458,7 @@ impl Grant for EnterpriseManagedGrant {
             let scope = scope_param(&ctx);
             let id_jag = self.id_jag(&ctx, scope.as_deref()).await?;
             let form = jwt_bearer_form(&id_jag, scope.as_deref(), ctx.resource);
-            token_request(
-                ctx.http,
-                &ctx.token_endpoint,
-                form,
-                self.id.client.as_ref(),
-                ctx.proof,
-            )
-            .await
+            self.id.exchange(&ctx, form).await
         })
     }
 }
