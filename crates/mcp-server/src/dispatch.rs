@@ -176,8 +176,9 @@ impl Shared {
         // is correct.
         let mut out = to_vec(&OutgoingResult::new(id, &r));
         if out.ends_with(b"}}") {
-            let at = out.len() - 2;
-            out.splice(at..at, self.server_info_member.iter().copied());
+            out.truncate(out.len() - 2);
+            out.extend_from_slice(&self.server_info_member);
+            out.extend_from_slice(b"}}");
         }
         Bytes::from(out)
     }
