@@ -356,7 +356,6 @@ impl Shared {
                 ));
             }
         }
-        let target = p.name.clone();
         let runner = {
             let tool = tool.clone();
             move |args: Value, cx: RequestContext| tool.def.handler.call(args, cx)
@@ -365,7 +364,7 @@ impl Shared {
             .clone()
             .run_mrtr(
                 "tools/call",
-                &target,
+                &p.name,
                 args,
                 p.input_responses,
                 p.request_state,
