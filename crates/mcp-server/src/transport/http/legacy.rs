@@ -84,7 +84,6 @@ pub(super) async fn post(
     msg: &Message<'_>,
     meta: Option<RequestMeta>,
     session_id: Option<&[u8]>,
-    _header_version: Option<ProtocolVersion>,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {

@@ -500,14 +500,13 @@ where
         .map(|v| trim_ows(v.as_bytes()));
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
         HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
-        HttpEra::Handshake { header_version } => {
+        HttpEra::Handshake { .. } => {
             legacy::post(
                 &inner,
                 parts,
                 &msg,
                 probe.meta,
                 session_id.as_deref(),
-                header_version,
                 accept,
                 permit,
             )
