@@ -402,16 +402,13 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message<'_>, DecodeError> {
     let env = match parsed {
         Ok(env) => env,
         Err(e) => {
-            return Err(match e.classify() {
-                serde_json::error::Category::Data => {
-                    // A data error (e.g. a duplicate member) may precede a
-                    // syntax error; invalid JSON must win (LADDER-04).
-                    match serde_json::from_slice::<IgnoredAny>(bytes) {
-                        Err(syntax) => parse_error(syntax),
-                        Ok(_) => invalid(None, e),
-                    }
-                }
-                _ => parse_error(e),
+            // A data error (e.g. a duplicate member) may precede a syntax
+            // error, and invalid JSON must win (LADDER-04); a string the
+            // grammar allows but Unicode does not (a lone surrogate escape
+            // in "method") is an invalid request, not a parse error.
+            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+                Err(syntax) => parse_error(syntax),
+                Ok(_) => invalid(None, e),
             });
         }
     };

@@ -90,8 +90,9 @@ pub struct ModernRoute {
     pub id: RequestId,
     /// The negotiated-per-request version.
     pub version: ProtocolVersion,
-    /// The typed envelope, decoded once.
-    pub meta: RequestMeta,
+    /// The typed envelope, decoded once (boxed: it is large, and moves
+    /// along with the request).
+    pub meta: Box<RequestMeta>,
 }
 
 /// The ladder's verdict.
@@ -120,8 +121,8 @@ impl<F: Fn(&str) -> Option<Arc<ParamHeaderMap>>> ToolParamHeaders for F {
 /// borrowed from the body. Also used by era classification.
 #[derive(Debug, Default)]
 pub struct ParamsProbe<'a> {
-    /// The decoded `_meta`, when it is an object.
-    pub meta: Option<RequestMeta>,
+    /// The decoded `_meta`, when it is an object (boxed: it is large).
+    pub meta: Option<Box<RequestMeta>>,
     /// `_meta` was present but not an object (or undecodable): why.
     pub meta_error: Option<String>,
     /// Raw `params.name`.
@@ -160,7 +161,7 @@ impl<'a> ParamsProbe<'a> {
                 if let Some(raw) = probe.raw_meta.take() {
                     if raw.get().starts_with('{') {
                         match serde_json::from_str::<RequestMeta>(raw.get()) {
-                            Ok(m) => probe.out.meta = Some(m),
+                            Ok(m) => probe.out.meta = Some(Box::new(m)),
                             Err(e) => probe.out.meta_error = Some(e.to_string()),
                         }
                     } else {
@@ -178,9 +179,7 @@ impl<'a> ParamsProbe<'a> {
 
     /// Whether the envelope carries the modern protocol-version key.
     pub fn has_modern_envelope(&self) -> bool {
-        self.meta
-            .as_ref()
-            .is_some_and(RequestMeta::is_modern_envelope)
+        self.meta.as_ref().is_some_and(|m| m.is_modern_envelope())
     }
 }
 
@@ -196,7 +195,7 @@ struct ProbeVisitor {
 
 /// `_meta` decoded in place: an object becomes a [`RequestMeta`]; any other
 /// value is skipped and reported as not an object.
-struct InlineMeta(Option<RequestMeta>);
+struct InlineMeta(Option<Box<RequestMeta>>);
 
 impl<'de> Deserialize<'de> for InlineMeta {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -209,7 +208,7 @@ impl<'de> Deserialize<'de> for InlineMeta {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InlineMeta, A::Error> {
                 meta::MetaVisitor { strict: true }
                     .visit_map(map)
-                    .map(|m| InlineMeta(Some(m)))
+                    .map(|m| InlineMeta(Some(Box::new(m))))
             }
             fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<InlineMeta, E> {
                 Ok(InlineMeta(None))

@@ -615,7 +615,7 @@ async fn modern(
         id: req.id.clone(),
         method: req.method.as_ref().into(),
         version: route.version,
-        meta: Box::new(route.meta),
+        meta: route.meta,
         capabilities: caps,
         log_level,
         cancel: cancel.clone(),
