@@ -989,7 +989,7 @@ where
     #[cfg(feature = "http2")]
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     #[cfg(feature = "http2")]
-    let h1 = builder.http1();
+    let mut h1 = builder.http1();
     #[cfg(not(feature = "http2"))]
     let mut builder = hyper::server::conn::http1::Builder::new();
     #[cfg(not(feature = "http2"))]
