@@ -252,21 +252,51 @@ enum MaybeStr<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Borrow when possible; fall back to an owned string; anything else
-        // is recorded as "not a string" (checked after parsing).
-        let raw = <&'de RawValue>::deserialize(d)?;
-        let text = raw.get();
-        if text.starts_with('"') {
-            let s: Cow<'a, str> = match serde_json::from_str::<&'a str>(text) {
-                Ok(b) => Cow::Borrowed(b),
-                Err(_) => {
-                    Cow::Owned(serde_json::from_str::<String>(text).map_err(de::Error::custom)?)
-                }
-            };
-            Ok(MaybeStr::Str(s))
-        } else {
-            Ok(MaybeStr::NotStr)
+        // Borrow when possible (no escapes), else an owned string; anything
+        // else is recorded as "not a string" (checked after parsing).
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = MaybeStr<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<MaybeStr<'a>, E> {
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<MaybeStr<'a>, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr::NotStr)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<MaybeStr<'a>, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeStr::NotStr)
+            }
         }
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
@@ -355,11 +385,21 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message<'_>, DecodeError> {
             Ok(_) => invalid(None, "a JSON-RPC message must be an object"),
         });
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let env = match de
-        .deserialize_map(EnvelopeVisitor)
-        .and_then(|e| de.end().map(|_| e))
-    {
+    // Valid UTF-8 (the norm) is checked once here and parsed as `str`, so
+    // the raw members (`params`, …) are not validated again one by one.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            de.deserialize_map(EnvelopeVisitor)
+                .and_then(|e| de.end().map(|_| e))
+        }
+        Err(_) => {
+            let mut de = serde_json::Deserializer::from_slice(bytes);
+            de.deserialize_map(EnvelopeVisitor)
+                .and_then(|e| de.end().map(|_| e))
+        }
+    };
+    let env = match parsed {
         Ok(env) => env,
         Err(e) => {
             return Err(match e.classify() {
@@ -587,10 +627,16 @@ impl<'a> OutgoingError<'a> {
 /// fail for well-formed values; a failure (a non-string map key in user
 /// data) is reported as an internal error response instead of panicking.
 pub fn to_vec<T: Serialize>(msg: &T) -> Vec<u8> {
-    serde_json::to_vec(msg).unwrap_or_else(|e| {
-        let err = ErrorObject::internal(format_args!("failed to serialize message: {e}"));
-        serde_json::to_vec(&OutgoingError::new(None, &err)).unwrap_or_default()
-    })
+    // Most messages (results of a call, notifications) fit in 256 bytes:
+    // one allocation instead of growing from serde_json's 128.
+    let mut out = Vec::with_capacity(256);
+    match serde_json::to_writer(&mut out, msg) {
+        Ok(()) => out,
+        Err(e) => {
+            let err = ErrorObject::internal(format_args!("failed to serialize message: {e}"));
+            serde_json::to_vec(&OutgoingError::new(None, &err)).unwrap_or_default()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use crate::header::{self, HeaderList, trim_ows};
 use crate::jsonrpc::{Message, RequestId};
 use crate::meta::{self, RequestMeta};
 use crate::version::ProtocolVersion;
+use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -140,8 +141,21 @@ impl<'a> ParamsProbe<'a> {
         let Some(p) = params else {
             return Self::default();
         };
+        // One pass: `_meta` is decoded where it stands. Anything unusual
+        // (a `_meta` that fails to decode, invalid params) takes the path
+        // below, which owns the exact problem texts.
         let mut de = serde_json::Deserializer::from_str(p.get());
-        match de.deserialize_map(ProbeVisitor) {
+        match de.deserialize_map(ProbeVisitor { inline_meta: true }) {
+            Ok(probe) => probe.out,
+            Err(_) => Self::parse_slow(p),
+        }
+    }
+
+    /// The member-by-member path: `_meta` kept raw, then decoded leniently
+    /// so that every problem gets its own text.
+    fn parse_slow(p: &'a RawValue) -> Self {
+        let mut de = serde_json::Deserializer::from_str(p.get());
+        match de.deserialize_map(ProbeVisitor { inline_meta: false }) {
             Ok(mut probe) => {
                 if let Some(raw) = probe.raw_meta.take() {
                     if raw.get().starts_with('{') {
@@ -175,7 +189,60 @@ struct ProbeOut<'a> {
     raw_meta: Option<&'a RawValue>,
 }
 
-struct ProbeVisitor;
+struct ProbeVisitor {
+    /// Decode `_meta` in place (the fast path) instead of keeping it raw.
+    inline_meta: bool,
+}
+
+/// `_meta` decoded in place: an object becomes a [`RequestMeta`]; any other
+/// value is skipped and reported as not an object.
+struct InlineMeta(Option<RequestMeta>);
+
+impl<'de> Deserialize<'de> for InlineMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = InlineMeta;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<InlineMeta, A::Error> {
+                meta::MetaVisitor { strict: true }
+                    .visit_map(map)
+                    .map(|m| InlineMeta(Some(m)))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<InlineMeta, E> {
+                Ok(InlineMeta(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<InlineMeta, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(InlineMeta(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 impl<'de> Visitor<'de> for ProbeVisitor {
     type Value = ProbeOut<'de>;
@@ -187,8 +254,24 @@ impl<'de> Visitor<'de> for ProbeVisitor {
             out: ParamsProbe::default(),
             raw_meta: None,
         };
+        let mut seen_meta = false;
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             let slot = match &*key {
+                "_meta" if self.inline_meta => {
+                    if seen_meta {
+                        return Err(serde::de::Error::custom(format_args!(
+                            "duplicate params member {key:?}"
+                        )));
+                    }
+                    seen_meta = true;
+                    match map.next_value::<InlineMeta>()? {
+                        InlineMeta(Some(m)) => o.out.meta = Some(m),
+                        InlineMeta(None) => {
+                            o.out.meta_error = Some("\"_meta\" must be an object".into());
+                        }
+                    }
+                    continue;
+                }
                 "_meta" => &mut o.raw_meta,
                 "name" => &mut o.out.name,
                 "uri" => &mut o.out.uri,
@@ -209,16 +292,16 @@ impl<'de> Visitor<'de> for ProbeVisitor {
     }
 }
 
-/// Owned copies of the routing headers (values are short).
+/// The routing headers, borrowed from the header list.
 #[derive(Default, Debug)]
-struct Routing {
-    version: Option<Vec<u8>>,
-    method: Option<Vec<u8>>,
-    name: Option<Vec<u8>>,
+struct Routing<'h> {
+    version: Option<&'h [u8]>,
+    method: Option<&'h [u8]>,
+    name: Option<&'h [u8]>,
     duplicate: Option<&'static str>,
 }
 
-fn collect_routing(headers: &dyn HeaderList) -> Routing {
+fn collect_routing<'h>(headers: &'h dyn HeaderList) -> Routing<'h> {
     let mut r = Routing::default();
     headers.visit(&mut |n, v| {
         let (slot, label) = if n.eq_ignore_ascii_case(header::MCP_PROTOCOL_VERSION) {
@@ -233,7 +316,7 @@ fn collect_routing(headers: &dyn HeaderList) -> Routing {
         if slot.is_some() {
             r.duplicate.get_or_insert(label);
         } else {
-            *slot = Some(trim_ows(v).to_vec());
+            *slot = Some(trim_ows(v));
         }
     });
     r
@@ -269,8 +352,8 @@ pub fn classify_inbound_request(
                     return Err(dup_rejection(dup));
                 }
                 if let Some(v) = r.version {
-                    if !version_supported(&v, supported) {
-                        return Err(unsupported(&show(&v), supported));
+                    if !version_supported(v, supported) {
+                        return Err(unsupported(&show(v), supported));
                     }
                 }
             }
@@ -351,7 +434,7 @@ pub fn classify_probed(
                     header::MCP_PROTOCOL_VERSION
                 )));
             }
-            (Some(h), Some(b)) if h.as_slice() == b.as_bytes() => {}
+            (Some(h), Some(b)) if *h == b.as_bytes() => {}
             (Some(h), b) => {
                 return Err(mismatch(format_args!(
                     "{} header value '{}' does not match body value '{}'",
@@ -368,7 +451,7 @@ pub fn classify_probed(
                     header::MCP_METHOD
                 )));
             }
-            Some(h) if h.as_slice() == method.as_bytes() => {}
+            Some(h) if *h == method.as_bytes() => {}
             Some(h) => {
                 return Err(mismatch(format_args!(
                     "{} header value '{}' does not match body value '{method}'",
@@ -503,7 +586,89 @@ fn unsupported(requested: &str, supported: &[ProtocolVersion]) -> Rejection {
 mod tests {
     use super::*;
     use crate::jsonrpc::decode_message;
+    use proptest::prelude::*;
     use serde_json::{Value, json};
+
+    /// JSON values of every kind, nested a little.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            "[a-z\\\\\"é]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z]{1,3}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// `_meta` values: well-formed envelopes, envelopes with wrongly typed
+    /// members, and arbitrary JSON.
+    fn any_meta() -> impl Strategy<Value = Value> {
+        let member = prop_oneof![
+            Just(json!("2026-07-28")),
+            Just(json!({})),
+            Just(json!({"name": "c", "version": "1"})),
+            Just(json!({"name": 1})),
+            Just(json!({"elicitation": {}, "x": [1]})),
+            Just(json!({"sampling": "no"})),
+            Just(json!("debug")),
+            any_json(),
+        ];
+        let key = prop_oneof![
+            Just(meta::PROTOCOL_VERSION.to_owned()),
+            Just(meta::CLIENT_INFO.to_owned()),
+            Just(meta::CLIENT_CAPABILITIES.to_owned()),
+            Just(meta::LOG_LEVEL.to_owned()),
+            Just(meta::PROGRESS_TOKEN.to_owned()),
+            Just(meta::TRACEPARENT.to_owned()),
+            "[a-z/.]{1,8}",
+        ];
+        prop_oneof![
+            prop::collection::vec((key, member), 0..5)
+                .prop_map(|v| Value::Object(v.into_iter().collect())),
+            any_json(),
+        ]
+    }
+
+    proptest! {
+        /// The one-pass probe (meta decoded in place) and the
+        /// member-by-member path agree on every input, problems included.
+        #[test]
+        fn probe_fast_path_equals_slow_path(
+            meta in prop::option::of(any_meta()),
+            name in prop::option::of(any_json()),
+            arguments in prop::option::of(any_json()),
+            extra in prop::option::of(any_json()),
+            dup_meta in any::<bool>(),
+        ) {
+            let mut members: Vec<String> = Vec::new();
+            if let Some(m) = &meta {
+                members.push(format!("\"_meta\":{m}"));
+                if dup_meta {
+                    members.push(format!("\"_meta\":{m}"));
+                }
+            }
+            if let Some(n) = &name {
+                members.push(format!("\"name\":{n}"));
+            }
+            if let Some(a) = &arguments {
+                members.push(format!("\"arguments\":{a}"));
+            }
+            if let Some(x) = &extra {
+                members.push(format!("\"extra\":{x}"));
+            }
+            let text = format!("{{{}}}", members.join(","));
+            let raw: Box<RawValue> = serde_json::from_str(&text).unwrap();
+            let fast = format!("{:?}", ParamsProbe::parse(Some(&raw)));
+            let slow = format!("{:?}", ParamsProbe::parse_slow(&raw));
+            prop_assert_eq!(fast, slow);
+        }
+    }
 
     const SUP: &[ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
 

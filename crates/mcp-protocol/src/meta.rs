@@ -136,7 +136,12 @@ fn problem(meta: &mut RequestMeta, key: &'static str, reason: impl fmt::Display)
     });
 }
 
-struct MetaVisitor;
+/// Decodes a `_meta` object. `strict` decodes `clientInfo` and
+/// `clientCapabilities` in place and fails on a malformed one (the caller
+/// then decodes again without `strict`, which records the problem instead).
+pub(crate) struct MetaVisitor {
+    pub(crate) strict: bool,
+}
 
 impl<'de> Visitor<'de> for MetaVisitor {
     type Value = RequestMeta;
@@ -157,6 +162,10 @@ impl<'de> Visitor<'de> for MetaVisitor {
                             format_args!("must be a string, got {k}"),
                         ),
                     }
+                }
+                CLIENT_INFO if self.strict => m.client_info = Some(map.next_value()?),
+                CLIENT_CAPABILITIES if self.strict => {
+                    m.client_capabilities = Some(map.next_value()?);
                 }
                 CLIENT_INFO => match typed::<Implementation>(&map.next_value::<Box<RawValue>>()?) {
                     Ok(v) => m.client_info = Some(v),
@@ -278,7 +287,7 @@ impl<'de> Deserialize<'de> for StrOrKind {
 
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_map(MetaVisitor)
+        d.deserialize_map(MetaVisitor { strict: false })
     }
 }
 

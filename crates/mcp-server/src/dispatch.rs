@@ -178,8 +178,9 @@ impl Shared {
         // is correct.
         let mut out = to_vec(&OutgoingResult::new(id, &r));
         if out.ends_with(b"}}") {
-            let at = out.len() - 2;
-            out.splice(at..at, self.server_info_member.iter().copied());
+            out.truncate(out.len() - 2);
+            out.extend_from_slice(&self.server_info_member);
+            out.extend_from_slice(b"}}");
         }
         Bytes::from(out)
     }
@@ -358,7 +359,6 @@ impl Shared {
                 ));
             }
         }
-        let target = p.name.clone();
         let runner = {
             let tool = tool.clone();
             move |args: Value, cx: RequestContext| tool.def.handler.call(args, cx)
@@ -367,7 +367,7 @@ impl Shared {
             .clone()
             .run_mrtr(
                 "tools/call",
-                &target,
+                &p.name,
                 args,
                 p.input_responses,
                 p.request_state,

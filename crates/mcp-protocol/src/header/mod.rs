@@ -30,11 +30,11 @@ pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
 /// non-ASCII and control bytes remain visible to the validators.
 pub trait HeaderList {
     /// Calls `f(name, value)` once per header line, in arrival order.
-    fn visit(&self, f: &mut dyn FnMut(&str, &[u8]));
+    fn visit<'h>(&'h self, f: &mut dyn FnMut(&'h str, &'h [u8]));
 }
 
 impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderList for [(N, V)] {
-    fn visit(&self, f: &mut dyn FnMut(&str, &[u8])) {
+    fn visit<'h>(&'h self, f: &mut dyn FnMut(&'h str, &'h [u8])) {
         for (n, v) in self {
             f(n.as_ref(), v.as_ref());
         }
@@ -42,7 +42,7 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderList for [(N, V)] {
 }
 
 impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderList for Vec<(N, V)> {
-    fn visit(&self, f: &mut dyn FnMut(&str, &[u8])) {
+    fn visit<'h>(&'h self, f: &mut dyn FnMut(&'h str, &'h [u8])) {
         self.as_slice().visit(f)
     }
 }

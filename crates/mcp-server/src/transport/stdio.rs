@@ -628,7 +628,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                 id: req.id.clone(),
                 method: req.method.as_ref().into(),
                 version: route.version,
-                meta: route.meta,
+                meta: Box::new(route.meta),
                 capabilities: caps,
                 log_level,
                 cancel: CancellationToken::new(),
@@ -667,7 +667,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                     None,
                 ),
             };
-            let meta = probe.meta.unwrap_or_default();
+            let meta = Box::new(probe.meta.unwrap_or_default());
             let parts = ContextParts {
                 id: req.id.clone(),
                 method: req.method.as_ref().into(),

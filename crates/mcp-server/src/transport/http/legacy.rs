@@ -19,6 +19,7 @@ use http::{Response, StatusCode};
 use mcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use mcp_protocol::jsonrpc::{Message, OutgoingError, OutgoingRequest, OutgoingResult, to_vec};
 use mcp_protocol::ladder::ParamsProbe;
+use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::method::ClientRequest;
 use mcp_protocol::types::CancelledNotificationParams;
 use mcp_protocol::{ErrorObject, ProtocolVersion};
@@ -81,8 +82,8 @@ pub(super) async fn post(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
     msg: &Message<'_>,
+    meta: Option<RequestMeta>,
     session_id: Option<&[u8]>,
-    _header_version: Option<ProtocolVersion>,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
@@ -172,7 +173,10 @@ pub(super) async fn post(
             }
             accepted()
         }
-        Message::Request(r) => request(inner, parts, r, session, accept, permit).await,
+        Message::Request(r) => {
+            let meta = meta.unwrap_or_default();
+            request(inner, parts, r, meta, session, accept, permit).await
+        }
     }
 }
 
@@ -191,6 +195,7 @@ async fn request(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
     r: &mcp_protocol::Request<'_>,
+    meta: RequestMeta,
     session: Arc<HttpSession>,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
@@ -210,7 +215,6 @@ async fn request(
         );
     };
     let state = session.state.clone();
-    let meta = ParamsProbe::parse(r.params).meta.unwrap_or_default();
     let use_sse = accept.sse && !inner.config.json_only;
     let (sid, mut rx) = session.open_stream();
     let writer = StreamWriter {
@@ -221,7 +225,7 @@ async fn request(
         id: r.id.clone(),
         method: r.method.as_ref().into(),
         version: state.version,
-        meta,
+        meta: Box::new(meta),
         capabilities: state.capabilities.clone(),
         log_level: state.log_level(),
         cancel: cancel.clone(),
@@ -478,7 +482,7 @@ pub(super) async fn batch(
                             id: r.id.clone(),
                             method: r.method.as_ref().into(),
                             version: state.version,
-                            meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
+                            meta: Box::new(ParamsProbe::parse(r.params).meta.unwrap_or_default()),
                             capabilities: state.capabilities.clone(),
                             log_level: None,
                             cancel: session.closed.child_token(),

@@ -167,7 +167,7 @@ where
 pub(crate) struct Headers<'a>(pub(crate) &'a HeaderMap);
 
 impl HeaderList for Headers<'_> {
-    fn visit(&self, f: &mut dyn FnMut(&str, &[u8])) {
+    fn visit<'h>(&'h self, f: &mut dyn FnMut(&'h str, &'h [u8])) {
         for (n, v) in self.0 {
             f(n.as_str(), v.as_bytes());
         }
@@ -241,17 +241,14 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
                 .next()
                 .map(trim_ows)
                 .unwrap_or_default();
-            let m = String::from_utf8_lossy(media).to_ascii_lowercase();
-            match m.as_str() {
-                "application/json" => a.json = true,
-                "text/event-stream" => a.sse = true,
-                "*/*" => {
-                    a.json = true;
-                    a.sse = true;
-                }
-                "application/*" => a.json = true,
-                "text/*" => a.sse = true,
-                _ => {}
+            let is = |m: &str| media.eq_ignore_ascii_case(m.as_bytes());
+            if is("application/json") || is("application/*") {
+                a.json = true;
+            } else if is("text/event-stream") || is("text/*") {
+                a.sse = true;
+            } else if is("*/*") {
+                a.json = true;
+                a.sse = true;
             }
         }
     }
@@ -503,13 +500,13 @@ where
         .map(|v| trim_ows(v.as_bytes()));
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
         HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
-        HttpEra::Handshake { header_version } => {
+        HttpEra::Handshake { .. } => {
             legacy::post(
                 &inner,
                 parts,
                 &msg,
+                probe.meta,
                 session_id.as_deref(),
-                header_version,
                 accept,
                 permit,
             )
@@ -618,7 +615,7 @@ async fn modern(
         id: req.id.clone(),
         method: req.method.as_ref().into(),
         version: route.version,
-        meta: route.meta,
+        meta: Box::new(route.meta),
         capabilities: caps,
         log_level,
         cancel: cancel.clone(),
