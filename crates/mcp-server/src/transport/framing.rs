@@ -72,7 +72,7 @@ impl LineFramer {
             self.start = 0;
         }
         if self.discarding {
-            match chunk.iter().position(|b| *b == b'\n') {
+            match memchr::memchr(b'\n', chunk) {
                 None => return,
                 Some(i) => {
                     self.discarding = false;
@@ -89,7 +89,7 @@ impl LineFramer {
         let found = self
             .buf
             .get(from..)
-            .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+            .and_then(|rest| memchr::memchr(b'\n', rest))
             .map(|i| from + i);
         match found {
             Some(nl) if nl - self.start <= self.max => {
