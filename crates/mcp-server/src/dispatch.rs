@@ -10,7 +10,9 @@ use crate::error::{HandlerError, InputRequired};
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Shared};
 use crate::session::SessionState;
-use crate::tool::{BoxFuture, invalid_arguments};
+use crate::tool::BoxFuture;
+#[cfg(feature = "schema-validation")]
+use crate::tool::invalid_arguments;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use mcp_protocol::jsonrpc::{OutgoingResult, RequestId, to_vec};
@@ -342,6 +344,7 @@ impl Shared {
         };
         let args = Value::Object(p.arguments.unwrap_or_default());
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
+        #[cfg(feature = "schema-validation")]
         if let Some(v) = &tool.input {
             if !v.is_valid(&args) {
                 let msgs: Vec<String> = v
@@ -387,6 +390,7 @@ impl Shared {
         }
     }
 
+    #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
     fn check_output(
         &self,
         tool: &RegisteredTool,
@@ -395,6 +399,7 @@ impl Shared {
         if r.is_error() {
             return Ok(r);
         }
+        #[cfg(feature = "schema-validation")]
         if let Some(v) = &tool.output {
             match &r.structured_content {
                 None => {

@@ -23,7 +23,11 @@ use std::sync::Arc;
 /// A registered tool with what the server precomputes for it.
 pub(crate) struct RegisteredTool {
     pub(crate) def: ToolDef,
+    /// The compiled `inputSchema` (TOOL-06, TOOL-09; feature `schema-validation`).
+    #[cfg(feature = "schema-validation")]
     pub(crate) input: Option<Arc<jsonschema::Validator>>,
+    /// The compiled `outputSchema` (TOOL-07; feature `schema-validation`).
+    #[cfg(feature = "schema-validation")]
     pub(crate) output: Option<Arc<jsonschema::Validator>>,
     pub(crate) headers: Option<Arc<ParamHeaderMap>>,
 }
@@ -174,8 +178,11 @@ fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
             "tool {name:?}: inputSchema must have \"type\": \"object\" (TOOL-03)"
         )));
     }
+    // SCHEMA-02: schemas are compiled (and so checked) once, at registration.
+    #[cfg(feature = "schema-validation")]
     let input = jsonschema::validator_for(&schema)
         .map_err(|e| Error::config(format!("tool {name:?}: invalid inputSchema: {e}")))?;
+    #[cfg(feature = "schema-validation")]
     let output = match &def.tool.output_schema {
         None => None,
         Some(o) => Some(Arc::new(
@@ -195,7 +202,9 @@ fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
     };
     Ok(RegisteredTool {
         def,
+        #[cfg(feature = "schema-validation")]
         input: Some(Arc::new(input)),
+        #[cfg(feature = "schema-validation")]
         output,
         headers,
     })

@@ -978,12 +978,20 @@ where
     RB::Data: Send,
     RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    #[cfg(feature = "http2")]
+    use hyper_util::rt::TokioExecutor;
+    use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = service.inner.shared.limits.clone();
+    // Feature `http2`: HTTP/1.1 or h2c per connection; otherwise HTTP/1.1 only.
+    #[cfg(feature = "http2")]
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
+    #[cfg(feature = "http2")]
+    let mut h1 = builder.http1();
+    #[cfg(not(feature = "http2"))]
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    #[cfg(not(feature = "http2"))]
+    let h1 = &mut builder;
+    h1.timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout)
         .max_headers(limits.max_headers);
     let builder = Arc::new(builder);
@@ -1027,8 +1035,11 @@ where
                     if !version_bytes_arrived(&stream, first_bytes_timeout).await {
                         return;
                     }
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
-                    let _ = watcher.watch(conn.into_owned()).await;
+                    #[cfg(feature = "http2")]
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc).into_owned();
+                    #[cfg(not(feature = "http2"))]
+                    let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc);
+                    let _ = watcher.watch(conn).await;
                 });
             }
             _ = &mut shutdown => break,
