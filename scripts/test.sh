@@ -16,11 +16,17 @@ cargo clippy -p mcp-auth --no-default-features -- -D warnings
 cargo clippy -p mcp-auth --all-targets --features client,rustls -- -D warnings
 cargo clippy -p mcp-auth --all-targets --no-default-features --features client -- -D warnings
 
+echo "== mcp-server feature combinations (HTTP/1.1 only, no JSON Schema validation)"
+cargo clippy -p mcp-server --all-targets --no-default-features --features http,stdio -- -D warnings
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
+  # What turning schema-validation off changes, pinned (defaults ran above).
+  cargo nextest run -p mcp-server --no-default-features --features http,stdio --test schema_validation
 else
   cargo test --workspace --no-fail-fast
+  cargo test -p mcp-server --no-default-features --features http,stdio --test schema_validation
 fi
 
 echo "== doc tests"

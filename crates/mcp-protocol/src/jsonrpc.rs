@@ -252,51 +252,21 @@ enum MaybeStr<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        // Borrow when possible (no escapes), else an owned string; anything
-        // else is recorded as "not a string" (checked after parsing).
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = MaybeStr<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::Str(Cow::Owned(v)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_none<E: de::Error>(self) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<MaybeStr<'a>, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr::NotStr)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<MaybeStr<'a>, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr::NotStr)
-            }
+        // Held raw, so that a string the JSON grammar accepts but Unicode
+        // does not (a lone surrogate escape) is a data error (-32600), not a
+        // syntax error. Without escapes the text between the quotes is the
+        // string itself: borrowed, no second parse.
+        let raw = <&'de RawValue>::deserialize(d)?;
+        let text = raw.get();
+        let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+            return Ok(MaybeStr::NotStr);
+        };
+        if !inner.contains('\\') {
+            return Ok(MaybeStr::Str(Cow::Borrowed(inner)));
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        serde_json::from_str::<String>(text)
+            .map(|s| MaybeStr::Str(Cow::Owned(s)))
+            .map_err(de::Error::custom)
     }
 }
 
@@ -402,13 +372,16 @@ pub fn decode_message(bytes: &[u8]) -> Result<Message<'_>, DecodeError> {
     let env = match parsed {
         Ok(env) => env,
         Err(e) => {
-            // A data error (e.g. a duplicate member) may precede a syntax
-            // error, and invalid JSON must win (LADDER-04); a string the
-            // grammar allows but Unicode does not (a lone surrogate escape
-            // in "method") is an invalid request, not a parse error.
-            return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
-                Err(syntax) => parse_error(syntax),
-                Ok(_) => invalid(None, e),
+            return Err(match e.classify() {
+                serde_json::error::Category::Data => {
+                    // A data error (e.g. a duplicate member) may precede a
+                    // syntax error; invalid JSON must win (LADDER-04).
+                    match serde_json::from_slice::<IgnoredAny>(bytes) {
+                        Err(syntax) => parse_error(syntax),
+                        Ok(_) => invalid(None, e),
+                    }
+                }
+                _ => parse_error(e),
             });
         }
     };
