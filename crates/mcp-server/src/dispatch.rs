@@ -361,7 +361,7 @@ impl Shared {
         }
         let runner = {
             let tool = tool.clone();
-            move |args: Value, cx: RequestContext| tool.def.handler.call(args, cx)
+            move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
         };
         let out = self
             .clone()
@@ -450,7 +450,7 @@ impl Shared {
         }
         let args_value = serde_json::to_value(&args).unwrap_or(Value::Null);
         let handler = def.handler.clone();
-        let runner = move |_v: Value,
+        let runner = move |_v: &Value,
                            cx: RequestContext|
               -> BoxFuture<
             Result<mcp_protocol::types::GetPromptResult, HandlerError>,
@@ -499,7 +499,7 @@ impl Shared {
             }
         };
         let uri = p.uri.clone();
-        let runner = move |_v: Value, cx: RequestContext| {
+        let runner = move |_v: &Value, cx: RequestContext| {
             handler.read(
                 crate::resource::ResourceRequest {
                     uri: uri.clone(),
@@ -576,7 +576,7 @@ impl Shared {
         run: F,
     ) -> Result<Mrtr<T>, ErrorObject>
     where
-        F: Fn(Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
+        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
     {
         let modern = parts.version.is_modern();
         let principal = parts.principal.as_ref().map(|p| p.subject.clone());
@@ -613,7 +613,7 @@ impl Shared {
                 break;
             };
             let cx = RequestContext::new(round_parts, input.clone(), state.clone(), self.clone());
-            match guarded(run(args.clone(), cx.clone()), timeout, &cx).await {
+            match guarded(run(&args, cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
                 Err(HandlerError::Protocol(e)) => return Err(e),

@@ -40,9 +40,11 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 /// The type-erased tool handler the server calls.
 pub trait ToolHandler: Send + Sync + 'static {
     /// Runs the tool with validated arguments (always a JSON object).
+    /// They are lent, not given: the server keeps them to bind a
+    /// `requestState` to them if the tool asks for input (MRTR).
     fn call(
         &self,
-        arguments: Value,
+        arguments: &Value,
         cx: RequestContext,
     ) -> BoxFuture<Result<CallToolResult, HandlerError>>;
 }
@@ -263,7 +265,7 @@ where
 {
     fn call(
         &self,
-        arguments: Value,
+        arguments: &Value,
         cx: RequestContext,
     ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
         match P::deserialize(arguments) {
@@ -288,11 +290,11 @@ where
 {
     fn call(
         &self,
-        arguments: Value,
+        arguments: &Value,
         cx: RequestContext,
     ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
         let args = match arguments {
-            Value::Object(m) => m,
+            Value::Object(m) => m.clone(),
             _ => JsonObject::new(),
         };
         let fut = (self.f)(args, cx);
