@@ -244,6 +244,32 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// An object key, borrowed from the input when it has no escapes.
+/// (`Cow<str>`'s own `Deserialize` always allocates.)
+pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// A string member that may turn out not to be a string.
 enum MaybeStr<'a> {
     Str(Cow<'a, str>),
@@ -288,7 +314,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
             result: None,
             error: None,
         };
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             match &*key {
                 "jsonrpc" => {
                     dup(env.jsonrpc.is_some() || env.jsonrpc_invalid, "jsonrpc")?;

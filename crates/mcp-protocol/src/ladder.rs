@@ -254,7 +254,7 @@ impl<'de> Visitor<'de> for ProbeVisitor {
             raw_meta: None,
         };
         let mut seen_meta = false;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        while let Some(crate::jsonrpc::Key(key)) = map.next_key::<crate::jsonrpc::Key<'de>>()? {
             let slot = match &*key {
                 "_meta" if self.inline_meta => {
                     if seen_meta {
@@ -465,8 +465,11 @@ pub fn classify_probed(
             } else {
                 probe.name
             };
-            let body: Option<String> =
-                raw.and_then(|r| serde_json::from_str::<String>(r.get()).ok());
+            let body: Option<Cow<'_, str>> = raw.and_then(|r| {
+                serde_json::from_str::<crate::jsonrpc::Key<'_>>(r.get())
+                    .ok()
+                    .map(|k| k.0)
+            });
             match (&r.name, body) {
                 (None, _) => {
                     return Err(mismatch(format_args!(
@@ -526,9 +529,11 @@ pub fn classify_probed(
 
     // LADDER-11: Mcp-Param-* against the tool's schema.
     if let (Some(h), Some(tools), "tools/call") = (headers, tools, method) {
-        let tool = probe
-            .name
-            .and_then(|r| serde_json::from_str::<Cow<'_, str>>(r.get()).ok());
+        let tool = probe.name.and_then(|r| {
+            serde_json::from_str::<crate::jsonrpc::Key<'_>>(r.get())
+                .ok()
+                .map(|k| k.0)
+        });
         if let Some(map) = tool.and_then(|t| tools.param_headers(&t)) {
             // Not an object: params validation reports it at dispatch (-32602).
             let args = probe.arguments.and_then(|raw| {

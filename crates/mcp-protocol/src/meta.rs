@@ -150,7 +150,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
         let mut m = RequestMeta::default();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+        while let Some(crate::jsonrpc::Key(key)) = map.next_key::<crate::jsonrpc::Key<'de>>()? {
             match &*key {
                 PROTOCOL_VERSION => {
                     m.has_protocol_version_key = true;

@@ -125,6 +125,16 @@ pub const PAGINATED_METHODS: [&str; 4] = [
     RESOURCES_TEMPLATES_LIST,
 ];
 
+/// The `'static` name of a method this crate knows (client requests of
+/// either era), so that callers can keep the name without a copy.
+pub fn known_client_method(method: &str) -> Option<&'static str> {
+    MODERN_CLIENT_METHODS
+        .iter()
+        .chain(HANDSHAKE_ONLY_CLIENT_METHODS.iter())
+        .find(|m| **m == method)
+        .copied()
+}
+
 /// Whether `method` may answer `input_required` (MRTR-01).
 pub fn allows_input_required(method: &str) -> bool {
     MRTR_METHODS.contains(&method)

@@ -41,7 +41,7 @@ pub struct Principal {
 
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
-    pub(crate) method: Box<str>,
+    pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
     pub(crate) meta: Box<RequestMeta>,
     pub(crate) capabilities: ClientCapabilities,
@@ -79,7 +79,7 @@ impl std::fmt::Debug for RequestContext {
 #[derive(Clone)]
 pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
-    pub(crate) method: Box<str>,
+    pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
     pub(crate) meta: Box<RequestMeta>,
     pub(crate) capabilities: ClientCapabilities,
@@ -89,6 +89,14 @@ pub(crate) struct ContextParts {
     pub(crate) principal: Option<Principal>,
     #[cfg(feature = "http")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+/// The method name of a request, without a copy for the known ones.
+pub(crate) fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
+    match mcp_protocol::method::known_client_method(method) {
+        Some(m) => std::borrow::Cow::Borrowed(m),
+        None => std::borrow::Cow::Owned(method.to_owned()),
+    }
 }
 
 impl RequestContext {

@@ -626,7 +626,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
             let log_level = route.meta.log_level;
             let parts = ContextParts {
                 id: req.id.clone(),
-                method: req.method.as_ref().into(),
+                method: crate::context::method_name(&req.method),
                 version: route.version,
                 meta: route.meta,
                 capabilities: caps,
@@ -670,7 +670,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
             let meta = probe.meta.unwrap_or_default();
             let parts = ContextParts {
                 id: req.id.clone(),
-                method: req.method.as_ref().into(),
+                method: crate::context::method_name(&req.method),
                 version,
                 meta,
                 capabilities: caps,

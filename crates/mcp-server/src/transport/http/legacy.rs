@@ -223,7 +223,7 @@ async fn request(
     };
     let ctx = ContextParts {
         id: r.id.clone(),
-        method: r.method.as_ref().into(),
+        method: crate::context::method_name(&r.method),
         version: state.version,
         meta,
         capabilities: state.capabilities.clone(),
@@ -480,7 +480,7 @@ pub(super) async fn batch(
                         let state = session.state.clone();
                         let ctx = ContextParts {
                             id: r.id.clone(),
-                            method: r.method.as_ref().into(),
+                            method: crate::context::method_name(&r.method),
                             version: state.version,
                             meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
                             capabilities: state.capabilities.clone(),

@@ -613,7 +613,7 @@ async fn modern(
     let cancel = CancellationToken::new();
     let ctx = ContextParts {
         id: req.id.clone(),
-        method: req.method.as_ref().into(),
+        method: crate::context::method_name(&req.method),
         version: route.version,
         meta: route.meta,
         capabilities: caps,
