@@ -133,6 +133,30 @@ pub struct ParamsProbe<'a> {
     pub arguments: Option<&'a RawValue>,
     /// Params could not be read as an object at all: why.
     pub params_error: Option<String>,
+    /// Raw `params.inputResponses` and `params.requestState` (MRTR), so
+    /// that `tools/call` params can be typed from the members already
+    /// separated here ([`ProbedMembers`]).
+    pub mrtr: [Option<&'a RawValue>; 2],
+    /// One of the `mrtr` members appeared twice: the typed decode of the
+    /// whole params must report it.
+    pub mrtr_duplicate: bool,
+}
+
+/// The members of a probed params object that type `tools/call` params:
+/// copied out of the [`ParamsProbe`] before the ladder takes it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbedMembers<'a> {
+    /// Raw `name`.
+    pub name: Option<&'a RawValue>,
+    /// Raw `arguments`.
+    pub arguments: Option<&'a RawValue>,
+    /// Raw `inputResponses`.
+    pub input_responses: Option<&'a RawValue>,
+    /// Raw `requestState`.
+    pub request_state: Option<&'a RawValue>,
+    /// The members are complete and unambiguous (no params error, no
+    /// duplicate); otherwise only the whole params may be decoded.
+    pub usable: bool,
 }
 
 impl<'a> ParamsProbe<'a> {
@@ -174,6 +198,17 @@ impl<'a> ParamsProbe<'a> {
                 params_error: Some(e.to_string()),
                 ..Self::default()
             },
+        }
+    }
+
+    /// The members that type `tools/call` params.
+    pub fn members(&self) -> ProbedMembers<'a> {
+        ProbedMembers {
+            name: self.name,
+            arguments: self.arguments,
+            input_responses: self.mrtr[0],
+            request_state: self.mrtr[1],
+            usable: self.params_error.is_none() && !self.mrtr_duplicate,
         }
     }
 
@@ -275,6 +310,15 @@ impl<'de> Visitor<'de> for ProbeVisitor {
                 "name" => &mut o.out.name,
                 "uri" => &mut o.out.uri,
                 "arguments" => &mut o.out.arguments,
+                "inputResponses" | "requestState" => {
+                    let i = usize::from(&*key == "requestState");
+                    let raw = map.next_value()?;
+                    if o.out.mrtr[i].is_some() {
+                        o.out.mrtr_duplicate = true;
+                    }
+                    o.out.mrtr[i] = Some(raw);
+                    continue;
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     continue;

@@ -318,6 +318,43 @@ dispatch_enum! {
     }
 }
 
+impl<'a> ClientRequest<'a> {
+    /// Like [`Self::decode`], but `tools/call` params are typed from the
+    /// members the ladder's probe already separated (no second pass over
+    /// `_meta`). Anything the fast path cannot type exactly as the full
+    /// decode would (a missing or mistyped member, a duplicate) goes
+    /// through [`Self::decode`], which owns the error texts.
+    pub fn decode_probed(
+        method: &'a str,
+        params: Option<&'a RawValue>,
+        members: &crate::ladder::ProbedMembers<'_>,
+    ) -> Result<Self, ErrorObject> {
+        if method == TOOLS_CALL && members.usable {
+            if let Some(p) = call_tool_from_members(members) {
+                return Ok(Self::CallTool(p));
+            }
+        }
+        Self::decode(method, params)
+    }
+}
+
+/// `tools/call` params from probed members; `None` when any member does
+/// not type (the full decode then reports it).
+fn call_tool_from_members(m: &crate::ladder::ProbedMembers<'_>) -> Option<CallToolRequestParams> {
+    fn member<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>) -> Option<Option<T>> {
+        match raw {
+            None => Some(None),
+            Some(r) => serde_json::from_str::<Option<T>>(r.get()).ok(),
+        }
+    }
+    Some(CallToolRequestParams {
+        name: serde_json::from_str::<String>(m.name?.get()).ok()?,
+        arguments: member(m.arguments)?,
+        input_responses: member(m.input_responses)?,
+        request_state: member(m.request_state)?,
+    })
+}
+
 impl ClientRequest<'_> {
     /// Whether this method exists only on handshake revisions (BASE-12).
     pub fn is_handshake_only(&self) -> bool {

@@ -148,3 +148,52 @@ proptest! {
         let _ = era.admit(&r.method, probe.has_modern_envelope(), None, &[ProtocolVersion::V2026_07_28]);
     }
 }
+
+/// Members of `tools/call` params, any of them possibly mistyped,
+/// duplicated or absent, next to unknown members and a `_meta`.
+fn arb_call_params() -> impl Strategy<Value = String> {
+    let member = prop_oneof![
+        Just(("name", json!("echo"))),
+        Just(("arguments", json!({"text": "hi", "n": [1, {"a": null}]}))),
+        Just(("arguments", Value::Null)),
+        Just(("inputResponses", json!({"k": {"action": "accept"}}))),
+        Just(("requestState", json!("opaque"))),
+        Just(("requestState", Value::Null)),
+        Just((
+            "_meta",
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})
+        )),
+        Just(("other", json!([1, 2]))),
+        (
+            prop_oneof![
+                Just("name"),
+                Just("arguments"),
+                Just("inputResponses"),
+                Just("requestState")
+            ],
+            arb_json()
+        ),
+    ];
+    prop::collection::vec(member, 0..7).prop_map(|members| {
+        let body: Vec<String> = members
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", json!(k)))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    })
+}
+
+proptest! {
+    /// `tools/call` params typed from the probe's members are exactly what
+    /// the full decode gives, and the fast path never accepts params that
+    /// the full decode rejects.
+    #[test]
+    fn probed_tools_call_decode_equals_full_decode(params in arb_call_params()) {
+        let raw: Box<serde_json::value::RawValue> = serde_json::from_str(&params).unwrap();
+        let probe = ParamsProbe::parse(Some(&raw));
+        let members = probe.members();
+        let fast = ClientRequest::decode_probed("tools/call", Some(&raw), &members);
+        let full = ClientRequest::decode("tools/call", Some(&raw));
+        prop_assert_eq!(format!("{fast:?}"), format!("{full:?}"), "params: {}", params);
+    }
+}

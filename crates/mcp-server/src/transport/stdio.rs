@@ -601,6 +601,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
     let outbound = conn.outbound.clone();
     match era {
         StdioEra::Modern | StdioEra::Undecided => {
+            let members = probe.members();
             let route = match classify_probed(
                 &req.id,
                 &req.method,
@@ -618,7 +619,11 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
             if mcp_protocol::method::HANDSHAKE_ONLY_CLIENT_METHODS.contains(&req.method.as_ref()) {
                 return Err(ErrorObject::method_not_found(&req.method));
             }
-            let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
+            let typed = into_owned(ClientRequest::decode_probed(
+                &req.method,
+                req.params,
+                &members,
+            )?)?;
             if let ClientRequest::Listen(p) = typed {
                 return Ok(Prepared::Listen(p.notifications));
             }

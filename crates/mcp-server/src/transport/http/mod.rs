@@ -562,6 +562,7 @@ async fn modern(
     };
     let registry = shared.registry();
     let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    let members = probe.members();
     let route = match classify_probed(
         &req.id,
         &req.method,
@@ -584,7 +585,9 @@ async fn modern(
     if mcp_protocol::method::HANDSHAKE_ONLY_CLIENT_METHODS.contains(&req.method.as_ref()) {
         return json_error(Some(&req.id), &ErrorObject::method_not_found(&req.method));
     }
-    let typed = match ClientRequest::decode(&req.method, req.params).and_then(into_owned) {
+    let typed = match ClientRequest::decode_probed(&req.method, req.params, &members)
+        .and_then(into_owned)
+    {
         Ok(t) => t,
         Err(e) => return json_error(Some(&req.id), &e),
     };
