@@ -17,6 +17,7 @@
 //! - `params`, when present, must be an object (every MCP method takes one).
 
 use crate::error::ErrorObject;
+use crate::types::tagged::Str;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -244,32 +245,6 @@ struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
-/// An object key, borrowed from the input when it has no escapes.
-/// (`Cow<str>`'s own `Deserialize` always allocates.)
-pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v)))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 /// A string member that may turn out not to be a string.
 enum MaybeStr<'a> {
     Str(Cow<'a, str>),
@@ -314,7 +289,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
             result: None,
             error: None,
         };
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             match &*key {
                 "jsonrpc" => {
                     dup(env.jsonrpc.is_some() || env.jsonrpc_invalid, "jsonrpc")?;

@@ -35,6 +35,7 @@ use crate::header::x_mcp_header::ParamHeaderMap;
 use crate::header::{self, HeaderList, trim_ows};
 use crate::jsonrpc::{Message, RequestId};
 use crate::meta::{self, RequestMeta};
+use crate::types::tagged::Str;
 use crate::version::ProtocolVersion;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -133,12 +134,13 @@ pub struct ParamsProbe<'a> {
     pub arguments: Option<&'a RawValue>,
     /// Params could not be read as an object at all: why.
     pub params_error: Option<String>,
-    /// Raw `params.inputResponses` and `params.requestState` (MRTR), so
-    /// that `tools/call` params can be typed from the members already
-    /// separated here ([`ProbedMembers`]).
-    pub mrtr: [Option<&'a RawValue>; 2],
-    /// One of the `mrtr` members appeared twice: the typed decode of the
-    /// whole params must report it.
+    /// Raw `params.inputResponses` (MRTR), so that `tools/call` params can
+    /// be typed from the members already separated here ([`ProbedMembers`]).
+    pub input_responses: Option<&'a RawValue>,
+    /// Raw `params.requestState` (MRTR), likewise.
+    pub request_state: Option<&'a RawValue>,
+    /// `inputResponses` or `requestState` appeared twice: the typed decode
+    /// of the whole params must report it.
     pub mrtr_duplicate: bool,
 }
 
@@ -206,8 +208,8 @@ impl<'a> ParamsProbe<'a> {
         ProbedMembers {
             name: self.name,
             arguments: self.arguments,
-            input_responses: self.mrtr[0],
-            request_state: self.mrtr[1],
+            input_responses: self.input_responses,
+            request_state: self.request_state,
             usable: self.params_error.is_none() && !self.mrtr_duplicate,
         }
     }
@@ -288,16 +290,12 @@ impl<'de> Visitor<'de> for ProbeVisitor {
             out: ParamsProbe::default(),
             raw_meta: None,
         };
-        let mut seen_meta = false;
-        while let Some(crate::jsonrpc::Key(key)) = map.next_key::<crate::jsonrpc::Key<'de>>()? {
+        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             let slot = match &*key {
                 "_meta" if self.inline_meta => {
-                    if seen_meta {
-                        return Err(serde::de::Error::custom(format_args!(
-                            "duplicate params member {key:?}"
-                        )));
+                    if o.out.meta.is_some() || o.out.meta_error.is_some() {
+                        return Err(duplicate(&key));
                     }
-                    seen_meta = true;
                     match map.next_value::<InlineMeta>()? {
                         InlineMeta(Some(m)) => o.out.meta = Some(m),
                         InlineMeta(None) => {
@@ -311,12 +309,14 @@ impl<'de> Visitor<'de> for ProbeVisitor {
                 "uri" => &mut o.out.uri,
                 "arguments" => &mut o.out.arguments,
                 "inputResponses" | "requestState" => {
-                    let i = usize::from(&*key == "requestState");
-                    let raw = map.next_value()?;
-                    if o.out.mrtr[i].is_some() {
-                        o.out.mrtr_duplicate = true;
-                    }
-                    o.out.mrtr[i] = Some(raw);
+                    let slot = if &*key == "inputResponses" {
+                        &mut o.out.input_responses
+                    } else {
+                        &mut o.out.request_state
+                    };
+                    // A duplicate is left for the typed decode to report.
+                    o.out.mrtr_duplicate |= slot.is_some();
+                    *slot = Some(map.next_value()?);
                     continue;
                 }
                 _ => {
@@ -325,14 +325,16 @@ impl<'de> Visitor<'de> for ProbeVisitor {
                 }
             };
             if slot.is_some() {
-                return Err(serde::de::Error::custom(format_args!(
-                    "duplicate params member {key:?}"
-                )));
+                return Err(duplicate(&key));
             }
             *slot = Some(map.next_value()?);
         }
         Ok(o)
     }
+}
+
+fn duplicate<E: serde::de::Error>(key: &str) -> E {
+    E::custom(format_args!("duplicate params member {key:?}"))
 }
 
 /// The routing headers, borrowed from the header list.
@@ -509,11 +511,8 @@ pub fn classify_probed(
             } else {
                 probe.name
             };
-            let body: Option<Cow<'_, str>> = raw.and_then(|r| {
-                serde_json::from_str::<crate::jsonrpc::Key<'_>>(r.get())
-                    .ok()
-                    .map(|k| k.0)
-            });
+            let body: Option<Cow<'_, str>> =
+                raw.and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0));
             match (&r.name, body) {
                 (None, _) => {
                     return Err(mismatch(format_args!(
@@ -573,11 +572,9 @@ pub fn classify_probed(
 
     // LADDER-11: Mcp-Param-* against the tool's schema.
     if let (Some(h), Some(tools), "tools/call") = (headers, tools, method) {
-        let tool = probe.name.and_then(|r| {
-            serde_json::from_str::<crate::jsonrpc::Key<'_>>(r.get())
-                .ok()
-                .map(|k| k.0)
-        });
+        let tool = probe
+            .name
+            .and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0));
         if let Some(map) = tool.and_then(|t| tools.param_headers(&t)) {
             // Not an object: params validation reports it at dispatch (-32602).
             let args = probe.arguments.and_then(|raw| {

@@ -150,7 +150,9 @@ impl<'de> Visitor<'de> for MetaVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RequestMeta, A::Error> {
         let mut m = RequestMeta::default();
-        while let Some(crate::jsonrpc::Key(key)) = map.next_key::<crate::jsonrpc::Key<'de>>()? {
+        while let Some(crate::types::tagged::Str(key)) =
+            map.next_key::<crate::types::tagged::Str<'de>>()?
+        {
             match &*key {
                 PROTOCOL_VERSION => {
                     m.has_protocol_version_key = true;
