@@ -379,72 +379,6 @@ impl OAuthClient {
         }
     }
 
-    /// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
-    async fn fetch_prm(
-        &self,
-        from_challenge: Option<&str>,
-    ) -> Result<ResourceMetadata, OAuthError> {
-        let mut last = None;
-        for url in prm_urls(&self.cfg.server_url, from_challenge)? {
-            match self.cfg.http.get(&url).await {
-                Ok(r) if r.status.is_success() => match r.json::<ResourceMetadata>() {
-                    Ok(prm) => {
-                        if !resource_matches(&prm.resource, &self.cfg.server_url) {
-                            return Err(OAuthError::new(
-                                OAuthErrorKind::ResourceMismatch,
-                                format!(
-                                    "protected resource metadata at {url} names resource {:?}, \
-                                     which is not {} (AUTH-06)",
-                                    prm.resource, self.cfg.server_url
-                                ),
-                            ));
-                        }
-                        return Ok(prm);
-                    }
-                    Err(e) => last = Some(e),
-                },
-                Ok(r) => {
-                    last = Some(OAuthError::discovery(format!(
-                        "{url} answered {}",
-                        r.status
-                    )))
-                }
-                Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
-    }
-
-    /// Fetches and validates AS metadata (AUTH-07, AUTH-08).
-    async fn fetch_as(&self, issuer: &str) -> Result<AuthServerMetadata, OAuthError> {
-        let mut last = None;
-        for url in as_metadata_urls(issuer)? {
-            match self.cfg.http.get(&url).await {
-                Ok(r) if r.status.is_success() => match r.json::<AuthServerMetadata>() {
-                    Ok(meta) => match check_issuer(&meta, issuer) {
-                        Ok(()) => return Ok(meta),
-                        Err(e) => last = Some(e), // discarded; try the next URL
-                    },
-                    Err(e) => last = Some(e),
-                },
-                Ok(r) => {
-                    if !matches!(last, Some(ref e) if e.kind() == &OAuthErrorKind::IssuerMismatch) {
-                        last = Some(OAuthError::discovery(format!(
-                            "{url} answered {}",
-                            r.status
-                        )));
-                    }
-                }
-                Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| {
-            OAuthError::discovery(format!("no authorization-server metadata for {issuer}"))
-        }))
-    }
-
     /// (Re-)discovers the resource and its AS. A different AS than before
     /// (migration) starts over with that AS's own registration and tokens.
     async fn discover(
@@ -452,7 +386,7 @@ impl OAuthClient {
         s: &mut Session,
         from_challenge: Option<&str>,
     ) -> Result<(), OAuthError> {
-        let prm = self.fetch_prm(from_challenge).await?;
+        let prm = fetch_prm(&self.cfg.http, &self.cfg.server_url, from_challenge).await?;
         // AUTH-09: RFC 9728 §7.6 leaves the choice to the client; the first.
         let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
             OAuthError::discovery("the protected resource metadata lists no authorization server")
@@ -465,7 +399,7 @@ impl OAuthClient {
         if s.issuer.is_some() {
             tracing::info!(from = ?s.issuer, to = %issuer, "the resource moved to another authorization server");
         }
-        let meta = self.fetch_as(&issuer).await?;
+        let meta = fetch_as(&self.cfg.http, &issuer).await?;
         *s = Session {
             prm: Some(prm),
             issuer: Some(issuer),
@@ -860,6 +794,76 @@ impl HttpAuth for OAuthClient {
             .unwrap_or_else(|p| p.into_inner())
             .clone()
     }
+}
+
+/// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
+pub(crate) async fn fetch_prm(
+    http: &HttpClient,
+    server_url: &str,
+    from_challenge: Option<&str>,
+) -> Result<ResourceMetadata, OAuthError> {
+    let mut last = None;
+    for url in prm_urls(server_url, from_challenge)? {
+        match http.get(&url).await {
+            Ok(r) if r.status.is_success() => match r.json::<ResourceMetadata>() {
+                Ok(prm) => {
+                    if !resource_matches(&prm.resource, server_url) {
+                        return Err(OAuthError::new(
+                            OAuthErrorKind::ResourceMismatch,
+                            format!(
+                                "protected resource metadata at {url} names resource {:?}, \
+                                 which is not {} (AUTH-06)",
+                                prm.resource, server_url
+                            ),
+                        ));
+                    }
+                    return Ok(prm);
+                }
+                Err(e) => last = Some(e),
+            },
+            Ok(r) => {
+                last = Some(OAuthError::discovery(format!(
+                    "{url} answered {}",
+                    r.status
+                )))
+            }
+            Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
+}
+
+/// Fetches and validates AS metadata (AUTH-07, AUTH-08).
+pub(crate) async fn fetch_as(
+    http: &HttpClient,
+    issuer: &str,
+) -> Result<AuthServerMetadata, OAuthError> {
+    let mut last = None;
+    for url in as_metadata_urls(issuer)? {
+        match http.get(&url).await {
+            Ok(r) if r.status.is_success() => match r.json::<AuthServerMetadata>() {
+                Ok(meta) => match check_issuer(&meta, issuer) {
+                    Ok(()) => return Ok(meta),
+                    Err(e) => last = Some(e), // discarded; try the next URL
+                },
+                Err(e) => last = Some(e),
+            },
+            Ok(r) => {
+                if !matches!(last, Some(ref e) if e.kind() == &OAuthErrorKind::IssuerMismatch) {
+                    last = Some(OAuthError::discovery(format!(
+                        "{url} answered {}",
+                        r.status
+                    )));
+                }
+            }
+            Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        OAuthError::discovery(format!("no authorization-server metadata for {issuer}"))
+    }))
 }
 
 #[cfg(test)]

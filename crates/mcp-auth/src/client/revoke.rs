@@ -10,10 +10,8 @@
 use super::client_auth::{ClientAuthentication, TokenEndpointContext};
 use super::error::{OAuthError, OAuthErrorKind};
 use super::http::HttpClient;
-use super::metadata::{
-    AuthServerMetadata, ResourceMetadata, as_metadata_urls, check_issuer, prm_urls,
-    resource_matches,
-};
+use super::metadata::AuthServerMetadata;
+use super::oauth::{fetch_as, fetch_prm};
 use super::registration::registered_authentication;
 use super::store::{StoreKey, TokenStore};
 
@@ -97,62 +95,6 @@ pub struct RevocationReport {
     pub warnings: Vec<String>,
 }
 
-async fn fetch_prm(http: &HttpClient, server_url: &str) -> Result<ResourceMetadata, OAuthError> {
-    let mut last = None;
-    for url in prm_urls(server_url, None)? {
-        match http.get(&url).await {
-            Ok(r) if r.status.is_success() => {
-                let prm: ResourceMetadata = r.json()?;
-                if !resource_matches(&prm.resource, server_url) {
-                    return Err(OAuthError::new(
-                        OAuthErrorKind::ResourceMismatch,
-                        format!(
-                            "protected resource metadata at {url} names resource {:?}, which is not {server_url} (AUTH-06)",
-                            prm.resource
-                        ),
-                    ));
-                }
-                return Ok(prm);
-            }
-            Ok(r) => {
-                last = Some(OAuthError::discovery(format!(
-                    "{url} answered {}",
-                    r.status
-                )))
-            }
-            Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
-}
-
-async fn fetch_as(http: &HttpClient, issuer: &str) -> Result<AuthServerMetadata, OAuthError> {
-    let mut last = None;
-    for url in as_metadata_urls(issuer)? {
-        match http.get(&url).await {
-            Ok(r) if r.status.is_success() => match r
-                .json::<AuthServerMetadata>()
-                .and_then(|m| check_issuer(&m, issuer).map(|()| m))
-            {
-                Ok(m) => return Ok(m),
-                Err(e) => last = Some(e),
-            },
-            Ok(r) => {
-                last = Some(OAuthError::discovery(format!(
-                    "{url} answered {}",
-                    r.status
-                )))
-            }
-            Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(last.unwrap_or_else(|| {
-        OAuthError::discovery(format!("no authorization-server metadata for {issuer}"))
-    }))
-}
-
 /// Finds the credentials stored for the MCP endpoint `server_url` (its PRM
 /// `resource` and first authorization server, as
 /// [`super::OAuthClient`] keys them) and revokes the refresh token, then
@@ -168,7 +110,7 @@ pub async fn revoke_stored(
     server_url: &str,
     store: &dyn TokenStore,
 ) -> Result<RevocationReport, OAuthError> {
-    let prm = fetch_prm(http, server_url).await?;
+    let prm = fetch_prm(http, server_url, None).await?;
     let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
         OAuthError::discovery("the protected resource metadata lists no authorization server")
     })?;
