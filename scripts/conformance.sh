@@ -15,6 +15,10 @@ what="${1:-all}"
 
 cargo build --release --bin everything-server
 [ -f crates/mcp-everything/src/bin/everything-client.rs ] && cargo build --release --bin everything-client
+# Where cargo put them: CARGO_TARGET_DIR (or a config's build.target-dir)
+# moves the release folder away from target/.
+release="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -23,7 +27,7 @@ free_port() {
 status=0
 if [ "$what" = all ] || [ "$what" = server ]; then
   port="$(free_port)"
-  target/release/everything-server --http "127.0.0.1:$port" 2>conformance-server.log &
+  "$release/everything-server" --http "127.0.0.1:$port" 2>conformance-server.log &
   pid=$!
   trap 'kill "$pid" 2>/dev/null || true' EXIT
   for _ in $(seq 1 100); do
@@ -37,18 +41,18 @@ if [ "$what" = all ] || [ "$what" = server ]; then
   wait "$pid" 2>/dev/null || true
   trap - EXIT
 fi
-if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
+if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x "$release/everything-client" ]; then
   for rev in 2026-07-28 2025-11-25; do
     # Scored scenarios including auth/* (the OAuth client flow, mcp-auth
     # feature `client`); the not-scored extension scenarios run below.
-    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" --include-auth || status=1
+    bash conformance/client.sh --client-cmd "$release/everything-client" --requirements "$rev" --include-auth || status=1
   done
 fi
 # Every not-scored client scenario of the pinned harness's own list, for both
 # revisions: the authorization extensions (client credentials,
 # enterprise-managed authorization, workload identity federation, DPoP) and
 # json-schema-2020-12-preservation (SEP-1613/SEP-2106).
-if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everything-client ]; then
+if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x "$release/everything-client" ]; then
   for rev in 2026-07-28 2025-11-25; do
     mapfile -t not_scored < <(
       # shellcheck source=../conformance/lib.sh
@@ -61,7 +65,7 @@ if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x target/release/everyth
     fi
     args=()
     for s in "${not_scored[@]}"; do args+=(--scenario "$s"); done
-    bash conformance/client.sh --client-cmd "$PWD/target/release/everything-client" --requirements "$rev" "${args[@]}" || status=1
+    bash conformance/client.sh --client-cmd "$release/everything-client" --requirements "$rev" "${args[@]}" || status=1
   done
 fi
 exit "$status"

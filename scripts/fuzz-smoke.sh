@@ -32,7 +32,12 @@ else
   targets="$(cargo fuzz list)"
 fi
 triple="$(rustc -vV | sed -n 's/^host: //p')"
-bin_dir="target/$triple/release"
+# Ask cargo where it put the binaries instead of assuming fuzz/target:
+# CARGO_TARGET_DIR, CARGO_BUILD_TARGET_DIR or a config's build.target-dir
+# move them (a shared build cache is a common setup).
+target_dir="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+bin_dir="$target_dir/$triple/release"
 
 failed=""
 summary=""
