@@ -320,16 +320,27 @@ async fn insufficient_scope_triggers_step_up() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_token_is_refreshed() {
     let (authz, rs) = setup().await;
-    authz.lifetime.store(1, Ordering::SeqCst);
+    // Expiry is judged in whole seconds of the wall clock (`expires_in` is
+    // seconds), so a token issued at S.9 with a 1 s lifetime counts as
+    // expired from S+1.0: 100 ms later. With 1 s this test refreshed early
+    // whenever the first call crossed a second boundary (it did under load).
+    // LIFETIME leaves the first call LIFETIME-1 s of margin, and the sleep
+    // is past LIFETIME+1 s, so both phases hold however slow the machine.
+    const LIFETIME: u64 = 5;
+    authz.lifetime.store(LIFETIME, Ordering::SeqCst);
     let oauth = Arc::new(oauth(&rs).build().expect("oauth"));
+    let issued = std::time::Instant::now();
     let client = connect(&rs, oauth).await;
     call_text(&client, "whoami").await.expect("first call");
-    assert_eq!(authz.grants("refresh_token"), 0);
+    let early = authz.grants("refresh_token");
+    if issued.elapsed() < Duration::from_secs(LIFETIME - 1) {
+        assert_eq!(early, 0, "refreshed a token that had not expired");
+    }
     authz.lifetime.store(300, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    tokio::time::sleep(Duration::from_millis(LIFETIME * 1000 + 1100)).await;
     let text = call_text(&client, "whoami").await.expect("after expiry");
     assert!(text.starts_with("subject=alice"), "{text}");
-    assert_eq!(authz.grants("refresh_token"), 1);
+    assert_eq!(authz.grants("refresh_token"), early + 1);
     assert_eq!(authz.grants("authorization_code"), 1);
     assert_eq!(authz.log.lock().unwrap().authorize.len(), 1);
     // The refresh request named the resource (AUTH-22).

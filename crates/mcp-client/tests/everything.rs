@@ -329,9 +329,14 @@ async fn progress_timeout_cancel(wire: Wire, era: EraPreference) {
         CallToolRequestParams::new("test_tool_with_progress", None),
         opts,
     );
+    // `biased`: when the machine stalls long enough for the result to
+    // arrive too, both branches are ready; the first progress still wins,
+    // so the future is dropped either way instead of the test flipping a
+    // coin over which branch `select!` polls first.
     tokio::select! {
-        _ = call => panic!("the call should have been cancelled first"),
+        biased;
         _ = rx => {}
+        _ = call => panic!("the call should have been cancelled first"),
     }
     // The connection stays usable; the late response is ignored (CANCEL-06).
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -741,8 +741,10 @@ fn trickled_body_times_out() {
     let full = http_request(&s.host(), &hs, body.as_bytes(), true);
     let split = full.len() - body.len();
     c.write_all(&full[..split]).unwrap();
-    let started = Instant::now();
-    // One byte every 50 ms: the body would take ~5 s; the limit is 0.5 s.
+    // One byte every 50 ms: the body takes at least ~5 s; the limit is
+    // 0.5 s. The whole body is trickled (until the server hangs up), so
+    // without the limit it completes and is answered 200: the 408 alone
+    // shows the limit fired, whatever the machine's load did to the clock.
     let mut reader = c.try_clone().unwrap();
     let t = std::thread::spawn(move || read_until_close(&mut reader));
     for b in &full[split..] {
@@ -750,17 +752,9 @@ fn trickled_body_times_out() {
             break;
         }
         std::thread::sleep(Duration::from_millis(50));
-        if started.elapsed() > Duration::from_secs(3) {
-            break;
-        }
     }
     let (raw, _) = t.join().unwrap();
     assert!(first_line(&raw).contains(" 408 "), "{}", first_line(&raw));
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
     assert_alive(&s);
 }
 
@@ -787,7 +781,9 @@ fn slowloris_on_headers_times_out() {
         let (_, closed) = t.join().unwrap();
         (closed, started.elapsed())
     };
-    let within = Duration::from_secs(2);
+    // The limit is 0.5 s and the default 10 s: 6 s tells them apart with
+    // room for a loaded machine.
+    let within = Duration::from_secs(6);
     let trickle = b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
     for (what, prefix, slow) in [
         ("silent connection", &b""[..], &b""[..]),
@@ -1268,7 +1264,7 @@ fn request_state_tampered_expired_replayed() {
             "{}",
             &t[..t.len().min(30)]
         );
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
     // Not a string at all: a params error.
     for t in [json!(5), json!({"a": 1}), json!(["x"])] {
@@ -1582,7 +1578,11 @@ fn ten_thousand_disconnects_mid_sse() {
     drop(held);
     let started = Instant::now();
     assert_alive(&s);
-    assert!(started.elapsed() < Duration::from_secs(2), "permits leaked");
+    // A leaked permit would hold this request until a 300 s handler timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "permits leaked"
+    );
     let after = mem_of(pid);
     eprintln!(
         "10k SSE disconnects: fds {base_fds} -> {}, {base_mem:?} -> {after:?}",
@@ -1672,7 +1672,10 @@ fn hanging_handler_times_out_and_disconnect_cancels() {
             c
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
+    // JSON mode shows nothing until the handler ends, so the only way to
+    // know both hanging calls hold their slots is to give them time: 1 s
+    // (they only need to be read and admitted) before the third is sent.
+    std::thread::sleep(Duration::from_millis(1000));
     let client = s.client();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -1683,12 +1686,12 @@ fn hanging_handler_times_out_and_disconnect_cancels() {
         rx.recv_timeout(Duration::from_millis(500)).is_err(),
         "third request must wait for a slot"
     );
-    let started = Instant::now();
     for c in hanging.drain(..) {
         c.shutdown(Shutdown::Both).ok();
     }
-    assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(200));
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // Without cancellation the slots stay taken until the 300 s default
+    // handler timeout; 10 s tells the two apart on a loaded machine.
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(200));
 }
 
 #[test]

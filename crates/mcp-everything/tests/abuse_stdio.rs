@@ -422,11 +422,14 @@ fn hanging_handlers_time_out_and_do_not_starve_the_connection() {
         ("MCP_MAX_IN_FLIGHT", "4"),
     ]);
     // Four hanging calls fill every slot; a fifth request waits, then runs
-    // once the handler timeout frees the slots.
+    // once the handler timeout frees the slots. `started` is taken before
+    // the first call is sent, so every handler's timeout starts after it
+    // and the echo cannot come back earlier than 300 ms, however the
+    // writes are scheduled.
+    let started = Instant::now();
     for i in 0..4 {
         s.send(&call(i, "debug_sleep", json!({"ms": 600_000})));
     }
-    let started = Instant::now();
     s.send(&echo(10, "after"));
     let mut timed_out = 0;
     let mut echoed_at = None;
@@ -448,7 +451,7 @@ fn hanging_handlers_time_out_and_do_not_starve_the_connection() {
     assert_eq!(timed_out, 4);
     let at = echoed_at.unwrap();
     assert!(
-        at >= Duration::from_millis(250) && at < Duration::from_secs(5),
+        at >= Duration::from_millis(300) && at < Duration::from_secs(10),
         "{at:?}"
     );
 }

@@ -134,9 +134,10 @@ async fn malformed_answers_fail_their_call_at_once() {
             let started = Instant::now();
             let e = call(&c, &format!("malformed:{key}")).await.expect_err(&ctx);
             assert!(e.is_invalid_response(), "{ctx}: {e:?}");
-            // Failed when the line arrived, not at the 10 s timeout.
+            // Failed when the line arrived, not at the 10 s timeout (7 s
+            // leaves a loaded machine room and still tells the two apart).
             assert!(
-                started.elapsed() < Duration::from_secs(3),
+                started.elapsed() < Duration::from_secs(7),
                 "{ctx}: {:?}",
                 started.elapsed()
             );
