@@ -1087,14 +1087,21 @@ fn dns_rebinding_variants() {
         "[::ffff:127.0.0.1]",
         "0.0.0.0",
         "",
-        "localhost:80@evil.com",
-        "evil.com#@localhost",
         "localhost:99999",
-        "localhost:-1",
-        "[::1",
     ] {
         let r = send(&[("Host", host)]);
         assert_eq!(r.status, 421, "Host {host:?}");
+    }
+    // Not a Host value at all (RFC 9110 §7.2): 400, RFC 9112 §3.2.
+    for host in [
+        "localhost:80@evil.com",
+        "evil.com#@localhost",
+        "localhost:-1",
+        "[::1",
+        "local host",
+    ] {
+        let r = send(&[("Host", host)]);
+        assert_eq!(r.status, 400, "Host {host:?}");
     }
     for host in ["localhost", "LOCALHOST", "127.0.0.1", "[::1]"] {
         let with_port = format!("{host}:{port}");
@@ -1149,6 +1156,55 @@ fn dns_rebinding_variants() {
         b"",
     );
     assert_eq!(r.status, 403);
+}
+
+/// RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is 400;
+/// HTTP/1.0 may omit Host and is served (issue 13 item 2).
+#[test]
+fn host_header_is_required_on_http_1_1() {
+    let s = HttpServer::start();
+    let b = echo(1, "x");
+    let body = b.to_string();
+    let hs = modern_headers(&b);
+    let send = |version: &str, hosts: &[&str]| {
+        let mut req = format!("POST /mcp {version}\r\nConnection: close\r\n");
+        for h in hosts {
+            req.push_str(&format!("Host: {h}\r\n"));
+        }
+        for (n, v) in &hs {
+            req.push_str(&format!("{n}: {v}\r\n"));
+        }
+        req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        let mut c = connect(&s);
+        c.write_all(req.as_bytes()).unwrap();
+        let (raw, _) = read_until_close(&mut c);
+        first_line(&raw)
+    };
+    let host = s.host();
+    let line = send("HTTP/1.1", &[]);
+    assert!(line.contains(" 400 "), "HTTP/1.1 without Host: {line}");
+    let line = send("HTTP/1.1", &[&host, &host]);
+    assert!(line.contains(" 400 "), "two Host lines: {line}");
+    let line = send("HTTP/1.1", &[&host]);
+    assert!(line.contains(" 200 "), "control: {line}");
+    let line = send("HTTP/1.0", &[]);
+    assert!(line.contains(" 200 "), "HTTP/1.0 without Host: {line}");
+    // Every method is gated, GET and DELETE too.
+    for method in ["GET", "DELETE"] {
+        let mut c = connect(&s);
+        c.write_all(
+            format!("{method} /mcp HTTP/1.1\r\nConnection: close\r\nAccept: text/event-stream\r\nMcp-Session-Id: x\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+        let (raw, _) = read_until_close(&mut c);
+        assert!(
+            first_line(&raw).contains(" 400 "),
+            "{method}: {}",
+            first_line(&raw)
+        );
+    }
+    assert_alive(&s);
 }
 
 // ---------------------------------------------------------------------------

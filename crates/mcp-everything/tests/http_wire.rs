@@ -555,6 +555,96 @@ fn handshake_era_sessions() {
     assert_eq!(r.status, 404);
 }
 
+/// Issue 13 item 1: in a live handshake-era session a JSON-RPC error is
+/// `200` with the error in the body, never a 4xx: deployed clients read any
+/// non-2xx as a transport failure and a 404 as "session expired"
+/// (LEGACY-13). Every revision, JSON and SSE answers, inline and spawned
+/// handlers; the session keeps working after each.
+#[test]
+fn handshake_era_json_rpc_errors_are_200_and_keep_the_session() {
+    let s = HttpServer::start_with(&[("MCP_HANDLER_TIMEOUT_MS", "300")]);
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+        for accept in ["application/json, text/event-stream", "application/json"] {
+            let ctx = format!("{version} Accept: {accept}");
+            let h = [("Content-Type", "application/json"), ("Accept", accept)];
+            let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+            let r = s.raw("POST", "/mcp", &h, init.to_string().as_bytes());
+            assert_eq!(r.status, 200, "{ctx}");
+            let sid = r.header("mcp-session-id").unwrap().to_owned();
+            let send = |body: Value| {
+                let hs = [
+                    h[0],
+                    h[1],
+                    ("Mcp-Session-Id", sid.as_str()),
+                    ("MCP-Protocol-Version", version),
+                ];
+                s.raw("POST", "/mcp", &hs, body.to_string().as_bytes())
+            };
+            let cases = [
+                (
+                    json!({"name": "no_such_tool", "arguments": {}}),
+                    "tools/call",
+                    -32602,
+                ),
+                (json!({}), "tools/call", -32602),
+                (json!({}), "no/such/method", -32601),
+                (json!({}), "server/discover", -32601),
+                (json!({"uri": "test://missing"}), "resources/read", -32002),
+                (
+                    json!({"name": "debug_panic", "arguments": {}}),
+                    "tools/call",
+                    -32603,
+                ),
+                // Runs past its first poll, on its own task, then times out.
+                (
+                    json!({"name": "debug_sleep", "arguments": {"ms": 60_000}}),
+                    "tools/call",
+                    -32603,
+                ),
+            ];
+            for (i, (params, method, code)) in cases.into_iter().enumerate() {
+                let id = 10 + i as i64;
+                let r =
+                    send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+                assert_eq!(r.status, 200, "{ctx} {method} {params}");
+                let reply = r.messages().pop().unwrap_or_default();
+                assert_eq!(
+                    reply["error"]["code"],
+                    json!(code),
+                    "{ctx} {method}: {reply}"
+                );
+                assert_eq!(reply["id"], json!(id), "{ctx} {method}");
+                let r = send(json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/list"}));
+                assert_eq!(r.status, 200, "{ctx}: the session survives {method}");
+            }
+            // A Last-Event-ID the session never issued is the client's
+            // mistake, not a lost session: 400, not 404.
+            let r = s.raw(
+                "GET",
+                "/mcp",
+                &[
+                    ("Mcp-Session-Id", sid.as_str()),
+                    ("Accept", "text/event-stream"),
+                    ("Last-Event-ID", "999999-999"),
+                ],
+                b"",
+            );
+            assert_eq!(r.status, 400, "{ctx}");
+            // What the transport refuses keeps its 4xx.
+            let r = s.raw(
+                "POST",
+                "/mcp",
+                &[h[0], h[1], ("Mcp-Session-Id", "deadbeef")],
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+                    .to_string()
+                    .as_bytes(),
+            );
+            assert_eq!(r.status, 404, "{ctx}: unknown session");
+        }
+    }
+}
+
 #[test]
 fn handshake_era_server_requests_travel_on_the_post_stream() {
     let s = HttpServer::start();

@@ -22,7 +22,7 @@ use mcp_protocol::ladder::ParamsProbe;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::method::ClientRequest;
 use mcp_protocol::types::CancelledNotificationParams;
-use mcp_protocol::{ErrorObject, ProtocolVersion};
+use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
@@ -70,6 +70,26 @@ pub(super) fn principal_subject(parts: &http::request::Parts) -> Option<&str> {
         .map(|p| p.subject.as_str())
 }
 
+/// A JSON-RPC error answering a well-formed request in a live handshake-era
+/// session: always `200 OK` with the error in the body.
+///
+/// The code → HTTP status table (`ErrorCode::http_status`, HTTP-08) is a
+/// 2026-07-28 rule. The 2025-xx transports define no status for JSON-RPC
+/// errors, and the deployed clients read any non-2xx as a transport failure
+/// (the TypeScript SDK never hands the error to the application), while a
+/// 404 on a request carrying `Mcp-Session-Id` means "session expired"
+/// (LEGACY-13) and makes a conforming client drop a live session and
+/// re-initialize. So in this era 4xx stays with what the transport itself
+/// refuses (missing/unknown session, bad protocol-version header, malformed
+/// body, media types: LEGACY-11, LEGACY-13, HTTP-05), as the Python and
+/// TypeScript servers do.
+fn handshake_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    json_response(
+        StatusCode::OK,
+        Bytes::from(to_vec(&OutgoingError::new(id, e))),
+    )
+}
+
 fn with_session_header(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
     if let Ok(v) = HeaderValue::from_str(id) {
         r.headers_mut().insert(MCP_SESSION_ID, v);
@@ -105,6 +125,10 @@ pub(super) async fn post(
         if r.method == "initialize" {
             let typed = match ClientRequest::decode(&r.method, r.params) {
                 Ok(ClientRequest::Initialize(p)) => p,
+                // No session exists yet, so nothing can be mistaken for
+                // "session expired": a refused initialize keeps the status
+                // table, as the TypeScript server answers 400 to one it
+                // cannot parse.
                 Ok(_) => {
                     return json_error(Some(&r.id), &ErrorObject::internal("unexpected decode"));
                 }
@@ -203,13 +227,13 @@ async fn request(
     let shared = inner.shared.clone();
     let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
         Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
-            return json_error(Some(&r.id), &ErrorObject::method_not_found(&r.method));
+            return handshake_error(Some(&r.id), &ErrorObject::method_not_found(&r.method));
         }
         Ok(t) => t,
-        Err(e) => return json_error(Some(&r.id), &e),
+        Err(e) => return handshake_error(Some(&r.id), &e),
     };
     let Some(cancel) = session.register(&r.id) else {
-        return json_error(
+        return handshake_error(
             Some(&r.id),
             &ErrorObject::invalid_request(format_args!("request id {} is already in flight", r.id)),
         );
@@ -241,22 +265,15 @@ async fn request(
     let mut fut = shared.dispatch(typed, ctx, legacy);
     // Most handlers finish on their first poll: then the answer is pushed
     // here, with no task spawned (nothing can cancel a request between
-    // reading and answering it), and its HTTP status is known without
-    // re-reading the serialized reply.
-    let mut inline_status = None;
+    // reading and answering it).
     if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut fut) {
         writer.session.unregister(&id);
-        let status = match &reply {
-            Ok(_) => StatusCode::OK,
-            Err(e) => StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::OK),
-        };
         let bytes = match reply {
             Ok(b) => b,
             Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
         };
         if rx.is_empty() {
             // Nothing queued before it: the push cannot wait on the channel.
-            inline_status = Some(status);
             writer.session.push(writer.sid, bytes, true).await;
             drop(permit);
         } else {
@@ -300,15 +317,10 @@ async fn request(
             retry,
         )]));
     }
-    if first.last {
-        // Nothing but the result: answer with plain JSON.
-        if let Some(status) = inline_status {
-            return json_response(status, first.data.clone());
-        }
-        return reply_json(&first);
-    }
-    if !use_sse {
-        return reply_json(&first);
+    if first.last || !use_sse {
+        // Nothing but the result: answer with plain JSON, `200 OK` for an
+        // error too (see `handshake_error`).
+        return json_response(StatusCode::OK, first.data.clone());
     }
     let priming = (session.state.version == ProtocolVersion::V2025_11_25)
         .then(|| sse_priming(&format!("{sid}-0"), None));
@@ -327,21 +339,6 @@ fn accepted_none() -> Response<McpBody> {
     let mut r = Response::new(McpBody::empty());
     *r.status_mut() = StatusCode::NO_CONTENT;
     r
-}
-
-fn reply_json(ev: &Event) -> Response<McpBody> {
-    let status = serde_json::from_slice::<Value>(&ev.data)
-        .ok()
-        .and_then(|v| {
-            v.get("error")
-                .and_then(|e| e.get("code"))
-                .and_then(Value::as_i64)
-        })
-        .map_or(200, |c| mcp_protocol::ErrorCode(c).http_status());
-    json_response(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-        ev.data.clone(),
-    )
 }
 
 /// An SSE body over a session stream: optional priming event, replayed
@@ -562,7 +559,10 @@ pub(super) async fn get_or_delete(
                     keepalive,
                 ))
             }
-            None => rejection(StatusCode::NOT_FOUND, -32600, "Unknown Last-Event-ID"),
+            // Not 404: on a request with a live Mcp-Session-Id that means
+            // "session expired" (LEGACY-13) and the client would drop a
+            // session that is fine; the event id is what is wrong.
+            None => rejection(StatusCode::BAD_REQUEST, -32600, "Unknown Last-Event-ID"),
         };
     }
     let Some(rx) = session.open_get_stream() else {

@@ -341,12 +341,33 @@ where
 /// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
 /// 400). Browsers never send two `Origin` lines.
 fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
-    if parts.headers.get_all(header::HOST).iter().nth(1).is_some() {
-        return Some(rejection(
-            StatusCode::BAD_REQUEST,
-            -32600,
-            "Bad Request: more than one Host header",
-        ));
+    // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
+    // more than one Host line, and to an invalid Host value. HTTP/1.0 may
+    // omit it; HTTP/2 and HTTP/3 carry `:authority` instead.
+    let mut hosts = parts.headers.get_all(header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (_, Some(_)) => {
+            return Some(rejection(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Bad Request: more than one Host header",
+            ));
+        }
+        (None, None) if parts.version == http::Version::HTTP_11 => {
+            return Some(rejection(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Bad Request: HTTP/1.1 request without a Host header",
+            ));
+        }
+        (Some(h), None) if !valid_host_value(h.as_bytes()) => {
+            return Some(rejection(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Bad Request: invalid Host header",
+            ));
+        }
+        _ => {}
     }
     if parts
         .headers
@@ -362,6 +383,58 @@ fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<Mcp
         ));
     }
     None
+}
+
+/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): an authority without
+/// userinfo. Empty is allowed (RFC 9112 §3.2: a target without authority).
+fn valid_host_value(v: &[u8]) -> bool {
+    let (host, port) = if v.first() == Some(&b'[') {
+        // IP-literal: `[` IPv6address / IPvFuture `]`.
+        let Some(end) = v.iter().position(|b| *b == b']') else {
+            return false;
+        };
+        let (lit, rest) = v.split_at(end + 1);
+        let inner = &lit[1..lit.len() - 1];
+        if inner.is_empty()
+            || !inner
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'-' | b'_' | b'~'))
+        {
+            return false;
+        }
+        match rest.split_first() {
+            None => return true,
+            Some((b':', port)) => (&[][..], port),
+            Some(_) => return false,
+        }
+    } else {
+        match v.iter().rposition(|b| *b == b':') {
+            Some(i) => (&v[..i], &v[i + 1..]),
+            None => (v, &[][..]),
+        }
+    };
+    // reg-name / IPv4address: unreserved, pct-encoded, sub-delims.
+    host.iter().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+            )
+    }) && port.iter().all(u8::is_ascii_digit)
 }
 
 /// The host the request is addressed to: the authority of an absolute-form
@@ -1058,6 +1131,32 @@ where
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn host_values_follow_rfc_9110() {
+        for ok in [
+            "",
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:443",
+            "EXAMPLE.com",
+            "2130706433",
+        ] {
+            assert!(valid_host_value(ok.as_bytes()), "{ok:?}");
+        }
+        for bad in [
+            "localhost:80@evil.com",
+            "user@localhost",
+            "evil.com#@localhost",
+            "[::1",
+            "local host",
+            "localhost/path",
+            "localhost:-1",
+        ] {
+            assert!(!valid_host_value(bad.as_bytes()), "{bad:?}");
+        }
+    }
 
     /// A one-byte frame buffer that counts itself live until dropped.
     struct Tracked(Arc<AtomicUsize>, [u8; 1]);
