@@ -37,6 +37,13 @@ if [ "$what" = all ] || [ "$what" = server ]; then
   for rev in 2026-07-28 2025-11-25; do
     bash conformance/server.sh --url "http://127.0.0.1:$port/mcp" --requirements "$rev" --pending || status=1
   done
+  # A real TypeScript SDK client (the harness's own @modelcontextprotocol/sdk)
+  # against the same server: handshake-era JSON-RPC errors reach the
+  # application as McpError and the session survives them.
+  echo "== TypeScript SDK client interop"
+  # shellcheck source=../conformance/lib.sh
+  (source conformance/lib.sh && conf_ensure_installed &&
+    "$CONF_NODE_BIN/node" conformance/ts-client-interop.mjs "http://127.0.0.1:$port/mcp") || status=1
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   trap - EXIT

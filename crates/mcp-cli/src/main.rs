@@ -279,11 +279,19 @@ fn main() -> ExitCode {
         }
     };
     let result = rt.block_on(run(cli));
+    // A refused input request decides the exit code whatever the outcome:
+    // a server may turn the refusal into a tool error (`isError: true`, as
+    // the TypeScript SDK does) or even carry on without the input.
+    let needed_input = elicit::NEEDED_INPUT.load(std::sync::atomic::Ordering::Acquire);
     let status = match result {
+        Ok(_) if needed_input => {
+            eprintln!("mcp: the server asked for input, but --no-input was given");
+            code::NEEDS_INPUT
+        }
         Ok(c) => c,
         Err(f) => {
             eprintln!("mcp: {}", f.message);
-            if elicit::NEEDED_INPUT.load(std::sync::atomic::Ordering::Acquire) {
+            if needed_input {
                 code::NEEDS_INPUT
             } else {
                 f.code

@@ -635,11 +635,16 @@ impl Inner {
                             ServerRequest::Elicit(p) => InputRequest::Elicitation(p),
                             _ => InputRequest::ListRoots(None),
                         };
-                        self.config
-                            .handlers
-                            .fulfil(input)
-                            .await
-                            .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
+                        self.config.handlers.fulfil(input).await.map_err(|e| {
+                            // No handler installed: the method is not
+                            // implemented here, which -32601 says.
+                            let code = if matches!(e.kind(), ErrorKind::Unsupported) {
+                                ErrorCode::METHOD_NOT_FOUND
+                            } else {
+                                ErrorCode::INTERNAL_ERROR
+                            };
+                            ErrorObject::new(code, e.to_string())
+                        })
                     }
                 };
             let body = match &outcome {

@@ -130,6 +130,14 @@ impl Handlers {
                 format!("input request refused: {}", e.message),
             )
         };
+        // No handler at all: the client does not implement the method, so
+        // the pushed request is answered -32601 (`ErrorKind::Unsupported`).
+        let unhandled = |what: &str| {
+            Error::new(
+                ErrorKind::Unsupported,
+                format!("the server asked for {what}, but no handler is installed"),
+            )
+        };
         let missing = |what: &str| {
             Error::new(
                 ErrorKind::Handler,
@@ -138,7 +146,10 @@ impl Handlers {
         };
         let v = match req {
             InputRequest::Elicitation(p) => {
-                let h = self.elicit.as_ref().ok_or_else(|| missing("elicitation"))?;
+                let h = self
+                    .elicit
+                    .as_ref()
+                    .ok_or_else(|| unhandled("elicitation"))?;
                 let url_mode = matches!(p, ElicitRequestParams::Url(_));
                 if (url_mode && !self.elicit_url) || (!url_mode && !self.elicit_form) {
                     return Err(missing("an elicitation mode the client did not declare"));
@@ -146,7 +157,10 @@ impl Handlers {
                 serde_json::to_value(h(p).await.map_err(refused)?)
             }
             InputRequest::Sampling(p) => {
-                let h = self.sampling.as_ref().ok_or_else(|| missing("sampling"))?;
+                let h = self
+                    .sampling
+                    .as_ref()
+                    .ok_or_else(|| unhandled("sampling"))?;
                 if p.tools.is_some() || p.tool_choice.is_some() {
                     // SAMP-02: the client declared no sampling.tools.
                     return Err(missing("tool-enabled sampling"));
@@ -154,7 +168,7 @@ impl Handlers {
                 serde_json::to_value(h(p).await.map_err(refused)?)
             }
             InputRequest::ListRoots(_) => {
-                let h = self.roots.as_ref().ok_or_else(|| missing("roots"))?;
+                let h = self.roots.as_ref().ok_or_else(|| unhandled("roots"))?;
                 serde_json::to_value(h().await.map_err(refused)?)
             }
         };

@@ -250,7 +250,10 @@ async fn serve(r: &mut BufReader<TcpStream>, req: Req, mode: Mode, st: &Shared) 
     let id = msg["id"].clone();
     if method.is_empty() {
         // A response to one of our requests (handshake era).
-        st.push(format!("answer {id} {}", msg["result"]));
+        st.push(format!(
+            "answer {id} {} error={}",
+            msg["result"], msg["error"]["code"]
+        ));
         return write_json(s, "202 Accepted", b"", "").await;
     }
     if method == "initialize" {
@@ -624,6 +627,39 @@ async fn behave(s: &mut TcpStream, name: &str, id: &Value, mode: Mode, st: &Shar
             let _ = chunk(s, &out).await;
             // Let the client work through the flood before the answer.
             tokio::time::sleep(Duration::from_millis(300)).await;
+            let _ = chunk(s, &event(&real)).await;
+            end_chunks(s).await
+        }
+        "push_unhandled" => {
+            // Requests the client has no handler for (issue 13 item 8).
+            let _ = sse_head(s).await;
+            let mut out = Vec::new();
+            for (id, method, params) in [
+                (
+                    "s1",
+                    "sampling/createMessage",
+                    json!({"messages": [], "maxTokens": 1}),
+                ),
+                ("r1", "roots/list", json!({})),
+                (
+                    "e1",
+                    "elicitation/create",
+                    json!({"mode": "form", "message": "m",
+                    "requestedSchema": {"type": "object", "properties": {}}}),
+                ),
+            ] {
+                let m = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+                out.extend(event(&m.to_string()));
+            }
+            let _ = chunk(s, &out).await;
+            // The answers are POSTed back while this stream stays open.
+            for _ in 0..200 {
+                let answered = st.log().iter().filter(|l| l.starts_with("answer ")).count();
+                if answered >= 3 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
             let _ = chunk(s, &event(&real)).await;
             end_chunks(s).await
         }
@@ -1095,6 +1131,32 @@ async fn floods_of_notifications_are_delivered_with_bounded_work() {
         );
         assert_eq!(seen.load(Ordering::SeqCst), 20_000, "{mode:?}");
         assert_usable(&c, &format!("{mode:?} notification flood")).await;
+    }
+}
+
+/// Issue 13 item 8: a pushed request the client has no handler for is
+/// answered -32601 (the method is not implemented here), not -32603.
+#[tokio::test]
+async fn server_requests_without_a_handler_are_method_not_found() {
+    let h = Hostile::start(Mode::Session).await;
+    let c = h.client().await;
+    let r = call(&c, "push_unhandled").await;
+    assert_eq!(
+        r.map_err(|e| e.to_string()),
+        Ok("real push_unhandled".to_owned())
+    );
+    let answers: Vec<String> = h
+        .shared
+        .log()
+        .into_iter()
+        .filter(|l| l.starts_with("answer "))
+        .collect();
+    for id in ["s1", "r1", "e1"] {
+        let line = answers
+            .iter()
+            .find(|l| l.starts_with(&format!("answer \"{id}\"")))
+            .unwrap_or_else(|| panic!("no answer to {id}: {answers:?}"));
+        assert!(line.ends_with("error=-32601"), "{line}");
     }
 }
 

@@ -645,6 +645,104 @@ fn handshake_era_json_rpc_errors_are_200_and_keep_the_session() {
     }
 }
 
+/// Issue 13 item 3: the answer is in a type the client accepts (HTTP-06,
+/// RFC 9110 §12.5.1): SSE when only `text/event-stream` is acceptable, 406
+/// when neither JSON nor SSE is (`q=0` refuses a type), JSON otherwise.
+#[test]
+fn accept_is_honoured_on_the_way_out() {
+    let s = HttpServer::start();
+    let body = call("echo", json!({"text": "hi"}));
+    let hs = modern_headers(&body);
+    let post = |accept: &str| {
+        let mut h: Vec<(&str, &str)> = hs
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("accept"))
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        h.push(("Accept", accept));
+        s.raw("POST", "/mcp", &h, body.to_string().as_bytes())
+    };
+    let kind = |r: &Response| r.header("content-type").unwrap_or_default().to_owned();
+    for (accept, status, ctype) in [
+        ("text/event-stream", 200, "text/event-stream"),
+        (
+            "application/json;q=0, text/event-stream",
+            200,
+            "text/event-stream",
+        ),
+        ("text/*", 200, "text/event-stream"),
+        ("*/*, application/json;q=0", 200, "text/event-stream"),
+        ("application/json", 200, "application/json"),
+        ("application/*", 200, "application/json"),
+        (
+            "application/json, text/event-stream",
+            200,
+            "application/json",
+        ),
+        ("*/*;q=0, application/json", 200, "application/json"),
+        ("application/json;q=0, text/event-stream;q=0", 406, ""),
+        ("*/*;q=0", 406, ""),
+        ("text/html", 406, ""),
+    ] {
+        let r = post(accept);
+        assert_eq!(r.status, status, "Accept: {accept}");
+        if status == 200 {
+            assert!(
+                kind(&r).starts_with(ctype),
+                "Accept: {accept}: {}",
+                kind(&r)
+            );
+            let reply = r.messages().pop().unwrap_or_default();
+            assert_eq!(
+                reply["result"]["content"][0]["text"],
+                json!("hi"),
+                "Accept: {accept}"
+            );
+        }
+    }
+    // The handshake era answers in an acceptable type too.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let h = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let r = s.raw("POST", "/mcp", &h, init.to_string().as_bytes());
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    for (accept, status, ctype) in [
+        ("text/event-stream", 200, "text/event-stream"),
+        ("application/json", 200, "application/json"),
+        ("application/json;q=0, text/event-stream;q=0", 406, ""),
+    ] {
+        let r = s.raw(
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", accept),
+                ("Mcp-Session-Id", &sid),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+                .to_string()
+                .as_bytes(),
+        );
+        assert_eq!(r.status, status, "handshake Accept: {accept}");
+        if status == 200 {
+            assert!(
+                kind(&r).starts_with(ctype),
+                "handshake Accept: {accept}: {}",
+                kind(&r)
+            );
+            let reply = r.messages().pop().unwrap_or_default();
+            assert!(
+                reply["result"]["tools"].is_array(),
+                "handshake Accept: {accept}: {reply}"
+            );
+        }
+    }
+}
+
 #[test]
 fn handshake_era_server_requests_travel_on_the_post_stream() {
     let s = HttpServer::start();

@@ -212,3 +212,17 @@ pub fn scratch(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The `--` command running `tests/fixtures/scripted_server.py` in `mode`:
+/// a handshake-era stdio server playing a behaviour of other SDKs' servers.
+pub fn scripted(mode: &str) -> Vec<String> {
+    vec![
+        "python3".into(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/scripted_server.py"
+        )
+        .into(),
+        mode.into(),
+    ]
+}

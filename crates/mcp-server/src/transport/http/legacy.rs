@@ -239,7 +239,7 @@ async fn request(
         );
     };
     let state = session.state.clone();
-    let use_sse = accept.sse && !inner.config.json_only;
+    let use_sse = accept.sse_allowed(inner.config.json_only);
     let (sid, mut rx) = session.open_stream();
     let writer = StreamWriter {
         session: session.clone(),
@@ -317,9 +317,10 @@ async fn request(
             retry,
         )]));
     }
-    if first.last || !use_sse {
+    if !use_sse || (first.last && accept.json) {
         // Nothing but the result: answer with plain JSON, `200 OK` for an
-        // error too (see `handshake_error`).
+        // error too (see `handshake_error`). A client that accepts only
+        // `text/event-stream` gets the one message as a stream (HTTP-06).
         return json_response(StatusCode::OK, first.data.clone());
     }
     let priming = (session.state.version == ProtocolVersion::V2025_11_25)

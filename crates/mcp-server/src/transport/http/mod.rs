@@ -227,39 +227,98 @@ pub(crate) struct Accepts {
     pub(crate) sse: bool,
 }
 
+impl Accepts {
+    /// Whether a response may be an SSE stream: the client accepts it, and
+    /// either the server is not configured for JSON only or JSON is not
+    /// acceptable (then SSE is the one answer left, HTTP-06).
+    pub(crate) fn sse_allowed(self, json_only: bool) -> bool {
+        self.sse && (!json_only || !self.json)
+    }
+}
+
 pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
-    let mut a = Accepts {
-        json: false,
-        sse: false,
+    // For each type we can produce, the most specific matching range wins
+    // (RFC 9110 §12.5.1: `type/subtype` over `type/*` over `*/*`), and
+    // `q=0` means "not acceptable". Among ranges equally specific, any
+    // non-zero weight makes the type acceptable.
+    #[derive(Clone, Copy)]
+    struct Best {
+        level: u8,
+        ok: bool,
+    }
+    fn note(b: &mut Best, level: u8, ok: bool) {
+        if level > b.level {
+            *b = Best { level, ok };
+        } else if level == b.level {
+            b.ok |= ok;
+        }
+    }
+    let mut json = Best {
+        level: 0,
+        ok: false,
+    };
+    let mut sse = Best {
+        level: 0,
+        ok: false,
     };
     let mut seen = false;
     for v in headers.get_all(header::ACCEPT) {
         seen = true;
         for item in v.as_bytes().split(|b| *b == b',') {
-            let media = item
-                .split(|b| *b == b';')
-                .next()
-                .map(trim_ows)
-                .unwrap_or_default();
+            let mut fields = item.split(|b| *b == b';');
+            let media = fields.next().map(trim_ows).unwrap_or_default();
+            if media.is_empty() {
+                continue;
+            }
+            let ok = !fields.any(|p| {
+                let p = trim_ows(p);
+                match p.split_first() {
+                    Some((q, rest)) if q.eq_ignore_ascii_case(&b'q') => {
+                        let w = trim_ows(rest);
+                        w.first() == Some(&b'=') && is_zero_weight(trim_ows(&w[1..]))
+                    }
+                    _ => false,
+                }
+            });
             let is = |m: &str| media.eq_ignore_ascii_case(m.as_bytes());
-            if is("application/json") || is("application/*") {
-                a.json = true;
-            } else if is("text/event-stream") || is("text/*") {
-                a.sse = true;
+            if is("application/json") {
+                note(&mut json, 3, ok);
+            } else if is("text/event-stream") {
+                note(&mut sse, 3, ok);
+            } else if is("application/*") {
+                note(&mut json, 2, ok);
+            } else if is("text/*") {
+                note(&mut sse, 2, ok);
             } else if is("*/*") {
-                a.json = true;
-                a.sse = true;
+                note(&mut json, 1, ok);
+                note(&mut sse, 1, ok);
             }
         }
     }
     if !seen {
         // No Accept header: anything goes (RFC 9110 §12.5.1).
-        a = Accepts {
+        return Accepts {
             json: true,
             sse: true,
         };
     }
-    a
+    Accepts {
+        json: json.ok,
+        sse: sse.ok,
+    }
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`: whether
+/// the weight is zero. A malformed weight is not taken as a refusal.
+fn is_zero_weight(w: &[u8]) -> bool {
+    match w.split_first() {
+        Some((b'0', rest)) => match rest.split_first() {
+            None => true,
+            Some((b'.', digits)) => digits.len() <= 3 && digits.iter().all(|d| *d == b'0'),
+            Some(_) => false,
+        },
+        _ => false,
+    }
 }
 
 fn is_json_content_type(headers: &HeaderMap) -> bool {
@@ -677,7 +736,8 @@ async fn modern(
         return listen_stream(inner, req.id.clone(), p.notifications);
     }
     let wants_notifications = route.meta.progress_token.is_some() || route.meta.log_level.is_some();
-    let (tx, rx) = if wants_notifications && accept.sse && !inner.config.json_only {
+    let sse_allowed = accept.sse_allowed(inner.config.json_only);
+    let (tx, rx) = if wants_notifications && sse_allowed {
         let (tx, rx) = mpsc::channel::<Bytes>(64);
         (Some(tx), Some(rx))
     } else {
@@ -704,7 +764,8 @@ async fn modern(
         req.id.clone(),
         fut,
         rx,
-        accept.sse && !inner.config.json_only,
+        sse_allowed,
+        accept.json,
         cancel,
         shared.limits.clone(),
         permit,
@@ -712,9 +773,14 @@ async fn modern(
     .await
 }
 
-fn reply_response(id: &RequestId, reply: Reply) -> Response<McpBody> {
+/// The answer of a handler that finished before anything was streamed: JSON,
+/// or (when the client accepts only `text/event-stream`) an SSE stream of
+/// that one message (HTTP-06). A JSON-RPC error keeps its status and JSON
+/// body from the one table (HTTP-08): error responses are not negotiated.
+fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Response<McpBody> {
     match reply {
-        Ok(bytes) => json_response(StatusCode::OK, bytes),
+        Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
+        Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
         Err(e) => json_error(Some(id), &e),
     }
 }
@@ -733,6 +799,7 @@ async fn respond(
     mut fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
     sse_allowed: bool,
+    json_ok: bool,
     cancel: CancellationToken,
     limits: crate::Limits,
     permit: OwnedSemaphorePermit,
@@ -742,16 +809,16 @@ async fn respond(
         if !sse_allowed {
             let r = fut.await;
             guard.disarm();
-            return reply_response(&id, r);
+            return reply_response(&id, r, json_ok);
         }
         // Most handlers finish on their first poll: answer without arming a timer.
         if let Poll::Ready(r) = futures_util::poll!(&mut fut) {
             guard.disarm();
-            return reply_response(&id, r);
+            return reply_response(&id, r, json_ok);
         }
         // No notifications possible, but keep the option of going SSE for long handlers.
         tokio::select! {
-            r = &mut fut => { guard.disarm(); return reply_response(&id, r); }
+            r = &mut fut => { guard.disarm(); return reply_response(&id, r, json_ok); }
             _ = tokio::time::sleep(limits.sse_commit_after) => {}
         }
         return sse_response(sse_body(
@@ -775,7 +842,7 @@ async fn respond(
                     guard.disarm();
                     return sse_response(futures_util::stream::iter(events));
                 }
-                Err(_) => { guard.disarm(); return reply_response(&id, r); }
+                Err(_) => { guard.disarm(); return reply_response(&id, r, json_ok); }
             }
         }
         n = rx.recv() => n,
@@ -1131,6 +1198,80 @@ where
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn accept_of(values: &[&str]) -> (bool, bool) {
+        let mut h = HeaderMap::new();
+        for v in values {
+            if let Ok(v) = HeaderValue::from_str(v) {
+                h.append(header::ACCEPT, v);
+            }
+        }
+        let a = accepts(&h);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn accept_honours_weights_and_specificity() {
+        // (Accept lines, JSON acceptable, SSE acceptable)
+        let cases: &[(&[&str], bool, bool)] = &[
+            (&[], true, true),
+            (&["application/json, text/event-stream"], true, true),
+            (&["text/event-stream"], false, true),
+            (&["application/json"], true, false),
+            (&["APPLICATION/JSON; charset=utf-8"], true, false),
+            (
+                &["application/json;q=0, text/event-stream;q=0"],
+                false,
+                false,
+            ),
+            (
+                &["application/json;q=0.000, text/event-stream"],
+                false,
+                true,
+            ),
+            (&["application/json; q=0.001"], true, false),
+            (&["application/json;Q=0"], false, false),
+            (&["application/json;q = 0"], false, false),
+            (&["*/*"], true, true),
+            (&["*/*;q=0"], false, false),
+            (&["*/*;q=0, application/json"], true, false),
+            (&["*/*, application/json;q=0"], false, true),
+            (&["text/*"], false, true),
+            (&["application/*;q=0.5"], true, false),
+            (&["application/*;q=0, application/json"], true, false),
+            (&["application/json", "text/event-stream"], true, true),
+            (&["application/json;q=0", "application/json"], true, false),
+            (&["image/png"], false, false),
+            (&["application/json;q=bogus"], true, false),
+            (&[",,, ;q=0"], false, false),
+        ];
+        for (lines, json, sse) in cases {
+            assert_eq!(accept_of(lines), (*json, *sse), "{lines:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The outcome does not depend on the order of the ranges, and any
+        /// bytes parse without panicking.
+        #[test]
+        fn accept_is_order_independent(
+            items in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "application/json", "text/event-stream", "*/*", "application/*",
+                    "text/*", "text/html", "application/json;q=0", "text/event-stream;q=0",
+                    "*/*;q=0", "application/*;q=0", "text/*;q=0.0", "application/json;q=0.5",
+                ]),
+                0..6,
+            ),
+            noise in ".{0,40}",
+        ) {
+            let joined = items.join(", ");
+            let mut reversed = items.clone();
+            reversed.reverse();
+            proptest::prop_assert_eq!(accept_of(&[&joined]), accept_of(&[&reversed.join(",")]));
+            let _ = accept_of(&[&noise]);
+        }
+    }
 
     #[test]
     fn host_values_follow_rfc_9110() {
