@@ -764,8 +764,10 @@ async fn modern(
         req.id.clone(),
         fut,
         rx,
-        sse_allowed,
-        accept.json,
+        Accepts {
+            json: accept.json,
+            sse: sse_allowed,
+        },
         cancel,
         shared.limits.clone(),
         permit,
@@ -798,12 +800,14 @@ async fn respond(
     id: RequestId,
     mut fut: crate::dispatch::Dispatch,
     rx: Option<mpsc::Receiver<Bytes>>,
-    sse_allowed: bool,
-    json_ok: bool,
+    answer_as: Accepts,
     cancel: CancellationToken,
     limits: crate::Limits,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
+    // `answer_as.sse`: the server may stream; `answer_as.json`: a plain
+    // JSON answer is acceptable to the client.
+    let (sse_allowed, json_ok) = (answer_as.sse, answer_as.json);
     let guard = cancel.drop_guard();
     let Some(mut rx) = rx else {
         if !sse_allowed {
