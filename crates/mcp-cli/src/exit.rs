@@ -68,7 +68,8 @@ pub fn code_for(e: &Error) -> u8 {
         | ErrorKind::Negotiation
         | ErrorKind::Handler
         | ErrorKind::TooManyRounds { .. }
-        | ErrorKind::Unsupported => code::PROTOCOL,
+        | ErrorKind::Unsupported
+        | ErrorKind::NotOffered { .. } => code::PROTOCOL,
         ErrorKind::Cancelled => code::INTERRUPTED,
         ErrorKind::Config => code::USAGE,
         _ => code::TRANSPORT,

@@ -318,7 +318,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             no_extra(&rest)?;
             let client = connect::connect(&target, &common).await?;
             let r = async {
-                let tools = client.list_tools().await.map_err(Failure::from)?;
+                let tools = more::none_offered(client.list_tools().await, "tools")?;
                 output::tools(&tools, common.json)
             }
             .await;

@@ -18,13 +18,32 @@ fn first_line(s: Option<&str>) -> String {
     s.unwrap_or("").lines().next().unwrap_or("").to_owned()
 }
 
+/// A listing of a feature the server does not offer is empty, not an
+/// error: say so plainly on stderr (LEGACY-04: nothing was sent).
+pub fn none_offered<T>(
+    r: Result<Vec<T>, mcp_client::Error>,
+    what: &str,
+) -> Result<Vec<T>, Failure> {
+    match r {
+        Err(e) if e.is_not_offered() => {
+            eprintln!("mcp: the server offers no {what}");
+            Ok(Vec::new())
+        }
+        other => other.map_err(Failure::from),
+    }
+}
+
 /// `mcp resources`: static resources and templates.
 pub async fn resources(client: &Client, json_out: bool) -> Result<u8, Failure> {
-    let resources = client.list_resources().await.map_err(Failure::from)?;
-    let templates = client
-        .list_resource_templates()
-        .await
-        .map_err(Failure::from)?;
+    let resources = none_offered(client.list_resources().await, "resources")?;
+    let templates = if resources.is_empty() && !offers_resources(client) {
+        Vec::new()
+    } else {
+        client
+            .list_resource_templates()
+            .await
+            .map_err(Failure::from)?
+    };
     if json_out {
         print_json(&json!({ "resources": resources, "resourceTemplates": templates }))?;
         return Ok(code::OK);
@@ -122,10 +141,13 @@ pub async fn read(
             print_text(t);
         } else if let Some(b) = v.get("blob").and_then(Value::as_str) {
             let mime = v.get("mimeType").and_then(Value::as_str).unwrap_or("");
-            let kind = if mime.starts_with("audio/") {
+            // Labelled by what the MIME type says it is: a PDF is not an image.
+            let kind = if mime.starts_with("image/") {
+                "image"
+            } else if mime.starts_with("audio/") {
                 "audio"
             } else {
-                "image"
+                "binary"
             };
             let block = json!({"type": kind, "mimeType": mime, "data": b});
             let uri = v.get("uri").and_then(Value::as_str).unwrap_or(uri);
@@ -135,9 +157,14 @@ pub async fn read(
     Ok(code::OK)
 }
 
+/// Whether the server's capabilities (when known) include resources.
+fn offers_resources(client: &Client) -> bool {
+    client.server_capabilities().resources.is_some()
+}
+
 /// `mcp prompts`.
 pub async fn prompts(client: &Client, json_out: bool) -> Result<u8, Failure> {
-    let prompts = client.list_prompts().await.map_err(Failure::from)?;
+    let prompts = none_offered(client.list_prompts().await, "prompts")?;
     if json_out {
         print_json(&json!({ "prompts": prompts }))?;
         return Ok(code::OK);

@@ -248,7 +248,8 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
         let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
         match ty {
             "text" => print_text(b.get("text").and_then(Value::as_str).unwrap_or("")),
-            "image" | "audio" => {
+            // "binary": a resource blob that is neither image nor audio.
+            "image" | "audio" | "binary" => {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let data = b.get("data").and_then(Value::as_str).unwrap_or("");
                 let bytes = base64_decode(data).ok_or_else(|| {
@@ -256,6 +257,11 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
                 })?;
                 let name = format!("{}-{}", safe_stem(stem), i + 1);
                 let path = save_new(save_dir, &name, extension(mime), &bytes)?;
+                let mime = if mime.is_empty() {
+                    "(no MIME type)"
+                } else {
+                    mime
+                };
                 out!(
                     "[{ty} {mime}, {} bytes saved to {}]",
                     bytes.len(),
@@ -358,6 +364,13 @@ pub fn extension(mime: &str) -> &'static str {
         "audio/mpeg" => "mp3",
         "audio/ogg" => "ogg",
         "audio/flac" => "flac",
+        "application/pdf" => "pdf",
+        "application/json" => "json",
+        "application/zip" => "zip",
+        "application/gzip" => "gz",
+        "text/plain" => "txt",
+        "text/html" => "html",
+        "text/csv" => "csv",
         _ => "bin",
     }
 }

@@ -27,3 +27,60 @@ fn no_input_is_exit_5_when_the_server_makes_the_refusal_a_tool_error() {
     let r = against("tool-error-on-refusal", &["call", "ask"], "y\n");
     assert_eq!(r.code, 0, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
 }
+
+/// Item 6: a server that offers only tools (LEGACY-04). `mcp resources`
+/// and `mcp prompts` send nothing, say so plainly and list nothing;
+/// commands that need the feature fail with exit 3 naming the capability.
+#[test]
+fn features_the_server_does_not_offer_are_not_requested() {
+    for (cmd, what) in [("resources", "resources"), ("prompts", "prompts")] {
+        let r = against("bare", &[cmd], "");
+        assert_eq!(r.code, 0, "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("the server offers no {what}")),
+            "{cmd}: {}",
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("Method not found"),
+            "{cmd}: {}",
+            r.stderr
+        );
+        let r = against("bare", &[cmd, "--json"], "");
+        assert_eq!(r.code, 0, "{cmd} --json: {}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+        assert_eq!(v[what], serde_json::json!([]), "{cmd} --json: {}", r.stdout);
+    }
+    let r = against("bare", &["read", "test://x"], "");
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("does not offer resources"),
+        "{}",
+        r.stderr
+    );
+    // Control: the tools it does offer work.
+    let r = against("bare", &["call", "ask"], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Item 8: `mcp read` labels a blob by its MIME type; a PDF is not an image.
+#[test]
+fn blobs_are_labelled_by_their_mime_type() {
+    let dir = scratch("peers-blobs");
+    for (uri, label) in [
+        ("test://pdf", "[binary application/pdf, 8 bytes saved to "),
+        ("test://png", "[image image/png, 8 bytes saved to "),
+        ("test://wav", "[audio audio/wav, 8 bytes saved to "),
+        ("test://plain", "[binary (no MIME type), 8 bytes saved to "),
+    ] {
+        let r = against(
+            "blobs",
+            &["read", uri, "--save-dir", dir.to_str().unwrap()],
+            "",
+        );
+        assert_eq!(r.code, 0, "{uri}: {}", r.stderr);
+        assert!(r.stdout.starts_with(label), "{uri}: {}", r.stdout);
+    }
+    assert!(dir.join("pdf-1.pdf").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -51,6 +51,9 @@ pub(crate) struct State {
     pub era: Era,
     pub version: ProtocolVersion,
     pub capabilities: ServerCapabilities,
+    /// Whether `capabilities` came from the server (initialize or
+    /// `server/discover`), so a missing one means "not offered".
+    pub capabilities_known: bool,
     pub server_info: Option<Implementation>,
     pub instructions: Option<String>,
 }
@@ -349,6 +352,44 @@ impl Inner {
         }
     }
 
+    /// Refuses, without sending it, a request for a feature the server's
+    /// capabilities do not offer (LEGACY-04: only negotiated capabilities;
+    /// in the modern era the `server/discover` answer). Unknown
+    /// capabilities (no discovery made) let everything through.
+    fn check_offered(&self, method: &str) -> Result<()> {
+        let st = self.state();
+        if !st.capabilities_known {
+            return Ok(());
+        }
+        let caps = &st.capabilities;
+        let (offered, capability) = match method {
+            method::TOOLS_LIST | method::TOOLS_CALL => (caps.tools.is_some(), "tools"),
+            method::PROMPTS_LIST | method::PROMPTS_GET => (caps.prompts.is_some(), "prompts"),
+            method::RESOURCES_LIST | method::RESOURCES_TEMPLATES_LIST | method::RESOURCES_READ => {
+                (caps.resources.is_some(), "resources")
+            }
+            method::RESOURCES_SUBSCRIBE | method::RESOURCES_UNSUBSCRIBE => (
+                caps.resources
+                    .as_ref()
+                    .is_some_and(|r| r.subscribe == Some(true)),
+                "resources.subscribe",
+            ),
+            method::COMPLETION_COMPLETE => (caps.completions.is_some(), "completions"),
+            method::LOGGING_SET_LEVEL => (caps.logging.is_some(), "logging"),
+            _ => return Ok(()),
+        };
+        if offered {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::NotOffered { capability },
+                format!(
+                    "the server does not offer {capability} (no `{capability}` capability), so {method} was not sent"
+                ),
+            ))
+        }
+    }
+
     /// A request with the protocol-level retries: a new session after 404
     /// (LEGACY-13), a mutual version after -32022 (VER-03), refreshed
     /// tool headers after an `Mcp-Param` -32020 (HDR-21).
@@ -358,6 +399,7 @@ impl Inner {
         params: &JsonObject,
         opts: &RequestOptions,
     ) -> Result<Box<RawValue>> {
+        self.check_offered(method)?;
         let (mut session_retry, mut version_retry, mut header_retry) = (false, false, false);
         loop {
             let id = self.next_id();
@@ -720,6 +762,7 @@ impl Inner {
         self.set_state(|s| {
             s.version = version;
             s.capabilities = result.capabilities;
+            s.capabilities_known = true;
             s.server_info = Some(result.server_info);
             s.instructions = result.instructions;
         });
@@ -818,6 +861,7 @@ impl Inner {
                     s.era = Era::Modern;
                     s.version = version;
                     s.capabilities = discover.capabilities.clone();
+                    s.capabilities_known = true;
                     s.instructions = discover.instructions.clone();
                     s.server_info = discover
                         .meta
@@ -899,6 +943,7 @@ impl Client {
                 era: Era::Modern,
                 version: ProtocolVersion::LATEST,
                 capabilities: ServerCapabilities::default(),
+                capabilities_known: false,
                 server_info: None,
                 instructions: None,
             }),

@@ -50,8 +50,15 @@ pub enum ErrorKind {
     },
     /// No protocol era or version could be agreed on.
     Negotiation,
-    /// The operation is not available in the negotiated era or transport.
+    /// The operation is not available in the negotiated era or transport,
+    /// or (for a server's request) no handler is installed for it.
     Unsupported,
+    /// The server's capabilities do not offer the feature the request needs
+    /// (LEGACY-04); the request was not sent.
+    NotOffered {
+        /// The missing capability, e.g. `resources` or `resources.subscribe`.
+        capability: &'static str,
+    },
     /// The client has been closed.
     Closed,
     /// The client was configured wrongly (bad URL, no command, ...).
@@ -226,7 +233,19 @@ impl Error {
         matches!(self.kind, ErrorKind::Negotiation)
     }
 
-    /// Whether the client is closed.
+    /// True when the server's capabilities do not offer what the request
+    /// needs ([`ErrorKind::NotOffered`]); nothing was sent.
+    pub fn is_not_offered(&self) -> bool {
+        matches!(self.kind, ErrorKind::NotOffered { .. })
+    }
+
+    /// True when the operation is not available in the negotiated era or
+    /// transport, or a server's request found no handler.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.kind, ErrorKind::Unsupported)
+    }
+
+    /// True when the client has been closed.
     pub fn is_closed(&self) -> bool {
         matches!(self.kind, ErrorKind::Closed)
     }
