@@ -4,7 +4,7 @@
 //! instead (exit code 5).
 
 use mcp_client::HandlerError;
-use mcp_client::protocol::types::{ElicitRequestParams, ElicitResult};
+use mcp_client::protocol::types::{ElicitRequestParams, ElicitResult, ElicitationSchema};
 use serde_json::{Map, Value, json};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -127,20 +127,19 @@ pub fn parse_answer(p: &Value, raw: &str) -> Result<Value, String> {
 }
 
 /// Asks for a form; `None` when input ended (cancel).
-async fn form(message: &str, schema: &Value) -> Option<Map<String, Value>> {
-    let empty = Map::new();
-    let props = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
+/// The fields are asked in the server's order (the schema keeps the wire
+/// order of `properties`), not alphabetically.
+async fn form(message: &str, schema: &ElicitationSchema) -> Option<Map<String, Value>> {
     let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+        .required
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
     eprintln!("\nThe server asks: {message}");
     let mut out = Map::new();
-    for (name, p) in props {
+    for (name, p) in &schema.properties {
+        let p = &serde_json::to_value(p).unwrap_or(Value::Null);
         let ty = p.get("type").and_then(Value::as_str).unwrap_or("string");
         let ch = choices(p);
         if let Some(d) = p.get("description").and_then(Value::as_str) {
@@ -209,7 +208,6 @@ pub async fn answer(
     }
     let _guard = TERMINAL.lock().await;
     let _hidden = crate::progress::pause();
-    let v = serde_json::to_value(&params).map_err(|e| HandlerError::new(e.to_string()))?;
     match params {
         ElicitRequestParams::Url(u) => {
             // URL mode: show the URL, open it only with the user's consent.
@@ -236,26 +234,22 @@ pub async fn answer(
                 Some(_) => result(json!({"action": "accept"})),
             }
         }
-        ElicitRequestParams::Form(_) => {
-            let schema = v.get("requestedSchema").cloned().unwrap_or(Value::Null);
-            let message = v.get("message").and_then(Value::as_str).unwrap_or("");
-            match form(message, &schema).await {
-                None => {
-                    eprintln!("(input ended: cancelled)");
-                    result(json!({"action": "cancel"}))
-                }
-                Some(content) => {
-                    ask("Send? [Y/n] ");
-                    match read_line().await {
-                        None => result(json!({"action": "cancel"})),
-                        Some(l) if l.trim().eq_ignore_ascii_case("n") => {
-                            result(json!({"action": "decline"}))
-                        }
-                        Some(_) => result(json!({"action": "accept", "content": content})),
+        ElicitRequestParams::Form(f) => match form(&f.message, &f.requested_schema).await {
+            None => {
+                eprintln!("(input ended: cancelled)");
+                result(json!({"action": "cancel"}))
+            }
+            Some(content) => {
+                ask("Send? [Y/n] ");
+                match read_line().await {
+                    None => result(json!({"action": "cancel"})),
+                    Some(l) if l.trim().eq_ignore_ascii_case("n") => {
+                        result(json!({"action": "decline"}))
                     }
+                    Some(_) => result(json!({"action": "accept", "content": content})),
                 }
             }
-        }
+        },
     }
 }
 

@@ -84,3 +84,35 @@ fn blobs_are_labelled_by_their_mime_type() {
     assert!(dir.join("pdf-1.pdf").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 7: form fields are asked in the server's order (name, email, age,
+/// zone, bio), not alphabetically.
+#[test]
+fn form_fields_are_asked_in_the_servers_order() {
+    let r = against(
+        "ordered-form",
+        &["call", "ask"],
+        "Ada\nada@example.com\n36\nUTC\nhi\ny\n",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let positions: Vec<usize> = ["name (", "email (", "age (", "zone (", "bio ("]
+        .iter()
+        .map(|f| {
+            r.stderr
+                .find(f)
+                .unwrap_or_else(|| panic!("{f} not asked: {}", r.stderr))
+        })
+        .collect();
+    assert!(
+        positions.windows(2).all(|w| w[0] < w[1]),
+        "asked out of order: {}",
+        r.stderr
+    );
+    // The server got every answer, typed.
+    let content: serde_json::Value =
+        serde_json::from_str(r.stdout.trim()).expect("the echoed content is JSON");
+    assert_eq!(
+        content,
+        serde_json::json!({"name": "Ada", "email": "ada@example.com", "age": 36, "zone": "UTC", "bio": "hi"})
+    );
+}

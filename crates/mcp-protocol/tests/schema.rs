@@ -235,7 +235,7 @@ fn every_content_block() -> Vec<ContentBlock> {
 }
 
 fn elicit_form() -> ElicitRequestParams {
-    let props: BTreeMap<String, PrimitiveSchemaDefinition> = serde_json::from_value(json!({
+    let props: OrderedMap<PrimitiveSchemaDefinition> = serde_json::from_value(json!({
         "name": {"type": "string", "title": "Name", "minLength": 1, "maxLength": 50, "format": "email", "default": "a@b.c"},
         "age": {"type": "integer", "minimum": 0, "maximum": 150, "default": 30},
         "score": {"type": "number", "minimum": 0.5},

@@ -7,7 +7,7 @@
 //! unknown type is kept verbatim in [`PrimitiveSchemaDefinition::Other`].
 
 use super::tagged::{Tagged, const_str, deserialize_tagged, keep_unknown};
-use super::{JsonObject, Meta};
+use super::{JsonObject, Meta, OrderedMap};
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
@@ -97,8 +97,9 @@ pub struct ElicitationSchema {
     /// Always `"object"`.
     #[serde(rename = "type")]
     pub schema_type: ObjectType,
-    /// The fields, by name.
-    pub properties: BTreeMap<String, PrimitiveSchemaDefinition>,
+    /// The fields, by name, in the server's order: a client asks for them
+    /// in this order, so the wire order survives decoding and encoding.
+    pub properties: OrderedMap<PrimitiveSchemaDefinition>,
     /// Names of required fields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub required: Option<Vec<String>>,
