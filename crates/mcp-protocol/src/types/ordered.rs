@@ -16,9 +16,27 @@ use std::marker::PhantomData;
 /// form's properties. Decoding is `O(n log n)` whatever the input, and a
 /// repeated key keeps its first position with the last value, as
 /// `serde_json` does for its own maps.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equality is a JSON object's: the same members with equal values, in any
+/// order (a map decoded from a `serde_json::Value`, whose own maps are
+/// sorted, equals one decoded from the text).
+#[derive(Debug, Clone)]
 pub struct OrderedMap<V> {
     entries: Vec<(String, V)>,
+}
+
+impl<V: PartialEq> PartialEq for OrderedMap<V> {
+    fn eq(&self, other: &Self) -> bool {
+        if self.entries.len() != other.entries.len() {
+            return false;
+        }
+        fn sorted<V>(m: &OrderedMap<V>) -> Vec<(&String, &V)> {
+            let mut v: Vec<(&String, &V)> = m.iter().collect();
+            v.sort_by(|a, b| a.0.cmp(b.0));
+            v
+        }
+        sorted(self) == sorted(other)
+    }
 }
 
 impl<V> Default for OrderedMap<V> {
@@ -186,6 +204,15 @@ mod tests {
         assert_eq!(keys, ["name", "email", "age", "zone", "bio"]);
         assert_eq!(serde_json::to_string(&m).unwrap_or_default(), text);
         assert_eq!(m["age"], 3);
+    }
+
+    #[test]
+    fn equality_ignores_order() {
+        let a: OrderedMap<u8> = serde_json::from_str(r#"{"x":1,"y":2}"#).unwrap_or_default();
+        let b: OrderedMap<u8> = serde_json::from_str(r#"{"y":2,"x":1}"#).unwrap_or_default();
+        let c: OrderedMap<u8> = serde_json::from_str(r#"{"y":2,"x":3}"#).unwrap_or_default();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
     }
 
     #[test]
