@@ -207,10 +207,7 @@ pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {
-    Failure {
-        code: code::AUTH,
-        message: e.to_string(),
-    }
+    Failure::new(code::AUTH, e.to_string())
 }
 
 /// `mcp login URL`: prints the authorization URL, opens it unless
@@ -246,15 +243,15 @@ pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8,
 pub async fn logout(url: &str) -> Result<u8, Failure> {
     let store = FileStore::new(token_dir()?);
     let http = HttpClient::new(policy_for(url));
-    let report = revoke_stored(&http, url, &store)
-        .await
-        .map_err(|e| Failure {
-            code: code::AUTH,
-            message: format!(
+    let report = revoke_stored(&http, url, &store).await.map_err(|e| {
+        Failure::new(
+            code::AUTH,
+            format!(
                 "cannot tell which stored credentials belong to {url}: {e} \
              (`mcp logout --all` deletes every one)"
             ),
-        })?;
+        )
+    })?;
     for w in &report.warnings {
         eprintln!("mcp: warning: {w}");
     }

@@ -3,6 +3,7 @@
 //! and opens it in a browser if the user says so. `--no-input` refuses
 //! instead (exit code 5).
 
+use crate::exit::{Failure, code};
 use mcp_client::HandlerError;
 use mcp_client::protocol::types::{ElicitRequestParams, ElicitResult, ElicitationSchema};
 use serde_json::{Map, Value, json};
@@ -295,5 +296,77 @@ mod tests {
         assert_eq!(parse_answer(&t, "First"), Ok(json!("v1")));
         let m = json!({"type":"array","items":{"type":"string","enum":["x","y"]}});
         assert_eq!(parse_answer(&m, "x, 2"), Ok(json!(["x", "y"])));
+    }
+}
+
+/// Runs `attempt` and, while it fails with -32042 (URL elicitation required,
+/// LEGACY-22), shows each interaction's message and URL, offers to open it,
+/// and retries once the user says it is done, at most `max_rounds` times.
+///
+/// Without a terminal conversation (`no_input`) or with `json_out` (the
+/// interactions are printed as JSON on stdout), and when the user declines,
+/// the command ends with [`code::NEEDS_URL_INTERACTION`].
+pub async fn with_url_interactions<F, Fut>(
+    no_input: bool,
+    json_out: bool,
+    max_rounds: u32,
+    mut attempt: F,
+) -> Result<u8, Failure>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<u8, Failure>>,
+{
+    let mut rounds = 0;
+    loop {
+        let f = match attempt().await {
+            Err(f) if !f.url_elicitations.is_empty() => f,
+            other => return other,
+        };
+        let stop = |why: &str| {
+            Failure::new(
+                code::NEEDS_URL_INTERACTION,
+                format!("{} ({why})", f.message),
+            )
+        };
+        if json_out {
+            crate::output::print_json(&json!({
+                "error": {"code": -32042, "message": f.message},
+                "urlElicitations": f.url_elicitations,
+            }))?;
+            return Err(stop(
+                "complete the interactions above, then run the command again",
+            ));
+        }
+        let _guard = TERMINAL.lock().await;
+        eprintln!("\nThe server needs you to complete this first:");
+        for u in &f.url_elicitations {
+            eprintln!("  {}\n    {}", u.message, u.url);
+        }
+        if no_input {
+            return Err(stop(
+                "--no-input was given: open the URLs, then run the command again",
+            ));
+        }
+        if rounds >= max_rounds {
+            return Err(stop("still required after the retries"));
+        }
+        rounds += 1;
+        for u in &f.url_elicitations {
+            ask(&format!("Open {} in your browser? [y/N] ", u.url));
+            let Some(l) = read_line().await else {
+                return Err(stop("input ended"));
+            };
+            if l.trim().eq_ignore_ascii_case("y") {
+                match crate::browser::open(&u.url) {
+                    Some(program) => eprintln!("(opened with {program})"),
+                    None => eprintln!("(no browser to open it with: open it yourself)"),
+                }
+            }
+        }
+        ask("Press Enter to retry when done, or type n to stop: ");
+        match read_line().await {
+            Some(l) if !l.trim().eq_ignore_ascii_case("n") => {}
+            _ => return Err(stop("not retried")),
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! Exit codes and the one failure type every subcommand returns.
 
+use mcp_client::protocol::types::ElicitRequestUrlParams;
 use mcp_client::{Error, ErrorKind};
 
 /// The exit codes (documented in `mcp --help`).
@@ -18,6 +19,10 @@ pub mod code {
     pub const NEEDS_INPUT: u8 = 5;
     /// Authorization needed or refused (see `mcp login`).
     pub const AUTH: u8 = 6;
+    /// The server needs the user to complete an interaction at a URL first
+    /// (-32042, URL elicitation required) and it was not done (`--no-input`,
+    /// `--json`, declined, or still required after the retries).
+    pub const NEEDS_URL_INTERACTION: u8 = 7;
     /// Ctrl-C.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -29,31 +34,33 @@ pub struct Failure {
     pub code: u8,
     /// What went wrong.
     pub message: String,
+    /// The URL interactions a -32042 answer asked for (LEGACY-22).
+    pub url_elicitations: Vec<ElicitRequestUrlParams>,
 }
 
 impl Failure {
+    /// A failure with an exit code and a message.
+    pub fn new(code: u8, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            url_elicitations: Vec::new(),
+        }
+    }
+
     /// A usage error.
     pub fn usage(message: impl Into<String>) -> Self {
-        Self {
-            code: code::USAGE,
-            message: message.into(),
-        }
+        Self::new(code::USAGE, message)
     }
 
     /// A transport-level failure (also local I/O such as saving a file).
     pub fn transport(message: impl Into<String>) -> Self {
-        Self {
-            code: code::TRANSPORT,
-            message: message.into(),
-        }
+        Self::new(code::TRANSPORT, message)
     }
 
     /// A protocol-level failure.
     pub fn protocol(message: impl Into<String>) -> Self {
-        Self {
-            code: code::PROTOCOL,
-            message: message.into(),
-        }
+        Self::new(code::PROTOCOL, message)
     }
 }
 
@@ -85,6 +92,7 @@ impl From<Error> for Failure {
         Self {
             code: code_for(&e),
             message,
+            url_elicitations: e.url_elicitations(),
         }
     }
 }

@@ -38,6 +38,9 @@ Exit codes:
   4    transport failure (cannot connect or spawn, connection lost, timeout)
   5    the server needs input from the user, but --no-input was given
   6    authorization needed or refused (run `mcp login URL`)
+  7    the server needs you to complete an interaction at a URL first
+       (URL elicitation required) and it was not done (--no-input, --json,
+       declined); the URLs are printed
   130  interrupted (Ctrl-C; the request was cancelled)
 
 Server: a URL as the first argument (or --server URL, or $MCP_SERVER), or a
@@ -355,7 +358,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     json: common.json,
                     save_dir: save_dir.unwrap_or_else(|| std::path::PathBuf::from(".")),
                 };
-                output::call(&client, tool, arguments, &common, &opts).await
+                elicit::with_url_interactions(
+                    common.no_input,
+                    common.json,
+                    common.max_input_rounds,
+                    || output::call(&client, tool, arguments.clone(), &common, &opts),
+                )
+                .await
             }
             .await;
             client.close().await;
@@ -380,7 +389,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             };
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::read(&client, uri, &common, &dir).await;
+            let r = elicit::with_url_interactions(
+                common.no_input,
+                common.json,
+                common.max_input_rounds,
+                || more::read(&client, uri, &common, &dir),
+            )
+            .await;
             client.close().await;
             r
         }
@@ -406,7 +421,13 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let arguments = args::string_pairs(kv).map_err(Failure::usage)?;
             let client = connect::connect(&target, &common).await?;
             let dir = save_dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-            let r = more::prompt(&client, name, arguments, &common, &dir).await;
+            let r = elicit::with_url_interactions(
+                common.no_input,
+                common.json,
+                common.max_input_rounds,
+                || more::prompt(&client, name, arguments.clone(), &common, &dir),
+            )
+            .await;
             client.close().await;
             r
         }

@@ -148,10 +148,10 @@ impl Progress {
     ) -> Result<T, Failure> {
         let r = tokio::select! {
             r = fut => r,
-            _ = tokio::signal::ctrl_c() => Err(Failure {
-                code: code::INTERRUPTED,
-                message: format!("interrupted; the {what} was cancelled"),
-            }),
+            _ = tokio::signal::ctrl_c() => Err(Failure::new(
+                code::INTERRUPTED,
+                format!("interrupted; the {what} was cancelled"),
+            )),
         };
         self.clear();
         if r.as_ref().is_err_and(|f| f.code == code::INTERRUPTED) {

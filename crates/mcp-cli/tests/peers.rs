@@ -116,3 +116,38 @@ fn form_fields_are_asked_in_the_servers_order() {
         serde_json::json!({"name": "Ada", "email": "ada@example.com", "age": 36, "zone": "UTC", "bio": "hi"})
     );
 }
+
+/// Item 4: -32042 URL elicitation required (LEGACY-22) is not a dead end:
+/// the message and URL are shown, the call is retried once the user says
+/// the interaction is done, and otherwise the exit code is 7.
+#[test]
+fn url_elicitation_required_shows_the_urls_and_retries() {
+    let url = "https://example.com/connect?state=1";
+    // Interactive: do not open it, press Enter to retry: the retry succeeds.
+    let r = against("url-required", &["call", "ask"], "n\n\n");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Connect your example.com account"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(url), "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "called 2 times");
+    // Declined: exit 7.
+    let r = against("url-required", &["call", "ask"], "n\nn\n");
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    // --no-input: the URL is printed, exit 7.
+    let r = against("url-required", &["call", "--no-input", "ask"], "");
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    assert!(r.stderr.contains(url), "{}", r.stderr);
+    // --json: the interactions as data on stdout.
+    let r = against("url-required", &["call", "--json", "ask"], "");
+    assert_eq!(r.code, 7, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON on stdout");
+    assert_eq!(v["error"]["code"], -32042, "{v}");
+    assert_eq!(v["urlElicitations"][0]["url"], url, "{v}");
+    assert_eq!(
+        v["urlElicitations"][0]["elicitationId"], "e-connect-1",
+        "{v}"
+    );
+}

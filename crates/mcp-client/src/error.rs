@@ -161,6 +161,41 @@ impl Error {
         }
     }
 
+    /// True when the server answered -32042 URLElicitationRequiredError
+    /// (2025-11-25, LEGACY-22): the request can succeed once the user has
+    /// completed the interactions in [`Self::url_elicitations`].
+    pub fn is_url_elicitation_required(&self) -> bool {
+        self.rpc_error()
+            .is_some_and(|e| e.code == mcp_protocol::ErrorCode::URL_ELICITATION_REQUIRED)
+    }
+
+    /// The URL-mode elicitations a -32042 error carries in
+    /// `data.elicitations` (message, URL and `elicitationId` each), in the
+    /// server's order; empty for any other error. Entries that are not
+    /// well-formed URL-mode elicitations are left out.
+    pub fn url_elicitations(&self) -> Vec<mcp_protocol::types::ElicitRequestUrlParams> {
+        if !self.is_url_elicitation_required() {
+            return Vec::new();
+        }
+        self.rpc_error()
+            .and_then(|e| e.data.as_ref())
+            .and_then(|d| d.get("elicitations"))
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| {
+                        match serde_json::from_value::<mcp_protocol::types::ElicitRequestParams>(
+                            v.clone(),
+                        ) {
+                            Ok(mcp_protocol::types::ElicitRequestParams::Url(u)) => Some(u),
+                            _ => None,
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The HTTP status of a failed exchange, when known.
     pub fn status(&self) -> Option<u16> {
         match &self.kind {
@@ -289,6 +324,34 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn url_elicitation_required_surfaces_its_elicitations() {
+        let data = serde_json::json!({"elicitations": [
+            {"mode": "url", "elicitationId": "e1", "url": "https://a.example/x", "message": "Connect"},
+            {"mode": "form", "message": "not a URL one", "requestedSchema": {"type": "object", "properties": {}}},
+            "garbage",
+        ]});
+        let e = Error::protocol(
+            ErrorObject::new(
+                mcp_protocol::ErrorCode::URL_ELICITATION_REQUIRED,
+                "needs it",
+            )
+            .with_data(data.clone()),
+        );
+        assert!(e.is_url_elicitation_required());
+        let u = e.url_elicitations();
+        assert_eq!(u.len(), 1);
+        assert_eq!(u[0].url, "https://a.example/x");
+        assert_eq!(u[0].elicitation_id.as_deref(), Some("e1"));
+        // Another code with the same data is not one.
+        let other = Error::protocol(
+            ErrorObject::new(mcp_protocol::ErrorCode::INTERNAL_ERROR, "x").with_data(data),
+        );
+        assert!(!other.is_url_elicitation_required());
+        assert!(other.url_elicitations().is_empty());
+    }
+
     use super::*;
     use mcp_protocol::ErrorCode;
 
