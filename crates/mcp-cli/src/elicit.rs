@@ -271,34 +271,6 @@ pub fn handler(
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_are_typed() {
-        let b = json!({"type":"boolean"});
-        assert_eq!(parse_answer(&b, "y"), Ok(json!(true)));
-        assert!(parse_answer(&b, "maybe").is_err());
-        assert_eq!(
-            parse_answer(&json!({"type":"integer"}), "30"),
-            Ok(json!(30))
-        );
-        assert!(parse_answer(&json!({"type":"integer"}), "3.5").is_err());
-        assert_eq!(
-            parse_answer(&json!({"type":"number"}), "2.5"),
-            Ok(json!(2.5))
-        );
-        let e = json!({"type":"string","enum":["a","b"]});
-        assert_eq!(parse_answer(&e, "2"), Ok(json!("b")));
-        assert!(parse_answer(&e, "c").is_err());
-        let t = json!({"type":"string","oneOf":[{"const":"v1","title":"First"}]});
-        assert_eq!(parse_answer(&t, "First"), Ok(json!("v1")));
-        let m = json!({"type":"array","items":{"type":"string","enum":["x","y"]}});
-        assert_eq!(parse_answer(&m, "x, 2"), Ok(json!(["x", "y"])));
-    }
-}
-
 /// Runs `attempt` and, while it fails with -32042 (URL elicitation required,
 /// LEGACY-22), shows each interaction's message and URL, offers to open it,
 /// and retries once the user says it is done, at most `max_rounds` times.
@@ -368,5 +340,33 @@ where
             Some(l) if !l.trim().eq_ignore_ascii_case("n") => {}
             _ => return Err(stop("not retried")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_are_typed() {
+        let b = json!({"type":"boolean"});
+        assert_eq!(parse_answer(&b, "y"), Ok(json!(true)));
+        assert!(parse_answer(&b, "maybe").is_err());
+        assert_eq!(
+            parse_answer(&json!({"type":"integer"}), "30"),
+            Ok(json!(30))
+        );
+        assert!(parse_answer(&json!({"type":"integer"}), "3.5").is_err());
+        assert_eq!(
+            parse_answer(&json!({"type":"number"}), "2.5"),
+            Ok(json!(2.5))
+        );
+        let e = json!({"type":"string","enum":["a","b"]});
+        assert_eq!(parse_answer(&e, "2"), Ok(json!("b")));
+        assert!(parse_answer(&e, "c").is_err());
+        let t = json!({"type":"string","oneOf":[{"const":"v1","title":"First"}]});
+        assert_eq!(parse_answer(&t, "First"), Ok(json!("v1")));
+        let m = json!({"type":"array","items":{"type":"string","enum":["x","y"]}});
+        assert_eq!(parse_answer(&m, "x, 2"), Ok(json!(["x", "y"])));
     }
 }
