@@ -107,3 +107,20 @@ pub fn describe(target: &Target) -> String {
         Target::Command(c) => format!("`{}`", c.join(" ")),
     }
 }
+
+/// How long a stdio server gets at each step of being stopped after Ctrl-C:
+/// the request was already cancelled, so the full shutdown grace (2 s per
+/// step) would only keep the user waiting on a busy server.
+pub const INTERRUPT_GRACE: Duration = Duration::from_millis(250);
+
+/// Closes the client after a command; quickly when it was interrupted.
+pub async fn close<T>(client: &Client, outcome: &Result<T, Failure>) {
+    if outcome
+        .as_ref()
+        .is_err_and(|f| f.code == crate::exit::code::INTERRUPTED)
+    {
+        client.close_within(INTERRUPT_GRACE).await;
+    } else {
+        client.close().await;
+    }
+}

@@ -313,7 +313,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             no_extra(&rest)?;
             let client = connect::connect(&target, &common).await?;
             let r = output::discover(&client, common.json).await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Tools { positional, common } => {
@@ -325,7 +325,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 output::tools(&tools, common.json)
             }
             .await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Call {
@@ -367,7 +367,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 .await
             }
             .await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Resources { positional, common } => {
@@ -375,7 +375,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             no_extra(&rest)?;
             let client = connect::connect(&target, &common).await?;
             let r = more::resources(&client, common.json).await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Read {
@@ -396,7 +396,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 || more::read(&client, uri, &common, &dir),
             )
             .await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Prompts { positional, common } => {
@@ -404,7 +404,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             no_extra(&rest)?;
             let client = connect::connect(&target, &common).await?;
             let r = more::prompts(&client, common.json).await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Prompt {
@@ -428,7 +428,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 || more::prompt(&client, name, arguments.clone(), &common, &dir),
             )
             .await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Complete {
@@ -455,7 +455,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             let context = args::string_pairs(ctx).map_err(Failure::usage)?;
             let client = connect::connect(&target, &common).await?;
             let r = more::complete(&client, reference, arg, context, common.json).await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Listen {
@@ -482,7 +482,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 count,
             };
             let r = more::listen(&client, what, rx, &common).await;
-            client.close().await;
+            connect::close(&client, &r).await;
             r
         }
         Command::Check { positional, common } => {

@@ -151,3 +151,52 @@ fn url_elicitation_required_shows_the_urls_and_retries() {
         "{v}"
     );
 }
+
+/// Item 8: after Ctrl-C the cancel is already sent, so a busy stdio server
+/// that ignores it is stopped after a short grace, not the full 2 s per
+/// step (stdin closed, SIGTERM, SIGKILL) of a normal shutdown.
+#[test]
+fn ctrl_c_stops_a_busy_stdio_server_quickly() {
+    use std::time::{Duration, Instant};
+    let dir = scratch("peers-busy");
+    let marker = dir.join("busy");
+    let mut args = vec![
+        "call".to_owned(),
+        "ask".into(),
+        "--era".into(),
+        "handshake".into(),
+        "--".into(),
+    ];
+    args.extend(scripted("busy"));
+    let child = mcp()
+        .args(&args)
+        .env("BUSY_FILE", &marker)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn mcp");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the server never got the call");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let interrupted = Instant::now();
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok);
+    let out = child.wait_with_output().expect("wait");
+    let took = interrupted.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The full grace alone is 2 s before the SIGTERM; 250 ms now.
+    assert!(took < Duration::from_millis(1800), "took {took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1301,10 +1301,26 @@ impl Client {
     /// Closes the connection: DELETE the session (HTTP), stop the child
     /// (stdio). Pending requests fail.
     pub async fn close(&self) {
+        self.close_inner(None).await;
+    }
+
+    /// Closes like [`Self::close`], but a stdio child gets at most `grace`
+    /// at each step (stdin closed, then SIGTERM, then SIGKILL) instead of
+    /// [`crate::Limits::shutdown_grace`]: for when the application already
+    /// cancelled what the server was doing (after Ctrl-C) and waiting the
+    /// full grace for a busy server helps nobody.
+    pub async fn close_within(&self, grace: std::time::Duration) {
+        self.close_inner(Some(grace)).await;
+    }
+
+    async fn close_inner(&self, grace: Option<std::time::Duration>) {
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.inner.transport.close().await;
+        match grace {
+            Some(g) => self.inner.transport.close_within(g).await,
+            None => self.inner.transport.close().await,
+        }
         self.inner
             .pump
             .lock()

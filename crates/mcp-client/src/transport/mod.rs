@@ -90,6 +90,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
     fn reset_session(&self) {}
     /// Shuts the transport down (DELETE the session, stop the child).
     fn close(&self) -> BoxFuture<'_, ()>;
+    /// Like [`Transport::close`], but waiting at most `grace` at each step
+    /// of stopping a child process (stdio) instead of the configured
+    /// shutdown grace. Other transports close as usual.
+    fn close_within(&self, _grace: std::time::Duration) -> BoxFuture<'_, ()> {
+        self.close()
+    }
 }
 
 /// Aborts a spawned task when dropped.

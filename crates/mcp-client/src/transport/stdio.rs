@@ -381,6 +381,10 @@ impl Transport for StdioTransport {
     }
 
     fn close(&self) -> BoxFuture<'_, ()> {
+        self.close_within(self.grace)
+    }
+
+    fn close_within(&self, grace: Duration) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             // STDIO-08: close stdin, wait, SIGTERM, wait, SIGKILL.
             self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -388,15 +392,9 @@ impl Transport for StdioTransport {
             let Some(child) = guard.as_mut() else {
                 return;
             };
-            if tokio::time::timeout(self.grace, child.wait())
-                .await
-                .is_err()
-            {
+            if tokio::time::timeout(grace, child.wait()).await.is_err() {
                 self.signal_group(false);
-                if tokio::time::timeout(self.grace, child.wait())
-                    .await
-                    .is_err()
-                {
+                if tokio::time::timeout(grace, child.wait()).await.is_err() {
                     self.signal_group(true);
                     let _ = child.start_kill();
                     let _ = child.wait().await;
