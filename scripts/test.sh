@@ -19,6 +19,9 @@ cargo clippy -p mcp-auth --all-targets --no-default-features --features client -
 echo "== mcp-server feature combinations (HTTP/1.1 only, no JSON Schema validation)"
 cargo clippy -p mcp-server --all-targets --no-default-features --features http,stdio -- -D warnings
 
+echo "== mcp-client feature combinations (no JSON Schema output validation)"
+cargo clippy -p mcp-client --all-targets --no-default-features --features stdio,http -- -D warnings
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -76,9 +76,10 @@ pub fn code_for(e: &Error) -> u8 {
         | ErrorKind::Handler
         | ErrorKind::TooManyRounds { .. }
         | ErrorKind::Unsupported
-        | ErrorKind::NotOffered { .. } => code::PROTOCOL,
+        | ErrorKind::NotOffered { .. }
+        | ErrorKind::OutputSchemaMismatch { .. } => code::PROTOCOL,
         ErrorKind::Cancelled => code::INTERRUPTED,
-        ErrorKind::Config => code::USAGE,
+        ErrorKind::Config | ErrorKind::InvalidMeta { .. } => code::USAGE,
         _ => code::TRANSPORT,
     }
 }

@@ -94,6 +94,11 @@ struct Common {
     /// Never prompt: server requests for user input fail instead.
     #[arg(long)]
     no_input: bool,
+    /// Accept tool results that break the tool's declared outputSchema
+    /// (by default such a result, or one without structuredContent, is a
+    /// protocol error, exit 3).
+    #[arg(long)]
+    no_validate_output: bool,
     /// Request timeout in seconds (progress notifications restart it).
     #[arg(long, default_value_t = DEFAULT_TIMEOUT_SECS)]
     timeout: u64,

@@ -200,3 +200,28 @@ fn ctrl_c_stops_a_busy_stdio_server_quickly() {
     assert!(took < Duration::from_millis(1800), "took {took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Item 9: structured output is checked against the tool's outputSchema
+/// by the client (opt-out with --no-validate-output).
+#[test]
+fn tool_results_are_checked_against_the_output_schema() {
+    let r = against("output-schema", &["call", "good"], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = against("output-schema", &["call", "bad"], "");
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("tool \"bad\" broke its outputSchema: at /n"),
+        "{}",
+        r.stderr
+    );
+    let r = against("output-schema", &["call", "none"], "");
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("no structuredContent"), "{}", r.stderr);
+    let r = against(
+        "output-schema",
+        &["call", "--no-validate-output", "bad"],
+        "",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

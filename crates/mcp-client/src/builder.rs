@@ -20,6 +20,7 @@ use std::time::Duration;
 pub struct ClientBuilder {
     client_info: Implementation,
     send_client_info: bool,
+    validate_output: bool,
     handlers: Handlers,
     extra_capabilities: ClientCapabilities,
     limits: Limits,
@@ -52,6 +53,7 @@ impl ClientBuilder {
         Self {
             client_info: Implementation::new(name, version),
             send_client_info: true,
+            validate_output: true,
             handlers: Handlers::default(),
             extra_capabilities: ClientCapabilities::default(),
             limits: Limits::default(),
@@ -70,6 +72,17 @@ impl ClientBuilder {
     /// The full `clientInfo`.
     pub fn client_info(mut self, info: Implementation) -> Self {
         self.client_info = info;
+        self
+    }
+
+    /// Whether `tools/call` results are checked against the tool's
+    /// `outputSchema` from the last `tools/list` (default on): a result
+    /// without `structuredContent`, or whose `structuredContent` breaks the
+    /// schema, fails with [`crate::Error::is_output_schema_mismatch`].
+    /// Schema checks need the `output-validation` feature (default); the
+    /// missing-`structuredContent` check needs nothing.
+    pub fn validate_output(mut self, on: bool) -> Self {
+        self.validate_output = on;
         self
     }
 
@@ -314,6 +327,7 @@ impl ClientBuilder {
                 extra_capabilities: self.extra_capabilities,
                 client_info: self.client_info,
                 send_client_info: self.send_client_info,
+                validate_output: self.validate_output,
                 log_level: self.log_level,
                 limits: self.limits,
                 cache: self.cache,
@@ -389,6 +403,7 @@ impl ClientBuilder {
             extra_capabilities: config.extra_capabilities.clone(),
             client_info: config.client_info.clone(),
             send_client_info: config.send_client_info,
+            validate_output: config.validate_output,
             log_level: config.log_level,
             limits: config.limits.clone(),
             cache: config.cache.clone(),

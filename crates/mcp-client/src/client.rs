@@ -64,6 +64,8 @@ pub(crate) struct Config {
     pub extra_capabilities: ClientCapabilities,
     pub client_info: Implementation,
     pub send_client_info: bool,
+    /// Check `tools/call` results against the listed `outputSchema`.
+    pub validate_output: bool,
     pub log_level: Option<LoggingLevel>,
     pub limits: crate::limits::Limits,
     pub cache: Option<Arc<ResponseCache>>,
@@ -81,12 +83,46 @@ pub(crate) struct Inner {
     state: RwLock<State>,
     next_id: AtomicI64,
     tool_headers: Mutex<HashMap<String, ParamHeaderMap>>,
+    /// `outputSchema`s from the last `tools/list`, compiled on first use.
+    pub(crate) output_schemas: crate::output::OutputSchemas,
     pump: Mutex<Option<AbortOnDrop>>,
     closed: AtomicBool,
     identity: String,
     /// Permits for server→client requests being handled
     /// ([`crate::Limits::max_concurrent_server_requests`]).
     server_requests: Arc<tokio::sync::Semaphore>,
+}
+
+/// Checks the `_meta` keys an application supplied for a request (META-01,
+/// META-02): valid syntax, no non-spec key under a reserved prefix, and none
+/// of the envelope keys the client sets itself (protocol version, client
+/// capabilities and info, log level; `progressToken` when it asks for
+/// progress). Trace context and other spec keys pass.
+fn check_app_meta(
+    m: JsonObject,
+    version: ProtocolVersion,
+    opts: &RequestOptions,
+) -> Result<JsonObject> {
+    use mcp_protocol::meta as k;
+    for key in m.keys() {
+        let own = matches!(
+            key.as_str(),
+            k::PROTOCOL_VERSION | k::CLIENT_CAPABILITIES | k::CLIENT_INFO | k::LOG_LEVEL
+        ) || (key == k::PROGRESS_TOKEN && opts.on_progress.is_some());
+        if own {
+            return Err(Error::new(
+                ErrorKind::InvalidMeta { key: key.clone() },
+                format!("_meta key {key:?} is set by the client itself"),
+            ));
+        }
+        k::validate_outgoing_key(key, version).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidMeta { key: key.clone() },
+                format!("_meta key {key:?}: {e}"),
+            )
+        })?;
+    }
+    Ok(m)
 }
 
 /// An MCP client connected to one server. Cheap to clone; the connection
@@ -247,6 +283,27 @@ impl Inner {
         let st = self.state();
         let initialize = method == method::INITIALIZE;
         let mut params = params.clone();
+        // `_meta` the application put in the params: checked, then merged
+        // under the envelope instead of being replaced by it.
+        let supplied = match (params.remove("_meta"), &opts.meta) {
+            (Some(Value::Object(mut m)), Some(extra)) => {
+                m.extend(extra.clone());
+                Some(Value::Object(m))
+            }
+            (None, Some(extra)) => Some(Value::Object(extra.clone())),
+            (p, _) => p,
+        };
+        let app_meta = match supplied {
+            None => None,
+            Some(Value::Object(m)) if m.is_empty() => None,
+            Some(Value::Object(m)) => Some(check_app_meta(m, st.version, opts)?),
+            Some(_) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidMeta { key: String::new() },
+                    "the request's _meta must be a JSON object",
+                ));
+            }
+        };
         let mut meta = if st.era == Era::Modern {
             self.envelope(st.version)
         } else {
@@ -255,9 +312,14 @@ impl Inner {
         if opts.on_progress.is_some() {
             meta.progress_token = Some(id.clone()); // PROG-01: unique, = the request id
         }
-        if !meta.is_empty() {
-            let v = serde_json::to_value(&meta)
+        if !meta.is_empty() || app_meta.is_some() {
+            let mut v = serde_json::to_value(&meta)
                 .map_err(|e| Error::invalid("cannot serialize _meta").with_source(e))?;
+            if let (Some(app), Value::Object(out)) = (app_meta, &mut v) {
+                for (k, x) in app {
+                    out.entry(k).or_insert(x);
+                }
+            }
             params.insert("_meta".into(), v);
         }
         let headers = self.headers(&st, method, &params, initialize);
@@ -486,6 +548,10 @@ impl Inner {
         let filter = self.is_http() && self.modern();
         let mut map = self.tool_headers.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::with_capacity(tools.len());
+        for t in &tools {
+            self.output_schemas
+                .remember(&t.name, t.output_schema.as_ref());
+        }
         for t in tools {
             match x_mcp_header_map(&Value::Object(t.input_schema.clone())) {
                 Ok(m) => {
@@ -949,6 +1015,7 @@ impl Client {
             }),
             next_id: AtomicI64::new(1),
             tool_headers: Mutex::new(HashMap::new()),
+            output_schemas: crate::output::OutputSchemas::default(),
             pump: Mutex::new(None),
             closed: AtomicBool::new(false),
             identity,
@@ -1188,7 +1255,13 @@ impl Client {
         params: CallToolRequestParams,
         opts: RequestOptions,
     ) -> Result<CallToolResult> {
-        crate::mrtr::drive(self, method::TOOLS_CALL, to_object(&params)?, &opts).await
+        let name = params.name.clone();
+        let r: CallToolResult =
+            crate::mrtr::drive(self, method::TOOLS_CALL, to_object(&params)?, &opts).await?;
+        if self.inner.config.validate_output {
+            self.inner.output_schemas.check(&name, &r)?;
+        }
+        Ok(r)
     }
 
     /// `prompts/get`, with MRTR.

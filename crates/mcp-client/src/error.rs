@@ -53,6 +53,20 @@ pub enum ErrorKind {
     /// The operation is not available in the negotiated era or transport,
     /// or (for a server's request) no handler is installed for it.
     Unsupported,
+    /// A `tools/call` result does not match the tool's `outputSchema`
+    /// (no `structuredContent`, or `structuredContent` breaking the
+    /// schema); see [`crate::ClientBuilder::validate_output`].
+    OutputSchemaMismatch {
+        /// The tool.
+        tool: String,
+    },
+    /// The application put a `_meta` key into a request that the key rules
+    /// forbid (META-01, META-02) or that the client sets itself; the request
+    /// was not sent.
+    InvalidMeta {
+        /// The offending key (empty when `_meta` was not an object).
+        key: String,
+    },
     /// The server's capabilities do not offer the feature the request needs
     /// (LEGACY-04); the request was not sent.
     NotOffered {
@@ -272,6 +286,16 @@ impl Error {
     /// needs ([`ErrorKind::NotOffered`]); nothing was sent.
     pub fn is_not_offered(&self) -> bool {
         matches!(self.kind, ErrorKind::NotOffered { .. })
+    }
+
+    /// True when the application's `_meta` for a request broke the key rules.
+    pub fn is_invalid_meta(&self) -> bool {
+        matches!(self.kind, ErrorKind::InvalidMeta { .. })
+    }
+
+    /// True when a tool's result broke its declared `outputSchema`.
+    pub fn is_output_schema_mismatch(&self) -> bool {
+        matches!(self.kind, ErrorKind::OutputSchemaMismatch { .. })
     }
 
     /// True when the operation is not available in the negotiated era or

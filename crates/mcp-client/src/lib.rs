@@ -41,6 +41,7 @@ mod message;
 mod mrtr;
 mod negotiate;
 mod options;
+mod output;
 pub mod sse;
 mod subscription;
 mod transport;

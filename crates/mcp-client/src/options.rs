@@ -16,6 +16,7 @@ pub struct RequestOptions {
     pub(crate) reset_on_progress: Option<bool>,
     pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) bypass_cache: bool,
+    pub(crate) meta: Option<mcp_protocol::types::JsonObject>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -26,6 +27,7 @@ impl fmt::Debug for RequestOptions {
             .field("reset_on_progress", &self.reset_on_progress)
             .field("on_progress", &self.on_progress.is_some())
             .field("bypass_cache", &self.bypass_cache)
+            .field("meta", &self.meta)
             .finish()
     }
 }
@@ -61,6 +63,16 @@ impl RequestOptions {
         f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
     ) -> Self {
         self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Application `_meta` for the request (e.g. `traceparent`, or keys
+    /// under your own `com.example/` prefix), sent next to the client's
+    /// envelope. Keys are checked before sending (META-01, META-02): a
+    /// reserved prefix or a key the client sets itself fails with
+    /// [`crate::Error::is_invalid_meta`].
+    pub fn meta(mut self, meta: mcp_protocol::types::JsonObject) -> Self {
+        self.meta = Some(meta);
         self
     }
 

@@ -472,6 +472,59 @@ async fn list_changed(wire: Wire, era: EraPreference) {
     client.close().await;
 }
 
+/// Issue 13 item 12: application `_meta` reaches the server next to the
+/// envelope (it used to be replaced by it), and keys the rules forbid
+/// (META-01, META-02) or the client sets itself are refused before sending.
+async fn application_meta(wire: Wire, era: EraPreference) {
+    let c = connect(wire, era).await;
+    let client = &c.client;
+    let mine = serde_json::json!({
+        "com.example/request": "r-1",
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    });
+    let serde_json::Value::Object(mine) = mine else {
+        unreachable!()
+    };
+    let r = client
+        .call_tool_with(
+            CallToolRequestParams::new("debug_request_meta", None),
+            RequestOptions::new().meta(mine.clone()),
+        )
+        .await
+        .expect("call with application _meta");
+    let seen: serde_json::Value = serde_json::from_str(&text_of(&r)).expect("JSON");
+    assert_eq!(
+        seen["com.example/request"], "r-1",
+        "{wire:?} {era:?}: {seen}"
+    );
+    assert_eq!(
+        seen["traceparent"], mine["traceparent"],
+        "{wire:?} {era:?}: {seen}"
+    );
+    for bad in [
+        "io.modelcontextprotocol/custom",
+        "dev.mcp/x",
+        "io.modelcontextprotocol/protocolVersion",
+        "not a key",
+    ] {
+        let mut m = JsonObject::new();
+        m.insert(bad.to_owned(), serde_json::json!(1));
+        let e = client
+            .call_tool_with(
+                CallToolRequestParams::new("debug_request_meta", None),
+                RequestOptions::new().meta(m),
+            )
+            .await
+            .expect_err(bad);
+        assert!(e.is_invalid_meta(), "{bad}: {e:?}");
+        assert!(e.to_string().contains(bad), "{bad}: {e}");
+    }
+    // Nothing was sent: the connection is as good as before.
+    let r = client.call_tool("test_simple_text", None).await.unwrap();
+    assert!(!text_of(&r).is_empty());
+    client.close().await;
+}
+
 macro_rules! matrix {
     ($($name:ident: $wire:expr, $era:expr;)*) => {
         mod matrix {
@@ -491,6 +544,8 @@ macro_rules! matrix {
                     async fn resources_prompts_completion() { super::super::resources_prompts_completion($wire, $era).await }
                     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                     async fn list_changed() { super::super::list_changed($wire, $era).await }
+                    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                    async fn application_meta() { super::super::application_meta($wire, $era).await }
                 }
             )*
         }

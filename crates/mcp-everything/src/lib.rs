@@ -280,6 +280,16 @@ pub fn everything_builder() -> ServerBuilder {
             let r = cx.elicit("elicitation", params)?;
             Ok::<_, HandlerError>(elicit_summary(&r))
         }))
+        .tool(tool("debug_request_meta").description("Diagnostic: returns the request's _meta keys other than the protocol envelope (trace context and application keys), as JSON text").handler(|_: NoArgs, cx: RequestContext| async move {
+            let m = cx.meta();
+            let mut out = m.other.clone();
+            for (k, v) in [(mcp_protocol::meta::TRACEPARENT, &m.traceparent), (mcp_protocol::meta::TRACESTATE, &m.tracestate), (mcp_protocol::meta::BAGGAGE, &m.baggage)] {
+                if let Some(v) = v {
+                    out.insert(k.to_owned(), Value::String(v.clone()));
+                }
+            }
+            Value::Object(out).to_string()
+        }))
         .tool(tool("debug_url_elicitation").description("Diagnostic: asks the user to visit a URL (URL-mode elicitation)").handler(|a: UrlArg, cx: RequestContext| async move {
             let params = from_json(json!({
                 "mode": "url",

@@ -468,10 +468,51 @@ pub fn validate_outgoing_key(key: &str, version: ProtocolVersion) -> Result<(), 
     Ok(())
 }
 
+/// The revisions whose key rules differ: 2026-07-28 (as 2025-11-25) and
+/// 2025-06-18's older reading of reserved prefixes. A key that passes both
+/// may be sent in either era.
+pub const KEY_RULE_REVISIONS: [ProtocolVersion; 2] =
+    [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_06_18];
+
+/// Checks every key of a `_meta` object an application wants to send
+/// (META-01, META-02) under each of `versions`; the first bad key and why.
+pub fn validate_outgoing_meta<'a, V>(
+    keys: impl IntoIterator<Item = &'a String>,
+    versions: V,
+) -> Result<(), (String, MetaKeyError)>
+where
+    V: IntoIterator<Item = ProtocolVersion> + Clone,
+{
+    for k in keys {
+        for v in versions.clone() {
+            validate_outgoing_key(k, v).map_err(|e| (k.clone(), e))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_whole_meta_object_is_checked_under_both_readings() {
+        let keys = |ks: &[&str]| ks.iter().map(|k| (*k).to_owned()).collect::<Vec<String>>();
+        assert!(
+            validate_outgoing_meta(
+                &keys(&["com.example/a", "progressToken"]),
+                KEY_RULE_REVISIONS
+            )
+            .is_ok()
+        );
+        // Reserved only under 2025-06-18's reading.
+        let bad = keys(&["com.example/a", "modelcontextprotocol.io/x"]);
+        let (k, e) = validate_outgoing_meta(&bad, KEY_RULE_REVISIONS).unwrap_err();
+        assert_eq!(k, "modelcontextprotocol.io/x");
+        assert!(matches!(e, MetaKeyError::Reserved(_)));
+        assert!(validate_outgoing_meta(&keys(&["bad key"]), KEY_RULE_REVISIONS).is_err());
+    }
 
     #[test]
     fn decodes_the_envelope_once_into_typed_fields() {

@@ -111,6 +111,11 @@ impl PromptBuilder {
         self.prompt.title = Some(t.into());
         self
     }
+    /// Prompt `_meta` (keys are checked when the prompt is registered).
+    pub fn meta(mut self, meta: mcp_protocol::types::Meta) -> Self {
+        self.prompt.meta = Some(meta);
+        self
+    }
     /// Declares an argument; required ones are checked before the handler
     /// runs (missing → -32602, PROMPT-03).
     pub fn argument(

@@ -97,6 +97,7 @@ impl Registry {
 
     fn add_tool(&mut self, def: ToolDef) -> Result<(), Error> {
         let name = def.tool.name.clone();
+        check_meta(&format!("tool {name:?}"), def.tool.meta.as_ref())?;
         if self.tool_index.contains_key(&name) {
             return Err(Error::config(format!("duplicate tool name {name:?}")));
         }
@@ -115,6 +116,7 @@ impl Registry {
 
     fn add_prompt(&mut self, def: PromptDef) -> Result<(), Error> {
         let name = def.prompt.name.clone();
+        check_meta(&format!("prompt {name:?}"), def.prompt.meta.as_ref())?;
         if self.prompt_index.contains_key(&name) {
             return Err(Error::config(format!("duplicate prompt name {name:?}")));
         }
@@ -132,6 +134,7 @@ impl Registry {
 
     fn add_resource(&mut self, def: ResourceDef) -> Result<(), Error> {
         let uri = def.resource.uri.clone();
+        check_meta(&format!("resource {uri:?}"), def.resource.meta.as_ref())?;
         if self.resource_index.contains_key(&uri) {
             return Err(Error::config(format!("duplicate resource uri {uri:?}")));
         }
@@ -144,6 +147,10 @@ impl Registry {
         if let Some(e) = &def.error {
             return Err(Error::config(e.clone()));
         }
+        check_meta(
+            &format!("resource template {:?}", def.template.uri_template),
+            def.template.meta.as_ref(),
+        )?;
         self.templates.push(def);
         Ok(())
     }
@@ -168,6 +175,19 @@ impl Registry {
             .map(|(i, r)| (r.resource.uri.clone(), i))
             .collect();
     }
+}
+
+/// The `_meta` an application gives a tool, prompt, resource or template
+/// must follow the key rules of every revision it may be served under
+/// (META-01, META-02: no non-spec key under a reserved prefix such as
+/// `io.modelcontextprotocol/`): refused at registration, where the mistake
+/// is made, rather than sent to clients.
+fn check_meta(what: &str, meta: Option<&mcp_protocol::types::Meta>) -> Result<(), Error> {
+    let Some(meta) = meta.filter(|m| !m.is_empty()) else {
+        return Ok(());
+    };
+    mcp_protocol::meta::validate_outgoing_meta(meta.keys(), mcp_protocol::meta::KEY_RULE_REVISIONS)
+        .map_err(|(key, e)| Error::config(format!("{what}: _meta key {key:?}: {e}")))
 }
 
 fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
