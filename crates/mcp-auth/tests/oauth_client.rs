@@ -60,6 +60,10 @@ struct Cfg {
     pkce_methods: Option<Vec<String>>,
     /// A scope the AS never grants.
     withhold: Option<String>,
+    /// Publish a PRM document at all (a 2025-03-26 server does not).
+    publish_prm: bool,
+    /// Publish AS metadata at all (else only the default endpoints exist).
+    publish_as_metadata: bool,
 }
 
 impl Default for Cfg {
@@ -83,6 +87,8 @@ impl Default for Cfg {
             issue_refresh: true,
             pkce_methods: Some(vec!["S256".into()]),
             withhold: None,
+            publish_prm: true,
+            publish_as_metadata: true,
         }
     }
 }
@@ -103,6 +109,8 @@ struct Log {
     /// token -> (scopes, issuer path)
     tokens: HashMap<String, (Vec<String>, String)>,
     counter: u32,
+    /// `MCP-Protocol-Version` of each AS metadata request.
+    as_metadata_versions: Vec<Option<String>>,
 }
 
 struct Mock {
@@ -186,6 +194,11 @@ impl Mock {
             .get("authorization")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
+        let mcp_version = req
+            .headers()
+            .get("mcp-protocol-version")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let body = req.into_body().collect().await.unwrap().to_bytes();
         self.log
             .lock()
@@ -203,9 +216,25 @@ impl Mock {
             json_resp(200, &v)
         };
         match (method.as_str(), path.as_str()) {
-            ("GET", "/.well-known/oauth-protected-resource/mcp") if cfg.prm_path_based => prm(),
-            ("GET", "/.well-known/oauth-protected-resource") if !cfg.prm_path_based => prm(),
-            ("GET", p) if p == format!("/.well-known/oauth-authorization-server{ip}") => {
+            ("GET", "/.well-known/oauth-protected-resource/mcp")
+                if cfg.publish_prm && cfg.prm_path_based =>
+            {
+                prm()
+            }
+            ("GET", "/.well-known/oauth-protected-resource")
+                if cfg.publish_prm && !cfg.prm_path_based =>
+            {
+                prm()
+            }
+            ("GET", p)
+                if cfg.publish_as_metadata
+                    && p == format!("/.well-known/oauth-authorization-server{ip}") =>
+            {
+                self.log
+                    .lock()
+                    .unwrap()
+                    .as_metadata_versions
+                    .push(mcp_version.clone());
                 let iss = cfg.metadata_issuer.clone().unwrap_or_else(|| self.issuer());
                 let b = self.issuer();
                 let mut v = json!({
@@ -411,6 +440,89 @@ async fn run(mock: &Mock, oauth: Arc<OAuthClient>) -> Result<(), mcp_client::Err
     client.call_tool(&tools[0].name, None).await?;
     client.close().await;
     Ok(())
+}
+
+/// A 2025-03-26 server: no PRM anywhere, no `resource_metadata` in the
+/// challenge (issue 13 item 10).
+fn legacy(publish_as_metadata: bool) -> Cfg {
+    Cfg {
+        publish_prm: false,
+        rm_in_challenge: false,
+        publish_as_metadata,
+        prm_scopes: None,
+        ..Cfg::default()
+    }
+}
+
+/// LEGACY-26: no PRM → AS metadata at the authorization base URL (the
+/// server URL without its path), fetched with `MCP-Protocol-Version:
+/// 2025-03-26`; the flow then runs on its endpoints, without `resource`.
+#[tokio::test]
+async fn legacy_server_without_prm_uses_metadata_at_its_origin() {
+    let mock = Mock::start(legacy(true)).await;
+    let o = Arc::new(oauth(&mock).build().unwrap());
+    run(&mock, o.clone()).await.unwrap();
+    assert!(o.token().await.is_some());
+    let reqs = mock.requests();
+    assert!(reqs.contains(&"GET /.well-known/oauth-protected-resource/mcp".to_owned()));
+    assert!(reqs.contains(&"GET /.well-known/oauth-authorization-server".to_owned()));
+    let log = mock.log.lock().unwrap();
+    assert!(
+        log.as_metadata_versions
+            .iter()
+            .any(|v| v.as_deref() == Some("2025-03-26")),
+        "{:?}",
+        log.as_metadata_versions
+    );
+    assert_eq!(log.registrations.len(), 1);
+    let a = &log.authorizations[0];
+    assert_eq!(a["code_challenge_method"], "S256");
+    assert!(!a.contains_key("resource"), "{a:?}");
+    let (t, _) = &log.token_requests[0];
+    assert_eq!(t["grant_type"], "authorization_code");
+    assert!(!t.contains_key("resource"), "{t:?}");
+}
+
+/// LEGACY-26: no PRM and no AS metadata → the default endpoints
+/// `/authorize`, `/token`, `/register` at the base, full flow.
+#[tokio::test]
+async fn legacy_server_without_any_metadata_uses_the_default_endpoints() {
+    let mock = Mock::start(legacy(false)).await;
+    let o = Arc::new(oauth(&mock).build().unwrap());
+    run(&mock, o.clone()).await.unwrap();
+    assert!(o.token().await.is_some());
+    let reqs = mock.requests();
+    for r in ["POST /register", "GET /authorize", "POST /token"] {
+        assert!(reqs.contains(&r.to_owned()), "{r}: {reqs:?}");
+    }
+    let log = mock.log.lock().unwrap();
+    assert_eq!(log.authorizations[0]["code_challenge_method"], "S256");
+}
+
+/// The fallback is only for a missing PRM: metadata at the base naming
+/// another issuer is refused (RFC 8414 §3.3), and a PRM naming another
+/// resource is still a mismatch, never a reason to fall back.
+#[tokio::test]
+async fn legacy_fallback_keeps_the_issuer_and_resource_checks() {
+    let mut cfg = legacy(true);
+    cfg.metadata_issuer = Some("http://evil.example".into());
+    let mock = Mock::start(cfg).await;
+    let o = Arc::new(oauth(&mock).build().unwrap());
+    let e = run(&mock, o.clone()).await.unwrap_err();
+    assert!(e.is_auth(), "{e:?}");
+    assert!(mock.log.lock().unwrap().authorizations.is_empty());
+    let mock = Mock::start(Cfg {
+        resource: Some("http://localhost:1/other".into()),
+        ..Cfg::default()
+    })
+    .await;
+    let o = Arc::new(oauth(&mock).build().unwrap());
+    assert!(run(&mock, o).await.is_err());
+    assert!(
+        !mock
+            .requests()
+            .contains(&"GET /.well-known/oauth-authorization-server".to_owned())
+    );
 }
 
 #[tokio::test]

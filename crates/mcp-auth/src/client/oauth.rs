@@ -208,6 +208,10 @@ struct Config {
 #[derive(Default)]
 struct Session {
     prm: Option<ResourceMetadata>,
+    /// No PRM was published: the 2025-03-26 fallback found the AS
+    /// (LEGACY-26), and the request carries no RFC 8707 `resource` (that
+    /// revision's servers predate it; the TypeScript client omits it too).
+    legacy: bool,
     issuer: Option<String>,
     meta: Option<AuthServerMetadata>,
     client: Option<Arc<dyn ClientAuthentication>>,
@@ -386,7 +390,29 @@ impl OAuthClient {
         s: &mut Session,
         from_challenge: Option<&str>,
     ) -> Result<(), OAuthError> {
-        let prm = fetch_prm(&self.cfg.http, &self.cfg.server_url, from_challenge).await?;
+        let (prm, legacy_meta) = match fetch_prm(
+            &self.cfg.http,
+            &self.cfg.server_url,
+            from_challenge,
+        )
+        .await
+        {
+            Ok(prm) => (prm, None),
+            // No PRM anywhere (not a mismatch, not a policy refusal): a
+            // 2025-03-26 server, whose AS is found at its origin.
+            Err(e) if e.kind() == &OAuthErrorKind::Discovery && from_challenge.is_none() => {
+                let (prm, meta) = legacy_discovery(&self.cfg.http, &self.cfg.server_url)
+                    .await
+                    .map_err(|l| {
+                        OAuthError::discovery(format!(
+                            "{e}; the 2025-03-26 fallback failed too: {l}"
+                        ))
+                    })?;
+                tracing::info!(issuer = %meta.issuer, "no protected resource metadata; using the 2025-03-26 authorization base URL (LEGACY-26)");
+                (prm, Some(meta))
+            }
+            Err(e) => return Err(e),
+        };
         // AUTH-09: RFC 9728 §7.6 leaves the choice to the client; the first.
         let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
             OAuthError::discovery("the protected resource metadata lists no authorization server")
@@ -399,9 +425,14 @@ impl OAuthClient {
         if s.issuer.is_some() {
             tracing::info!(from = ?s.issuer, to = %issuer, "the resource moved to another authorization server");
         }
-        let meta = fetch_as(&self.cfg.http, &issuer).await?;
+        let legacy = legacy_meta.is_some();
+        let meta = match legacy_meta {
+            Some(m) => m,
+            None => fetch_as(&self.cfg.http, &issuer).await?,
+        };
         *s = Session {
             prm: Some(prm),
+            legacy,
             issuer: Some(issuer),
             meta: Some(meta),
             ..Session::default()
@@ -609,6 +640,9 @@ impl OAuthClient {
             // AUTH-22: exactly as the PRM publishes it.
             ("resource".to_owned(), resource.clone()),
         ];
+        if s.legacy {
+            q.retain(|(k, _)| k != "resource");
+        }
         if let Some(sc) = &scopes {
             q.push(("scope".to_owned(), scope::join(sc)));
         }
@@ -619,13 +653,16 @@ impl OAuthClient {
             &issuer,
             meta.authorization_response_iss_parameter_supported,
         )?;
-        let params = vec![
+        let mut params = vec![
             ("grant_type".to_owned(), "authorization_code".to_owned()),
             ("code".to_owned(), code),
             ("code_verifier".to_owned(), pkce.verifier.clone()),
             ("redirect_uri".to_owned(), redirect_uri),
             ("resource".to_owned(), resource),
         ];
+        if s.legacy {
+            params.retain(|(k, _)| k != "resource");
+        }
         let resp = token_request(
             &self.cfg.http,
             &ctx,
@@ -832,6 +869,75 @@ pub(crate) async fn fetch_prm(
         }
     }
     Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
+}
+
+/// The protocol revision whose authorization discovery the fallback
+/// follows, sent as `MCP-Protocol-Version` on its requests (LEGACY-26).
+const LEGACY_REVISION: &str = "2025-03-26";
+
+/// LEGACY-26: a 2025-03-26 server publishes no PRM; its authorization
+/// base URL is the server URL without its path. AS metadata at
+/// `{base}/.well-known/oauth-authorization-server` (its issuer must be the
+/// base, RFC 8414 §3.3), else the default endpoints `{base}/authorize`,
+/// `/token` and `/register`. Default endpoints come with no metadata to
+/// say PKCE S256 is supported; that revision makes PKCE mandatory, so it
+/// is assumed (and still used). Returns a PRM standing in for the missing
+/// one (the server URL as resource, the base as the only AS) and the AS
+/// metadata.
+pub(crate) async fn legacy_discovery(
+    http: &HttpClient,
+    server_url: &str,
+) -> Result<(ResourceMetadata, AuthServerMetadata), OAuthError> {
+    let (base, _) = super::metadata::split_url(server_url)?;
+    let url = format!("{base}/.well-known/oauth-authorization-server");
+    let req = http::Request::builder()
+        .method(http::Method::GET)
+        .uri(&url)
+        .header(http::header::ACCEPT, "application/json")
+        .header("MCP-Protocol-Version", LEGACY_REVISION)
+        .body(bytes::Bytes::new())
+        .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
+    let r = http.send(req).await?;
+    let meta = if r.status.is_success() {
+        let meta = r.json::<AuthServerMetadata>()?;
+        // RFC 8414 §3.3; a trailing slash on the base is the same issuer.
+        if meta.issuer.trim_end_matches('/') != base {
+            return Err(OAuthError::new(
+                OAuthErrorKind::IssuerMismatch,
+                format!(
+                    "authorization-server metadata at {url} names issuer {:?}, expected {base:?} (AUTH-08)",
+                    meta.issuer
+                ),
+            ));
+        }
+        meta
+    } else if r.status == http::StatusCode::NOT_FOUND {
+        AuthServerMetadata {
+            issuer: base.clone(),
+            authorization_endpoint: Some(format!("{base}/authorize")),
+            token_endpoint: Some(format!("{base}/token")),
+            registration_endpoint: Some(format!("{base}/register")),
+            scopes_supported: None,
+            grant_types_supported: None,
+            code_challenge_methods_supported: Some(vec!["S256".to_owned()]),
+            token_endpoint_auth_methods_supported: None,
+            authorization_response_iss_parameter_supported: false,
+            client_id_metadata_document_supported: false,
+            extra: serde_json::Map::new(),
+        }
+    } else {
+        return Err(OAuthError::discovery(format!(
+            "{url} answered {}",
+            r.status
+        )));
+    };
+    let prm = ResourceMetadata {
+        resource: server_url.to_owned(),
+        authorization_servers: vec![meta.issuer.clone()],
+        scopes_supported: None,
+        extra: serde_json::Map::new(),
+    };
+    Ok((prm, meta))
 }
 
 /// Fetches and validates AS metadata (AUTH-07, AUTH-08).
