@@ -169,6 +169,19 @@ impl ClientBuilder {
         self
     }
 
+    /// Keep-alive (LEGACY-06, off by default): in the handshake era (stdio
+    /// or an HTTP session) a `ping` goes out every `interval`; one left
+    /// unanswered for `timeout` means the peer is gone, and the connection
+    /// is closed: pending and later requests fail with a transport error
+    /// saying so ([`crate::Client::lost_reason`]). Any answer, an error
+    /// included, proves the peer alive. The 2026-07-28 era has no `ping`:
+    /// each request stands alone, and a dead stdio server is seen at EOF.
+    pub fn keep_alive(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.limits.keep_alive_interval = Some(interval.max(Duration::from_millis(1)));
+        self.limits.keep_alive_timeout = timeout;
+        self
+    }
+
     /// Hard maximum per request (default [`crate::limits::DEFAULT_MAX_TOTAL_TIMEOUT`]).
     pub fn max_total_timeout(mut self, d: Duration) -> Self {
         self.limits.max_total_timeout = d;

@@ -86,6 +86,10 @@ pub(crate) struct Inner {
     /// `outputSchema`s from the last `tools/list`, compiled on first use.
     pub(crate) output_schemas: crate::output::OutputSchemas,
     pump: Mutex<Option<AbortOnDrop>>,
+    /// The keep-alive task, when keep-alive is on.
+    keep_alive: Mutex<Option<AbortOnDrop>>,
+    /// Why the connection was given up for dead (keep-alive), if it was.
+    lost: Mutex<Option<String>>,
     closed: AtomicBool,
     identity: String,
     /// Permits for server→client requests being handled
@@ -414,6 +418,64 @@ impl Inner {
         }
     }
 
+    /// Why the connection was given up for dead, if it was.
+    pub(crate) fn lost_reason(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Starts the keep-alive task (LEGACY-06) when it is configured and the
+    /// negotiated era has `ping`. It holds only a weak reference: dropping
+    /// the last `Client` stops it.
+    fn start_keep_alive(self: &Arc<Self>) {
+        let Some(interval) = self.config.limits.keep_alive_interval else {
+            return;
+        };
+        if self.modern() {
+            return;
+        }
+        let timeout = self.config.limits.keep_alive_timeout;
+        let weak = Arc::downgrade(self);
+        let task = tokio::spawn(async move {
+            let mut tick =
+                tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { return };
+                if inner.closed.load(Ordering::Acquire) {
+                    return;
+                }
+                let opts = RequestOptions::new()
+                    .timeout(timeout)
+                    .max_total_timeout(timeout);
+                let answered = match tokio::time::timeout(
+                    timeout,
+                    inner.request_raw(method::PING, &JsonObject::new(), &opts),
+                )
+                .await
+                {
+                    Ok(Ok(_)) => true,
+                    // Any JSON-RPC answer proves the peer alive.
+                    Ok(Err(e)) => e.is_protocol(),
+                    Err(_) => false,
+                };
+                if !answered {
+                    let reason = format!(
+                        "connection lost: the server did not answer a keep-alive ping within {timeout:?}"
+                    );
+                    tracing::warn!(%reason);
+                    *inner.lost.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
+                    if !inner.closed.swap(true, Ordering::AcqRel) {
+                        inner.transport.close().await;
+                    }
+                    return;
+                }
+            }
+        });
+        *self.keep_alive.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some(AbortOnDrop(task.abort_handle()));
+    }
+
     /// Refuses, without sending it, a request for a feature the server's
     /// capabilities do not offer (LEGACY-04: only negotiated capabilities;
     /// in the modern era the `server/discover` answer). Unknown
@@ -469,6 +531,10 @@ impl Inner {
                 Ok(v) => return Ok(v),
                 Err(e) => e,
             };
+            // A connection given up for dead says why, not just "closed".
+            if let Some(reason) = self.lost_reason() {
+                return Err(Error::new(ErrorKind::Transport { status: None }, reason));
+            }
             if err.is_session_expired() && !session_retry && method != method::INITIALIZE {
                 session_retry = true;
                 self.transport.reset_session();
@@ -1017,6 +1083,8 @@ impl Client {
             tool_headers: Mutex::new(HashMap::new()),
             output_schemas: crate::output::OutputSchemas::default(),
             pump: Mutex::new(None),
+            keep_alive: Mutex::new(None),
+            lost: Mutex::new(None),
             closed: AtomicBool::new(false),
             identity,
             server_requests: Arc::new(tokio::sync::Semaphore::new(
@@ -1034,7 +1102,10 @@ impl Client {
     /// Negotiates; on failure the transport is closed.
     pub(crate) async fn start(self) -> Result<Self> {
         match self.inner.negotiate().await {
-            Ok(()) => Ok(self),
+            Ok(()) => {
+                self.inner.start_keep_alive();
+                Ok(self)
+            }
             Err(e) => {
                 self.close().await;
                 Err(e)
@@ -1386,7 +1457,25 @@ impl Client {
         self.close_inner(Some(grace)).await;
     }
 
+    /// Why the connection was given up for dead, when the keep-alive
+    /// ([`crate::ClientBuilder::keep_alive`]) found the server gone; every
+    /// request fails after that.
+    pub fn lost_reason(&self) -> Option<String> {
+        self.inner.lost_reason()
+    }
+
+    /// Whether the client is closed (by [`Self::close`] or because the
+    /// connection was lost).
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::Acquire)
+    }
+
     async fn close_inner(&self, grace: Option<std::time::Duration>) {
+        self.inner
+            .keep_alive
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if self.inner.closed.swap(true, Ordering::AcqRel) {
             return;
         }

@@ -25,6 +25,10 @@ pub const DEFAULT_MAX_CACHE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// Default time a stdio child gets to exit after its stdin closes, and again
 /// after SIGTERM, before it is killed (STDIO-08).
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+/// How long a keep-alive `ping` may go unanswered before the connection is
+/// taken for dead (when keep-alive is on; see
+/// [`crate::ClientBuilder::keep_alive`]).
+pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default time to wait for a `server/discover` answer on stdio before
 /// falling back to `initialize` (ERA-06).
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -94,6 +98,12 @@ pub struct Limits {
     pub stdio_write_queue: usize,
     /// Messages queued from a transport to the client core, per stream.
     pub message_queue: usize,
+    /// Send a keep-alive `ping` this often (handshake era; off when `None`,
+    /// the default).
+    pub keep_alive_interval: Option<Duration>,
+    /// How long a keep-alive `ping` may go unanswered before the
+    /// connection is closed as dead.
+    pub keep_alive_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -118,6 +128,8 @@ impl Default for Limits {
             max_concurrent_server_requests: DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS,
             stdio_write_queue: DEFAULT_STDIO_WRITE_QUEUE,
             message_queue: DEFAULT_MESSAGE_QUEUE,
+            keep_alive_interval: None,
+            keep_alive_timeout: DEFAULT_KEEP_ALIVE_TIMEOUT,
         }
     }
 }

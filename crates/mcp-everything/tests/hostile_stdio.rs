@@ -363,3 +363,55 @@ async fn stderr_abuse_is_captured_lossily_and_bounded() {
     assert_usable(&c, "stderr").await;
     c.close().await;
 }
+
+/// Issue 13 item 11: keep-alive pings (LEGACY-06). A peer that answers is
+/// pinged and kept; one that stops answering is given up after the
+/// timeout: the pending request fails with a transport error that says so,
+/// and so does every later one. The modern era has no `ping` and sends none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_alive_pings_end_a_dead_connection() {
+    let pings = |lines: &Lines| {
+        lines
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| *l == "ping")
+            .count()
+    };
+    let (cmd, lines) = command();
+    let c = builder(EraPreference::Handshake)
+        .keep_alive(Duration::from_millis(100), Duration::from_millis(300))
+        .connect_command(cmd)
+        .await
+        .unwrap();
+    // Alive: pings go out and are answered; the connection stays usable.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while pings(&lines) < 3 {
+        assert!(Instant::now() < deadline, "no keep-alive pings seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(call(&c, "ok").await.unwrap(), "real ok");
+    assert!(c.lost_reason().is_none());
+    // Hung: the call in flight is failed by the keep-alive (its own timeout
+    // is 10 s), with the reason.
+    assert_eq!(call(&c, "go_deaf").await.unwrap(), "real go_deaf");
+    let e = call(&c, "ok").await.unwrap_err();
+    assert!(e.is_transport(), "{e:?}");
+    assert!(e.to_string().contains("keep-alive ping"), "{e}");
+    assert!(c.is_closed());
+    assert!(c.lost_reason().is_some_and(|r| r.contains("keep-alive")));
+    let e = call(&c, "ok").await.unwrap_err();
+    assert!(e.to_string().contains("keep-alive ping"), "{e}");
+    // The modern era has no ping: none is sent.
+    let (cmd, lines) = command();
+    let c = builder(EraPreference::ModernNoProbe)
+        .keep_alive(Duration::from_millis(50), Duration::from_millis(300))
+        .connect_command(cmd)
+        .await
+        .unwrap();
+    assert_eq!(call(&c, "ok").await.unwrap(), "real ok");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(pings(&lines), 0);
+    assert_eq!(call(&c, "ok").await.unwrap(), "real ok");
+    c.close().await;
+}

@@ -6,6 +6,10 @@
 //! endless output, exiting mid-call, stderr abuse. What it observes
 //! (cancellations, answers to its requests) it reports on stderr, one line
 //! each, for the test to check. Not an MCP server to use for anything else.
+//!
+//! `ping` is answered and reported (`ping` on stderr) until the tool
+//! `go_deaf` is called; from then on the server reads but answers nothing,
+//! like a hung process (`ignored METHOD` on stderr), for keep-alive tests.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, Write};
@@ -177,6 +181,7 @@ fn main() {
     let stdin = std::io::stdin();
     let mut out = std::io::stdout().lock();
     let mut answers = 0usize;
+    let mut deaf = false;
     for raw in stdin.lock().split(b'\n') {
         let Ok(raw) = raw else { return };
         let Ok(msg) = serde_json::from_slice::<Value>(&raw) else {
@@ -184,7 +189,19 @@ fn main() {
         };
         let id = msg["id"].clone();
         let method = msg["method"].as_str().unwrap_or("");
+        if deaf {
+            eprintln!("ignored {method}");
+            continue;
+        }
         let r = match method {
+            "ping" => {
+                eprintln!("ping");
+                line(&mut out, rpc(&id, json!({})).as_bytes())
+            }
+            "tools/call" if msg["params"]["name"] == "go_deaf" => {
+                deaf = true;
+                line(&mut out, rpc(&id, text("real go_deaf")).as_bytes())
+            }
             "" => {
                 answers += 1;
                 eprintln!("answer {id}");
