@@ -514,3 +514,56 @@ fn flood_of_garbage_lines_is_answered_with_bounded_memory() {
     );
     assert_alive(&mut s);
 }
+
+/// Issue 13 item 11 (server side, LEGACY-06): with keep-alive on, a
+/// handshake-era stdio connection gets a `ping` every interval; while the
+/// client answers the connection stays, and once it stops answering the
+/// server ends the connection by itself. The modern era gets no pings.
+#[test]
+fn keep_alive_pings_end_a_connection_whose_client_stopped_answering() {
+    let env = [
+        ("MCP_KEEP_ALIVE_MS", "100"),
+        ("MCP_KEEP_ALIVE_TIMEOUT_MS", "300"),
+    ];
+    let mut s = StdioPipe::start_with(&env);
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}));
+    assert_eq!(s.recv()["id"], json!(1));
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for _ in 0..3 {
+        let p = s.recv_within(Duration::from_secs(20));
+        assert_eq!(p["method"], json!("ping"), "{p}");
+        s.send(&json!({"jsonrpc": "2.0", "id": p["id"], "result": {}}));
+    }
+    // Still serving: answer its pings while waiting for our answer.
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    loop {
+        let m = s.recv_within(Duration::from_secs(20));
+        if m["method"] == json!("ping") {
+            s.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": {}}));
+            continue;
+        }
+        assert_eq!(m["id"], json!(2), "{m}");
+        break;
+    }
+    // Silence from the client: the server gives up and exits.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("try_wait") {
+            break st;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server kept a dead connection"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(!status.success(), "{status:?}");
+
+    // The modern era: no server-to-client requests, so no pings.
+    let mut s = StdioPipe::start_with(&env);
+    s.send(&echo(1, "x"));
+    assert_eq!(s.recv()["id"], json!(1));
+    s.assert_silent(Duration::from_millis(500));
+    assert_alive(&mut s);
+}

@@ -49,6 +49,12 @@ pub struct Limits {
     /// How long a server-to-client request (handshake era) waits for the
     /// client's answer. Default 5 minutes.
     pub client_request_timeout: Duration,
+    /// Keep-alive (LEGACY-06): on a handshake-era stdio connection, send the
+    /// client a `ping` this often. Off (`None`) by default.
+    pub keep_alive_interval: Option<Duration>,
+    /// How long a keep-alive `ping` may go unanswered before the connection
+    /// is ended as dead. Default 10 s.
+    pub keep_alive_timeout: Duration,
 }
 
 impl Limits {
@@ -79,6 +85,8 @@ impl Default for Limits {
             sse_commit_after: Duration::from_secs(10),
             session_event_buffer: 256,
             client_request_timeout: Duration::from_secs(300),
+            keep_alive_interval: None,
+            keep_alive_timeout: Duration::from_secs(10),
         }
     }
 }

@@ -25,6 +25,8 @@
 //! | `MCP_SSE_COMMIT_AFTER_MS` | `sse_commit_after` |
 //! | `MCP_SESSION_EVENT_BUFFER` | `session_event_buffer` |
 //! | `MCP_CLIENT_REQUEST_TIMEOUT_MS` | `client_request_timeout` |
+//! | `MCP_KEEP_ALIVE_MS` | `keep_alive_interval` (unset: off) |
+//! | `MCP_KEEP_ALIVE_TIMEOUT_MS` | `keep_alive_timeout` |
 //!
 //! `MCP_STATE_KEY` (64 hex digits) replaces the random per-process
 //! `requestState` key with a fixed one under key id `env` — for tests that
@@ -117,6 +119,10 @@ fn limits_from_env() -> Result<Limits, String> {
         "MCP_CLIENT_REQUEST_TIMEOUT_MS",
         &mut l.client_request_timeout,
     )?;
+    if let Some(ms) = env_value::<u64>("MCP_KEEP_ALIVE_MS")? {
+        l.keep_alive_interval = Some(std::time::Duration::from_millis(ms.max(1)));
+    }
+    set_millis("MCP_KEEP_ALIVE_TIMEOUT_MS", &mut l.keep_alive_timeout)?;
     Ok(l)
 }
 

@@ -164,6 +164,8 @@ struct Conn {
     era: Mutex<StdioEra>,
     session: Mutex<Option<Arc<SessionState>>>,
     listens: std::sync::atomic::AtomicUsize,
+    /// Cancelled when the keep-alive gives the client up for dead.
+    dead: CancellationToken,
 }
 
 impl Conn {
@@ -342,6 +344,7 @@ where
         era: Mutex::new(StdioEra::default()),
         session: Mutex::new(None),
         listens: std::sync::atomic::AtomicUsize::new(0),
+        dead: CancellationToken::new(),
     });
     let mut d = Driver {
         conn,
@@ -404,6 +407,12 @@ where
             Some(m) = d.rx.recv() => {
                 d.out.push(&m);
                 continue;
+            }
+            _ = d.conn.dead.cancelled() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client did not answer a keep-alive ping; connection ended",
+                ));
             }
         };
         if n == 0 {
@@ -551,6 +560,42 @@ enum Prepared {
     Call(ClientRequest<'static>, Box<ContextParts>, Legacy),
 }
 
+/// Keep-alive (LEGACY-06, [`crate::Limits::keep_alive_interval`]): pings
+/// the client of a handshake-era connection every interval; any answer (an
+/// error too) proves it alive, none within the timeout ends the connection
+/// (`serve_stdio` returns a timed-out I/O error). The modern era has no
+/// server-to-client requests, so nothing is sent there.
+fn start_keep_alive(conn: &Arc<Conn>) {
+    let Some(interval) = conn.shared.limits.keep_alive_interval else {
+        return;
+    };
+    let timeout = conn.shared.limits.keep_alive_timeout;
+    let weak = Arc::downgrade(conn);
+    tokio::spawn(async move {
+        let start = tokio::time::Instant::now() + interval;
+        let mut tick =
+            tokio::time::interval_at(start, interval.max(std::time::Duration::from_millis(1)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            let Some(conn) = weak.upgrade() else { return };
+            if conn.tx.is_closed() || conn.dead.is_cancelled() {
+                return;
+            }
+            let ping =
+                StdioRequester(conn.clone()).request("ping", Value::Object(Default::default()));
+            if tokio::time::timeout(timeout, ping).await.is_err() {
+                tracing::warn!(
+                    ?timeout,
+                    "the client did not answer a keep-alive ping; ending the connection"
+                );
+                conn.dead.cancel();
+                return;
+            }
+        }
+    });
+}
+
 /// Forwards list changes and resource updates to the handshake-era session
 /// of this process (ERA-12), until stdout is gone.
 fn forward_session_changes(conn: &Arc<Conn>, session: Arc<SessionState>) {
@@ -655,6 +700,7 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                 };
                 if first {
                     forward_session_changes(conn, session);
+                    start_keep_alive(conn);
                 }
                 return Ok(Prepared::Reply(Bytes::from(to_vec(&OutgoingResult::new(
                     &req.id, &result,
