@@ -675,13 +675,22 @@ fn login_failure_and_logout_all() {
     let base = http.url.trim_end_matches("/mcp").to_owned();
     let login = ["login".to_owned(), http.url.clone(), "--no-browser".into()];
     let r = run_with(&login, "", &env);
-    assert_eq!(
-        (r.code, r.stdout.as_str(), r.stderr.clone()),
-        (
-            6,
-            "",
-            format!("mcp: {base}/.well-known/oauth-protected-resource answered 404 Not Found\n")
-        )
+    assert_eq!((r.code, r.stdout.as_str()), (6, ""), "{}", r.stderr);
+    // No authorization at all: the missing PRM is named, and so is the
+    // 2025-03-26 fallback (LEGACY-26) that was tried after it.
+    assert!(
+        r.stderr.contains(&format!(
+            "{base}/.well-known/oauth-protected-resource answered 404 Not Found"
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains(&format!(
+            "the 2025-03-26 default endpoints at {base} were tried"
+        )),
+        "{}",
+        r.stderr
     );
     let tokens = cfg.join("mcp").join("tokens");
     assert!(!tokens.exists());

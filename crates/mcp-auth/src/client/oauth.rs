@@ -212,6 +212,11 @@ struct Session {
     /// (LEGACY-26), and the request carries no RFC 8707 `resource` (that
     /// revision's servers predate it; the TypeScript client omits it too).
     legacy: bool,
+    /// Set when the fallback found no metadata at all and guessed the
+    /// default endpoints: what to add to an error from them, so a server
+    /// that simply has no authorization is not reported as a broken
+    /// `/register`.
+    guessed: Option<String>,
     issuer: Option<String>,
     meta: Option<AuthServerMetadata>,
     client: Option<Arc<dyn ClientAuthentication>>,
@@ -401,7 +406,7 @@ impl OAuthClient {
             // No PRM anywhere (not a mismatch, not a policy refusal): a
             // 2025-03-26 server, whose AS is found at its origin.
             Err(e) if e.kind() == &OAuthErrorKind::Discovery && from_challenge.is_none() => {
-                let (prm, meta) = legacy_discovery(&self.cfg.http, &self.cfg.server_url)
+                let (prm, meta, guessed) = legacy_discovery(&self.cfg.http, &self.cfg.server_url)
                     .await
                     .map_err(|l| {
                         OAuthError::discovery(format!(
@@ -409,7 +414,13 @@ impl OAuthClient {
                         ))
                     })?;
                 tracing::info!(issuer = %meta.issuer, "no protected resource metadata; using the 2025-03-26 authorization base URL (LEGACY-26)");
-                (prm, Some(meta))
+                let note = guessed.then(|| {
+                    format!(
+                        "the server publishes no protected resource metadata ({e}) and no authorization-server metadata, so the 2025-03-26 default endpoints at {} were tried",
+                        meta.issuer
+                    )
+                });
+                (prm, Some((meta, note)))
             }
             Err(e) => return Err(e),
         };
@@ -426,13 +437,14 @@ impl OAuthClient {
             tracing::info!(from = ?s.issuer, to = %issuer, "the resource moved to another authorization server");
         }
         let legacy = legacy_meta.is_some();
-        let meta = match legacy_meta {
-            Some(m) => m,
-            None => fetch_as(&self.cfg.http, &issuer).await?,
+        let (meta, guessed) = match legacy_meta {
+            Some((m, note)) => (m, note),
+            None => (fetch_as(&self.cfg.http, &issuer).await?, None),
         };
         *s = Session {
             prm: Some(prm),
             legacy,
+            guessed,
             issuer: Some(issuer),
             meta: Some(meta),
             ..Session::default()
@@ -581,6 +593,21 @@ impl OAuthClient {
     /// Obtains a new token for `scopes` (authorization code + PKCE, or the
     /// configured grant) and stores it.
     async fn obtain(&self, s: &mut Session, scopes: Option<Vec<String>>) -> Result<(), OAuthError> {
+        let r = self.obtain_inner(s, scopes).await;
+        match (r, &s.guessed) {
+            (Err(e), Some(note)) => Err(OAuthError::new(
+                e.kind().clone(),
+                format!("{}; {note}", e.message()),
+            )),
+            (r, _) => r,
+        }
+    }
+
+    async fn obtain_inner(
+        &self,
+        s: &mut Session,
+        scopes: Option<Vec<String>>,
+    ) -> Result<(), OAuthError> {
         let meta = s
             .meta
             .clone()
@@ -882,12 +909,12 @@ const LEGACY_REVISION: &str = "2025-03-26";
 /// `/token` and `/register`. Default endpoints come with no metadata to
 /// say PKCE S256 is supported; that revision makes PKCE mandatory, so it
 /// is assumed (and still used). Returns a PRM standing in for the missing
-/// one (the server URL as resource, the base as the only AS) and the AS
-/// metadata.
+/// one (the server URL as resource, the base as the only AS), the AS
+/// metadata, and whether it was guessed (the default endpoints).
 pub(crate) async fn legacy_discovery(
     http: &HttpClient,
     server_url: &str,
-) -> Result<(ResourceMetadata, AuthServerMetadata), OAuthError> {
+) -> Result<(ResourceMetadata, AuthServerMetadata, bool), OAuthError> {
     let (base, _) = super::metadata::split_url(server_url)?;
     let url = format!("{base}/.well-known/oauth-authorization-server");
     let req = http::Request::builder()
@@ -898,6 +925,7 @@ pub(crate) async fn legacy_discovery(
         .body(bytes::Bytes::new())
         .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
     let r = http.send(req).await?;
+    let guessed = !r.status.is_success();
     let meta = if r.status.is_success() {
         let meta = r.json::<AuthServerMetadata>()?;
         // RFC 8414 §3.3; a trailing slash on the base is the same issuer.
@@ -937,7 +965,7 @@ pub(crate) async fn legacy_discovery(
         scopes_supported: None,
         extra: serde_json::Map::new(),
     };
-    Ok((prm, meta))
+    Ok((prm, meta, guessed))
 }
 
 /// Fetches and validates AS metadata (AUTH-07, AUTH-08).
