@@ -65,6 +65,67 @@ impl OAuthError {
         &self.message
     }
 
+    /// Whether a URL was refused by the network policy.
+    pub fn is_policy(&self) -> bool {
+        self.kind == OAuthErrorKind::Policy
+    }
+
+    /// Whether the HTTP exchange failed.
+    pub fn is_network(&self) -> bool {
+        self.kind == OAuthErrorKind::Network
+    }
+
+    /// Whether metadata could not be found or was unusable.
+    pub fn is_discovery(&self) -> bool {
+        self.kind == OAuthErrorKind::Discovery
+    }
+
+    /// Whether the PRM `resource` does not identify the server (AUTH-06).
+    pub fn is_resource_mismatch(&self) -> bool {
+        self.kind == OAuthErrorKind::ResourceMismatch
+    }
+
+    /// Whether the AS metadata `issuer` differs from the issuer used
+    /// (AUTH-08).
+    pub fn is_issuer_mismatch(&self) -> bool {
+        self.kind == OAuthErrorKind::IssuerMismatch
+    }
+
+    /// Whether the authorization server lacks PKCE `S256` (AUTH-23).
+    pub fn is_pkce(&self) -> bool {
+        self.kind == OAuthErrorKind::Pkce
+    }
+
+    /// Whether no client identity could be obtained.
+    pub fn is_registration(&self) -> bool {
+        self.kind == OAuthErrorKind::Registration
+    }
+
+    /// Whether the authorization step failed.
+    pub fn is_authorization(&self) -> bool {
+        self.kind == OAuthErrorKind::Authorization
+    }
+
+    /// Whether the token endpoint refused or answered badly.
+    pub fn is_token(&self) -> bool {
+        matches!(self.kind, OAuthErrorKind::Token { .. })
+    }
+
+    /// Whether the step-up attempt limit was reached (AUTH-19).
+    pub fn is_step_up_limit(&self) -> bool {
+        self.kind == OAuthErrorKind::StepUpLimit
+    }
+
+    /// Whether the token store failed.
+    pub fn is_storage(&self) -> bool {
+        self.kind == OAuthErrorKind::Storage
+    }
+
+    /// Whether the client was configured wrongly.
+    pub fn is_config(&self) -> bool {
+        self.kind == OAuthErrorKind::Config
+    }
+
     pub(crate) fn policy(m: impl Into<String>) -> Self {
         Self::new(OAuthErrorKind::Policy, m)
     }

@@ -156,10 +156,24 @@ impl HttpClient {
 
     /// `GET url` with `Accept: application/json`.
     pub async fn get(&self, url: &str) -> Result<HttpResponse, OAuthError> {
-        let req = Request::builder()
+        self.get_with_headers(url, &[]).await
+    }
+
+    /// `GET url` with `Accept: application/json` and extra `headers`
+    /// (e.g. `MCP-Protocol-Version` during discovery, LEGACY-26).
+    pub async fn get_with_headers(
+        &self,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<HttpResponse, OAuthError> {
+        let mut b = Request::builder()
             .method(Method::GET)
             .uri(url)
-            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::ACCEPT, "application/json");
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        let req = b
             .body(Bytes::new())
             .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
         self.send(req).await
