@@ -7,7 +7,10 @@
 //! per-issuer credentials, migration), AUTH-17/19 (scopes, step-up and its
 //! bound), AUTH-20 (bearer on every request), AUTH-22 (resource in both
 //! requests), AUTH-23 (PKCE S256), AUTH-24/26 (iss, state), AUTH-27
-//! (refresh keeps the old refresh token), AUTH-28 (SSRF policy, file store).
+//! (refresh keeps the old refresh token), AUTH-28 (SSRF policy, file store),
+//! LEGACY-26/28 (a 2025-03-26 server without PRM: AS metadata at its
+//! origin or the default endpoints, `MCP-Protocol-Version` on discovery, no
+//! `resource`; no fallback for servers known to be newer).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -64,6 +67,10 @@ struct Cfg {
     publish_prm: bool,
     /// Publish AS metadata at all (else only the default endpoints exist).
     publish_as_metadata: bool,
+    /// Path prefix of the AS endpoints (default: the issuer path).
+    endpoint_path: Option<String>,
+    /// Speak the 2025-03-26 handshake era on /mcp (`initialize`).
+    legacy_mcp: bool,
 }
 
 impl Default for Cfg {
@@ -89,6 +96,8 @@ impl Default for Cfg {
             withhold: None,
             publish_prm: true,
             publish_as_metadata: true,
+            endpoint_path: None,
+            legacy_mcp: false,
         }
     }
 }
@@ -97,6 +106,8 @@ impl Default for Cfg {
 struct Log {
     /// "METHOD path" of every request.
     requests: Vec<String>,
+    /// The `MCP-Protocol-Version` header of every request, in order.
+    protocol_versions: Vec<Option<String>>,
     /// Query of each authorization request.
     authorizations: Vec<HashMap<String, String>>,
     /// (form, authorization header) of each token request.
@@ -200,13 +211,15 @@ impl Mock {
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
         let body = req.into_body().collect().await.unwrap().to_bytes();
-        self.log
-            .lock()
-            .unwrap()
-            .requests
-            .push(format!("{method} {path}"));
+        {
+            let mut l = self.log.lock().unwrap();
+            l.requests.push(format!("{method} {path}"));
+            l.protocol_versions.push(mcp_version.clone());
+        }
         let cfg = self.cfg();
         let ip = cfg.issuer_path.clone();
+        // Where the AS endpoints live (codes and tokens stay per issuer).
+        let ep = cfg.endpoint_path.clone().unwrap_or_else(|| ip.clone());
         let resource = cfg.resource.clone().unwrap_or_else(|| self.url());
         let prm = || {
             let mut v = json!({"resource": resource, "authorization_servers": [self.issuer()]});
@@ -236,7 +249,7 @@ impl Mock {
                     .as_metadata_versions
                     .push(mcp_version.clone());
                 let iss = cfg.metadata_issuer.clone().unwrap_or_else(|| self.issuer());
-                let b = self.issuer();
+                let b = format!("{}{ep}", self.base);
                 let mut v = json!({
                     "issuer": iss,
                     "authorization_endpoint": format!("{b}/authorize"),
@@ -257,7 +270,7 @@ impl Mock {
                 }
                 json_resp(200, &v)
             }
-            ("POST", p) if p == format!("{ip}/register") => {
+            ("POST", p) if p == format!("{ep}/register") => {
                 let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let id = self.next(&format!("client{ip}"));
                 self.log
@@ -273,7 +286,7 @@ impl Mock {
                 }
                 json_resp(201, &out)
             }
-            ("GET", p) if p == format!("{ip}/authorize") => {
+            ("GET", p) if p == format!("{ep}/authorize") => {
                 let q: HashMap<String, String> = form::parse(&query).into_iter().collect();
                 self.log.lock().unwrap().authorizations.push(q.clone());
                 let code = self.next("code");
@@ -305,7 +318,7 @@ impl Mock {
                     .body(Full::new(Bytes::new()))
                     .unwrap()
             }
-            ("POST", p) if p == format!("{ip}/token") => {
+            ("POST", p) if p == format!("{ep}/token") => {
                 let f: HashMap<String, String> = form::parse(std::str::from_utf8(&body).unwrap())
                     .into_iter()
                     .collect();
@@ -401,7 +414,25 @@ impl Mock {
                 }
                 let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let id = msg["id"].clone();
+                if cfg.legacy_mcp && msg.get("id").is_none() {
+                    // A notification (`notifications/initialized`).
+                    return http::Response::builder()
+                        .status(202)
+                        .body(Full::new(Bytes::new()))
+                        .unwrap();
+                }
                 let result = match msg["method"].as_str() {
+                    Some("initialize") if cfg.legacy_mcp => json!({
+                        "protocolVersion": "2025-03-26",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "legacy", "version": "1"}
+                    }),
+                    Some("tools/list") if cfg.legacy_mcp => json!({
+                        "tools": [{"name": "echo", "inputSchema": {"type": "object"}}]
+                    }),
+                    Some("tools/call") if cfg.legacy_mcp => json!({
+                        "content": [{"type": "text", "text": "ok"}]
+                    }),
                     Some("tools/list") => json!({
                         "tools": [{"name": "echo", "inputSchema": {"type": "object"}}],
                         "resultType": "complete", "ttlMs": 0, "cacheScope": "private"
@@ -418,6 +449,11 @@ impl Mock {
                 };
                 json_resp(200, &json!({"jsonrpc": "2.0", "id": id, "result": result}))
             }
+            ("GET" | "DELETE", "/mcp") if cfg.legacy_mcp => http::Response::builder()
+                .status(405)
+                .header("allow", "POST")
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
             _ => json_resp(404, &json!({"error": "not found"})),
         }
     }
@@ -962,4 +998,239 @@ async fn ssrf_policy_blocks_metadata_urls() {
             .await
             .is_err()
     );
+}
+
+/// A 2025-03-26 server: no PRM anywhere, no `resource_metadata` in the
+/// challenge, the handshake era on /mcp.
+fn legacy_cfg() -> Cfg {
+    Cfg {
+        legacy_mcp: true,
+        ..legacy(true)
+    }
+}
+
+/// Like [`run`], in the handshake era (`initialize` first, as a 2025-03-26
+/// server expects).
+async fn run_legacy(mock: &Mock, oauth: Arc<OAuthClient>) -> Result<(), mcp_client::Error> {
+    let client = ClientBuilder::new("t", "1")
+        .era(EraPreference::Handshake)
+        .http_auth(oauth)
+        .connect_url(&mock.url())
+        .await?;
+    let tools = client.list_tools().await?;
+    client.call_tool(&tools[0].name, None).await?;
+    client.close().await;
+    Ok(())
+}
+
+/// The index of `line` in the mock's request log.
+fn position(mock: &Mock, line: &str) -> Option<usize> {
+    mock.requests().iter().position(|r| r == line)
+}
+
+#[tokio::test]
+async fn legacy_server_with_as_metadata_at_its_origin() {
+    // LEGACY-26: no PRM → RFC 8414 metadata at the authorization base URL
+    // (the server URL without /mcp), whose endpoints are then used.
+    let mock = Mock::start(Cfg {
+        endpoint_path: Some("/oauth".into()),
+        ..legacy_cfg()
+    })
+    .await;
+    let o = Arc::new(oauth(&mock).build().unwrap());
+    run_legacy(&mock, o.clone()).await.unwrap();
+    assert_eq!(o.issuer().await.as_deref(), Some(mock.base.as_str()));
+    // PRM first (path-inserted, then root), then the AS metadata at the root.
+    let path_prm = position(&mock, "GET /.well-known/oauth-protected-resource/mcp").unwrap();
+    let root_prm = position(&mock, "GET /.well-known/oauth-protected-resource").unwrap();
+    let meta = position(&mock, "GET /.well-known/oauth-authorization-server").unwrap();
+    assert!(path_prm < root_prm && root_prm < meta);
+    // Only the RFC 8414 location (2025-03-26 knows no OIDC discovery).
+    assert!(
+        !mock
+            .requests()
+            .iter()
+            .any(|r| r.contains("openid-configuration"))
+    );
+    // The metadata's endpoints, not the defaults.
+    for line in [
+        "POST /oauth/register",
+        "GET /oauth/authorize",
+        "POST /oauth/token",
+    ] {
+        assert!(position(&mock, line).is_some(), "{line}");
+    }
+    for line in ["POST /register", "GET /authorize", "POST /token"] {
+        assert!(position(&mock, line).is_none(), "{line}");
+    }
+    let log = mock.log.lock().unwrap();
+    // PKCE S256 as always (the mock checks the verifier); LEGACY-28: no
+    // PRM, so no RFC 8707 resource in either request.
+    let a = &log.authorizations[0];
+    assert_eq!(a["code_challenge_method"], "S256");
+    assert!(!a.contains_key("resource"), "{a:?}");
+    assert!(!a.contains_key("scope"), "{a:?}");
+    assert!(!log.token_requests[0].0.contains_key("resource"));
+    // Every MCP request after the first 401 carried the token (AUTH-20).
+    assert_eq!(log.mcp_auth[0], None);
+    assert!(
+        log.mcp_auth[1..]
+            .iter()
+            .all(|h| h.as_deref().is_some_and(|v| v.starts_with("Bearer at-")))
+    );
+}
+
+#[tokio::test]
+async fn legacy_login_with_default_endpoints_is_stored_and_revocable() {
+    // LEGACY-26: no PRM and no AS metadata → {base}/register (DCR),
+    // {base}/authorize and {base}/token; `mcp login`'s path (login()), then
+    // the stored token is used and found again for revocation.
+    let mock = Mock::start(Cfg {
+        publish_as_metadata: false,
+        ..legacy_cfg()
+    })
+    .await;
+    let store = Arc::new(mcp_auth::client::MemoryStore::new());
+    let o = oauth(&mock).store(store.clone()).build().unwrap();
+    o.login().await.unwrap();
+    assert_eq!(o.issuer().await.as_deref(), Some(mock.base.as_str()));
+    let meta = position(&mock, "GET /.well-known/oauth-authorization-server").unwrap();
+    let register = position(&mock, "POST /register").unwrap();
+    let authorize = position(&mock, "GET /authorize").unwrap();
+    let token = position(&mock, "POST /token").unwrap();
+    assert!(meta < register && register < authorize && authorize < token);
+    {
+        let log = mock.log.lock().unwrap();
+        assert_eq!(log.registrations.len(), 1);
+        assert_eq!(log.registrations[0].1["application_type"], "native");
+        let a = &log.authorizations[0];
+        assert_eq!(a["code_challenge_method"], "S256");
+        assert!(!a["code_challenge"].is_empty());
+        assert!(a["client_id"].starts_with("client"));
+        assert!(!a.contains_key("resource"));
+        let (t, _) = &log.token_requests[0];
+        assert_eq!(t["grant_type"], "authorization_code");
+        assert!(!t.contains_key("resource"));
+    }
+    // The stored credentials serve the MCP session without a new login.
+    let o = Arc::new(oauth(&mock).store(store.clone()).build().unwrap());
+    run_legacy(&mock, o).await.unwrap();
+    assert_eq!(mock.log.lock().unwrap().authorizations.len(), 1);
+    // Revocation finds the same store entry (issuer = the origin).
+    let http = HttpClient::new(NetPolicy::loopback_allowed());
+    let report = mcp_auth::client::revoke_stored(&http, &mock.url(), store.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(report.key.issuer, mock.base);
+    assert_eq!(report.key.resource, mock.url());
+    assert!(report.had_token);
+    // No metadata, so no revocation endpoint: a warning, not an error.
+    assert!(report.revoked.is_empty());
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+}
+
+#[tokio::test]
+async fn legacy_discovery_sends_mcp_protocol_version() {
+    // LEGACY-26: MCP-Protocol-Version on the metadata discovery request:
+    // 2025-03-26 when the server's version is unknown, else the known one.
+    for (known, expected) in [(None, "2025-03-26"), (Some("2025-03-26"), "2025-03-26")] {
+        let mock = Mock::start(legacy_cfg()).await;
+        let mut b = oauth(&mock);
+        if let Some(v) = known {
+            b = b.protocol_version(v);
+        }
+        b.build().unwrap().login().await.unwrap();
+        let log = mock.log.lock().unwrap();
+        let i = log
+            .requests
+            .iter()
+            .position(|r| r == "GET /.well-known/oauth-authorization-server")
+            .unwrap();
+        assert_eq!(log.protocol_versions[i].as_deref(), Some(expected));
+    }
+    // Without metadata too (the request that finds none carries it).
+    let mock = Mock::start(Cfg {
+        publish_as_metadata: false,
+        ..legacy_cfg()
+    })
+    .await;
+    run_legacy(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
+    let log = mock.log.lock().unwrap();
+    let i = log
+        .requests
+        .iter()
+        .position(|r| r == "GET /.well-known/oauth-authorization-server")
+        .unwrap();
+    assert_eq!(log.protocol_versions[i].as_deref(), Some("2025-03-26"));
+}
+
+#[tokio::test]
+async fn legacy_metadata_issuer_must_be_the_origin() {
+    // LEGACY-26 + AUTH-08 (RFC 8414 §3.3): the origin's metadata naming
+    // another issuer is refused; the defaults are not tried instead.
+    let mock = Mock::start(legacy_cfg()).await;
+    mock.set(|c| c.metadata_issuer = Some(format!("{}/", mock.base)));
+    let e = oauth(&mock).build().unwrap().login().await.unwrap_err();
+    assert!(e.is_issuer_mismatch(), "{e}");
+    assert!(mock.log.lock().unwrap().registrations.is_empty());
+    assert!(mock.log.lock().unwrap().authorizations.is_empty());
+}
+
+#[tokio::test]
+async fn no_fallback_for_modern_servers_without_prm() {
+    // LEGACY-26 applies only to 2025-03-26 (or not yet known) servers: a
+    // server known to speak 2025-06-18+ must have PRM (AUTH-03, LEGACY-27),
+    // and so must one naming a PRM URL in its challenge. The same server
+    // with an unknown version is taken for a 2025-03-26 one.
+    let mock = Mock::start(legacy_cfg()).await;
+    for v in ["2025-06-18", "2025-11-25", "2026-07-28"] {
+        let e = oauth(&mock)
+            .protocol_version(v)
+            .build()
+            .unwrap()
+            .login()
+            .await
+            .unwrap_err();
+        assert!(e.is_discovery(), "{e}");
+        assert_eq!(
+            e.message(),
+            format!(
+                "{}/.well-known/oauth-protected-resource answered 404 Not Found",
+                mock.base
+            )
+        );
+    }
+    let stateless = oauth(&mock).protocol_version("2026-07-28").build().unwrap();
+    mock.set(|c| c.legacy_mcp = false);
+    let e = run(&mock, Arc::new(stateless)).await.unwrap_err();
+    assert!(e.is_auth(), "{e}");
+    assert!(
+        !mock
+            .requests()
+            .iter()
+            .any(|r| r.contains("authorization-server") || r.contains("authorize"))
+    );
+    // A PRM URL in the challenge that answers 404: no fallback either.
+    mock.set(|c| c.rm_in_challenge = true);
+    let e = run(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap_err();
+    assert!(e.is_auth(), "{e}");
+    assert!(
+        !mock
+            .requests()
+            .iter()
+            .any(|r| r.contains("authorization-server") || r.contains("authorize"))
+    );
+    // Version unknown, no PRM: LEGACY-26.
+    mock.set(|c| {
+        c.rm_in_challenge = false;
+        c.legacy_mcp = true;
+    });
+    run_legacy(&mock, Arc::new(oauth(&mock).build().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(mock.log.lock().unwrap().authorizations.len(), 1);
 }

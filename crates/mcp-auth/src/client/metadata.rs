@@ -141,6 +141,68 @@ pub fn as_metadata_urls(issuer: &str) -> Result<Vec<String>, OAuthError> {
     }
 }
 
+/// The protocol revision whose authorization discovery LEGACY-26 follows.
+pub const LEGACY_PROTOCOL_VERSION: &str = "2025-03-26";
+
+/// Whether the LEGACY-26 discovery fallback may apply to a server known to
+/// speak `version` (`None`: not known yet, as on first contact, where the
+/// 401 comes before any `initialize` answer).
+///
+/// Revisions up to 2025-03-26 predate Protected Resource Metadata; from
+/// 2025-06-18 a server MUST publish it (AUTH-03, LEGACY-27), so without it
+/// there is nothing to fall back to. A version that is not a
+/// `YYYY-MM-DD` date (a draft name) counts as newer.
+pub fn legacy_discovery_applies(version: Option<&str>) -> bool {
+    let Some(v) = version else { return true };
+    let date = v.len() == 10
+        && v.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            _ => b.is_ascii_digit(),
+        });
+    // YYYY-MM-DD strings order like the dates they name.
+    date && v <= LEGACY_PROTOCOL_VERSION
+}
+
+/// LEGACY-26: the *authorization base URL* of the MCP endpoint
+/// `server_url`: the URL with its path (and query) removed,
+/// `scheme://authority`, no trailing slash. It is the issuer of a
+/// 2025-03-26 server's authorization server.
+pub fn authorization_base_url(server_url: &str) -> Result<String, OAuthError> {
+    Ok(split_url(server_url)?.0)
+}
+
+/// LEGACY-26: where a 2025-03-26 client looks for the AS metadata of the
+/// authorization base URL `base`: `{base}/.well-known/oauth-authorization-server`
+/// (RFC 8414 only; the OpenID Connect location came with 2025-06-18).
+pub fn legacy_as_metadata_url(base: &str) -> String {
+    format!("{base}/.well-known/oauth-authorization-server")
+}
+
+/// LEGACY-26: the metadata a 2025-03-26 client assumes when the
+/// authorization base URL `base` publishes none: `{base}/authorize`,
+/// `{base}/token` and `{base}/register`, issuer `base`.
+///
+/// Nothing else is known: no `code_challenge_methods_supported` (the
+/// client still uses PKCE `S256`, which 2025-03-26 makes mandatory, but
+/// cannot check support beforehand, so AUTH-23's refusal does not apply),
+/// no RFC 9207 `iss` support (an `iss` in the callback is still compared),
+/// no CIMD, no scopes.
+pub fn legacy_default_metadata(base: &str) -> AuthServerMetadata {
+    AuthServerMetadata {
+        issuer: base.to_owned(),
+        authorization_endpoint: Some(format!("{base}/authorize")),
+        token_endpoint: Some(format!("{base}/token")),
+        registration_endpoint: Some(format!("{base}/register")),
+        scopes_supported: None,
+        grant_types_supported: None,
+        code_challenge_methods_supported: None,
+        token_endpoint_auth_methods_supported: None,
+        authorization_response_iss_parameter_supported: false,
+        client_id_metadata_document_supported: false,
+        extra: serde_json::Map::new(),
+    }
+}
+
 /// `scheme://host[:port]` lower-cased, default ports dropped, and the path
 /// without a trailing slash (AUTH-22's canonical form, for comparison).
 fn canonical(url: &str) -> Option<(String, String, Option<u16>, String)> {
@@ -234,6 +296,48 @@ mod tests {
             ]
         );
         assert_eq!(as_metadata_urls("https://as.example/").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn legacy_fallback_is_for_2025_03_26_and_unknown_versions() {
+        // LEGACY-26 / LEGACY-27
+        assert!(legacy_discovery_applies(None));
+        assert!(legacy_discovery_applies(Some("2025-03-26")));
+        assert!(legacy_discovery_applies(Some("2024-11-05")));
+        assert!(!legacy_discovery_applies(Some("2025-06-18")));
+        assert!(!legacy_discovery_applies(Some("2025-11-25")));
+        assert!(!legacy_discovery_applies(Some("2026-07-28")));
+        assert!(!legacy_discovery_applies(Some("DRAFT-2026-v1")));
+        assert!(!legacy_discovery_applies(Some("2025-3-26")));
+        assert!(!legacy_discovery_applies(Some("")));
+    }
+
+    #[test]
+    fn legacy_urls_use_the_authorization_base_url() {
+        // LEGACY-26: the server URL with the path removed.
+        let base = authorization_base_url("https://api.example.com:8443/v1/mcp?x=1").unwrap();
+        assert_eq!(base, "https://api.example.com:8443");
+        assert_eq!(
+            legacy_as_metadata_url(&base),
+            "https://api.example.com:8443/.well-known/oauth-authorization-server"
+        );
+        let m = legacy_default_metadata(&base);
+        assert_eq!(m.issuer, base);
+        assert_eq!(
+            m.authorization_endpoint.as_deref(),
+            Some("https://api.example.com:8443/authorize")
+        );
+        assert_eq!(
+            m.token_endpoint.as_deref(),
+            Some("https://api.example.com:8443/token")
+        );
+        assert_eq!(
+            m.registration_endpoint.as_deref(),
+            Some("https://api.example.com:8443/register")
+        );
+        assert!(!m.authorization_response_iss_parameter_supported);
+        assert!(!m.client_id_metadata_document_supported);
+        assert!(authorization_base_url("not a url").is_err());
     }
 
     #[test]

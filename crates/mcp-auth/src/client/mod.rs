@@ -24,7 +24,10 @@
 //! ([`metadata`]: `resource_metadata` from the challenge, else the
 //! path-inserted then root well-known URL; the PRM `resource` must identify
 //! the server), AS metadata (RFC 8414 / OIDC with path insertion, exact
-//! `issuer`), client identity ([`registration`]: pre-registered → CIMD →
+//! `issuer`; for a 2025-03-26 server without PRM, LEGACY-26: RFC 8414
+//! metadata at the server's origin, else the default `/authorize`,
+//! `/token`, `/register` there, see
+//! [`OAuthClientBuilder::protocol_version`]), client identity ([`registration`]: pre-registered → CIMD →
 //! stored/dynamic registration), the authorization-code grant with PKCE
 //! `S256` ([`pkce`]) through an [`AuthorizationHandler`] ([`authorize`]:
 //! headless or loopback + browser), `state` and RFC 9207 `iss` checks, the

@@ -9,8 +9,9 @@ use super::form;
 use super::grant::{Grant, GrantContext};
 use super::http::HttpClient;
 use super::metadata::{
-    AuthServerMetadata, ResourceMetadata, as_metadata_urls, check_issuer, prm_urls,
-    resource_matches,
+    AuthServerMetadata, LEGACY_PROTOCOL_VERSION, ResourceMetadata, as_metadata_urls,
+    authorization_base_url, check_issuer, legacy_as_metadata_url, legacy_default_metadata,
+    legacy_discovery_applies, prm_urls, resource_matches,
 };
 use super::net::NetPolicy;
 use super::pkce::{Pkce, random_token};
@@ -47,6 +48,7 @@ pub struct OAuthClientBuilder {
     refresh_skew: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
+    protocol_version: Option<String>,
 }
 
 impl std::fmt::Debug for OAuthClientBuilder {
@@ -57,6 +59,7 @@ impl std::fmt::Debug for OAuthClientBuilder {
             .field("client_metadata_url", &self.client_metadata_url)
             .field("pre_registered", &self.pre_registered)
             .field("max_step_ups", &self.max_step_ups)
+            .field("protocol_version", &self.protocol_version)
             .finish_non_exhaustive()
     }
 }
@@ -77,6 +80,7 @@ impl OAuthClientBuilder {
             refresh_skew: DEFAULT_REFRESH_SKEW,
             proof: None,
             grant: None,
+            protocol_version: None,
         }
     }
 
@@ -152,6 +156,24 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// The protocol version the server is known to speak (e.g. negotiated
+    /// in an earlier session). Unknown by default: the first 401 comes
+    /// before any `initialize` answer, and the version the client offers
+    /// says nothing about the server's.
+    ///
+    /// It decides whether a server without Protected Resource Metadata is
+    /// taken for a 2025-03-26 server (LEGACY-26): when the version is
+    /// unknown, 2025-03-26 or older, the client then looks for AS metadata
+    /// at the server's origin, else uses the default `/authorize`, `/token`
+    /// and `/register` there, and sends this version (default
+    /// `2025-03-26`) as `MCP-Protocol-Version` on that discovery request.
+    /// With 2025-06-18 or newer, which require PRM (AUTH-03, LEGACY-27),
+    /// missing PRM is an error.
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
+    }
+
     /// Checks the configuration and builds the client.
     pub fn build(self) -> Result<OAuthClient, OAuthError> {
         super::metadata::split_url(&self.server_url)?;
@@ -180,6 +202,7 @@ impl OAuthClientBuilder {
                 refresh_skew: self.refresh_skew,
                 proof: self.proof,
                 grant: self.grant,
+                protocol_version: self.protocol_version,
             },
             session: tokio::sync::Mutex::new(Session::default()),
             step_ups: AtomicU32::new(0),
@@ -200,6 +223,7 @@ struct Config {
     refresh_skew: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
+    protocol_version: Option<String>,
 }
 
 /// What the client knows about the current resource and its AS. Client
@@ -207,18 +231,17 @@ struct Config {
 /// (AUTH-09, AUTH-14).
 #[derive(Default)]
 struct Session {
+    /// The PRM document; `None` for a 2025-03-26 server (LEGACY-26).
     prm: Option<ResourceMetadata>,
-    /// No PRM was published: the 2025-03-26 fallback found the AS
-    /// (LEGACY-26), and the request carries no RFC 8707 `resource` (that
-    /// revision's servers predate it; the TypeScript client omits it too).
-    legacy: bool,
-    /// Set when the fallback found no metadata at all and guessed the
-    /// default endpoints: what to add to an error from them, so a server
-    /// that simply has no authorization is not reported as a broken
-    /// `/register`.
-    guessed: Option<String>,
+    /// What credentials are stored under: the PRM `resource`, or the
+    /// server URL (LEGACY-26).
+    resource: Option<String>,
     issuer: Option<String>,
     meta: Option<AuthServerMetadata>,
+    /// LEGACY-26: `meta` holds the assumed default endpoints. What to add
+    /// to an error from them, so a server that simply has no
+    /// authorization is not reported as a broken `/register`.
+    default_endpoints: Option<String>,
     client: Option<Arc<dyn ClientAuthentication>>,
     registered: Option<StoredClient>,
     token: Option<StoredToken>,
@@ -229,8 +252,15 @@ impl Session {
     fn key(&self) -> Option<StoreKey> {
         Some(StoreKey {
             issuer: self.issuer.clone()?,
-            resource: self.prm.as_ref()?.resource.clone(),
+            resource: self.resource.clone()?,
         })
+    }
+
+    /// LEGACY-28: RFC 8707 `resource` is sent when the PRM was found (a
+    /// server of 2025-06-18 or newer always has one; without it the client
+    /// is on the 2025-03-26 path, which has no resource indicators).
+    fn resource_indicator(&self) -> Option<String> {
+        self.prm.as_ref().map(|p| p.resource.clone())
     }
 }
 
@@ -395,58 +425,32 @@ impl OAuthClient {
         s: &mut Session,
         from_challenge: Option<&str>,
     ) -> Result<(), OAuthError> {
-        let (prm, legacy_meta) = match fetch_prm(
+        let version = self.cfg.protocol_version.as_deref();
+        let found = discover_resource(
             &self.cfg.http,
             &self.cfg.server_url,
             from_challenge,
+            version,
         )
-        .await
-        {
-            Ok(prm) => (prm, None),
-            // No PRM anywhere (not a mismatch, not a policy refusal): a
-            // 2025-03-26 server, whose AS is found at its origin.
-            Err(e) if e.kind() == &OAuthErrorKind::Discovery && from_challenge.is_none() => {
-                let (prm, meta, guessed) = legacy_discovery(&self.cfg.http, &self.cfg.server_url)
-                    .await
-                    .map_err(|l| {
-                        OAuthError::discovery(format!(
-                            "{e}; the 2025-03-26 fallback failed too: {l}"
-                        ))
-                    })?;
-                tracing::info!(issuer = %meta.issuer, "no protected resource metadata; using the 2025-03-26 authorization base URL (LEGACY-26)");
-                let note = guessed.then(|| {
-                    format!(
-                        "the server publishes no protected resource metadata ({e}) and no authorization-server metadata, so the 2025-03-26 default endpoints at {} were tried",
-                        meta.issuer
-                    )
-                });
-                (prm, Some((meta, note)))
-            }
-            Err(e) => return Err(e),
-        };
-        // AUTH-09: RFC 9728 §7.6 leaves the choice to the client; the first.
-        let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
-            OAuthError::discovery("the protected resource metadata lists no authorization server")
-        })?;
-        let same_resource = s.prm.as_ref().is_some_and(|p| p.resource == prm.resource);
-        if s.issuer.as_deref() == Some(issuer.as_str()) && s.meta.is_some() && same_resource {
-            s.prm = Some(prm);
+        .await?;
+        let unchanged = s.issuer.as_deref() == Some(found.issuer.as_str())
+            && s.resource.as_deref() == Some(found.resource.as_str())
+            && s.prm.is_some() == found.prm.is_some()
+            && s.meta.is_some();
+        if unchanged {
+            s.prm = found.prm;
             return Ok(());
         }
         if s.issuer.is_some() {
-            tracing::info!(from = ?s.issuer, to = %issuer, "the resource moved to another authorization server");
+            tracing::info!(from = ?s.issuer, to = %found.issuer, "the resource moved to another authorization server");
         }
-        let legacy = legacy_meta.is_some();
-        let (meta, guessed) = match legacy_meta {
-            Some((m, note)) => (m, note),
-            None => (fetch_as(&self.cfg.http, &issuer).await?, None),
-        };
+        let meta = discover_as(&self.cfg.http, &found, version).await?;
         *s = Session {
-            prm: Some(prm),
-            legacy,
-            guessed,
-            issuer: Some(issuer),
-            meta: Some(meta),
+            prm: found.prm,
+            resource: Some(found.resource),
+            issuer: Some(found.issuer),
+            meta: Some(meta.meta),
+            default_endpoints: meta.defaults,
             ..Session::default()
         };
         if let Some(key) = s.key() {
@@ -555,16 +559,13 @@ impl OAuthClient {
                 Some(c) => c,
                 None => self.ensure_client(s, None).await?,
             };
-            let resource = s
-                .prm
-                .as_ref()
-                .map(|p| p.resource.clone())
-                .unwrap_or_default();
-            let params = vec![
+            let mut params = vec![
                 ("grant_type".to_owned(), "refresh_token".to_owned()),
                 ("refresh_token".to_owned(), rt.clone()),
-                ("resource".to_owned(), resource),
             ];
+            if let Some(resource) = s.resource_indicator() {
+                params.push(("resource".to_owned(), resource));
+            }
             token_request(
                 &self.cfg.http,
                 &ctx,
@@ -594,7 +595,7 @@ impl OAuthClient {
     /// configured grant) and stores it.
     async fn obtain(&self, s: &mut Session, scopes: Option<Vec<String>>) -> Result<(), OAuthError> {
         let r = self.obtain_inner(s, scopes).await;
-        match (r, &s.guessed) {
+        match (r, &s.default_endpoints) {
             (Err(e), Some(note)) => Err(OAuthError::new(
                 e.kind().clone(),
                 format!("{}; {note}", e.message()),
@@ -614,10 +615,11 @@ impl OAuthClient {
             .ok_or_else(|| OAuthError::discovery("no AS metadata"))?;
         let issuer = meta.issuer.clone();
         let resource = s
-            .prm
-            .as_ref()
-            .map(|p| p.resource.clone())
-            .ok_or_else(|| OAuthError::discovery("no protected resource metadata"))?;
+            .resource
+            .clone()
+            .ok_or_else(|| OAuthError::discovery("no protected resource"))?;
+        // LEGACY-28: only with PRM.
+        let indicator = s.resource_indicator();
         let ctx = self.endpoint_ctx(s)?;
         let requested = scopes.clone().unwrap_or_default();
         if let Some(grant) = &self.cfg.grant {
@@ -641,7 +643,11 @@ impl OAuthClient {
             self.save(s);
             return Ok(());
         }
-        meta.require_s256()?; // AUTH-23
+        if s.default_endpoints.is_none() {
+            // AUTH-23. Without metadata (LEGACY-26) there is nothing to
+            // check; S256 is used all the same.
+            meta.require_s256()?;
+        }
         let authorization_endpoint = meta.authorization_endpoint.clone().ok_or_else(|| {
             OAuthError::discovery(format!("{issuer} publishes no authorization_endpoint"))
         })?;
@@ -664,11 +670,10 @@ impl OAuthClient {
             ("state".to_owned(), state.clone()),
             ("code_challenge".to_owned(), pkce.challenge.clone()),
             ("code_challenge_method".to_owned(), Pkce::METHOD.to_owned()),
-            // AUTH-22: exactly as the PRM publishes it.
-            ("resource".to_owned(), resource.clone()),
         ];
-        if s.legacy {
-            q.retain(|(k, _)| k != "resource");
+        if let Some(r) = &indicator {
+            // AUTH-22: exactly as the PRM publishes it.
+            q.push(("resource".to_owned(), r.clone()));
         }
         if let Some(sc) = &scopes {
             q.push(("scope".to_owned(), scope::join(sc)));
@@ -685,10 +690,9 @@ impl OAuthClient {
             ("code".to_owned(), code),
             ("code_verifier".to_owned(), pkce.verifier.clone()),
             ("redirect_uri".to_owned(), redirect_uri),
-            ("resource".to_owned(), resource),
         ];
-        if s.legacy {
-            params.retain(|(k, _)| k != "resource");
+        if let Some(r) = indicator {
+            params.push(("resource".to_owned(), r));
         }
         let resp = token_request(
             &self.cfg.http,
@@ -778,7 +782,7 @@ impl OAuthClient {
                     ),
                 ));
             }
-            if s.prm.is_none() || rm.is_some() {
+            if s.issuer.is_none() || rm.is_some() {
                 self.discover(&mut s, rm.as_deref()).await?;
             }
             let previous = s
@@ -860,13 +864,148 @@ impl HttpAuth for OAuthClient {
     }
 }
 
-/// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
-pub(crate) async fn fetch_prm(
+/// The `MCP-Protocol-Version` header (sent during LEGACY-26 discovery).
+const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// What a metadata lookup found: the document, or nothing because every
+/// URL tried answered a 4xx status (the error says which answered what).
+enum Lookup<T> {
+    Found(T),
+    Absent(OAuthError),
+}
+
+/// A protected resource and its authorization server, as discovered.
+pub(crate) struct Discovered {
+    /// The PRM document; `None` on the LEGACY-26 path.
+    pub(crate) prm: Option<ResourceMetadata>,
+    /// What credentials are stored under: the PRM `resource`, or on the
+    /// LEGACY-26 path the MCP server URL.
+    pub(crate) resource: String,
+    /// The AS issuer: the PRM's first `authorization_servers` entry
+    /// (AUTH-09), or on the LEGACY-26 path the authorization base URL.
+    pub(crate) issuer: String,
+    /// On the LEGACY-26 path: why the PRM was taken as absent.
+    legacy: Option<String>,
+}
+
+/// AS metadata as the flow uses it.
+pub(crate) struct DiscoveredAs {
+    /// The validated metadata, or the LEGACY-26 defaults.
+    pub(crate) meta: AuthServerMetadata,
+    /// When `meta` holds the LEGACY-26 default endpoints: a note saying
+    /// why (no PRM, no AS metadata), for errors from them.
+    pub(crate) defaults: Option<String>,
+}
+
+/// Finds the resource's authorization server: the PRM (AUTH-05, AUTH-06)
+/// and its first authorization server (AUTH-09).
+///
+/// LEGACY-26: when the server publishes no PRM (no `resource_metadata` in
+/// the challenge, every well-known URL answering 4xx) and `version` (what
+/// the server is known to speak) is unknown or 2025-03-26 or older, the
+/// server is taken for a 2025-03-26 server: its authorization server is at
+/// its authorization base URL (the URL without its path). Any other
+/// failure (a PRM named in the challenge but unusable, a resource mismatch,
+/// a network or policy error, a 5xx) is an error, as is missing PRM for a
+/// 2025-06-18+ server (AUTH-03, LEGACY-27).
+pub(crate) async fn discover_resource(
     http: &HttpClient,
     server_url: &str,
     from_challenge: Option<&str>,
-) -> Result<ResourceMetadata, OAuthError> {
+    version: Option<&str>,
+) -> Result<Discovered, OAuthError> {
+    let prm = match fetch_prm(http, server_url, from_challenge).await? {
+        Lookup::Found(prm) => prm,
+        Lookup::Absent(e) if from_challenge.is_none() && legacy_discovery_applies(version) => {
+            let issuer = authorization_base_url(server_url)?;
+            tracing::info!(%server_url, %issuer, why = %e, "no protected resource metadata: 2025-03-26 authorization discovery (LEGACY-26)");
+            return Ok(Discovered {
+                prm: None,
+                resource: server_url.to_owned(),
+                issuer,
+                legacy: Some(e.message().to_owned()),
+            });
+        }
+        Lookup::Absent(e) => return Err(e),
+    };
+    // AUTH-09: RFC 9728 §7.6 leaves the choice to the client; the first.
+    let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
+        OAuthError::discovery("the protected resource metadata lists no authorization server")
+    })?;
+    Ok(Discovered {
+        resource: prm.resource.clone(),
+        prm: Some(prm),
+        issuer,
+        legacy: None,
+    })
+}
+
+/// Fetches and validates the metadata of `found`'s authorization server:
+/// AUTH-07/AUTH-08 for an issuer named by PRM.
+///
+/// LEGACY-26 (no PRM): `{base}/.well-known/oauth-authorization-server`
+/// only, with `MCP-Protocol-Version: <version>` (default `2025-03-26`);
+/// its `issuer` must be the authorization base URL exactly (RFC 8414 §3.3,
+/// AUTH-08). When it answers 4xx, the default endpoints
+/// ([`legacy_default_metadata`]); any other failure is an error that also
+/// names the missing PRM.
+pub(crate) async fn discover_as(
+    http: &HttpClient,
+    found: &Discovered,
+    version: Option<&str>,
+) -> Result<DiscoveredAs, OAuthError> {
+    let Some(why) = &found.legacy else {
+        let urls = as_metadata_urls(&found.issuer)?;
+        return match fetch_as(http, &found.issuer, &urls, &[]).await? {
+            Lookup::Found(meta) => Ok(DiscoveredAs {
+                meta,
+                defaults: None,
+            }),
+            Lookup::Absent(e) => Err(e),
+        };
+    };
+    let base = &found.issuer;
+    let url = legacy_as_metadata_url(base);
+    let header = [(
+        MCP_PROTOCOL_VERSION,
+        version.unwrap_or(LEGACY_PROTOCOL_VERSION),
+    )];
+    let found = fetch_as(http, base, std::slice::from_ref(&url), &header)
+        .await
+        .map_err(|e| {
+            // Keep the kind (an issuer mismatch stays one); say both steps.
+            OAuthError::new(
+                e.kind().clone(),
+                format!("{why}; the 2025-03-26 fallback (LEGACY-26) failed too: {e}"),
+            )
+        })?;
+    match found {
+        Lookup::Found(meta) => Ok(DiscoveredAs {
+            meta,
+            defaults: None,
+        }),
+        Lookup::Absent(e) => {
+            tracing::info!(%base, why = %e, "no authorization-server metadata: the 2025-03-26 default endpoints (LEGACY-26)");
+            Ok(DiscoveredAs {
+                meta: legacy_default_metadata(base),
+                defaults: Some(format!(
+                    "the server publishes no protected resource metadata ({why}) and no \
+                     authorization-server metadata ({e}), so the 2025-03-26 default \
+                     endpoints at {base} were tried (LEGACY-26)"
+                )),
+            })
+        }
+    }
+}
+
+/// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
+async fn fetch_prm(
+    http: &HttpClient,
+    server_url: &str,
+    from_challenge: Option<&str>,
+) -> Result<Lookup<ResourceMetadata>, OAuthError> {
     let mut last = None;
+    let mut absent = true;
     for url in prm_urls(server_url, from_challenge)? {
         match http.get(&url).await {
             Ok(r) if r.status.is_success() => match r.json::<ResourceMetadata>() {
@@ -881,109 +1020,59 @@ pub(crate) async fn fetch_prm(
                             ),
                         ));
                     }
-                    return Ok(prm);
+                    return Ok(Lookup::Found(prm));
                 }
-                Err(e) => last = Some(e),
+                Err(e) => {
+                    absent = false;
+                    last = Some(e);
+                }
             },
             Ok(r) => {
+                absent &= r.status.is_client_error();
                 last = Some(OAuthError::discovery(format!(
                     "{url} answered {}",
                     r.status
                 )))
             }
             Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-            Err(e) => last = Some(e),
+            Err(e) => {
+                absent = false;
+                last = Some(e);
+            }
         }
     }
-    Err(last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata")))
-}
-
-/// The protocol revision whose authorization discovery the fallback
-/// follows, sent as `MCP-Protocol-Version` on its requests (LEGACY-26).
-const LEGACY_REVISION: &str = "2025-03-26";
-
-/// LEGACY-26: a 2025-03-26 server publishes no PRM; its authorization
-/// base URL is the server URL without its path. AS metadata at
-/// `{base}/.well-known/oauth-authorization-server` (its issuer must be the
-/// base, RFC 8414 §3.3), else the default endpoints `{base}/authorize`,
-/// `/token` and `/register`. Default endpoints come with no metadata to
-/// say PKCE S256 is supported; that revision makes PKCE mandatory, so it
-/// is assumed (and still used). Returns a PRM standing in for the missing
-/// one (the server URL as resource, the base as the only AS), the AS
-/// metadata, and whether it was guessed (the default endpoints).
-pub(crate) async fn legacy_discovery(
-    http: &HttpClient,
-    server_url: &str,
-) -> Result<(ResourceMetadata, AuthServerMetadata, bool), OAuthError> {
-    let (base, _) = super::metadata::split_url(server_url)?;
-    let url = format!("{base}/.well-known/oauth-authorization-server");
-    let req = http::Request::builder()
-        .method(http::Method::GET)
-        .uri(&url)
-        .header(http::header::ACCEPT, "application/json")
-        .header("MCP-Protocol-Version", LEGACY_REVISION)
-        .body(bytes::Bytes::new())
-        .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
-    let r = http.send(req).await?;
-    let guessed = !r.status.is_success();
-    let meta = if r.status.is_success() {
-        let meta = r.json::<AuthServerMetadata>()?;
-        // RFC 8414 §3.3; a trailing slash on the base is the same issuer.
-        if meta.issuer.trim_end_matches('/') != base {
-            return Err(OAuthError::new(
-                OAuthErrorKind::IssuerMismatch,
-                format!(
-                    "authorization-server metadata at {url} names issuer {:?}, expected {base:?} (AUTH-08)",
-                    meta.issuer
-                ),
-            ));
-        }
-        meta
-    } else if r.status == http::StatusCode::NOT_FOUND {
-        AuthServerMetadata {
-            issuer: base.clone(),
-            authorization_endpoint: Some(format!("{base}/authorize")),
-            token_endpoint: Some(format!("{base}/token")),
-            registration_endpoint: Some(format!("{base}/register")),
-            scopes_supported: None,
-            grant_types_supported: None,
-            code_challenge_methods_supported: Some(vec!["S256".to_owned()]),
-            token_endpoint_auth_methods_supported: None,
-            authorization_response_iss_parameter_supported: false,
-            client_id_metadata_document_supported: false,
-            extra: serde_json::Map::new(),
-        }
+    let e = last.unwrap_or_else(|| OAuthError::discovery("no protected resource metadata"));
+    if absent {
+        Ok(Lookup::Absent(e))
     } else {
-        return Err(OAuthError::discovery(format!(
-            "{url} answered {}",
-            r.status
-        )));
-    };
-    let prm = ResourceMetadata {
-        resource: server_url.to_owned(),
-        authorization_servers: vec![meta.issuer.clone()],
-        scopes_supported: None,
-        extra: serde_json::Map::new(),
-    };
-    Ok((prm, meta, guessed))
+        Err(e)
+    }
 }
 
-/// Fetches and validates AS metadata (AUTH-07, AUTH-08).
-pub(crate) async fn fetch_as(
+/// Fetches AS metadata from `urls` in order, sending `headers`, and keeps
+/// the first document whose `issuer` is `issuer` (AUTH-07, AUTH-08).
+async fn fetch_as(
     http: &HttpClient,
     issuer: &str,
-) -> Result<AuthServerMetadata, OAuthError> {
+    urls: &[String],
+    headers: &[(&str, &str)],
+) -> Result<Lookup<AuthServerMetadata>, OAuthError> {
     let mut last = None;
-    for url in as_metadata_urls(issuer)? {
-        match http.get(&url).await {
-            Ok(r) if r.status.is_success() => match r.json::<AuthServerMetadata>() {
-                Ok(meta) => match check_issuer(&meta, issuer) {
-                    Ok(()) => return Ok(meta),
-                    Err(e) => last = Some(e), // discarded; try the next URL
-                },
-                Err(e) => last = Some(e),
-            },
+    let mut absent = true;
+    for url in urls {
+        match http.get_with_headers(url, headers).await {
+            Ok(r) if r.status.is_success() => {
+                absent = false;
+                match r.json::<AuthServerMetadata>() {
+                    Ok(meta) => match check_issuer(&meta, issuer) {
+                        Ok(()) => return Ok(Lookup::Found(meta)),
+                        Err(e) => last = Some(e), // discarded; try the next URL
+                    },
+                    Err(e) => last = Some(e),
+                }
+            }
             Ok(r) => {
+                absent &= r.status.is_client_error();
                 if !matches!(last, Some(ref e) if e.kind() == &OAuthErrorKind::IssuerMismatch) {
                     last = Some(OAuthError::discovery(format!(
                         "{url} answered {}",
@@ -992,12 +1081,20 @@ pub(crate) async fn fetch_as(
                 }
             }
             Err(e) if e.kind() == &OAuthErrorKind::Policy => return Err(e),
-            Err(e) => last = Some(e),
+            Err(e) => {
+                absent = false;
+                last = Some(e);
+            }
         }
     }
-    Err(last.unwrap_or_else(|| {
+    let e = last.unwrap_or_else(|| {
         OAuthError::discovery(format!("no authorization-server metadata for {issuer}"))
-    }))
+    });
+    if absent {
+        Ok(Lookup::Absent(e))
+    } else {
+        Err(e)
+    }
 }
 
 #[cfg(test)]

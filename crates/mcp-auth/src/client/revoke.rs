@@ -11,7 +11,7 @@ use super::client_auth::{ClientAuthentication, TokenEndpointContext};
 use super::error::{OAuthError, OAuthErrorKind};
 use super::http::HttpClient;
 use super::metadata::AuthServerMetadata;
-use super::oauth::{fetch_as, fetch_prm};
+use super::oauth::{discover_as, discover_resource};
 use super::registration::registered_authentication;
 use super::store::{StoreKey, TokenStore};
 
@@ -97,7 +97,8 @@ pub struct RevocationReport {
 
 /// Finds the credentials stored for the MCP endpoint `server_url` (its PRM
 /// `resource` and first authorization server, as
-/// [`super::OAuthClient`] keys them) and revokes the refresh token, then
+/// [`super::OAuthClient`] keys them; for a 2025-03-26 server without PRM,
+/// the server URL and its authorization base URL, LEGACY-26) and revokes the refresh token, then
 /// the access token, at the AS's `revocation_endpoint`, authenticating
 /// with the stored registration. Nothing is deleted: the caller removes
 /// [`RevocationReport::key`] from the store afterwards.
@@ -110,13 +111,12 @@ pub async fn revoke_stored(
     server_url: &str,
     store: &dyn TokenStore,
 ) -> Result<RevocationReport, OAuthError> {
-    let prm = fetch_prm(http, server_url, None).await?;
-    let issuer = prm.authorization_servers.first().cloned().ok_or_else(|| {
-        OAuthError::discovery("the protected resource metadata lists no authorization server")
-    })?;
+    // The server's version is not known here (LEGACY-26 may apply).
+    let found = discover_resource(http, server_url, None, None).await?;
+    let issuer = found.issuer.clone();
     let key = StoreKey {
         issuer: issuer.clone(),
-        resource: prm.resource.clone(),
+        resource: found.resource.clone(),
     };
     let stored = store.load(&key)?.unwrap_or_default();
     let mut report = RevocationReport {
@@ -128,8 +128,8 @@ pub async fn revoke_stored(
     let Some(token) = stored.token else {
         return Ok(report);
     };
-    let meta = match fetch_as(http, &issuer).await {
-        Ok(m) => m,
+    let meta = match discover_as(http, &found, None).await {
+        Ok(m) => m.meta,
         Err(e) => {
             report
                 .warnings
