@@ -22,6 +22,12 @@ cargo clippy -p mcp-server --all-targets --no-default-features --features http,s
 echo "== mcp-client feature combinations (no JSON Schema output validation)"
 cargo clippy -p mcp-client --all-targets --no-default-features --features stdio,http -- -D warnings
 
+echo "== rust-version declarations (each at least what its dependencies declare)"
+python3 scripts/check-rust-version.py
+
+echo "== cargo doc -D warnings (every feature)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -27,8 +27,10 @@ pub struct TokenEndpointContext {
 /// How the client proves its identity at the token endpoint.
 ///
 /// Extension point: `private_key_jwt` (RFC 7523 §2.2) and other methods
-/// implement this and are installed with
-/// [`super::OAuthClientBuilder::client_authentication`].
+/// implement this and are installed as a pre-registered client
+/// ([`super::PreRegistered::Custom`] through
+/// [`super::OAuthClientBuilder::pre_registered`]) or on an extension grant
+/// ([`super::JwtBearerGrant::client_authentication`]).
 pub trait ClientAuthentication: Send + Sync + 'static {
     /// The `client_id`.
     fn client_id(&self) -> &str;
