@@ -85,10 +85,10 @@ pub fn parse_answer(p: &Value, raw: &str) -> Result<Value, String> {
         if let Some((v, _)) = ch.iter().find(|(v, t)| v == s || t == s) {
             return Ok(v.clone());
         }
-        if let Ok(i) = s.parse::<usize>() {
-            if let Some((v, _)) = i.checked_sub(1).and_then(|i| ch.get(i)) {
-                return Ok(v.clone());
-            }
+        if let Ok(i) = s.parse::<usize>()
+            && let Some((v, _)) = i.checked_sub(1).and_then(|i| ch.get(i))
+        {
+            return Ok(v.clone());
         }
         Err(format!(
             "choose one of {}",

@@ -220,10 +220,10 @@ pub async fn call(
     } else {
         let blocks: Vec<Value> = result.content.iter().map(to_value).collect();
         print_content(&blocks, &opts.save_dir, tool)?;
-        if let Some(s) = &result.structured_content {
-            if blocks.is_empty() {
-                print_json(s)?;
-            }
+        if let Some(s) = &result.structured_content
+            && blocks.is_empty()
+        {
+            print_json(s)?;
         }
         if is_error {
             eprintln!("mcp: the tool reported an error");

@@ -1870,10 +1870,10 @@ impl KeepAlive {
                 self.conn = Some((c, r));
             }
             let (c, r) = self.conn.as_mut()?;
-            if c.write_all(&wire).is_ok() {
-                if let Some(resp) = read_response(r) {
-                    return Some(resp);
-                }
+            if c.write_all(&wire).is_ok()
+                && let Some(resp) = read_response(r)
+            {
+                return Some(resp);
             }
             self.conn = None;
         }
