@@ -590,10 +590,17 @@ impl Shared {
         };
         let mut state = match request_state {
             Some(token) if modern => {
-                Some(self.sealer.open(&token, &binding(&args)).map_err(|e| {
-                    tracing::debug!(reason = %e, "rejected requestState");
-                    e.to_error_object()
-                })?)
+                // Awaited inline: no store, or the in-process one, answers
+                // at once; a shared store costs one round trip (no spawn).
+                Some(
+                    self.sealer
+                        .open_async(&token, &binding(&args))
+                        .await
+                        .map_err(|e| {
+                            tracing::debug!(reason = %e, "rejected requestState");
+                            e.to_error_object()
+                        })?,
+                )
             }
             _ => None,
         };

@@ -41,6 +41,10 @@
 //!   regex engines out of the binary (about 4.4 MB of a 7.8 MB text segment
 //!   and ~4.5 MB of idle RSS for a one-tool server).
 
+// Without a transport the dispatch core has no caller in this crate (a
+// backplane crate such as mcp-redis builds against the traits only).
+#![cfg_attr(not(any(feature = "http", feature = "stdio")), allow(dead_code))]
+
 mod context;
 mod dispatch;
 mod error;
@@ -52,6 +56,7 @@ pub mod request_state;
 mod resource;
 mod server;
 mod session;
+pub mod single_use;
 mod tool;
 pub mod transport;
 pub mod uri_template;

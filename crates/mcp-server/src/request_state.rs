@@ -52,6 +52,19 @@
 //! "Invalid or expired requestState" (MRTR-08 POLICY); the precise reason is
 //! for server logs only ([`StateError::to_error_object`]).
 //!
+//! # Key ring and rotation
+//!
+//! Keys are configuration shared by every replica, never stored in a
+//! backplane. A [`KeyRing`] seals with its first key and opens with all of
+//! them; the token's key id selects the key, so opening costs one AEAD
+//! attempt however many keys the ring holds, and replicas with different
+//! rings interoperate during a rotation. [`KeyRing::from_secrets`] (and
+//! [`KeyRing::from_hex_list`], the `MCP_STATE_KEYS=hex1,hex2` form) name
+//! each key by a fingerprint derived from it ([`KeyRing::derived_kid`]),
+//! so every replica given the same secret agrees on its id without
+//! configuring one. A token under a key the ring lacks is refused like a
+//! tampered one (the same wire error).
+//!
 //! # Single use
 //!
 //! Tokens are stateless, so by default an authentic token is accepted again
@@ -59,10 +72,14 @@
 //! enforcement (MRTR-09, "MUST when at-most-once semantics matter"): each
 //! opened token is recorded by a SHA-256 digest until it expires (plus the
 //! skew allowance) and refused the second time ([`StateError::Replayed`]).
-//! The record is bounded; when it is full of unexpired tokens, new tokens
-//! are refused ([`StateError::ReplayStoreFull`]): failing closed keeps the
-//! at-most-once promise. The record is per process: replicas sharing keys
-//! need a shared store in front of this (sticky routing or a database).
+//! The in-process record ([`crate::single_use::LocalSingleUse`]) is
+//! bounded; when it is full of unexpired tokens, new tokens are refused
+//! ([`StateError::ReplayStoreFull`]): failing closed keeps the at-most-once
+//! promise. Replicas share a record through
+//! [`StateSealer::with_single_use_store`] (e.g. `mcp_redis::RedisSingleUse`);
+//! a store that cannot answer refuses the token with
+//! [`StateError::StoreUnavailable`] (-32603, HTTP 503 with `Retry-After`).
+//! With a remote store, open tokens with [`StateSealer::open_async`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -75,6 +92,8 @@ use hkdf::Hkdf;
 use mcp_protocol::{ErrorCode, ErrorObject};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::single_use::{LocalSingleUse, SingleUseStore, StoreError, TokenId};
 
 /// The wire message for every rejected `requestState` (MRTR-08 POLICY).
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";
@@ -187,16 +206,46 @@ pub enum KeyRingError {
     /// HKDF refused to derive the key (cannot happen for a 32-byte output;
     /// reported rather than panicking).
     KeyDerivation,
+    /// A ring needs at least one key.
+    Empty,
+    /// The key at this position (0-based) of a hex list is not 64 hex
+    /// digits.
+    InvalidHexKey {
+        /// Position of the key in the list.
+        index: usize,
+    },
+}
+
+impl KeyRingError {
+    /// True when the configuration named no key at all.
+    pub fn is_empty_ring(&self) -> bool {
+        matches!(self, Self::Empty)
+    }
+
+    /// True when a key is not 64 hex digits.
+    pub fn is_invalid_hex(&self) -> bool {
+        matches!(self, Self::InvalidHexKey { .. })
+    }
+
+    /// True when two keys share an id (for derived ids: the same secret
+    /// given twice).
+    pub fn is_duplicate(&self) -> bool {
+        matches!(self, Self::DuplicateKeyId)
+    }
 }
 
 impl fmt::Display for KeyRingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::InvalidKeyId => "key id must be 1-64 characters of [A-Za-z0-9_-]",
-            Self::DuplicateKeyId => "duplicate key id in the key ring",
-            Self::Rng => "the system random number generator failed",
-            Self::KeyDerivation => "key derivation failed",
-        })
+        match self {
+            Self::InvalidKeyId => f.write_str("key id must be 1-64 characters of [A-Za-z0-9_-]"),
+            Self::DuplicateKeyId => f.write_str("duplicate key (or key id) in the key ring"),
+            Self::Rng => f.write_str("the system random number generator failed"),
+            Self::KeyDerivation => f.write_str("key derivation failed"),
+            Self::Empty => f.write_str("the key ring needs at least one key"),
+            Self::InvalidHexKey { index } => {
+                write!(f, "key {} of the list is not 64 hex digits", index + 1)
+            }
+        }
     }
 }
 
@@ -254,13 +303,58 @@ impl KeyRing {
     pub fn random() -> Result<Self, KeyRingError> {
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).map_err(|_| KeyRingError::Rng)?;
-        let key = derive_aes_key(&secret)?;
+        Self::from_secrets([secret])
+    }
+
+    /// A ring of `secrets` in order (the first seals), each named by its
+    /// [`derived_kid`](Self::derived_kid).
+    ///
+    /// Every replica given the same secrets derives the same ids, so a
+    /// fleet rotates by configuration alone: `[A]` → `[A, B]` → `[B, A]` →
+    /// `[B]`, each step rolled out everywhere before the next and the last
+    /// one at least one TTL after the previous. The same secret twice is
+    /// [`KeyRingError::DuplicateKeyId`]; no secret is [`KeyRingError::Empty`].
+    pub fn from_secrets(secrets: impl IntoIterator<Item = [u8; 32]>) -> Result<Self, KeyRingError> {
+        let mut keys: Vec<RingKey> = Vec::new();
+        for secret in secrets {
+            let kid = Self::derived_kid(&secret)?;
+            if keys.iter().any(|k| k.kid == kid) {
+                return Err(KeyRingError::DuplicateKeyId);
+            }
+            keys.push(RingKey::derive(&kid, &secret)?);
+        }
+        if keys.is_empty() {
+            return Err(KeyRingError::Empty);
+        }
+        Ok(Self { keys })
+    }
+
+    /// A ring from a comma-separated list of 32-byte keys written as 64 hex
+    /// digits each (the `MCP_STATE_KEYS=hex1,hex2` form; surrounding
+    /// whitespace is ignored), as [`from_secrets`](Self::from_secrets).
+    pub fn from_hex_list(list: &str) -> Result<Self, KeyRingError> {
+        if list.trim().is_empty() {
+            return Err(KeyRingError::Empty);
+        }
+        let mut secrets = Vec::new();
+        for (index, item) in list.split(',').enumerate() {
+            secrets.push(parse_hex_key(item.trim()).ok_or(KeyRingError::InvalidHexKey { index })?);
+        }
+        Self::from_secrets(secrets)
+    }
+
+    /// The key id [`from_secrets`](Self::from_secrets) gives `secret`: 8
+    /// base64url characters (48 bits) of a domain-separated SHA-256 of the
+    /// derived AES key. Not secret; it lets an opener pick the key in one
+    /// lookup. Two different secrets sharing an id would only make tokens
+    /// fail to open (the AEAD tag decides), never open under the wrong key.
+    pub fn derived_kid(secret: &[u8; 32]) -> Result<String, KeyRingError> {
+        let key = derive_aes_key(secret)?;
         let mut hasher = Sha256::new();
         hasher.update(KID_INFO);
         hasher.update(key);
         let fingerprint = hasher.finalize();
-        let kid = b64url_encode(fingerprint.get(..6).unwrap_or_default());
-        Self::new(&kid, secret)
+        Ok(b64url_encode(fingerprint.get(..6).unwrap_or_default()))
     }
 
     /// The key ids in ring order; the first one seals.
@@ -297,6 +391,24 @@ fn derive_aes_key(secret: &[u8]) -> Result<[u8; 32], KeyRingError> {
         .expand(KDF_INFO, &mut key)
         .map_err(|_| KeyRingError::KeyDerivation)?;
     Ok(key)
+}
+
+/// 64 hex digits (either case) to 32 bytes.
+fn parse_hex_key(hex: &str) -> Option<[u8; 32]> {
+    let hex = hex.as_bytes();
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (out, pair) in key.iter_mut().zip(hex.chunks_exact(2)) {
+        let digit = |c: u8| char::from(c).to_digit(16);
+        let (hi, lo) = (
+            digit(pair.first().copied()?)?,
+            digit(pair.get(1).copied()?)?,
+        );
+        *out = u8::try_from(hi * 16 + lo).ok()?;
+    }
+    Some(key)
 }
 
 fn is_valid_kid(kid: &str) -> bool {
@@ -501,6 +613,10 @@ pub enum StateError {
     Replayed,
     /// Single use is on and its record is full of unexpired tokens.
     ReplayStoreFull,
+    /// Single use is on and its store could not answer (unreachable or timed
+    /// out). Not the client's fault: the token was not recorded as used,
+    /// and the same retry may succeed later.
+    StoreUnavailable,
 }
 
 impl fmt::Display for StateError {
@@ -516,6 +632,9 @@ impl fmt::Display for StateError {
             Self::ReplayStoreFull => {
                 f.write_str("requestState refused: the single-use record is full")
             }
+            Self::StoreUnavailable => {
+                f.write_str("requestState refused: the single-use store is unavailable")
+            }
         }
     }
 }
@@ -523,14 +642,53 @@ impl fmt::Display for StateError {
 impl std::error::Error for StateError {}
 
 impl StateError {
-    /// The wire error for every variant: -32602 "Invalid or expired
-    /// requestState" with `data: {"reason": "invalid_request_state"}`
-    /// (MRTR-08 POLICY, as the Python SDK). The specific reason is not
-    /// included; log `self` instead.
+    /// The wire error: -32602 "Invalid or expired requestState" with
+    /// `data: {"reason": "invalid_request_state"}` for every variant but
+    /// [`StateError::StoreUnavailable`] (MRTR-08 POLICY, as the Python SDK).
+    /// The specific reason is not included; log `self` instead. A wrong or
+    /// unknown key, a tampered token and a replay all look the same.
+    ///
+    /// [`StateError::StoreUnavailable`] is -32603 "Service temporarily
+    /// unavailable" with `data: {"reason": "state_store_unavailable"}`; the
+    /// HTTP transport answers it with 503 and `Retry-After`
+    /// ([`crate::single_use::RETRY_AFTER_SECS`]).
     pub fn to_error_object(&self) -> ErrorObject {
+        if self.is_store_unavailable() {
+            return store_unavailable_error();
+        }
         ErrorObject::new(ErrorCode::INVALID_PARAMS, INVALID_STATE_MESSAGE)
             .with_data(serde_json::json!({ "reason": "invalid_request_state" }))
     }
+
+    /// True when the single-use store could not answer (retryable).
+    pub fn is_store_unavailable(&self) -> bool {
+        matches!(self, Self::StoreUnavailable)
+    }
+
+    /// True when a single-use token was presented again.
+    pub fn is_replayed(&self) -> bool {
+        matches!(self, Self::Replayed)
+    }
+}
+
+/// The `data.reason` of the error answered when the single-use store is
+/// unavailable.
+pub const STORE_UNAVAILABLE_REASON: &str = "state_store_unavailable";
+
+fn store_unavailable_error() -> ErrorObject {
+    ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Service temporarily unavailable")
+        .with_data(serde_json::json!({ "reason": STORE_UNAVAILABLE_REASON }))
+}
+
+/// True for the error object of [`StateError::StoreUnavailable`]: transports
+/// answer it as "try again shortly" (HTTP 503 with `Retry-After`).
+pub fn is_store_unavailable_error(e: &ErrorObject) -> bool {
+    e.code == ErrorCode::INTERNAL_ERROR
+        && e.data
+            .as_ref()
+            .and_then(|d| d.get("reason"))
+            .and_then(Value::as_str)
+            == Some(STORE_UNAVAILABLE_REASON)
 }
 
 /// Why [`StateSealer::seal`] could not produce a token.
@@ -577,52 +735,6 @@ impl SealError {
 // Sealer
 // ---------------------------------------------------------------------------
 
-/// The tokens already opened, until they expire (single use, MRTR-09).
-struct ReplayGuard {
-    max: usize,
-    state: std::sync::Mutex<ReplayState>,
-}
-
-#[derive(Default)]
-struct ReplayState {
-    seen: std::collections::HashSet<[u8; 32]>,
-    /// `(forget after, digest)` in the order recorded. Expiry is
-    /// (nearly) monotonic in that order, so purging from the front is
-    /// amortized O(1); an entry is never forgotten before its own expiry.
-    order: std::collections::VecDeque<(u64, [u8; 32])>,
-}
-
-impl fmt::Debug for ReplayGuard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReplayGuard")
-            .field("max", &self.max)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ReplayGuard {
-    /// Records `digest` (valid until `until`); refuses a digest seen before.
-    fn consume(&self, digest: [u8; 32], until: u64, now: u64) -> Result<(), StateError> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        while let Some(&(t, d)) = st.order.front() {
-            if t > now {
-                break;
-            }
-            st.order.pop_front();
-            st.seen.remove(&d);
-        }
-        if st.seen.contains(&digest) {
-            return Err(StateError::Replayed);
-        }
-        if st.seen.len() >= self.max {
-            return Err(StateError::ReplayStoreFull);
-        }
-        st.seen.insert(digest);
-        st.order.push_back((until, digest));
-        Ok(())
-    }
-}
-
 /// Seals and opens `requestState` tokens (MRTR-08, MRTR-09).
 ///
 /// Cheap to share behind an `Arc`; all methods take `&self`.
@@ -634,7 +746,7 @@ pub struct StateSealer {
     max_token_len: usize,
     audience: Option<String>,
     clock: Arc<dyn Clock>,
-    single_use: Option<ReplayGuard>,
+    single_use: Option<Arc<dyn SingleUseStore>>,
 }
 
 impl StateSealer {
@@ -654,15 +766,19 @@ impl StateSealer {
 
     /// Makes every token single-use: `open` refuses a token it has opened
     /// before ([`StateError::Replayed`]), remembering at most `max_tokens`
-    /// unexpired ones (see [`DEFAULT_MAX_CONSUMED_TOKENS`]; when full, new
-    /// tokens are refused with [`StateError::ReplayStoreFull`]). Only an
-    /// authentic, fresh, correctly bound token is recorded, so forged or
-    /// expired ones cannot fill the record.
-    pub fn with_single_use(mut self, max_tokens: usize) -> Self {
-        self.single_use = Some(ReplayGuard {
-            max: max_tokens,
-            state: std::sync::Mutex::new(ReplayState::default()),
-        });
+    /// unexpired ones in this process (see [`DEFAULT_MAX_CONSUMED_TOKENS`];
+    /// when full, new tokens are refused with [`StateError::ReplayStoreFull`]).
+    /// Only an authentic, fresh, correctly bound token is recorded, so forged
+    /// or expired ones cannot fill the record.
+    pub fn with_single_use(self, max_tokens: usize) -> Self {
+        self.with_single_use_store(Arc::new(LocalSingleUse::new(max_tokens)))
+    }
+
+    /// Makes every token single-use, recorded in `store` (shared by every
+    /// replica for fleet-wide at-most-once). Open with
+    /// [`open_async`](Self::open_async) when the store is remote.
+    pub fn with_single_use_store(mut self, store: Arc<dyn SingleUseStore>) -> Self {
+        self.single_use = Some(store);
         self
     }
 
@@ -776,8 +892,50 @@ impl StateSealer {
     ///
     /// Checks, in order: length bound, format, key id, AEAD tag, envelope
     /// version, issued-at/expiry (with the skew allowance), then method,
-    /// target, arguments, principal and audience.
+    /// target, arguments, principal and audience; with single use on, the
+    /// token is then recorded.
+    ///
+    /// Synchronous: a single-use store must answer at once (the in-process
+    /// one does). A store that would wait (a remote one) is not waited for:
+    /// the token is refused with [`StateError::StoreUnavailable`]; use
+    /// [`open_async`](Self::open_async) with such stores.
     pub fn open(&self, token: &str, binding: &StateBinding<'_>) -> Result<Vec<u8>, StateError> {
+        use futures_util::FutureExt;
+        let opened = self.verify(token, binding)?;
+        if let Some(store) = &self.single_use {
+            let answer = store
+                .consume(&opened.id, opened.forget_after, opened.now)
+                .now_or_never()
+                .unwrap_or_else(|| {
+                    Err(StoreError::unavailable(
+                        "the store cannot answer synchronously; use StateSealer::open_async",
+                    ))
+                });
+            single_use_verdict(answer)?;
+        }
+        Ok(opened.state)
+    }
+
+    /// [`open`](Self::open) for any single-use store: the store's answer is
+    /// awaited on the caller's task (no spawn). Without single use, or with
+    /// the in-process store, it completes without waiting.
+    pub async fn open_async(
+        &self,
+        token: &str,
+        binding: &StateBinding<'_>,
+    ) -> Result<Vec<u8>, StateError> {
+        let opened = self.verify(token, binding)?;
+        if let Some(store) = &self.single_use {
+            let answer = store
+                .consume(&opened.id, opened.forget_after, opened.now)
+                .await;
+            single_use_verdict(answer)?;
+        }
+        Ok(opened.state)
+    }
+
+    /// Every check of `open` except the single-use record.
+    fn verify(&self, token: &str, binding: &StateBinding<'_>) -> Result<Opened, StateError> {
         // Bound the work before decoding anything attacker-supplied.
         if token.len() > self.max_token_len {
             return Err(StateError::Malformed);
@@ -837,14 +995,42 @@ impl StateSealer {
             (Some(sealed), Some(a)) if ct_eq(&sealed, &tag(AUDIENCE_LABEL, a)) => {}
             _ => return mismatch(BindingField::Audience),
         }
-        if let Some(guard) = &self.single_use {
-            // The authenticated bytes identify the token (the nonce alone
-            // would do; hashing everything costs little and assumes less).
-            let digest: [u8; 32] = Sha256::digest(&raw).into();
-            let until = claims.expires_at.saturating_add(self.skew_secs);
-            guard.consume(digest, until, now)?;
+        // The authenticated bytes identify the token (the nonce alone would
+        // do; hashing everything costs little and assumes less). Only
+        // computed when a store will record it.
+        let id = if self.single_use.is_some() {
+            Sha256::digest(&raw).into()
+        } else {
+            [0; 32]
+        };
+        Ok(Opened {
+            state: plaintext.get(HEADER_LEN..).unwrap_or_default().to_vec(),
+            id,
+            forget_after: claims.expires_at.saturating_add(self.skew_secs),
+            now,
+        })
+    }
+}
+
+/// A verified token, before the single-use record.
+struct Opened {
+    state: Vec<u8>,
+    id: TokenId,
+    forget_after: u64,
+    now: u64,
+}
+
+/// The sealer's answer for a single-use store's answer; store failures
+/// are logged here (the wire error is generic).
+fn single_use_verdict(answer: Result<bool, StoreError>) -> Result<(), StateError> {
+    match answer {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(StateError::Replayed),
+        Err(e) if e.is_full() => Err(StateError::ReplayStoreFull),
+        Err(e) => {
+            tracing::warn!(error = %e, "single-use requestState store failed; refusing the token");
+            Err(StateError::StoreUnavailable)
         }
-        Ok(plaintext.get(HEADER_LEN..).unwrap_or_default().to_vec())
     }
 }
 
@@ -1290,6 +1476,172 @@ mod tests {
         // Same kid, different secret: the tag fails.
         let (impostor, _) = sealer_with(ring("A", 9));
         assert_eq!(impostor.open(&token, &b), Err(StateError::Tampered));
+    }
+
+    fn hex(secret: [u8; 32]) -> String {
+        secret.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    fn derived_sealer(list: &str, clock: &ManualClock) -> StateSealer {
+        StateSealer::new(KeyRing::from_hex_list(list).unwrap()).with_clock(Arc::new(clock.clone()))
+    }
+
+    #[test]
+    fn fleet_rotation_with_derived_key_ids() {
+        // Replicas configured with MCP_STATE_KEYS-style lists: the key id
+        // travels in the token, so mixed rings interoperate mid-rotation.
+        let (a, b) = (hex([0xA1; 32]), hex([0xB2; 32]));
+        let clock = ManualClock::new(T0);
+        let only_a = derived_sealer(&a, &clock);
+        let a_then_b = derived_sealer(&format!("{a},{b}"), &clock);
+        let b_then_a = derived_sealer(&format!(" {b} , {a} "), &clock);
+        let only_b = derived_sealer(&b.to_uppercase(), &clock);
+        let args = args();
+        let bind = binding(&args);
+
+        // Step 1: [A] and [A, B] both seal with A, open each other's.
+        let t_a = only_a.seal(&bind, b"from-a").unwrap();
+        assert_eq!(a_then_b.open(&t_a, &bind).unwrap(), b"from-a");
+        assert_eq!(b_then_a.open(&t_a, &bind).unwrap(), b"from-a");
+        // Step 2: [B, A] seals with B; [A, B] opens it, [A] alone does not.
+        let t_b = b_then_a.seal(&bind, b"from-b").unwrap();
+        assert_eq!(a_then_b.open(&t_b, &bind).unwrap(), b"from-b");
+        assert_eq!(only_b.open(&t_b, &bind).unwrap(), b"from-b");
+        // Step 3: rotation finished, [B] alone refuses A's tokens, and [A]
+        // refuses B's, with the same wire error as tampering.
+        for (sealer, token) in [(&only_b, &t_a), (&only_a, &t_b)] {
+            let e = sealer.open(token, &bind).unwrap_err();
+            assert_eq!(e, StateError::UnknownKey);
+            assert_eq!(e.to_error_object(), StateError::Tampered.to_error_object());
+        }
+        // Key ids are derived from the key alone: same id on every replica.
+        let kid_a = KeyRing::derived_kid(&[0xA1; 32]).unwrap();
+        assert!(t_a.starts_with(&format!("v1.{kid_a}.")));
+        assert_eq!(
+            only_a.key_ring().kids().collect::<Vec<_>>(),
+            vec![kid_a.as_str()]
+        );
+        assert_eq!(b_then_a.key_ring().kids().nth(1), Some(kid_a.as_str()));
+    }
+
+    #[test]
+    fn wrong_key_under_a_known_id_is_tampering() {
+        // A ring claiming A's id with another secret: refused as tampered.
+        let clock = ManualClock::new(T0);
+        let honest = derived_sealer(&hex([0xA1; 32]), &clock);
+        let kid_a = KeyRing::derived_kid(&[0xA1; 32]).unwrap();
+        let forger = StateSealer::new(KeyRing::new(&kid_a, [0x66; 32]).unwrap())
+            .with_clock(Arc::new(clock.clone()));
+        let args = args();
+        let bind = binding(&args);
+        let forged = forger.seal(&bind, b"x").unwrap();
+        assert_eq!(honest.open(&forged, &bind), Err(StateError::Tampered));
+    }
+
+    #[test]
+    fn hex_list_errors() {
+        let a = hex([1; 32]);
+        assert!(KeyRing::from_hex_list("").unwrap_err().is_empty_ring());
+        assert!(KeyRing::from_hex_list("  ").unwrap_err().is_empty_ring());
+        assert_eq!(
+            KeyRing::from_hex_list(&format!("{a},")).unwrap_err(),
+            KeyRingError::InvalidHexKey { index: 1 }
+        );
+        let e = KeyRing::from_hex_list(&a[..63]).unwrap_err();
+        assert!(e.is_invalid_hex());
+        assert_eq!(e.to_string(), "key 1 of the list is not 64 hex digits");
+        let bad = format!("{}zz", &a[..62]);
+        assert!(KeyRing::from_hex_list(&bad).unwrap_err().is_invalid_hex());
+        let plus = format!("+{}", &a[..63]);
+        assert!(KeyRing::from_hex_list(&plus).unwrap_err().is_invalid_hex());
+        assert!(
+            KeyRing::from_hex_list(&format!("{a},{}", a.to_uppercase()))
+                .unwrap_err()
+                .is_duplicate()
+        );
+        assert!(KeyRing::from_secrets([]).unwrap_err().is_empty_ring());
+        let ring = KeyRing::from_hex_list(&format!("{a},{}", hex([2; 32]))).unwrap();
+        assert_eq!(ring.kids().count(), 2);
+        assert!(!format!("{ring:?}").contains(&a));
+    }
+
+    /// A store that never answers at once and can be made to fail.
+    #[derive(Debug, Default)]
+    struct SlowStore {
+        fail: std::sync::atomic::AtomicBool,
+        inner: std::sync::Mutex<std::collections::HashSet<TokenId>>,
+    }
+
+    impl SingleUseStore for SlowStore {
+        fn consume(
+            &self,
+            token: &TokenId,
+            _forget_after: u64,
+            _now: u64,
+        ) -> futures_util::future::BoxFuture<'_, Result<bool, StoreError>> {
+            let token = *token;
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                if self.fail.load(Ordering::SeqCst) {
+                    return Err(StoreError::unavailable("down"));
+                }
+                Ok(self.inner.lock().unwrap().insert(token))
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn async_single_use_store() {
+        let store = Arc::new(SlowStore::default());
+        let (s, _) = sealer();
+        let s = s.with_single_use_store(store.clone());
+        let a = args();
+        let b = binding(&a);
+        let t1 = s.seal(&b, b"one").unwrap();
+        // Sync open cannot wait for a remote store: fails closed.
+        assert_eq!(s.open(&t1, &b), Err(StateError::StoreUnavailable));
+        let t2 = s.seal(&b, b"two").unwrap();
+        assert_eq!(s.open_async(&t2, &b).await.unwrap(), b"two");
+        assert_eq!(s.open_async(&t2, &b).await, Err(StateError::Replayed));
+        // A failed verification never reaches the store.
+        let other = json!({"city": "Oslo"});
+        let t3 = s.seal(&b, b"three").unwrap();
+        assert!(matches!(
+            s.open_async(&t3, &binding(&other)).await,
+            Err(StateError::Mismatch { .. })
+        ));
+        // The store is down: a distinct, retryable error; once it is back
+        // the same token is accepted (it was not recorded).
+        store.fail.store(true, Ordering::SeqCst);
+        let e = s.open_async(&t3, &b).await.unwrap_err();
+        assert!(e.is_store_unavailable() && !e.is_replayed());
+        let obj = e.to_error_object();
+        assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
+        assert!(is_store_unavailable_error(&obj));
+        assert!(!is_store_unavailable_error(
+            &StateError::Tampered.to_error_object()
+        ));
+        assert!(!is_store_unavailable_error(
+            &SealError::Rng.to_error_object()
+        ));
+        store.fail.store(false, Ordering::SeqCst);
+        assert_eq!(s.open_async(&t3, &b).await.unwrap(), b"three");
+    }
+
+    #[tokio::test]
+    async fn open_async_with_the_local_store_matches_open() {
+        let (s, _) = sealer();
+        let s = s.with_single_use(1);
+        let a = args();
+        let b = binding(&a);
+        let t1 = s.seal(&b, b"one").unwrap();
+        let t2 = s.seal(&b, b"two").unwrap();
+        assert_eq!(s.open_async(&t1, &b).await.unwrap(), b"one");
+        assert_eq!(s.open(&t1, &b), Err(StateError::Replayed));
+        assert_eq!(
+            s.open_async(&t2, &b).await,
+            Err(StateError::ReplayStoreFull)
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::notify::{Change, ChangeBus, LocalBus};
 use crate::prompt::{CompletionHandler, FnCompletion, PromptDef};
 use crate::request_state::{KeyRing, StateSealer};
 use crate::resource::{ResourceDef, TemplateDef};
+use crate::single_use::SingleUseStore;
 use crate::tool::ToolDef;
 use arc_swap::ArcSwap;
 use mcp_protocol::ProtocolVersion;
@@ -471,6 +472,7 @@ pub struct ServerBuilder {
     keys: Option<KeyRing>,
     state_ttl: std::time::Duration,
     state_single_use: Option<usize>,
+    state_single_use_store: Option<Arc<dyn SingleUseStore>>,
     bus: Option<Arc<dyn ChangeBus>>,
     logging: bool,
     stamp_server_info: bool,
@@ -501,6 +503,7 @@ impl ServerBuilder {
             keys: None,
             state_ttl: std::time::Duration::from_secs(600),
             state_single_use: None,
+            state_single_use_store: None,
             bus: None,
             logging: false,
             stamp_server_info: true,
@@ -619,6 +622,16 @@ impl ServerBuilder {
         self.state_single_use = Some(max_tokens);
         self
     }
+    /// Makes every `requestState` single-use, recorded in `store` instead of
+    /// the in-process record: with a store shared by every replica (e.g.
+    /// `mcp_redis::RedisSingleUse`) a token is accepted once fleet-wide
+    /// (MRTR-09). Takes precedence over [`Self::state_single_use`]. A store
+    /// that cannot answer refuses the retry with -32603 (HTTP 503 with
+    /// `Retry-After`); see [`crate::single_use`].
+    pub fn state_single_use_store(mut self, store: Arc<dyn SingleUseStore>) -> Self {
+        self.state_single_use_store = Some(store);
+        self
+    }
     /// Replaces the in-process change bus.
     pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
         self.bus = Some(bus);
@@ -686,9 +699,10 @@ impl ServerBuilder {
                 cache_hints: self.cache_hints,
                 sealer: {
                     let sealer = StateSealer::new(keys).with_ttl(self.state_ttl);
-                    match self.state_single_use {
-                        Some(max) => sealer.with_single_use(max),
-                        None => sealer,
+                    match (self.state_single_use_store, self.state_single_use) {
+                        (Some(store), _) => sealer.with_single_use_store(store),
+                        (None, Some(max)) => sealer.with_single_use(max),
+                        (None, None) => sealer,
                     }
                 },
                 bus,

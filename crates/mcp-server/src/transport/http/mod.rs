@@ -185,8 +185,23 @@ pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response<McpBody
 }
 
 pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    if crate::request_state::is_store_unavailable_error(e) {
+        return store_unavailable(id, e);
+    }
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
     json_response(status, Bytes::from(to_vec(&OutgoingError::new(id, e))))
+}
+
+/// The single-use `requestState` store could not answer: 503 with
+/// `Retry-After` (the retry leg may be sent again; see `single_use`).
+fn store_unavailable(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
+    let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(crate::single_use::RETRY_AFTER_SECS),
+    );
+    r
 }
 
 /// A transport-level rejection with a fixed status and an id-less JSON-RPC
