@@ -4,6 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The mcp-redis integration tests (and everything-server --redis) run
+# against a real redis-server. CI runs as root on Debian: install it when
+# missing. Elsewhere the tests skip with a loud message.
+if ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing redis-server"
+    apt-get update -qq && apt-get install -y -qq redis-server >/dev/null
+  else
+    echo "!!! redis-server is not installed: the Redis integration tests will be SKIPPED" >&2
+  fi
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -28,14 +40,31 @@ python3 scripts/check-rust-version.py
 echo "== cargo doc -D warnings (every feature)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
+echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
+cargo clippy -p mcp-everything -p mcp-cli --all-targets --features redis -- -D warnings
+for crate in mcp-everything mcp-cli mcp-server; do
+  # Captured first: grep -q closing the pipe early would fail cargo tree
+  # under pipefail and hide a match.
+  tree=$(cargo tree -p "$crate" -e normal)
+  if grep -qE '(^| )redis v' <<<"$tree"; then
+    echo "a default build of $crate depends on the redis crate" >&2
+    exit 1
+  fi
+done
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   # What turning schema-validation off changes, pinned (defaults ran above).
   cargo nextest run -p mcp-server --no-default-features --features http,stdio --test schema_validation
+  # The binaries with the Redis backplane (mcp-redis itself ran above).
+  cargo nextest run -p mcp-everything -p mcp-cli --features redis \
+    -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis)'
 else
   cargo test --workspace --no-fail-fast
   cargo test -p mcp-server --no-default-features --features http,stdio --test schema_validation
+  cargo test -p mcp-everything --features redis --test redis_replicas --test bins
+  cargo test -p mcp-cli --features redis --test serve_redis
 fi
 
 echo "== doc tests"

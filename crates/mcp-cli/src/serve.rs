@@ -24,6 +24,45 @@ pub struct ServeArgs {
     /// resources, with a `search_docs` tool.
     #[arg(long, value_name = "DIR")]
     docs: Option<PathBuf>,
+    /// Share list changes and resource updates with other replicas through
+    /// Redis (built with the `redis` feature). Needs a shared requestState
+    /// key ring: MCP_STATE_KEYS=hex1,hex2 (or MCP_STATE_KEY=hex).
+    #[arg(long, value_name = "redis://HOST:PORT/DB")]
+    redis: Option<String>,
+}
+
+/// The server `mcp serve` runs: the everything-server fixtures, with the
+/// requestState key ring from `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
+/// `everything-server`) and, with `--redis`, the shared change bus.
+async fn build_server(a: &ServeArgs) -> Result<Server, Failure> {
+    let env = |name: &str| match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(Failure::usage(format!("{name} is not valid UTF-8")))
+        }
+    };
+    let (key, keys) = (env("MCP_STATE_KEY")?, env("MCP_STATE_KEYS")?);
+    let ring = mcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
+        .map_err(Failure::usage)?;
+    let shared_keys = ring.is_some();
+    let mut builder = mcp_everything::everything_builder();
+    if let Some(ring) = ring {
+        builder = builder.state_keys(ring);
+    }
+    if let Some(url) = &a.redis {
+        let opts = mcp_everything::config::RedisOptions {
+            url: url.clone(),
+            backlog: mcp_server::Limits::default().listen_backlog,
+            ..Default::default()
+        };
+        builder = mcp_everything::config::with_redis(builder, &opts, shared_keys)
+            .await
+            .map_err(Failure::usage)?;
+    }
+    builder
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))
 }
 
 /// One served document.
@@ -201,8 +240,7 @@ async fn shutdown_signal() {
 
 /// Runs `mcp serve`.
 pub async fn run(a: ServeArgs) -> Result<u8, Failure> {
-    let server = mcp_everything::everything_server()
-        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))?;
+    let server = build_server(&a).await?;
     if let Some(dir) = &a.docs {
         let n = add_docs(&server, dir)?;
         eprintln!(

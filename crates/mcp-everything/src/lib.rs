@@ -2,6 +2,8 @@
 //! needs (see `shared/spec/CONFORMANCE.md`), plus an `echo` tool used by the
 //! benchmarks. Also a readable tour of the server API.
 
+pub mod config;
+
 use mcp_protocol::header::codec::base64_encode;
 use mcp_protocol::types::{
     CallToolResult, Completion, ContentBlock, CreateMessageRequestParams, ElicitAction,

@@ -1261,7 +1261,10 @@ fn request_state_tampered_expired_replayed() {
     let r = s.post(&first, &[]).json();
     assert_eq!(r["result"]["resultType"], "input_required");
     let token = r["result"]["requestState"].as_str().unwrap().to_owned();
-    assert!(token.starts_with("v1.env."), "{token}");
+    // MCP_STATE_KEY seals under the key's derived id (and still opens the
+    // tokens older builds minted under `env`, as `mint` does).
+    let kid = mcp_server::request_state::KeyRing::derived_kid(&STATE_KEY).unwrap();
+    assert!(token.starts_with(&format!("v1.{kid}.")), "{token}");
     let complete = |r: &Response| r.status == 200 && r.json()["result"]["resultType"] == "complete";
     let invalid = |r: &Response| {
         r.status == 400
@@ -1352,6 +1355,78 @@ fn request_state_tampered_expired_replayed() {
     // even though the state bytes would satisfy the tool.
     let t = mint(STATE_KEY, now, b"issued", tool, &json!({"x": 1}));
     assert!(invalid(&s.post(&retry(json!(t), json!({})), &[])));
+}
+
+#[test]
+fn request_state_key_ring_rotates_across_replicas() {
+    // Four replicas mid-rotation from key A to key B (MCP_STATE_KEYS, and
+    // the single-key MCP_STATE_KEY form): the token's key id picks the key,
+    // so mixed rings interoperate; once A is gone its tokens are refused
+    // like tampered ones.
+    let hex = |b: u8| format!("{b:02x}").repeat(32);
+    let (a, b) = (hex(0xa1), hex(0xb2));
+    let only_a_single = HttpServer::start_with(&[("MCP_STATE_KEY", &a)]);
+    let only_a = HttpServer::start_with(&[("MCP_STATE_KEYS", &a)]);
+    let b_then_a = HttpServer::start_with(&[("MCP_STATE_KEYS", &format!("{b},{a}"))]);
+    let only_b = HttpServer::start_with(&[("MCP_STATE_KEYS", &b)]);
+    let tool = "test_input_required_result_tampered_state";
+    let caps = json!({"elicitation": {}});
+    let answer = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    let first_leg = |s: &HttpServer| {
+        let first = request(
+            1,
+            "tools/call",
+            json!({"name": tool, "_meta": envelope_with(caps.clone())}),
+        );
+        let r = s.post(&first, &[]).json();
+        r["result"]["requestState"].as_str().unwrap().to_owned()
+    };
+    let retry = |s: &HttpServer, state: &str| {
+        let body = request(
+            2,
+            "tools/call",
+            json!({"name": tool, "inputResponses": answer, "requestState": state,
+                   "_meta": envelope_with(caps.clone())}),
+        );
+        let r = s.post(&body, &[]);
+        match r.status {
+            200 if r.json()["result"]["resultType"] == "complete" => "complete",
+            400 if r.json()["error"]["message"] == "Invalid or expired requestState" => "invalid",
+            _ => "unexpected",
+        }
+    };
+    for sealer in [&only_a_single, &only_a] {
+        let t = first_leg(sealer);
+        assert_eq!(retry(&only_a_single, &t), "complete");
+        assert_eq!(retry(&only_a, &t), "complete");
+        assert_eq!(retry(&b_then_a, &t), "complete");
+        assert_eq!(retry(&only_b, &t), "invalid");
+    }
+    let t = first_leg(&b_then_a);
+    assert_eq!(retry(&only_b, &t), "complete");
+    assert_eq!(retry(&b_then_a, &t), "complete");
+    assert_eq!(retry(&only_a, &t), "invalid");
+}
+
+#[test]
+fn conflicting_state_key_variables_refuse_to_start() {
+    let out = std::process::Command::new(BIN)
+        .args(["--stdio"])
+        .env("MCP_STATE_KEY", "11".repeat(32))
+        .env("MCP_STATE_KEYS", "22".repeat(32))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not both"), "{err}");
+    let out = std::process::Command::new(BIN)
+        .args(["--stdio"])
+        .env("MCP_STATE_KEYS", format!("{},zz", "22".repeat(32)))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("MCP_STATE_KEYS: key 2"), "{err}");
 }
 
 #[test]

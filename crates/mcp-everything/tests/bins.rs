@@ -36,3 +36,30 @@ fn everything_client_fails_fast_against_a_dead_url() {
     assert!(!out.status.success());
     assert!(start.elapsed() < std::time::Duration::from_secs(20));
 }
+
+#[test]
+fn everything_server_redis_flag_needs_the_feature_and_a_shared_key_ring() {
+    // No key ring: refused before any connection attempt (port 1 is never
+    // reached); without the `redis` feature the flag itself is refused.
+    let out = Command::new(env!("CARGO_BIN_EXE_everything-server"))
+        .args(["--stdio", "--redis", "redis://127.0.0.1:1/0"])
+        .env_remove("MCP_STATE_KEY")
+        .env_remove("MCP_STATE_KEYS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    if cfg!(feature = "redis") {
+        assert!(
+            err.contains("needs a key ring shared by every replica"),
+            "{err}"
+        );
+    } else {
+        assert!(err.contains("without the `redis` feature"), "{err}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_everything-server"))
+        .args(["--stdio", "--redis"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

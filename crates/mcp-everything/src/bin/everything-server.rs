@@ -28,21 +28,33 @@
 //! | `MCP_KEEP_ALIVE_MS` | `keep_alive_interval` (unset: off) |
 //! | `MCP_KEEP_ALIVE_TIMEOUT_MS` | `keep_alive_timeout` |
 //!
-//! `MCP_STATE_KEY` (64 hex digits) replaces the random per-process
-//! `requestState` key with a fixed one under key id `env` — for tests that
-//! mint their own tokens (expired, wrongly bound) and for replicas that must
-//! open each other's tokens. `MCP_STATE_TTL_MS` sets the token lifetime
-//! (whole seconds, at least one). `MCP_STATE_SINGLE_USE` (a number of
-//! tokens) makes every `requestState` single-use, remembering at most that
-//! many unexpired tokens (MRTR-09).
+//! `requestState` keys: `MCP_STATE_KEYS=hex1,hex2,…` (64 hex digits each)
+//! is a key ring shared by replicas: the first key seals, all open, so keys
+//! rotate across a fleet (`[A]` → `[A,B]` → `[B,A]` → `[B]`, each step
+//! everywhere before the next, the last one a TTL later). `MCP_STATE_KEY`
+//! (one key) still works as a ring of one that also opens tokens minted
+//! under the old key id `env`. Setting both is a start-up error. Without
+//! either, the key is random per process. `MCP_STATE_TTL_MS` sets the token
+//! lifetime (whole seconds, at least one). `MCP_STATE_SINGLE_USE` (a number
+//! of tokens) makes every `requestState` single-use, remembering at most
+//! that many unexpired tokens (MRTR-09); with `--redis` the record is in
+//! Redis, shared by every replica.
+//!
+//! `--redis redis://HOST:PORT/DB` (feature `redis`) shares the change bus
+//! (list changes, resource updates) and the single-use record between
+//! replicas; it refuses to start without `MCP_STATE_KEYS`/`MCP_STATE_KEY`.
+//! `MCP_REDIS_PREFIX` sets the key/channel prefix (default `mcp:`),
+//! `MCP_REPLICA_ID` this replica's id (default random).
 
+use mcp_everything::config::{RedisOptions, state_key_ring, with_redis};
 use mcp_server::Limits;
-use mcp_server::request_state::KeyRing;
 use std::process::ExitCode;
 use std::time::Duration;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: everything-server --http HOST:PORT | --stdio");
+    eprintln!(
+        "usage: everything-server (--http HOST:PORT | --stdio) [--redis redis://HOST:PORT/DB]"
+    );
     ExitCode::from(2)
 }
 
@@ -126,50 +138,87 @@ fn limits_from_env() -> Result<Limits, String> {
     Ok(l)
 }
 
-fn parse_key(hex: &str) -> Option<[u8; 32]> {
-    let hex = hex.trim().as_bytes();
-    if hex.len() != 64 {
-        return None;
-    }
-    let mut key = [0u8; 32];
-    for (out, pair) in key.iter_mut().zip(hex.chunks_exact(2)) {
-        let s = std::str::from_utf8(pair).ok()?;
-        *out = u8::from_str_radix(s, 16).ok()?;
-    }
-    Some(key)
-}
-
-/// Applies the environment configuration to the builder.
-fn configure(b: mcp_server::ServerBuilder) -> Result<mcp_server::ServerBuilder, String> {
-    let mut b = b.limits(limits_from_env()?);
-    if let Some(hex) = env_value::<String>("MCP_STATE_KEY")? {
-        let key = parse_key(&hex).ok_or("MCP_STATE_KEY must be 64 hex digits")?;
-        let ring = KeyRing::new("env", key).map_err(|e| e.to_string())?;
+/// Applies the environment configuration to the builder, then Redis.
+async fn configure(
+    b: mcp_server::ServerBuilder,
+    redis: Option<String>,
+) -> Result<mcp_server::ServerBuilder, String> {
+    let limits = limits_from_env()?;
+    let backlog = limits.listen_backlog;
+    let mut b = b.limits(limits);
+    let key = env_value::<String>("MCP_STATE_KEY")?;
+    let keys = env_value::<String>("MCP_STATE_KEYS")?;
+    let ring = state_key_ring(key.as_deref(), keys.as_deref())?;
+    let shared_keys = ring.is_some();
+    if let Some(ring) = ring {
         b = b.state_keys(ring);
     }
     if let Some(ms) = env_value::<u64>("MCP_STATE_TTL_MS")? {
         b = b.state_ttl(Duration::from_millis(ms));
     }
-    if let Some(n) = env_value::<usize>("MCP_STATE_SINGLE_USE")? {
+    let single_use = env_value::<usize>("MCP_STATE_SINGLE_USE")?;
+    if let Some(n) = single_use {
         b = b.state_single_use(n);
+    }
+    if let Some(url) = redis {
+        let opts = RedisOptions {
+            url,
+            prefix: env_value("MCP_REDIS_PREFIX")?,
+            replica_id: env_value("MCP_REPLICA_ID")?,
+            single_use: single_use.is_some(),
+            backlog,
+        };
+        b = with_redis(b, &opts, shared_keys).await?;
     }
     Ok(b)
 }
 
+/// `--http ADDR` or `--stdio`, plus an optional `--redis URL`, in any order.
+fn parse_args(args: &[String]) -> Result<(Option<std::net::SocketAddr>, Option<String>), String> {
+    let mut mode: Option<Option<std::net::SocketAddr>> = None;
+    let mut redis = None;
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--http" if mode.is_none() => {
+                let addr = it.next().ok_or("--http needs HOST:PORT")?;
+                let a = addr
+                    .parse()
+                    .map_err(|e| format!("invalid address {addr:?}: {e}"))?;
+                mode = Some(Some(a));
+            }
+            "--stdio" if mode.is_none() => mode = Some(None),
+            "--redis" if redis.is_none() => {
+                redis = Some(it.next().ok_or("--redis needs a URL")?.clone());
+            }
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    let mode = mode.ok_or("one of --http HOST:PORT or --stdio is required")?;
+    Ok((mode, redis))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mode = match args.as_slice() {
-        [flag, addr] if flag == "--http" => match addr.parse::<std::net::SocketAddr>() {
-            Ok(a) => Some(a),
-            Err(e) => {
-                eprintln!("invalid address {addr:?}: {e}");
-                return usage();
-            }
-        },
-        [flag] if flag == "--stdio" => None,
-        _ => return usage(),
+    let (mode, redis) = match parse_args(&args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("everything-server: {e}");
+            return usage();
+        }
     };
-    let builder = match configure(mcp_everything::everything_builder()) {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("everything-server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Configuration (and connecting to Redis) needs the runtime.
+    let builder = match rt.block_on(configure(mcp_everything::everything_builder(), redis)) {
         Ok(b) => b,
         Err(e) => {
             eprintln!("everything-server: {e}");
@@ -180,16 +229,6 @@ fn main() -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("everything-server: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("everything-server: cannot start the runtime: {e}");
             return ExitCode::FAILURE;
         }
     };

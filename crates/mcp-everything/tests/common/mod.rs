@@ -26,12 +26,19 @@ impl HttpServer {
     /// Starts a server with extra environment variables (the `MCP_*` limit
     /// overrides documented in `src/bin/everything-server.rs`).
     pub fn start_with(env: &[(&str, &str)]) -> Self {
+        Self::start_with_args(&[], env)
+    }
+
+    /// Starts a server with extra arguments (e.g. `--redis URL`) and
+    /// environment variables.
+    pub fn start_with_args(args: &[&str], env: &[(&str, &str)]) -> Self {
         let port = {
             let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
             l.local_addr().expect("addr").port()
         };
         let child = Command::new(BIN)
             .args(["--http", &format!("127.0.0.1:{port}")])
+            .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

@@ -1,0 +1,150 @@
+//! Two everything-server replicas sharing a real Redis (feature `redis`):
+//! a change made on one reaches listen streams on the other, and a
+//! single-use `requestState` minted by one is accepted once fleet-wide.
+//! Skipped with a loud message when `redis-server` is not installed.
+#![cfg(feature = "redis")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Redis(Child, u16);
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn redis() -> Option<Redis> {
+    if Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_err()
+    {
+        eprintln!(
+            "\n!!! SKIPPED: redis-server is not installed (apt-get install redis-server) !!!\n"
+        );
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(Redis(child, port))
+}
+
+fn replicas(redis: &Redis) -> (HttpServer, HttpServer) {
+    let url = format!("redis://127.0.0.1:{}/0", redis.1);
+    let keys = format!("{},{}", "a1".repeat(32), "b2".repeat(32));
+    let env = [
+        ("MCP_STATE_KEYS", keys.as_str()),
+        ("MCP_STATE_SINGLE_USE", "100"),
+    ];
+    let args = ["--redis", url.as_str()];
+    (
+        HttpServer::start_with_args(&args, &env),
+        HttpServer::start_with_args(&args, &env),
+    )
+}
+
+#[test]
+fn single_use_request_state_is_shared_by_replicas() {
+    let Some(redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let tool = "test_input_required_result_tampered_state";
+    let caps = json!({"elicitation": {}});
+    let answer = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+    let first = request(
+        1,
+        "tools/call",
+        json!({"name": tool, "_meta": envelope_with(caps.clone())}),
+    );
+    let r = one.post(&first, &[]).json();
+    let token = r["result"]["requestState"].as_str().unwrap().to_owned();
+    let retry = request(
+        2,
+        "tools/call",
+        json!({"name": tool, "inputResponses": answer, "requestState": token,
+               "_meta": envelope_with(caps.clone())}),
+    );
+    // Opened on the other replica: accepted once, then refused everywhere.
+    let r = two.post(&retry, &[]);
+    assert_eq!(
+        (r.status, &r.json()["result"]["resultType"]),
+        (200, &json!("complete"))
+    );
+    for s in [&one, &two] {
+        let r = s.post(&retry, &[]);
+        assert_eq!((r.status, r.error_code()), (400, Some(-32602)));
+    }
+}
+
+#[test]
+fn a_change_on_one_replica_reaches_listeners_on_the_other() {
+    let Some(redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let port = two.port;
+    let listener = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let mut sock = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let body = request(
+            77,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        )
+        .to_string();
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        sock.write_all(req.as_bytes()).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut seen = String::new();
+        let mut buf = [0u8; 4096];
+        while !seen.contains("tools/list_changed") {
+            let n = sock.read(&mut buf).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        seen
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let r = one.post(
+        &request(
+            3,
+            "tools/call",
+            json!({"name": "test_trigger_tool_change", "arguments": {}}),
+        ),
+        &[],
+    );
+    assert_eq!(r.status, 200);
+    let seen = listener.join().unwrap();
+    assert!(
+        seen.contains("notifications/subscriptions/acknowledged"),
+        "{seen}"
+    );
+    assert!(seen.contains("notifications/tools/list_changed"), "{seen}");
+}
