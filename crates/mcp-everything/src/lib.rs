@@ -3,6 +3,7 @@
 //! benchmarks. Also a readable tour of the server API.
 
 pub mod config;
+pub mod tasks;
 
 use mcp_protocol::header::codec::base64_encode;
 use mcp_protocol::types::{
@@ -183,6 +184,11 @@ pub fn everything_server_with(limits: Limits) -> Result<Server, mcp_server::Erro
 /// that want to set more than limits (e.g. `requestState` keys) before
 /// building.
 pub fn everything_builder() -> ServerBuilder {
+    tasks::register(everything_fixtures())
+}
+
+/// Every fixture but the tasks extension ones.
+fn everything_fixtures() -> ServerBuilder {
     // Requests cancelled while a diagnostic fixture waited (`debug_sleep`,
     // `debug_slow_prompt`, `test://debug/slow/{ms}`), for `debug_cancellations`.
     let cancelled = Arc::new(AtomicU64::new(0));

@@ -132,6 +132,8 @@ pub struct ParamsProbe<'a> {
     pub uri: Option<&'a RawValue>,
     /// Raw `params.arguments`.
     pub arguments: Option<&'a RawValue>,
+    /// Raw `params.taskId` (tasks extension: mirrored in `Mcp-Name`).
+    pub task_id: Option<&'a RawValue>,
     /// Params could not be read as an object at all: why.
     pub params_error: Option<String>,
     /// Raw `params.inputResponses` (MRTR), so that `tools/call` params can
@@ -308,6 +310,7 @@ impl<'de> Visitor<'de> for ProbeVisitor {
                 "name" => &mut o.out.name,
                 "uri" => &mut o.out.uri,
                 "arguments" => &mut o.out.arguments,
+                "taskId" => &mut o.out.task_id,
                 "inputResponses" | "requestState" => {
                     let slot = if &*key == "inputResponses" {
                         &mut o.out.input_responses
@@ -506,10 +509,10 @@ pub fn classify_probed(
             }
         }
         if let Some(member) = header::name_bearing_param(method) {
-            let raw = if member == "uri" {
-                probe.uri
-            } else {
-                probe.name
+            let raw = match member {
+                "uri" => probe.uri,
+                "taskId" => probe.task_id,
+                _ => probe.name,
             };
             let body: Option<Cow<'_, str>> =
                 raw.and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0));

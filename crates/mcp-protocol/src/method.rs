@@ -57,6 +57,13 @@ pub const ELICITATION_CREATE: &str = "elicitation/create";
 /// `roots/list` (likewise).
 pub const ROOTS_LIST: &str = "roots/list";
 
+/// `tasks/get` (tasks extension, modern only).
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/update` (tasks extension, modern only).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// `tasks/cancel` (tasks extension, modern only).
+pub const TASKS_CANCEL: &str = "tasks/cancel";
+
 /// `notifications/initialized` (handshake only).
 pub const NOTIFICATIONS_INITIALIZED: &str = "notifications/initialized";
 /// `notifications/cancelled`
@@ -315,6 +322,12 @@ dispatch_enum! {
         SetLevel(SetLevelRequestParams) = LOGGING_SET_LEVEL, required;
         /// `subscriptions/listen` (modern).
         Listen(SubscriptionsListenRequestParams) = SUBSCRIPTIONS_LISTEN, required;
+        /// `tasks/get` (tasks extension).
+        GetTask(TaskIdParams) = TASKS_GET, required;
+        /// `tasks/update` (tasks extension).
+        UpdateTask(UpdateTaskRequestParams) = TASKS_UPDATE, required;
+        /// `tasks/cancel` (tasks extension).
+        CancelTask(TaskIdParams) = TASKS_CANCEL, required;
     }
 }
 

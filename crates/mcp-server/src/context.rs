@@ -54,6 +54,8 @@ pub(crate) struct ContextInner {
     #[cfg(feature = "http")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
     pub(crate) shared: Arc<Shared>,
+    /// Set on task-capable `tools/call`s (tasks extension).
+    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
     last_progress: AtomicU64,
 }
 
@@ -122,8 +124,48 @@ impl RequestContext {
                 #[cfg(feature = "http")]
                 http: p.http,
                 shared,
+                task: None,
                 last_progress: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
             }),
+        }
+    }
+
+    /// A context for a handler run of a task-capable call.
+    pub(crate) fn new_in_task(
+        p: ContextParts,
+        input: Option<InputResponses>,
+        state: Option<Vec<u8>>,
+        shared: Arc<Shared>,
+        task: Arc<crate::tasks::TaskLink>,
+    ) -> Self {
+        let mut cx = Self::new(p, input, state, shared);
+        if let Some(inner) = Arc::get_mut(&mut cx.inner) {
+            inner.task = Some(task);
+        }
+        cx
+    }
+
+    /// The id of the task this handler runs in, once the call became a task.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.as_ref().and_then(|t| t.task_id())
+    }
+
+    /// Turns this call into a task (tasks extension), for tools registered
+    /// with [`crate::TaskCreation::OnRequest`]: the client gets the task
+    /// handle now and the handler keeps running in the background.
+    ///
+    /// Returns `Ok(true)` once the call is a task (at once if it already
+    /// was), `Ok(false)` when it cannot become one (the tool has no task
+    /// support or the client did not declare the extension): carry on as a
+    /// plain call. Errors (e.g. the task cap is reached) are for `?`.
+    pub async fn run_as_task(&self) -> Result<bool, HandlerError> {
+        match &self.inner.task {
+            None => Ok(false),
+            Some(link) => link
+                .detach()
+                .await
+                .map(|()| true)
+                .map_err(HandlerError::Protocol),
         }
     }
 
@@ -184,7 +226,22 @@ impl RequestContext {
     /// Reports progress. A no-op unless the client sent a progress token;
     /// values that do not increase are dropped (PROG-02); nothing is sent
     /// after cancellation (CANCEL-03).
+    ///
+    /// In a task, progress becomes the task's `statusMessage` instead (the
+    /// request that created the task has been answered).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(link) = self.inner.task.as_ref().filter(|l| l.task_id().is_some()) {
+            if self.is_cancelled() || !progress.is_finite() {
+                return;
+            }
+            let text = match (message, total) {
+                (Some(m), _) => m.to_owned(),
+                (None, Some(t)) => format!("{progress}/{t}"),
+                (None, None) => format!("{progress}"),
+            };
+            link.status_message(text);
+            return;
+        }
         let (Some(token), Some(out)) = (self.progress_token(), &self.inner.outbound) else {
             return;
         };

@@ -69,6 +69,9 @@ pub(crate) fn into_owned(req: ClientRequest<'_>) -> Result<ClientRequest<'static
         C::Complete(p) => C::Complete(p),
         C::SetLevel(p) => C::SetLevel(p),
         C::Listen(p) => C::Listen(p),
+        C::GetTask(p) => C::GetTask(p),
+        C::UpdateTask(p) => C::UpdateTask(p),
+        C::CancelTask(p) => C::CancelTask(p),
         C::Custom { method, .. } => return Err(ErrorObject::method_not_found(method)),
     })
 }
@@ -125,6 +128,16 @@ impl Shared {
             }
             ClientRequest::Complete(p) if self.completion.is_some() => {
                 return Dispatch::Pending(Box::pin(self.complete(p, parts)));
+            }
+            // Tasks extension (modern wire only; see crate::tasks).
+            ClientRequest::GetTask(p) if modern && self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_get(p, parts)));
+            }
+            ClientRequest::UpdateTask(p) if modern && self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_update(p, parts)));
+            }
+            ClientRequest::CancelTask(p) if modern && self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_cancel(p, parts)));
             }
             // Handshake-only methods (BASE-12: removed on the modern wire → -32601).
             ClientRequest::Ping(_) if !modern => {
@@ -186,7 +199,11 @@ impl Shared {
     }
 
     /// Serializes an interim MRTR result: never cache hints (MRTR-12).
-    fn finish_input_required(&self, id: &RequestId, mut r: InputRequiredResult) -> Bytes {
+    pub(crate) fn finish_input_required(
+        &self,
+        id: &RequestId,
+        mut r: InputRequiredResult,
+    ) -> Bytes {
         if self.stamp_server_info {
             if let Ok(v) = serde_json::to_value(&self.info) {
                 r.meta
@@ -359,6 +376,18 @@ impl Shared {
                 ));
             }
         }
+        if let Some(creation) = self.task_mode(&tool, &parts)? {
+            return self
+                .call_tool_as_task(
+                    tool,
+                    args,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    creation,
+                )
+                .await;
+        }
         let runner = {
             let tool = tool.clone();
             move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
@@ -391,7 +420,7 @@ impl Shared {
     }
 
     #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
-    fn check_output(
+    pub(crate) fn check_output(
         &self,
         tool: &RegisteredTool,
         r: CallToolResult,
@@ -828,7 +857,7 @@ fn sieve_icons_title<I>(
     }
 }
 
-fn sieve_call_result(version: ProtocolVersion, mut r: CallToolResult) -> CallToolResult {
+pub(crate) fn sieve_call_result(version: ProtocolVersion, mut r: CallToolResult) -> CallToolResult {
     if Sieve::for_version(version) == Sieve::Minimal {
         r.structured_content = None;
         r.content.retain(|c| c.type_name() != Some("resource_link"));

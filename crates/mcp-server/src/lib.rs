@@ -57,6 +57,7 @@ mod resource;
 mod server;
 mod session;
 pub mod single_use;
+pub mod tasks;
 mod tool;
 pub mod transport;
 pub mod uri_template;
@@ -71,6 +72,7 @@ pub use prompt::{
 pub use resource::{IntoReadResult, ResourceDef, ResourceHandler, ResourceRequest, TemplateDef};
 pub use server::{CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
+pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
 pub use tool::{BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, ToolHandler, tool};
 
 /// Re-export of the protocol crate.

@@ -282,6 +282,8 @@ pub(crate) struct Shared {
     pub(crate) page_size: Option<usize>,
     pub(crate) declare: Declared,
     pub(crate) extensions: Option<JsonObject>,
+    /// The tasks extension, when enabled.
+    pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -329,6 +331,12 @@ impl Shared {
             caps.logging = Some(JsonObject::new());
         }
         caps.extensions.clone_from(&self.extensions);
+        if self.tasks.is_some() {
+            caps.extensions.get_or_insert_with(JsonObject::new).insert(
+                mcp_protocol::types::TASKS_EXTENSION.to_owned(),
+                serde_json::Value::Object(JsonObject::new()),
+            );
+        }
         caps
     }
 
@@ -480,6 +488,7 @@ pub struct ServerBuilder {
     declare: Declared,
     extensions: Option<JsonObject>,
     handshake: bool,
+    tasks: Option<crate::tasks::TaskConfig>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -511,6 +520,7 @@ impl ServerBuilder {
             declare: Declared::default(),
             extensions: None,
             handshake: true,
+            tasks: None,
         }
     }
 
@@ -648,6 +658,14 @@ impl ServerBuilder {
         self.page_size = Some(n.max(1));
         self
     }
+    /// Enables the tasks extension (`io.modelcontextprotocol/tasks`, advertised
+    /// in `capabilities.extensions`) with these settings: store, TTL, poll
+    /// interval. Registering a tool with task support enables it with
+    /// [`crate::TaskConfig::default`] when this is not called.
+    pub fn tasks(mut self, config: crate::tasks::TaskConfig) -> Self {
+        self.tasks = Some(config);
+        self
+    }
     /// Whether to serve the handshake-era revisions too. Default on.
     pub fn handshake_era(mut self, on: bool) -> Self {
         self.handshake = on;
@@ -687,8 +705,22 @@ impl ServerBuilder {
             m.push(b'}');
             m
         };
+        let tasks = match self.tasks {
+            Some(c) => Some(c),
+            None if self
+                .registry
+                .tools
+                .iter()
+                .any(|t| t.def.task_support != crate::tasks::TaskSupport::Forbidden) =>
+            {
+                Some(crate::tasks::TaskConfig::default())
+            }
+            None => None,
+        }
+        .map(|c| Arc::new(crate::tasks::Tasks::new(c)));
         Ok(Server {
             shared: Arc::new(Shared {
+                tasks,
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

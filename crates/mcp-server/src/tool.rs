@@ -25,6 +25,7 @@
 
 use crate::context::RequestContext;
 use crate::error::HandlerError;
+use crate::tasks::{TaskCreation, TaskSupport};
 use mcp_protocol::types::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -127,6 +128,8 @@ impl JsonSchema for NoArgs {
 pub struct ToolDef {
     pub(crate) tool: Tool,
     pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) task_support: TaskSupport,
+    pub(crate) task_creation: TaskCreation,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -142,6 +145,10 @@ impl ToolDef {
     pub fn definition(&self) -> &Tool {
         &self.tool
     }
+    /// Whether the tool may run as a task (tasks extension).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
+    }
 }
 
 /// Starts a tool definition.
@@ -149,6 +156,8 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
     ToolBuilder {
         tool: Tool::new(name, Tool::no_arguments_schema()),
         explicit_schema: false,
+        task_support: TaskSupport::Forbidden,
+        task_creation: TaskCreation::Immediate,
     }
 }
 
@@ -157,6 +166,8 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
 pub struct ToolBuilder {
     tool: Tool,
     explicit_schema: bool,
+    task_support: TaskSupport,
+    task_creation: TaskCreation,
 }
 
 impl ToolBuilder {
@@ -202,6 +213,18 @@ impl ToolBuilder {
         self.tool.meta = Some(meta);
         self
     }
+    /// Lets the tool run as a task (tasks extension, see [`crate::tasks`]).
+    /// Registering such a tool enables tasks on the server with default
+    /// settings unless [`crate::ServerBuilder::tasks`] configured them.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+    /// When the call becomes a task; default [`TaskCreation::Immediate`].
+    pub fn task_creation(mut self, creation: TaskCreation) -> Self {
+        self.task_creation = creation;
+        self
+    }
 
     /// Finishes with a typed handler: `async fn(P, RequestContext) -> R`.
     /// Unless [`Self::input_schema`] was called, the schema is derived from `P`.
@@ -221,6 +244,8 @@ impl ToolBuilder {
                 f,
                 _p: std::marker::PhantomData,
             }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
         }
     }
 
@@ -234,6 +259,8 @@ impl ToolBuilder {
         ToolDef {
             tool: self.tool,
             handler: Arc::new(Raw { f }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
         }
     }
 }

@@ -178,6 +178,7 @@ macro_rules! impl_paginated {
     )*};
 }
 
+use super::tasks::{CreateTaskResult, GetTaskResult};
 use super::{
     CallToolResult, CompleteResult, DiscoverResult, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, ReadResourceResult,
@@ -196,6 +197,8 @@ impl_result!(
     GetPromptResult,
     CompleteResult,
     SubscriptionsListenResult,
+    CreateTaskResult,
+    GetTaskResult,
 );
 
 impl_cacheable!(

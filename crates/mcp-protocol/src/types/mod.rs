@@ -40,6 +40,7 @@ pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
 pub(crate) mod tagged;
+pub mod tasks;
 pub mod tools;
 
 pub use annotations::*;
@@ -61,6 +62,7 @@ pub use resources::*;
 pub use roots::*;
 pub use sampling::*;
 pub use subscriptions::*;
+pub use tasks::*;
 pub use tools::*;
 
 use serde::{Deserialize, Serialize};
