@@ -7,12 +7,15 @@ use mcp_protocol::ErrorObject;
 use mcp_protocol::types::{
     CallToolResult, ContentBlock, ElicitAction, ElicitResult, ElicitValue, InputRequest,
 };
+use mcp_server::tasks::{InMemoryLimits, InMemoryTaskStore};
 use mcp_server::{
-    HandlerError, NoArgs, RequestContext, ServerBuilder, TaskCreation, TaskSupport, tool,
+    HandlerError, NoArgs, RequestContext, ServerBuilder, TaskConfig, TaskCreation, TaskSupport,
+    tool,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Deserialize, JsonSchema)]
@@ -61,9 +64,35 @@ fn accepted(r: &ElicitResult) -> bool {
     r.action == ElicitAction::Accept
 }
 
-/// Registers the task fixtures on `b`.
+/// Task settings from the environment, for wire tests that need small caps
+/// or short lifetimes: `MCP_TASKS_MAX_LIVE`, `MCP_TASKS_MAX_RETAINED` (the
+/// in-memory store's caps) and `MCP_TASK_TTL_MS`. Unset or unparsable
+/// variables keep the defaults.
+fn config_from_env() -> TaskConfig {
+    fn var(name: &str) -> Option<u64> {
+        std::env::var(name).ok().and_then(|v| v.parse().ok())
+    }
+    let mut limits = InMemoryLimits::default();
+    if let Some(n) = var("MCP_TASKS_MAX_LIVE") {
+        limits.max_live = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    if let Some(n) = var("MCP_TASKS_MAX_RETAINED") {
+        limits.max_retained = usize::try_from(n).unwrap_or(usize::MAX);
+    }
+    let mut config = TaskConfig {
+        store: Arc::new(InMemoryTaskStore::new(limits)),
+        ..TaskConfig::default()
+    };
+    if let Some(ms) = var("MCP_TASK_TTL_MS") {
+        config.ttl = Duration::from_millis(ms.max(1));
+    }
+    config
+}
+
+/// Registers the task fixtures on `b` (task settings: see [`config_from_env`]).
 pub fn register(b: ServerBuilder) -> ServerBuilder {
-    b.tool(tool("greet").description("Greets by name (never a task)").handler(
+    b.tasks(config_from_env())
+    .tool(tool("greet").description("Greets by name (never a task)").handler(
         |a: GreetArgs, _cx: RequestContext| async move { format!("Hello, {}!", a.name) },
     ))
     .tool(

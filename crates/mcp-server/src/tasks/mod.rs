@@ -172,6 +172,8 @@ pub(crate) struct TaskLink {
     /// Serializes detach attempts.
     detaching: tokio::sync::Mutex<()>,
     cancel: CancellationToken,
+    /// When the task's TTL elapses (set on detach): the handler is stopped.
+    deadline: OnceLock<tokio::time::Instant>,
     shared: Arc<Shared>,
 }
 
@@ -229,6 +231,7 @@ impl TaskLink {
         self.tasks
             .running()
             .insert(task.task_id.clone(), self.cancel.clone());
+        let _ = self.deadline.set(tokio::time::Instant::now() + cfg.ttl);
         let _ = self.id.set(task.task_id.clone());
         let bytes = self.shared.finish(
             &self.request_id,
@@ -332,6 +335,7 @@ impl Shared {
             reply: Mutex::new(Some(tx)),
             detaching: tokio::sync::Mutex::new(()),
             cancel: task_cancel.clone(),
+            deadline: OnceLock::new(),
             shared: self.clone(),
         });
         let runner = run_task(
@@ -354,6 +358,14 @@ impl Shared {
                     task_cancel.cancel();
                 }
                 Err(ErrorObject::internal("request cancelled"))
+            }
+            // Until it becomes a task, the call is an ordinary request,
+            // bound by the handler timeout.
+            () = tokio::time::sleep(self.limits.handler_timeout) => {
+                if link.task_id().is_none() {
+                    task_cancel.cancel();
+                }
+                Err(ErrorObject::internal("the handler timed out"))
             }
         }
     }
@@ -469,6 +481,8 @@ async fn run_task(
                 )))
             })),
             () = link.cancel.cancelled() => Round::Cancelled,
+            // The record is gone once the TTL elapsed: stop the work too.
+            () = until(link.deadline.get().copied()) => Round::Cancelled,
         };
         // Later rounds run after the request was answered: nothing to stream to.
         round_parts.outbound = None;
@@ -549,6 +563,14 @@ async fn wait_for_input(link: &TaskLink, id: &str, requests: JsonObject) -> Opti
             }
         }
         watch = store.changed(id);
+    }
+}
+
+/// Sleeps until `deadline`; never resolves without one.
+async fn until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
     }
 }
 
