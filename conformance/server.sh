@@ -11,6 +11,9 @@
 #   --pending            also run the set's not-scored "pending" server
 #                        scenarios (2026-07-28: json-schema-2020-12,
 #                        http-header-validation, http-custom-header-server-validation)
+#   --not-scored         also run every not-scored server scenario of the
+#                        set: pending, extension (2026-07-28: tasks-*) and
+#                        added-after-release (2025-11-25: server-session-lifecycle)
 #   --timeout-ms MS      per-scenario harness timeout (default 30000)
 #   --verbose            stream the harness output too
 #
@@ -20,7 +23,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh"
 
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 2; }
 
 URL="" REV="" PENDING=0 TIMEOUT_MS=30000
 SCENARIOS=()
@@ -30,6 +33,7 @@ while [ $# -gt 0 ]; do
         --requirements) [ $# -ge 2 ] || usage; REV="$2"; shift 2 ;;
         --scenario) [ $# -ge 2 ] || usage; SCENARIOS+=("$2"); shift 2 ;;
         --pending) PENDING=1; shift ;;
+        --not-scored) PENDING=2; shift ;;
         --timeout-ms) [ $# -ge 2 ] || usage; TIMEOUT_MS="$2"; shift 2 ;;
         --verbose) CONF_VERBOSE=1; shift ;;
         -h|--help) usage ;;
@@ -45,7 +49,11 @@ conf_ensure_installed
 
 SCORED="$(conf_list "$REV" server scored)"
 [ -n "$SCORED" ] || conf_die "the harness lists no server scenarios for $REV"
-PENDING_LIST="$(conf_list "$REV" server pending)"
+if [ "$PENDING" = 2 ]; then
+    PENDING_LIST="$(conf_list "$REV" server not-scored)"
+else
+    PENDING_LIST="$(conf_list "$REV" server pending)"
+fi
 
 run_server_scenario() {
     # Same as `server --requirements REV` does per scenario: REV's wire, forced
@@ -69,9 +77,9 @@ else
     while IFS= read -r s; do
         conf_run_scenario server "$REV" yes "$s" run_server_scenario
     done <<<"$SCORED"
-    if [ "$PENDING" = 1 ] && [ -n "$PENDING_LIST" ]; then
+    if [ "$PENDING" != 0 ] && [ -n "$PENDING_LIST" ]; then
         HAD_NS=yes
-        echo "-- not scored (pending) --"
+        if [ "$PENDING" = 2 ]; then echo "-- not scored (pending, extension, added after release) --"; else echo "-- not scored (pending) --"; fi
         while IFS= read -r s; do
             conf_run_scenario server "$REV" no "$s" run_server_scenario
         done <<<"$PENDING_LIST"
