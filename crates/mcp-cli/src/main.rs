@@ -149,6 +149,27 @@ enum Command {
         /// Where to save images and audio (default: the current directory).
         #[arg(long, value_name = "DIR")]
         save_dir: Option<std::path::PathBuf>,
+        /// Let the server run the call as a task (tasks extension, modern
+        /// servers): its status is shown while polling, Ctrl-C cancels it.
+        #[arg(long)]
+        task: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Tasks of the tasks extension: `mcp tasks [URL] get|result|cancel TASK_ID`.
+    ///
+    /// `get` prints the task's status (JSON with `--json`), `result` waits
+    /// for the task to finish and prints its result like `mcp call`,
+    /// `cancel` asks the server to cancel it. There is no `list`: the
+    /// extension (SEP-2663) removed `tasks/list`; task ids are printed by
+    /// `mcp call --task`.
+    Tasks {
+        /// `[URL] get|result|cancel TASK_ID`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Where to save images and audio of a result.
+        #[arg(long, value_name = "DIR")]
+        save_dir: Option<std::path::PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -333,10 +354,72 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             connect::close(&client, &r).await;
             r
         }
+        Command::Tasks {
+            positional,
+            save_dir,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let (action, id) = match rest.as_slice() {
+                [a, id] if ["get", "result", "cancel"].contains(&a.as_str()) => {
+                    (a.clone(), id.clone())
+                }
+                [a, ..] if a == "list" => {
+                    return Err(Failure::usage(
+                        "the tasks extension has no tasks/list (removed by SEP-2663); `mcp call --task` prints the id of the task it starts",
+                    ));
+                }
+                _ => {
+                    return Err(Failure::usage(
+                        "usage: mcp tasks [URL] get|result|cancel TASK_ID",
+                    ));
+                }
+            };
+            let client = connect::connect(&target, &common).await?;
+            let opts = output::CallOptions {
+                json: common.json,
+                save_dir: save_dir.unwrap_or_else(|| std::path::PathBuf::from(".")),
+            };
+            let show = common.progress != progress::ProgressMode::Never;
+            let r = async {
+                match action.as_str() {
+                    "get" => {
+                        let t = client.get_task(&id).await.map_err(Failure::from)?;
+                        if common.json {
+                            output::print_json(&t)?;
+                        } else {
+                            output::print_text(&format!(
+                                "{} {}{}",
+                                t.task.task_id,
+                                t.task.status.as_str(),
+                                t.task
+                                    .status_message
+                                    .as_deref()
+                                    .map(|m| format!(": {m}"))
+                                    .unwrap_or_default()
+                            ));
+                        }
+                        Ok(code::OK)
+                    }
+                    "cancel" => {
+                        client.cancel_task(&id).await.map_err(Failure::from)?;
+                        Ok(code::OK)
+                    }
+                    _ => {
+                        let t = output::wait_shown(&client, &id, show).await?;
+                        output::render_task(&t, "task", &opts)
+                    }
+                }
+            }
+            .await;
+            connect::close(&client, &r).await;
+            r
+        }
         Command::Call {
             positional,
             args,
             save_dir,
+            task,
             common,
         } => {
             let (target, rest) = connect::split_target(&common, positional)?;
@@ -363,6 +446,10 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                     json: common.json,
                     save_dir: save_dir.unwrap_or_else(|| std::path::PathBuf::from(".")),
                 };
+                if task {
+                    return output::call_task(&client, tool, arguments.clone(), &common, &opts)
+                        .await;
+                }
                 elicit::with_url_interactions(
                     common.no_input,
                     common.json,

@@ -5,7 +5,7 @@ use crate::exit::{Failure, code};
 use crate::progress::Progress;
 use mcp_client::Client;
 use mcp_client::Era;
-use mcp_client::protocol::types::{CallToolRequestParams, Tool};
+use mcp_client::protocol::types::{CallToolRequestParams, CallToolResult, Tool};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -214,9 +214,101 @@ pub async fn call(
                 .map_err(Failure::from)
         })
         .await?;
+    render_call(&result, tool, opts)
+}
+
+/// `mcp call --task`: lets the server run the call as a task (tasks
+/// extension), shows its status while polling, and prints the result like
+/// `mcp call`. Ctrl-C cancels the task (`tasks/cancel`).
+pub async fn call_task(
+    client: &Client,
+    tool: &str,
+    arguments: Option<Map<String, Value>>,
+    common: &Common,
+    opts: &CallOptions,
+) -> Result<u8, Failure> {
+    let params = CallToolRequestParams::new(tool, arguments.clone());
+    let show = common.progress != crate::progress::ProgressMode::Never;
+    let outcome = match client
+        .call_tool_as_task(params, mcp_client::RequestOptions::new())
+        .await
+    {
+        Ok(o) => o,
+        // Handshake-era servers know no tasks: a plain call.
+        Err(e) if e.is_unsupported() => return call(client, tool, arguments, common, opts).await,
+        Err(e) => return Err(Failure::from(e)),
+    };
+    let task = match outcome {
+        mcp_client::ToolCallOutcome::Complete(r) => return render_call(&r, tool, opts),
+        mcp_client::ToolCallOutcome::Task(t) => t.task,
+    };
+    if show {
+        eprintln!("task {} {}", task.task_id, task.status.as_str());
+    }
+    let id = task.task_id.clone();
+    let done = wait_shown(client, &id, show).await?;
+    render_task(&done, tool, opts)
+}
+
+/// Polls task `id` to its end, printing each new status line on stderr when
+/// `show`; Ctrl-C cancels the task and fails with exit code 130.
+pub async fn wait_shown(
+    client: &Client,
+    id: &str,
+    show: bool,
+) -> Result<mcp_protocol::types::GetTaskResult, Failure> {
+    let mut last = String::new();
+    let wait = client.wait_task(id, |t| {
+        let line = format!(
+            "task {} {}{}",
+            t.task.task_id,
+            t.task.status.as_str(),
+            t.task
+                .status_message
+                .as_deref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        );
+        if show && line != last {
+            eprintln!("{line}");
+            last = line;
+        }
+    });
+    tokio::select! {
+        r = wait => r.map_err(Failure::from),
+        _ = tokio::signal::ctrl_c() => {
+            let _ = client.cancel_task(id).await;
+            Err(Failure::new(
+                code::INTERRUPTED,
+                format!("interrupted; task {id} was asked to cancel"),
+            ))
+        }
+    }
+}
+
+/// Prints a terminal task: its tool result like `mcp call`, or its error.
+pub fn render_task(
+    t: &mcp_protocol::types::GetTaskResult,
+    tool: &str,
+    opts: &CallOptions,
+) -> Result<u8, Failure> {
+    if t.task.status == mcp_protocol::types::TaskStatus::Cancelled {
+        return Err(Failure::protocol(format!(
+            "task {} was cancelled",
+            t.task.task_id
+        )));
+    }
+    match mcp_client::task_outcome(t.clone()) {
+        Ok(r) => render_call(&r, tool, opts),
+        Err(e) => Err(Failure::from(e)),
+    }
+}
+
+/// Prints a tool result; the exit code says whether the tool reported an error.
+pub fn render_call(result: &CallToolResult, tool: &str, opts: &CallOptions) -> Result<u8, Failure> {
     let is_error = result.is_error == Some(true);
     if opts.json {
-        print_json(&result)?;
+        print_json(result)?;
     } else {
         let blocks: Vec<Value> = result.content.iter().map(to_value).collect();
         print_content(&blocks, &opts.save_dir, tool)?;

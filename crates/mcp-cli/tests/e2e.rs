@@ -48,9 +48,15 @@ fn discover_in_both_eras_over_both_transports() {
         if t.era == "modern" {
             expected.push("supported:    2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26".into());
         }
+        // The tasks extension is offered on the modern wire only.
+        let extensions = if t.era == "modern" {
+            "extensions, "
+        } else {
+            ""
+        };
         expected.extend([
             format!("server:       mcp-rs-everything-server {}", env!("CARGO_PKG_VERSION")),
-            "capabilities: completions, logging, prompts (listChanged), resources (listChanged, subscribe), tools (listChanged)".into(),
+            format!("capabilities: completions, {extensions}logging, prompts (listChanged), resources (listChanged, subscribe), tools (listChanged)"),
             "instructions: Conformance fixtures for the Rust MCP SDK.".into(),
         ]);
         assert_eq!(r.stdout, expected.join("\n") + "\n", "{label}");

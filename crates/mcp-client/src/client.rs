@@ -313,6 +313,14 @@ impl Inner {
         } else {
             RequestMeta::default()
         };
+        if opts.tasks {
+            if let Some(caps) = meta.client_capabilities.as_mut() {
+                caps.extensions.get_or_insert_with(JsonObject::new).insert(
+                    mcp_protocol::types::TASKS_EXTENSION.to_owned(),
+                    Value::Object(JsonObject::new()),
+                );
+            }
+        }
         if opts.on_progress.is_some() {
             meta.progress_token = Some(id.clone()); // PROG-01: unique, = the request id
         }

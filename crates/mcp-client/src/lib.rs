@@ -44,6 +44,7 @@ mod options;
 mod output;
 pub mod sse;
 mod subscription;
+mod tasks;
 mod transport;
 
 pub use auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
@@ -56,6 +57,7 @@ pub use limits::Limits;
 pub use negotiate::EraPreference;
 pub use options::RequestOptions;
 pub use subscription::{Subscription, SubscriptionEnd, SubscriptionEvent};
+pub use tasks::{ToolCallOutcome, task_outcome};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{StderrMode, StdioCommand};

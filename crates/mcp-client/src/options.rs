@@ -17,6 +17,7 @@ pub struct RequestOptions {
     pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) bypass_cache: bool,
     pub(crate) meta: Option<mcp_protocol::types::JsonObject>,
+    pub(crate) tasks: bool,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -28,6 +29,7 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("bypass_cache", &self.bypass_cache)
             .field("meta", &self.meta)
+            .field("tasks", &self.tasks)
             .finish()
     }
 }
@@ -73,6 +75,13 @@ impl RequestOptions {
     /// [`crate::Error::is_invalid_meta`].
     pub fn meta(mut self, meta: mcp_protocol::types::JsonObject) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Declares the tasks extension in this request's client capabilities
+    /// (used by the task methods of [`crate::Client`]).
+    pub(crate) fn tasks(mut self) -> Self {
+        self.tasks = true;
         self
     }
 

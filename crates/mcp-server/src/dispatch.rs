@@ -93,12 +93,23 @@ impl Shared {
         let id = parts.id.clone();
         Dispatch::Ready(Some(match req {
             ClientRequest::Discover(_) if modern => {
+                let mut capabilities = self.capabilities();
+                if self.tasks.is_some() {
+                    // Modern wire only: handshake revisions get no tasks.
+                    capabilities
+                        .extensions
+                        .get_or_insert_with(Default::default)
+                        .insert(
+                            mcp_protocol::types::TASKS_EXTENSION.to_owned(),
+                            Value::Object(Default::default()),
+                        );
+                }
                 let mut r = DiscoverResult {
                     supported_versions: self
                         .all_versions()
                         .map(|v| v.as_str().to_owned())
                         .collect(),
-                    capabilities: self.capabilities(),
+                    capabilities,
                     instructions: self.instructions.clone(),
                     ..DiscoverResult::default()
                 };

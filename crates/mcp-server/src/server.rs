@@ -331,12 +331,6 @@ impl Shared {
             caps.logging = Some(JsonObject::new());
         }
         caps.extensions.clone_from(&self.extensions);
-        if self.tasks.is_some() {
-            caps.extensions.get_or_insert_with(JsonObject::new).insert(
-                mcp_protocol::types::TASKS_EXTENSION.to_owned(),
-                serde_json::Value::Object(JsonObject::new()),
-            );
-        }
         caps
     }
 

@@ -385,6 +385,8 @@ fn apply(r: &mut TaskRecord, change: TaskUpdate, now: u64) -> bool {
         }
         TaskUpdate::Complete(result) => {
             r.status = TaskStatus::Completed;
+            // A progress note of the run would be stale now.
+            r.status_message = None;
             r.result = Some(result);
         }
         TaskUpdate::Fail(error) => {
