@@ -1,5 +1,6 @@
 -- wrk script for the MCP benchmarks. Environment:
 --   MCP_MODE     modern  (default) 2026-07-28 tools/call echo, _meta envelope
+--                        (MCP_TOOL: call that argument-less tool instead)
 --                list    2026-07-28 tools/list
 --                session 2025-11-25 tools/call echo on a session (no _meta);
 --                        a unique id per request (ids must not collide
@@ -17,11 +18,14 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 
 if mode == "modern" then
+  -- MCP_TOOL: another tool taking no arguments (default: echo "hello").
+  local tool = os.getenv("MCP_TOOL") or "echo"
+  local args = tool == "echo" and '{"text":"hello"}' or '{}'
   wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
   wrk.headers["Mcp-Method"] = "tools/call"
-  wrk.headers["Mcp-Name"] = "echo"
-  wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
-    .. '"arguments":{"text":"hello"},' .. meta .. '}}'
+  wrk.headers["Mcp-Name"] = tool
+  wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. tool .. '",'
+    .. '"arguments":' .. args .. ',' .. meta .. '}}'
 elseif mode == "list" then
   wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
   wrk.headers["Mcp-Method"] = "tools/list"
