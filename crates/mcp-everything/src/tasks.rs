@@ -89,7 +89,7 @@ fn config_from_env() -> TaskConfig {
     config
 }
 
-/// Registers the task fixtures on `b` (task settings: see [`config_from_env`]).
+/// Registers the task fixtures on `b` (task settings: the `MCP_TASK*` variables read by `config_from_env`).
 pub fn register(b: ServerBuilder) -> ServerBuilder {
     b.tasks(config_from_env())
     .tool(tool("greet").description("Greets by name (never a task)").handler(
