@@ -13,6 +13,10 @@ use libfuzzer_sys::fuzz_target;
 #[allow(dead_code, unused_imports)]
 #[path = "../../crates/mcp-server/src/request_state.rs"]
 mod request_state;
+/// The single-use store `request_state` consumes tokens through.
+#[allow(dead_code, unused_imports)]
+#[path = "../../crates/mcp-server/src/single_use.rs"]
+mod single_use;
 
 use request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
 use std::sync::{Arc, OnceLock};
