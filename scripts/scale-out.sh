@@ -56,27 +56,10 @@ else
 fi
 
 # ---------------------------------------------------------------- setup
-need=()
-command -v redis-server >/dev/null || need+=(redis-server)
-command -v redis-cli >/dev/null || need+=(redis-tools)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-command -v wrk >/dev/null || need+=(wrk)
-if ((${#need[@]})); then
-  echo "scale-out: installing ${need[*]}" >&2
-  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
-
-if [ -n "${SCALE_OUT_BIN:-}" ]; then
-  BIN="$SCALE_OUT_BIN" # a binary built elsewhere (must have the redis feature)
-else
-  echo "scale-out: building everything-server --features redis (release)" >&2
-  cargo build --release --quiet --bin everything-server --features mcp-everything/redis
-  tdir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  BIN="$tdir/release/everything-server"
-fi
+# shellcheck source=fleet.sh
+source "$root/scripts/fleet.sh"
+fleet_tools
+fleet_bin
 PROBE=(python3 "$root/scripts/scale_probe.py")
 
 work="$(mktemp -d /tmp/scale-out.XXXXXX)"
@@ -89,17 +72,6 @@ cleanup() {
   if ((keep)); then echo "scale-out: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() { # port [seconds]
-  local deadline=$((SECONDS + ${2:-20}))
-  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
-    ((SECONDS < deadline)) || { echo "scale-out: nothing listens on $1" >&2; return 1; }
-    sleep 0.05
-  done
-}
 
 KEY_A="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
 KEY_B="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
@@ -130,33 +102,8 @@ start_replica() { # i [ring]
 for i in 1 2 3; do start_replica "$i"; done
 URL1="http://127.0.0.1:${PORT[1]}/mcp" URL2="http://127.0.0.1:${PORT[2]}/mcp" URL3="http://127.0.0.1:${PORT[3]}/mcp"
 
-# nginx with the recipe as committed: only the ports are filled in.
-start_nginx() { # dir listen-port port...
-  local dir="$1" lport="$2"
-  shift 2
-  mkdir -p "$dir/tmp"
-  cp "$root"/deploy/nginx/mcp.conf "$root"/deploy/nginx/mcp_proxy.conf "$dir/"
-  sed -i "s/listen 127.0.0.1:8080;/listen 127.0.0.1:$lport;/" "$dir/mcp.conf"
-  {
-    echo "worker_processes 1; pid $dir/nginx.pid; error_log $dir/error.log warn;"
-    echo "events { worker_connections 4096; }"
-    echo "http {"
-    echo "  log_format mcp '\$msec \$status \$upstream_addr \$upstream_status \$http_mcp_method';"
-    echo "  access_log $dir/access.log mcp;"
-    for t in client_body proxy fastcgi uwsgi scgi; do echo "  ${t}_temp_path $dir/tmp/$t;"; done
-    echo "  upstream mcp_fleet {"
-    local p
-    for p in "$@"; do echo "    server 127.0.0.1:$p max_fails=1 fail_timeout=2s;"; done
-    echo "    keepalive 64;"
-    echo "  }"
-    echo "  include $dir/mcp.conf;"
-    echo "}"
-  } >"$dir/nginx.conf"
-  "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
-  wait_port "$lport"
-}
 NPORT="$(free_port)"
-start_nginx "$work" "$NPORT" "${PORT[1]}" "${PORT[2]}" "${PORT[3]}"
+fleet_nginx "$work" "$NPORT" "${PORT[1]}" "${PORT[2]}" "${PORT[3]}"
 LB="http://127.0.0.1:$NPORT/mcp"
 echo "scale-out: redis :$RPORT, replicas :${PORT[1]} :${PORT[2]} :${PORT[3]}, nginx :$NPORT (work $work)" >&2
 
@@ -189,7 +136,7 @@ if wanted 1; then
     wait_port "${PLAIN_PORT[$i]}"
   done
   PPORT="$(free_port)"
-  start_nginx "$work/plain" "$PPORT" "${PLAIN_PORT[1]}" "${PLAIN_PORT[2]}" "${PLAIN_PORT[3]}"
+  fleet_nginx "$work/plain" "$PPORT" "${PLAIN_PORT[1]}" "${PLAIN_PORT[2]}" "${PLAIN_PORT[3]}"
   wrk_run 1 8 >/dev/null # warm both paths
   LB_SAVED="$LB"
   LB="http://127.0.0.1:$PPORT/mcp" wrk_run 1 8 >/dev/null
