@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// key ring: MCP_STATE_KEYS=hex1,hex2 (or MCP_STATE_KEY=hex).
     #[arg(long, value_name = "redis://HOST:PORT/DB")]
     redis: Option<String>,
+    /// On SIGTERM or Ctrl-C (HTTP): stop accepting, end listen streams with
+    /// their final result, give in-flight requests this many seconds to
+    /// finish, then exit 0.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
+    drain_timeout: f64,
 }
 
 /// The server `mcp serve` runs: the everything-server fixtures, with the
@@ -46,7 +51,11 @@ async fn build_server(a: &ServeArgs) -> Result<Server, Failure> {
     let ring = mcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
         .map_err(Failure::usage)?;
     let shared_keys = ring.is_some();
-    let mut builder = mcp_everything::everything_builder();
+    let drain = std::time::Duration::try_from_secs_f64(a.drain_timeout)
+        .map_err(|_| Failure::usage("--drain-timeout wants a number of seconds, at least 0"))?;
+    let mut limits = mcp_server::Limits::default();
+    limits.drain_timeout = drain;
+    let mut builder = mcp_everything::everything_builder().limits(limits);
     if let Some(ring) = ring {
         builder = builder.state_keys(ring);
     }

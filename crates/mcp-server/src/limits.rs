@@ -55,6 +55,12 @@ pub struct Limits {
     /// How long a keep-alive `ping` may go unanswered before the connection
     /// is ended as dead. Default 10 s.
     pub keep_alive_timeout: Duration,
+    /// Graceful drain (HTTP `serve*`): once the shutdown signal arrives, the
+    /// listener is closed (new connections are refused, so a load balancer
+    /// moves on at once), open listen streams end with their final result
+    /// (SUB-10), and in-flight requests get this long to finish before the
+    /// remaining connections are closed. Default 10 s.
+    pub drain_timeout: Duration,
 }
 
 impl Limits {
@@ -64,6 +70,8 @@ impl Limits {
     pub const DEFAULT_MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
     /// Default stdio in-flight cap.
     pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+    /// Default graceful-drain deadline: 10 s.
+    pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 }
 
 impl Default for Limits {
@@ -87,6 +95,7 @@ impl Default for Limits {
             client_request_timeout: Duration::from_secs(300),
             keep_alive_interval: None,
             keep_alive_timeout: Duration::from_secs(10),
+            drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
         }
     }
 }

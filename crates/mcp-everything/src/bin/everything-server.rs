@@ -27,6 +27,7 @@
 //! | `MCP_CLIENT_REQUEST_TIMEOUT_MS` | `client_request_timeout` |
 //! | `MCP_KEEP_ALIVE_MS` | `keep_alive_interval` (unset: off) |
 //! | `MCP_KEEP_ALIVE_TIMEOUT_MS` | `keep_alive_timeout` |
+//! | `MCP_DRAIN_TIMEOUT_MS` | `drain_timeout` (SIGTERM/Ctrl-C: graceful drain, exit 0) |
 //!
 //! `requestState` keys: `MCP_STATE_KEYS=hex1,hex2,…` (64 hex digits each)
 //! is a key ring shared by replicas: the first key seals, all open, so keys
@@ -135,6 +136,7 @@ fn limits_from_env() -> Result<Limits, String> {
         l.keep_alive_interval = Some(std::time::Duration::from_millis(ms.max(1)));
     }
     set_millis("MCP_KEEP_ALIVE_TIMEOUT_MS", &mut l.keep_alive_timeout)?;
+    set_millis("MCP_DRAIN_TIMEOUT_MS", &mut l.drain_timeout)?;
     Ok(l)
 }
 

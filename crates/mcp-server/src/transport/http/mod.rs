@@ -1087,7 +1087,10 @@ pub async fn serve(
 
 /// Serves `service` on an already bound listener until `shutdown` completes:
 /// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2, header read
-/// timeout, graceful drain of open connections.
+/// timeout, then a graceful drain: the listener closes (new connections are
+/// refused), listen streams end with their final result, in-flight
+/// requests finish within [`crate::Limits::drain_timeout`], and the function
+/// returns.
 pub async fn serve_listener(
     service: McpService,
     listener: tokio::net::TcpListener,
@@ -1207,9 +1210,26 @@ where
             _ = &mut shutdown => break,
         }
     }
+    // Graceful drain. Closing the listener first makes new connections
+    // fail at once (refused), so a load balancer retries them elsewhere
+    // before they were sent; a listener kept open until exit would queue
+    // them in the backlog and reset them after the request was written.
+    drop(listener);
     sweeper.abort();
+    // Listen streams end with their final result (SUB-10), handshake-era
+    // GET streams close; in-flight requests finish (their connections
+    // answer with `connection: close`, idle ones close now), within the
+    // drain deadline.
     service.shutdown_streams();
-    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+    if tokio::time::timeout(limits.drain_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            deadline = ?limits.drain_timeout,
+            "drain deadline passed: closing the connections still open"
+        );
+    }
     Ok(())
 }
 
