@@ -102,7 +102,13 @@ pub async fn with_redis(
         .connect_change_bus()
         .await
         .map_err(|e| format!("--redis: change bus: {e}"))?;
-    let mut builder = builder.change_bus(Arc::new(bus));
+    let sessions = config
+        .connect_sessions()
+        .await
+        .map_err(|e| format!("--redis: session store: {e}"))?;
+    let mut builder = builder
+        .change_bus(Arc::new(bus))
+        .shared_sessions(Arc::new(sessions));
     if opts.single_use {
         let store = config
             .connect_single_use()

@@ -148,3 +148,121 @@ fn a_change_on_one_replica_reaches_listeners_on_the_other() {
     );
     assert!(seen.contains("notifications/tools/list_changed"), "{seen}");
 }
+
+/// A handshake-era POST (2025-11-25) on `server` for session `sid`.
+fn session_post(server: &HttpServer, sid: Option<&str>, body: &serde_json::Value) -> Response {
+    let mut h = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    if let Some(sid) = sid {
+        h.push(("Mcp-Session-Id", sid));
+    }
+    server.raw("POST", "/mcp", &h, body.to_string().as_bytes())
+}
+
+fn restart(redis: &mut Redis) {
+    let _ = redis.0.kill();
+    let _ = redis.0.wait();
+    redis.0 = Command::new("redis-server")
+        .args(["--port", &redis.1.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", redis.1)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not restart");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A session created on one replica is served by the other; setLevel and
+/// subscribe there succeed; DELETE on either ends it on both (LEGACY-13).
+#[test]
+fn a_handshake_session_roams_between_replicas_and_ends_everywhere() {
+    let Some(redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "roam", "version": "1"}}});
+    let r = session_post(&one, None, &init);
+    assert_eq!(r.status, 200);
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(session_post(&two, Some(&sid), &note).status, 202);
+    for i in 1..=40 {
+        let s = if i % 2 == 0 { &one } else { &two };
+        let call = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": format!("hi {i}")}}});
+        let r = session_post(s, Some(&sid), &call);
+        assert_eq!(r.status, 200, "call {i}");
+        assert_eq!(
+            r.messages()[0]["result"]["content"][0]["text"],
+            format!("hi {i}")
+        );
+    }
+    let level = json!({"jsonrpc": "2.0", "id": 50, "method": "logging/setLevel", "params": {"level": "debug"}});
+    assert!(session_post(&two, Some(&sid), &level).messages()[0]["result"].is_object());
+    let sub = json!({"jsonrpc": "2.0", "id": 51, "method": "resources/subscribe", "params": {"uri": "test://watched-resource"}});
+    assert!(session_post(&one, Some(&sid), &sub).messages()[0]["result"].is_object());
+    // DELETE on two: both answer 404 from now on.
+    let h = [
+        ("MCP-Protocol-Version", "2025-11-25"),
+        ("Mcp-Session-Id", sid.as_str()),
+    ];
+    assert_eq!(two.raw("DELETE", "/mcp", &h, b"").status, 200);
+    let call = json!({"jsonrpc": "2.0", "id": 60, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}}});
+    assert_eq!(session_post(&one, Some(&sid), &call).status, 404);
+    assert_eq!(session_post(&two, Some(&sid), &call).status, 404);
+}
+
+/// Redis down: a session request is 503 with Retry-After (never 404, which
+/// would make the client drop a valid session); stateless requests are
+/// served; once Redis is back the same session works again (its record is
+/// gone with a non-persistent Redis, so it is a 404 then, and a new session
+/// works).
+#[test]
+fn session_requests_are_503_while_redis_is_down_and_recover() {
+    let Some(mut redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "outage", "version": "1"}}});
+    let sid = session_post(&one, None, &init)
+        .header("mcp-session-id")
+        .unwrap()
+        .to_owned();
+    let _ = redis.0.kill();
+    let _ = redis.0.wait();
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "x"}}});
+    for s in [&one, &two] {
+        let r = session_post(s, Some(&sid), &call);
+        assert_eq!(r.status, 503, "{:?}", String::from_utf8_lossy(&r.body));
+        assert!(r.header("retry-after").is_some());
+    }
+    // A stateless (2026-07-28) request needs no Redis.
+    let r = one.post(
+        &request(
+            2,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "y"}}),
+        ),
+        &[],
+    );
+    assert_eq!(r.status, 200);
+    restart(&mut redis);
+    let ok = eventually(Duration::from_secs(20), || {
+        session_post(&two, None, &init).status == 200
+    });
+    assert!(ok, "sessions did not recover after Redis came back");
+    let sid = session_post(&two, None, &init)
+        .header("mcp-session-id")
+        .unwrap()
+        .to_owned();
+    assert_eq!(session_post(&one, Some(&sid), &call).status, 200);
+}

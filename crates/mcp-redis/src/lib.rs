@@ -1,7 +1,7 @@
 //! # mcp-redis
 //!
 //! A Redis backplane for `mcp-server` replicas behind a load balancer. It
-//! implements two of the server's pluggable traits:
+//! implements three of the server's pluggable traits:
 //!
 //! - [`RedisChangeBus`] ([`mcp_server::notify::ChangeBus`]): list changes and
 //!   resource updates published on any replica reach the
@@ -11,6 +11,10 @@
 //!   single-use `requestState` (MRTR-09) across the fleet, with one atomic
 //!   `SET key 1 NX PX ttl` per consumed token, so a token replayed on any
 //!   replica, even concurrently, is accepted exactly once.
+//! - [`RedisSessions`] ([`mcp_server::shared_sessions::SharedSessions`]):
+//!   handshake-era session records (`SET`/`GETEX … PX idle`/`DEL` on
+//!   `<prefix>session:<id>`), so a session created on one replica is served
+//!   by every other and `DELETE` ends it everywhere.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,6 +28,7 @@
 //!     .state_keys(KeyRing::from_hex_list(&std::env::var("MCP_STATE_KEYS")?)?)
 //!     .change_bus(Arc::new(redis.connect_change_bus().await?))
 //!     .state_single_use_store(Arc::new(redis.connect_single_use().await?))
+//!     .shared_sessions(Arc::new(redis.connect_sessions().await?))
 //!     .build()?;
 //! # let _ = server; Ok(()) }
 //! ```
@@ -42,7 +47,12 @@
 //! once; it reconnects and resubscribes by itself with capped exponential
 //! backoff. The single-use store fails closed: an unanswered `SET` refuses
 //! the retry leg with a retryable error (HTTP 503, see
-//! [`mcp_server::single_use`]).
+//! [`mcp_server::single_use`]). The session store fails the same way: a
+//! request for a session while Redis cannot answer gets 503 with
+//! `Retry-After`, never a 404 that would make a client drop a valid
+//! session. Redis runs without persistence in our recipe, so sessions do
+//! not survive a Redis restart: clients get 404 and re-initialize
+//! (LEGACY-13), as after a server restart.
 //!
 //! # Why the `redis` crate
 //!
@@ -61,9 +71,11 @@ use std::fmt;
 use std::time::Duration;
 
 mod bus;
+mod sessions;
 mod single_use;
 
 pub use bus::RedisChangeBus;
+pub use sessions::RedisSessions;
 pub use single_use::RedisSingleUse;
 
 /// Default prefix of every key and channel name.
@@ -321,6 +333,13 @@ impl RedisConfig {
     pub async fn connect_single_use(&self) -> Result<RedisSingleUse, Error> {
         self.check()?;
         RedisSingleUse::connect(self).await
+    }
+
+    /// Connects the shared handshake-era session store (keys
+    /// `<prefix>session:<id>`).
+    pub async fn connect_sessions(&self) -> Result<RedisSessions, Error> {
+        self.check()?;
+        RedisSessions::connect(self).await
     }
 
     fn check(&self) -> Result<(), Error> {

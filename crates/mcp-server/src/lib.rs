@@ -56,6 +56,7 @@ pub mod request_state;
 mod resource;
 mod server;
 mod session;
+pub mod shared_sessions;
 pub mod single_use;
 pub mod tasks;
 mod tool;

@@ -284,6 +284,8 @@ pub(crate) struct Shared {
     pub(crate) extensions: Option<JsonObject>,
     /// The tasks extension, when enabled.
     pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// Handshake-era session records shared with other replicas.
+    pub(crate) shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -483,6 +485,7 @@ pub struct ServerBuilder {
     extensions: Option<JsonObject>,
     handshake: bool,
     tasks: Option<crate::tasks::TaskConfig>,
+    shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -515,6 +518,7 @@ impl ServerBuilder {
             extensions: None,
             handshake: true,
             tasks: None,
+            shared_sessions: None,
         }
     }
 
@@ -636,6 +640,18 @@ impl ServerBuilder {
         self.state_single_use_store = Some(store);
         self
     }
+    /// Shares handshake-era sessions with other replicas through `store`
+    /// (see [`crate::shared_sessions`]): a session created on one replica
+    /// is served by all, DELETE ends it everywhere, and a store that cannot
+    /// answer turns session requests into 503 with `Retry-After`. Without
+    /// it (the default) sessions live in this process only.
+    pub fn shared_sessions(
+        mut self,
+        store: Arc<dyn crate::shared_sessions::SharedSessions>,
+    ) -> Self {
+        self.shared_sessions = Some(store);
+        self
+    }
     /// Replaces the in-process change bus.
     pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
         self.bus = Some(bus);
@@ -715,6 +731,7 @@ impl ServerBuilder {
         Ok(Server {
             shared: Arc::new(Shared {
                 tasks,
+                shared_sessions: self.shared_sessions,
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

@@ -35,6 +35,51 @@ impl SessionState {
         }
     }
 
+    /// The state a shared record describes (`None`: a version this build
+    /// does not know).
+    pub(crate) fn from_record(r: &crate::shared_sessions::SessionRecord) -> Option<Self> {
+        let s = Self {
+            version: ProtocolVersion::parse(&r.version)?,
+            capabilities: r.capabilities.clone(),
+            client_info: r.client_info.clone(),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+        };
+        s.apply(r);
+        Some(s)
+    }
+
+    /// The shareable record of this state, owned by `owner`.
+    pub(crate) fn to_record(&self, owner: Option<&str>) -> crate::shared_sessions::SessionRecord {
+        let mut subscriptions: Vec<String> = self
+            .subscriptions
+            .lock()
+            .map(|g| g.iter().cloned().collect())
+            .unwrap_or_default();
+        subscriptions.sort();
+        crate::shared_sessions::SessionRecord {
+            version: self.version.as_str().to_owned(),
+            capabilities: self.capabilities.clone(),
+            client_info: self.client_info.clone(),
+            log_level: self.log_level(),
+            subscriptions,
+            owner: owner.map(str::to_owned),
+        }
+    }
+
+    /// Takes the mutable parts (log level, subscriptions) from a shared
+    /// record another replica may have changed.
+    pub(crate) fn apply(&self, r: &crate::shared_sessions::SessionRecord) {
+        if let Ok(mut g) = self.log_level.lock() {
+            *g = r.log_level;
+        }
+        if let Ok(mut g) = self.subscriptions.lock() {
+            if g.len() != r.subscriptions.len() || r.subscriptions.iter().any(|u| !g.contains(u)) {
+                *g = r.subscriptions.iter().cloned().collect();
+            }
+        }
+    }
+
     /// The level set by `logging/setLevel`, if any.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.log_level.lock().map(|g| *g).unwrap_or(None)

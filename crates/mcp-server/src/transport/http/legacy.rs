@@ -146,6 +146,14 @@ pub(super) async fn post(
             let Ok(session) = inner.sessions.create(state, owner) else {
                 return rejection(StatusCode::SERVICE_UNAVAILABLE, -32603, "Too many sessions");
             };
+            if let Some(store) = &shared.shared_sessions {
+                let record = session.state.to_record(session.owner.as_deref());
+                let idle = shared.limits.session_idle_timeout;
+                if let Err(e) = store.put(&session.id, &record, idle).await {
+                    inner.sessions.remove(&session.id);
+                    return shared_store_unavailable(&e);
+                }
+            }
             let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
             return with_session_header(json_response(StatusCode::OK, body), &session.id);
         }
@@ -158,8 +166,10 @@ pub(super) async fn post(
             "Bad Request: missing Mcp-Session-Id header",
         );
     };
-    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
-        return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
+    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return rejection(StatusCode::NOT_FOUND, -32600, "Session not found"),
+        Err(r) => return r,
     };
     // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
     if let Some(v) = parts.headers.get(MCP_PROTOCOL_VERSION) {
@@ -199,9 +209,93 @@ pub(super) async fn post(
         }
         Message::Request(r) => {
             let meta = meta.unwrap_or_default();
-            request(inner, parts, r, meta, session, accept, permit).await
+            let changes_record = matches!(
+                r.method.as_ref(),
+                "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+            );
+            let store = changes_record
+                .then(|| shared.shared_sessions.clone())
+                .flatten();
+            let session_kept = session.clone();
+            let response = request(inner, parts, r, meta, session, accept, permit).await;
+            // These answer at once, so the state is changed by now: other
+            // replicas read it from the record on their next request.
+            if let Some(store) = store {
+                let record = session_kept.state.to_record(session_kept.owner.as_deref());
+                let idle = shared.limits.session_idle_timeout;
+                if let Err(e) = store.put(&session_kept.id, &record, idle).await {
+                    tracing::warn!(error = %e, "the shared session record was not updated");
+                    return shared_store_unavailable(&e);
+                }
+            }
+            response
         }
     }
+}
+
+/// The session `sid` for `principal`: the local one, or (with shared
+/// sessions) one another replica created, adopted from its record. With a
+/// shared store the record decides: gone means ended everywhere (404), and
+/// a store that cannot answer is 503 with `Retry-After`, never a 404 a
+/// client would drop a valid session for.
+pub(super) async fn find_session(
+    inner: &Arc<HttpInner>,
+    sid: &[u8],
+    principal: Option<&str>,
+) -> Result<Option<Arc<HttpSession>>, Response<McpBody>> {
+    let local = inner.sessions.get(sid, principal);
+    let Some(store) = &inner.shared.shared_sessions else {
+        return Ok(local);
+    };
+    let Ok(id) = std::str::from_utf8(sid) else {
+        return Ok(None);
+    };
+    let idle = inner.shared.limits.session_idle_timeout;
+    let record = match store.fetch(id, idle).await {
+        Ok(r) => r,
+        Err(e) => return Err(shared_store_unavailable(&e)),
+    };
+    let Some(record) = record else {
+        if local.is_some() {
+            inner.sessions.remove(id); // ended on another replica
+        }
+        return Ok(None);
+    };
+    if record.owner.as_deref() != principal {
+        return Ok(None);
+    }
+    if let Some(s) = local {
+        s.state.apply(&record);
+        return Ok(Some(s));
+    }
+    let Some(state) = crate::session::SessionState::from_record(&record) else {
+        return Ok(None);
+    };
+    inner
+        .sessions
+        .set_event_buffer(inner.shared.limits.session_event_buffer);
+    match inner.sessions.adopt(id, state, record.owner.clone()) {
+        Ok(s) => Ok(Some(s)),
+        Err(_) => Err(rejection(
+            StatusCode::SERVICE_UNAVAILABLE,
+            -32603,
+            "Too many sessions",
+        )),
+    }
+}
+
+/// 503 with `Retry-After`: the shared session store did not answer.
+fn shared_store_unavailable(e: &crate::shared_sessions::SharedSessionsError) -> Response<McpBody> {
+    let mut r = rejection(
+        StatusCode::SERVICE_UNAVAILABLE,
+        -32603,
+        &format!("Service Unavailable: {e}; retry later"),
+    );
+    r.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from(crate::single_use::RETRY_AFTER_SECS),
+    );
+    r
 }
 
 fn accepted() -> Response<McpBody> {
@@ -523,10 +617,17 @@ pub(super) async fn get_or_delete(
     parts: http::request::Parts,
     sid: &[u8],
 ) -> Response<McpBody> {
-    let Some(session) = inner.sessions.get(sid, principal_subject(&parts)) else {
-        return rejection(StatusCode::NOT_FOUND, -32600, "Session not found");
+    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return rejection(StatusCode::NOT_FOUND, -32600, "Session not found"),
+        Err(r) => return r,
     };
     if parts.method == http::Method::DELETE {
+        if let Some(store) = &inner.shared.shared_sessions {
+            if let Err(e) = store.remove(&session.id).await {
+                return shared_store_unavailable(&e);
+            }
+        }
         inner.sessions.remove(&session.id);
         let mut r = Response::new(McpBody::empty());
         *r.status_mut() = StatusCode::OK;
@@ -600,6 +701,20 @@ fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
                 _ = session.closed.cancelled() => break,
                 c = rx.recv() => match c {
                     Ok(c) => {
+                        // With shared sessions a subscription may have been
+                        // made on another replica: read the record first.
+                        if let (crate::notify::Change::ResourceUpdated(_), Some(store)) =
+                            (&c, &shared.shared_sessions)
+                        {
+                            let idle = shared.limits.session_idle_timeout;
+                            match store.fetch(&session.id, idle).await {
+                                Ok(Some(record)) => session.state.apply(&record),
+                                Ok(None) => break, // ended on another replica
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "shared session record unavailable; using the local subscriptions");
+                                }
+                            }
+                        }
                         if let Some(m) = listen::render_for_session(&shared, &c, &session.state) {
                             session.push(GET_STREAM, m, false).await;
                         }

@@ -610,9 +610,15 @@ where
     };
     // LEGACY-24: a 2025-03-26 session may send JSON-RPC batches.
     if let Some(Ok(elements)) = mcp_protocol::jsonrpc::split_batch(&bytes) {
-        let session = session_id
-            .as_deref()
-            .and_then(|id| inner.sessions.get(id, legacy::principal_subject(&parts)));
+        let session = match session_id.as_deref() {
+            Some(id) => {
+                match legacy::find_session(&inner, id, legacy::principal_subject(&parts)).await {
+                    Ok(s) => s,
+                    Err(r) => return r,
+                }
+            }
+            None => None,
+        };
         if let Some(session) = session {
             if !session.state.version.forbids_batches() {
                 return legacy::batch(&inner, parts, elements, session).await;

@@ -54,7 +54,7 @@ pub(crate) struct HttpSession {
     pub(crate) id: String,
     pub(crate) state: Arc<SessionState>,
     /// Subject of the principal that initialized the session.
-    owner: Option<String>,
+    pub(crate) owner: Option<String>,
     last_seen: Mutex<Instant>,
     pub(crate) closed: CancellationToken,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
@@ -336,6 +336,29 @@ impl SessionStore {
         owner: Option<String>,
     ) -> Result<Arc<HttpSession>, Full> {
         let id = new_session_id().ok_or(Full)?;
+        self.insert(id, state, owner)
+    }
+
+    /// Takes in a session another replica created (its shared record was
+    /// found), under its existing id.
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        state: SessionState,
+        owner: Option<String>,
+    ) -> Result<Arc<HttpSession>, Full> {
+        if let Some(s) = self.map.lock().map_err(|_| Full)?.get(id) {
+            return Ok(s.clone()); // adopted concurrently by another request
+        }
+        self.insert(id.to_owned(), state, owner)
+    }
+
+    fn insert(
+        &self,
+        id: String,
+        state: SessionState,
+        owner: Option<String>,
+    ) -> Result<Arc<HttpSession>, Full> {
         let mut map = self.map.lock().map_err(|_| Full)?;
         if map.len() >= self.max {
             let idle = self.idle;
