@@ -26,6 +26,7 @@ pub struct ClientBuilder {
     limits: Limits,
     era: EraPreference,
     pinned: Option<mcp_protocol::ProtocolVersion>,
+    retry: Option<crate::RetryPolicy>,
     cache: Option<Arc<ResponseCache>>,
     partition: Option<String>,
     headers: Vec<(String, String)>,
@@ -59,6 +60,7 @@ impl ClientBuilder {
             limits: Limits::default(),
             era: EraPreference::Auto,
             pinned: None,
+            retry: None,
             cache: Some(Arc::new(ResponseCache::default())),
             partition: None,
             headers: Vec::new(),
@@ -179,6 +181,15 @@ impl ClientBuilder {
     pub fn keep_alive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keep_alive_interval = Some(interval.max(Duration::from_millis(1)));
         self.limits.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// Sends safe requests again after a connection failure or a 502, 503
+    /// or 504 answer (HTTP only; off by default): see [`crate::retry`] for
+    /// which requests, how often and how long. `tools/call` is repeated
+    /// only for the tools the policy names.
+    pub fn retry(mut self, policy: crate::RetryPolicy) -> Self {
+        self.retry = Some(policy);
         self
     }
 
@@ -348,6 +359,7 @@ impl ClientBuilder {
                 on_notice: self.on_notice,
                 era: self.era,
                 pinned: self.pinned,
+                retry: self.retry,
             },
             self.headers,
             self.get_stream,
@@ -424,6 +436,7 @@ impl ClientBuilder {
             on_notice: config.on_notice.clone(),
             era: EraPreference::Handshake,
             pinned: config.pinned,
+            retry: config.retry.clone(),
         };
         // ERA-10's fallback is a handshake-era move: not for a modern pin.
         let auto =

@@ -74,6 +74,8 @@ pub(crate) struct Config {
     pub era: EraPreference,
     /// The revision pinned by [`crate::ClientBuilder::protocol_version`].
     pub pinned: Option<ProtocolVersion>,
+    /// Which failed requests are sent again ([`crate::ClientBuilder::retry`]).
+    pub retry: Option<crate::RetryPolicy>,
 }
 
 pub(crate) struct Inner {
@@ -533,6 +535,7 @@ impl Inner {
     ) -> Result<Box<RawValue>> {
         self.check_offered(method)?;
         let (mut session_retry, mut version_retry, mut header_retry) = (false, false, false);
+        let (started, mut retries) = (std::time::Instant::now(), 0u32);
         loop {
             let id = self.next_id();
             let err = match self.round(method, params, opts, id).await {
@@ -542,6 +545,30 @@ impl Inner {
             // A connection given up for dead says why, not just "closed".
             if let Some(reason) = self.lost_reason() {
                 return Err(Error::new(ErrorKind::Transport { status: None }, reason));
+            }
+            // The application's retry policy: safe requests only, after a
+            // failure that left no answer (see `retry`).
+            if let Some(policy) = &self.config.retry {
+                let tool = params.get("name").and_then(Value::as_str);
+                let transient = matches!(
+                    err.kind(),
+                    ErrorKind::Transport {
+                        status: None | Some(502..=504)
+                    }
+                );
+                if transient
+                    && self.is_http()
+                    && retries + 1 < policy.attempts()
+                    && policy.allows(method, tool)
+                {
+                    let wait = policy.delay(retries + 1, err.retry_after());
+                    if started.elapsed() + wait < policy.budget() {
+                        retries += 1;
+                        tracing::debug!(%method, retry = retries, ?wait, error = %err, "retrying a safe request");
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
             }
             if err.is_session_expired() && !session_retry && method != method::INITIALIZE {
                 session_retry = true;

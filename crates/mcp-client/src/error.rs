@@ -91,6 +91,8 @@ pub struct Error {
     kind: ErrorKind,
     message: String,
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    /// The server's `Retry-After` on a 503 (or 429/502/504) answer.
+    retry_after: Option<Duration>,
 }
 
 impl Error {
@@ -100,7 +102,20 @@ impl Error {
             kind,
             message: message.into(),
             source: None,
+            retry_after: None,
         }
+    }
+
+    /// Records the server's `Retry-After` (delay-seconds form).
+    pub(crate) fn with_retry_after(mut self, after: Option<Duration>) -> Self {
+        self.retry_after = after;
+        self
+    }
+
+    /// How long the server asked to wait before trying again (its
+    /// `Retry-After` header, in seconds form), when it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 
     /// Attaches the underlying cause.

@@ -394,6 +394,12 @@ impl Inner {
             ));
         }
         let json = is_media_type(resp.headers().get(CONTENT_TYPE), "application/json");
+        let retry_after = resp
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(std::time::Duration::from_secs);
         let body = read_body(resp.into_body(), self.limits.max_body)
             .await
             .unwrap_or_default();
@@ -414,7 +420,8 @@ impl Inner {
         Err(Error::http_status(
             status.as_u16(),
             format!("HTTP {status} from {}: {snippet}", self.url),
-        ))
+        )
+        .with_retry_after(retry_after))
     }
 
     /// Reads an SSE body, forwarding messages; returns whether the response
