@@ -247,6 +247,11 @@ enum Command {
         /// Exit after this many notifications.
         #[arg(long, value_name = "N")]
         count: Option<u64>,
+        /// Modern: when the stream breaks or the server ends it (a restart
+        /// behind a load balancer), listen again with backoff and say so on
+        /// stderr, instead of exiting.
+        #[arg(long)]
+        relisten: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -557,6 +562,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             resources,
             uri,
             count,
+            relisten,
             common,
         } => {
             let (target, rest) = connect::split_target(&common, positional)?;
@@ -572,6 +578,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 resources,
                 uris: uri,
                 count,
+                relisten,
             };
             let r = more::listen(&client, what, rx, &common).await;
             connect::close(&client, &r).await;

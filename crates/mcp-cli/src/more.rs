@@ -284,6 +284,23 @@ pub struct ListenWhat {
     pub uris: Vec<String>,
     /// Stop after this many notifications.
     pub count: Option<u64>,
+    /// Listen again after a lost or ended stream (modern).
+    pub relisten: bool,
+}
+
+/// A plain or a resilient listen.
+enum Listening {
+    Plain(mcp_client::Subscription),
+    Resilient(mcp_client::ResilientSubscription),
+}
+
+impl Listening {
+    async fn next(&mut self) -> Result<SubscriptionEvent, SubscriptionEnd> {
+        match self {
+            Self::Plain(s) => s.next().await,
+            Self::Resilient(s) => s.next().await,
+        }
+    }
 }
 
 fn print_event(json_out: bool, method: &str, params: Option<&Value>) {
@@ -325,7 +342,19 @@ pub async fn listen(
             resources_list_changed: (all || what.resources).then_some(true),
             resource_subscriptions: (!what.uris.is_empty()).then(|| what.uris.clone()),
         };
-        let mut sub = client.listen(filter).await.map_err(Failure::from)?;
+        let mut sub = if what.relisten {
+            let policy = mcp_client::RetryPolicy::new()
+                .max_attempts(u32::MAX)
+                .max_total(std::time::Duration::from_secs(300));
+            Listening::Resilient(
+                client
+                    .listen_resilient(filter, policy)
+                    .await
+                    .map_err(Failure::from)?,
+            )
+        } else {
+            Listening::Plain(client.listen(filter).await.map_err(Failure::from)?)
+        };
         eprintln!("listening (modern subscriptions/listen); Ctrl-C to stop");
         loop {
             if done(seen) {
@@ -336,6 +365,14 @@ pub async fn listen(
                 _ = tokio::signal::ctrl_c() => return Ok(code::OK),
             };
             match ev {
+                Ok(SubscriptionEvent::Relistened { after_loss }) => {
+                    let why = if after_loss {
+                        "the stream broke"
+                    } else {
+                        "the server ended the stream"
+                    };
+                    eprintln!("{why}; listening again (changes in between may have been missed)");
+                }
                 Ok(e) => {
                     let (m, p) = match e {
                         SubscriptionEvent::ToolsListChanged => {
@@ -352,6 +389,7 @@ pub async fn listen(
                             Some(json!({"uri": uri})),
                         ),
                         SubscriptionEvent::Other { method, params } => (method, params),
+                        SubscriptionEvent::Relistened { .. } => continue,
                     };
                     print_event(common.json, &m, p.as_ref());
                     seen += 1;

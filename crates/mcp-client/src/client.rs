@@ -1429,6 +1429,21 @@ impl Client {
         Subscription::open(self.inner.clone(), filter).await
     }
 
+    /// `subscriptions/listen` that survives the loss of its stream: when the
+    /// stream breaks (or the server ends it, e.g. draining for a restart
+    /// behind a load balancer), it listens again with `policy`'s backoff
+    /// and yields [`crate::SubscriptionEvent::Relistened`], telling the
+    /// application to refetch (SUB-11). Opt-in; [`Client::listen`] keeps
+    /// ending at the first loss.
+    pub async fn listen_resilient(
+        &self,
+        filter: SubscriptionFilter,
+        policy: crate::RetryPolicy,
+    ) -> Result<crate::ResilientSubscription> {
+        self.require_modern("subscriptions/listen")?; // SUB-14
+        crate::subscription::ResilientSubscription::open(self.inner.clone(), filter, policy).await
+    }
+
     /// `resources/subscribe` (handshake era; updates arrive as [`Notice`]s).
     pub async fn subscribe_resource(&self, uri: &str) -> Result<()> {
         self.require_handshake("resources/subscribe")?;

@@ -58,7 +58,7 @@ pub use limits::Limits;
 pub use negotiate::EraPreference;
 pub use options::RequestOptions;
 pub use retry::RetryPolicy;
-pub use subscription::{Subscription, SubscriptionEnd, SubscriptionEvent};
+pub use subscription::{ResilientSubscription, Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use tasks::{ToolCallOutcome, task_outcome};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]

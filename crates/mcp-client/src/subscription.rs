@@ -36,6 +36,14 @@ pub enum SubscriptionEvent {
         /// The updated resource.
         uri: String,
     },
+    /// A resilient subscription ([`crate::Client::listen_resilient`])
+    /// lost its stream and listens again: changes made in between may have
+    /// been missed, so refetch what the application shows (SUB-11).
+    Relistened {
+        /// Whether the stream broke without a result (`false`: the server
+        /// ended it gracefully, e.g. while draining for a restart).
+        after_loss: bool,
+    },
     /// Any other notification.
     Other {
         /// The method.
@@ -234,6 +242,109 @@ impl Subscription {
             // The stream is over; nothing needs cancelling.
             self.exchange = None;
             self.ended = Some(end);
+        }
+    }
+}
+
+/// A `subscriptions/listen` that listens again, with backoff, whenever its
+/// stream ends other than by an error answer (see
+/// [`crate::Client::listen_resilient`]).
+pub struct ResilientSubscription {
+    inner: Arc<Inner>,
+    filter: SubscriptionFilter,
+    policy: crate::RetryPolicy,
+    current: Option<Subscription>,
+    /// Why the previous stream ended, while a new one is being opened.
+    reopen_after_loss: Option<bool>,
+}
+
+impl std::fmt::Debug for ResilientSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResilientSubscription")
+            .field("filter", &self.filter)
+            .field("policy", &self.policy)
+            .field("current", &self.current)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResilientSubscription {
+    pub(crate) async fn open(
+        inner: Arc<Inner>,
+        filter: SubscriptionFilter,
+        policy: crate::RetryPolicy,
+    ) -> Result<Self> {
+        let current = Subscription::open(inner.clone(), filter.clone()).await?;
+        Ok(Self {
+            inner,
+            filter,
+            policy,
+            current: Some(current),
+            reopen_after_loss: None,
+        })
+    }
+
+    /// The current stream's acknowledged filter.
+    pub fn acknowledged(&self) -> Option<&SubscriptionFilter> {
+        self.current.as_ref().map(Subscription::acknowledged)
+    }
+
+    /// The next event. After a lost or gracefully ended stream it listens
+    /// again (exponential backoff with jitter, at most the policy's attempts
+    /// per loss, within its time budget) and yields
+    /// [`SubscriptionEvent::Relistened`]. It ends only when the server
+    /// refuses the listen with an error, or when listening again failed
+    /// every attempt (the last failure is returned as
+    /// [`SubscriptionEnd::Lost`]).
+    pub async fn next(&mut self) -> std::result::Result<SubscriptionEvent, SubscriptionEnd> {
+        if let Some(sub) = self.current.as_mut() {
+            match sub.next().await {
+                Ok(ev) => return Ok(ev),
+                Err(SubscriptionEnd::Failed(e)) => {
+                    self.current = None;
+                    return Err(SubscriptionEnd::Failed(e));
+                }
+                Err(end) => {
+                    tracing::debug!(?end, "listen stream ended; listening again");
+                    self.current = None;
+                    self.reopen_after_loss = Some(matches!(end, SubscriptionEnd::Lost(_)));
+                }
+            }
+        }
+        let after_loss = self.reopen_after_loss.unwrap_or(true);
+        let started = std::time::Instant::now();
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let wait = if attempt == 1 {
+                std::time::Duration::ZERO
+            } else {
+                self.policy.delay(attempt - 1, None)
+            };
+            tokio::time::sleep(wait).await;
+            match Subscription::open(self.inner.clone(), self.filter.clone()).await {
+                Ok(s) => {
+                    self.current = Some(s);
+                    self.reopen_after_loss = None;
+                    return Ok(SubscriptionEvent::Relistened { after_loss });
+                }
+                Err(e) if e.is_protocol() => {
+                    return Err(SubscriptionEnd::Failed(
+                        e.rpc_error()
+                            .cloned()
+                            .unwrap_or_else(|| ErrorObject::internal("listen refused")),
+                    ));
+                }
+                Err(e) => {
+                    let next_wait = self.policy.delay(attempt, None);
+                    if attempt >= self.policy.attempts()
+                        || started.elapsed() + next_wait >= self.policy.budget()
+                    {
+                        return Err(SubscriptionEnd::Lost(e));
+                    }
+                    tracing::debug!(attempt, error = %e, "listening again failed; backing off");
+                }
+            }
         }
     }
 }

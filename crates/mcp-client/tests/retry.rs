@@ -78,6 +78,24 @@ async fn server(plan: HashMap<&'static str, Fail>) -> (String, Arc<Seen>) {
                         _ => method.clone(),
                     };
                     let n = seen.bump(&key);
+                    if method == "subscriptions/listen" {
+                        // The first stream breaks right after its
+                        // acknowledgement; the next one carries a change.
+                        let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                            "params": {"notifications": {"toolsListChanged": true}}});
+                        let mut sse = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\ndata: {ack}\n\n"
+                        );
+                        if n > 1 {
+                            let change = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+                            sse.push_str(&format!("data: {change}\n\n"));
+                        }
+                        let _ = stream.get_mut().write_all(sse.as_bytes()).await;
+                        if n > 1 {
+                            tokio::time::sleep(Duration::from_secs(30)).await;
+                        }
+                        return;
+                    }
                     let fail = plan
                         .get(key.as_str())
                         .or(plan.get(method.as_str()))
@@ -93,7 +111,7 @@ async fn server(plan: HashMap<&'static str, Fail>) -> (String, Arc<Seen>) {
                             let result = match method.as_str() {
                                 "server/discover" => json!({"resultType": "complete",
                                     "supportedVersions": ["2026-07-28"],
-                                    "capabilities": {"tools": {}, "resources": {}}}),
+                                    "capabilities": {"tools": {"listChanged": true}, "resources": {}}}),
                                 "resources/list" => {
                                     json!({"resultType": "complete", "resources": []})
                                 }
@@ -202,4 +220,29 @@ async fn attempts_are_bounded() {
     let e = client.list_tools().await.unwrap_err();
     assert_eq!(e.status(), Some(503));
     assert_eq!(seen.count("tools/list"), 4);
+}
+
+#[tokio::test]
+async fn a_resilient_listen_listens_again_after_an_abrupt_loss() {
+    use mcp_client::SubscriptionEvent;
+    use mcp_client::protocol::types::SubscriptionFilter;
+    let (url, seen) = server(HashMap::new()).await;
+    let client = ClientBuilder::new("retry-test", "0.0.1")
+        .connect_url(&url)
+        .await
+        .unwrap();
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        ..Default::default()
+    };
+    let mut sub = client.listen_resilient(filter, fast()).await.unwrap();
+    assert_eq!(
+        sub.next().await.unwrap(),
+        SubscriptionEvent::Relistened { after_loss: true }
+    );
+    assert_eq!(
+        sub.next().await.unwrap(),
+        SubscriptionEvent::ToolsListChanged
+    );
+    assert_eq!(seen.count("subscriptions/listen"), 2);
 }
