@@ -35,7 +35,7 @@ pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
-  for p in "$work"/*/nginx.pid; do [ -f "$p" ] && kill -9 "$(cat "$p")" 2>/dev/null || true; done
+  for p in "$work"/*/nginx.pid; do [ -f "$p" ] && kill -TERM "$(cat "$p")" 2>/dev/null || true; done # TERM: workers too
   rm -rf "$work"
 }
 trap cleanup EXIT

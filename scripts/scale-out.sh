@@ -71,8 +71,9 @@ pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done
-  [ -f "$work/nginx.pid" ] && kill -9 "$(cat "$work/nginx.pid")" 2>/dev/null || true
-  [ -f "$work/plain/nginx.pid" ] && kill -9 "$(cat "$work/plain/nginx.pid")" 2>/dev/null || true
+  # TERM: the master stops its workers too (after -9 they would linger).
+  [ -f "$work/nginx.pid" ] && kill -TERM "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  [ -f "$work/plain/nginx.pid" ] && kill -TERM "$(cat "$work/plain/nginx.pid")" 2>/dev/null || true
   if ((keep)); then echo "scale-out: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
