@@ -38,6 +38,11 @@ fn redis() -> Option<Redis> {
         .local_addr()
         .unwrap()
         .port();
+    Some(Redis(spawn_redis(port), port))
+}
+
+/// `redis-server` without persistence on `port`, once it accepts connections.
+fn spawn_redis(port: u16) -> Child {
     let child = Command::new("redis-server")
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
         .args(["--save", "", "--appendonly", "no"])
@@ -50,7 +55,7 @@ fn redis() -> Option<Redis> {
         assert!(Instant::now() < deadline, "redis-server did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    Some(Redis(child, port))
+    child
 }
 
 fn replicas(redis: &Redis) -> (HttpServer, HttpServer) {
@@ -165,18 +170,7 @@ fn session_post(server: &HttpServer, sid: Option<&str>, body: &serde_json::Value
 fn restart(redis: &mut Redis) {
     let _ = redis.0.kill();
     let _ = redis.0.wait();
-    redis.0 = Command::new("redis-server")
-        .args(["--port", &redis.1.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", redis.1)).is_err() {
-        assert!(Instant::now() < deadline, "redis-server did not restart");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    redis.0 = spawn_redis(redis.1);
 }
 
 /// A session created on one replica is served by the other; setLevel and

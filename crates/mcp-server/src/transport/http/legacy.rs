@@ -286,16 +286,11 @@ pub(super) async fn find_session(
 
 /// 503 with `Retry-After`: the shared session store did not answer.
 fn shared_store_unavailable(e: &crate::shared_sessions::SharedSessionsError) -> Response<McpBody> {
-    let mut r = rejection(
-        StatusCode::SERVICE_UNAVAILABLE,
-        -32603,
-        &format!("Service Unavailable: {e}; retry later"),
+    let e = ErrorObject::new(
+        mcp_protocol::ErrorCode::INTERNAL_ERROR,
+        format!("Service Unavailable: {e}; retry later"),
     );
-    r.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from(crate::single_use::RETRY_AFTER_SECS),
-    );
-    r
+    super::store_unavailable(None, &e)
 }
 
 fn accepted() -> Response<McpBody> {

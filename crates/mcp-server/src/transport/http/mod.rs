@@ -192,9 +192,10 @@ pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<Mc
     json_response(status, Bytes::from(to_vec(&OutgoingError::new(id, e))))
 }
 
-/// The single-use `requestState` store could not answer: 503 with
-/// `Retry-After` (the retry leg may be sent again; see `single_use`).
-fn store_unavailable(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+/// A shared store (single-use `requestState`, shared sessions) could not
+/// answer: 503 with `Retry-After` (the request may be sent again; see
+/// `single_use` and `shared_sessions`).
+pub(crate) fn store_unavailable(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
     let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
     let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
     r.headers_mut().insert(
