@@ -29,8 +29,10 @@
 #      single-use token sent at once to all three succeeds exactly once per
 #      trial; after a key rotation (mixed rings) tokens still open anywhere;
 #   6. a handshake-era session roams: initialize on one replica, calls on
-#      the others with no 404, setLevel and subscribe elsewhere, DELETE on
-#      one ends it everywhere;
+#      the others with no 404, setLevel and subscribe elsewhere, a
+#      cancellation and an elicitation answer posted to another replica than
+#      the one running the request reach it, DELETE on one ends it
+#      everywhere;
 #   7. Redis stopped mid-run: stateless requests keep working, requests
 #      needing Redis answer 503 with Retry-After promptly, open listen
 #      streams end, and everything recovers when Redis is back;

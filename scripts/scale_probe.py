@@ -299,6 +299,53 @@ def handshake_headers(sid=None):
     return h
 
 
+def cross_replica_cancel(here, there, sid):
+    """A slow call on `here`, cancelled by a notification posted to `there`:
+    the call ends at once (the relay reached the replica running it)."""
+    t0 = time.monotonic()
+    body = {"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+            "params": {"name": "debug_sleep", "arguments": {"ms": 20000}}}
+    # The answer's head comes with its first event: send, do not wait.
+    c = http.client.HTTPConnection(here.host, here.port, timeout=30)
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    h.update(handshake_headers(sid))
+    c.request("POST", here.path, body=json.dumps(body).encode(), headers=h)
+    time.sleep(0.3)
+    note = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "slow", "reason": "scale-out probe"}}
+    status, _, _ = there.request("POST", note, handshake_headers(sid))
+    resp = c.getresponse()
+    resp.read()  # ends when the cancelled request does
+    c.close()
+    took = time.monotonic() - t0
+    print(f"PROBE cancel across replicas: the 20 s call ended after {took:.2f} s")
+    return status == 202 and took < 10
+
+
+def cross_replica_answer(here, there, sid):
+    """An elicitation sent on `here`'s stream, answered by a POST to
+    `there`: the tool's result arrives on the first stream."""
+    body = {"jsonrpc": "2.0", "id": "ask", "method": "tools/call",
+            "params": {"name": "test_elicitation", "arguments": {"message": "name?"}}}
+    status, _, resp = here.request("POST", body, handshake_headers(sid), stream=True)
+    if status != 200:
+        print(f"scale_probe: elicitation call: HTTP {status}", file=sys.stderr)
+        return False
+    for msg in sse_events(resp):
+        if msg.get("method") == "elicitation/create":
+            answer = {"jsonrpc": "2.0", "id": msg["id"],
+                      "result": {"action": "accept", "content": {"response": "probe"}}}
+            st, _, _ = there.request("POST", answer, handshake_headers(sid))
+            if st != 202:
+                print(f"scale_probe: answer on another replica: HTTP {st}", file=sys.stderr)
+                return False
+        elif msg.get("id") == "ask":
+            text = json.dumps(msg.get("result", {}))
+            return "accept" in text and "probe" in text
+    print("scale_probe: the elicitation stream ended without a result", file=sys.stderr)
+    return False
+
+
 def cmd_roam(a):
     conns = [Conn(u) for u in a.replica]
     init = {
@@ -343,6 +390,8 @@ def cmd_roam(a):
         "POST", {"jsonrpc": "2.0", "id": "sub", "method": "resources/subscribe",
                  "params": {"uri": "test://watched-resource"}}, handshake_headers(sid))
     checks["subscribe"] = status == 200 and r is not None and "result" in r
+    checks["cancel"] = cross_replica_cancel(conns[0], others[0], sid)
+    checks["elicitation"] = cross_replica_answer(conns[0], others[-1], sid)
     # DELETE on the first replica ends the session everywhere.
     status, _, _ = conns[0].request("DELETE", None, handshake_headers(sid))
     checks["delete"] = status in (200, 204)

@@ -260,3 +260,115 @@ fn session_requests_are_503_while_redis_is_down_and_recover() {
         .to_owned();
     assert_eq!(session_post(&one, Some(&sid), &call).status, 200);
 }
+
+/// Sends a handshake-era POST on a raw socket and returns it, to read the
+/// SSE answer as it comes (`Connection: close`, so the read ends with it).
+fn stream_post(port: u16, sid: &str, body: &serde_json::Value) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut sock = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let body = body.to_string();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    sock.write_all(req.as_bytes()).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    sock
+}
+
+/// Reads from `sock` until `needle` has arrived, the response ended, or
+/// 20 s passed (keep-alive comments would otherwise hold it open).
+fn read_until(sock: &mut std::net::TcpStream, seen: &mut String, needle: &str) {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.contains(needle) && Instant::now() < deadline {
+        let n = sock.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+/// The JSON-RPC messages in the `data:` lines of an SSE text.
+fn sse_messages(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
+}
+
+fn init_session(server: &HttpServer, caps: serde_json::Value) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": caps,
+        "clientInfo": {"name": "relay", "version": "1"}}});
+    let r = session_post(server, None, &init);
+    assert_eq!(r.status, 200);
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(session_post(server, Some(&sid), &note).status, 202);
+    sid
+}
+
+/// A `notifications/cancelled` posted to the replica that does not run the
+/// request reaches the one that does, over the shared bus: the request ends
+/// at once and the handler saw the cancellation.
+#[test]
+fn a_cancellation_posted_to_another_replica_reaches_the_request() {
+    let Some(redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let sid = init_session(&one, json!({}));
+    let started = Instant::now();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "debug_sleep", "arguments": {"ms": 20000}}});
+    let mut sock = stream_post(one.port, &sid, &call);
+    std::thread::sleep(Duration::from_millis(300));
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "changed my mind"}});
+    assert_eq!(session_post(&two, Some(&sid), &cancel).status, 202);
+    let mut seen = String::new();
+    read_until(&mut sock, &mut seen, "\"result\"");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the request ran on after the cancellation: {seen}"
+    );
+    let count = json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+        "params": {"name": "debug_cancellations", "arguments": {}}});
+    let r = session_post(&one, Some(&sid), &count);
+    assert_eq!(r.messages()[0]["result"]["content"][0]["text"], "1");
+}
+
+/// The answer to a server-to-client request (an elicitation sent on one
+/// replica's stream) posted to the other replica reaches the handler
+/// waiting for it; the tool's result then arrives on the first stream.
+#[test]
+fn an_elicitation_answer_posted_to_another_replica_reaches_the_handler() {
+    let Some(redis) = redis() else { return };
+    let (one, two) = replicas(&redis);
+    let sid = init_session(&one, json!({"elicitation": {"form": {}}}));
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_elicitation", "arguments": {"message": "Your name?"}}});
+    let mut sock = stream_post(one.port, &sid, &call);
+    let mut seen = String::new();
+    read_until(&mut sock, &mut seen, "elicitation/create");
+    let ask = sse_messages(&seen)
+        .into_iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .unwrap_or_else(|| panic!("no elicitation request: {seen}"));
+    let id = ask["id"].clone();
+    assert!(id.as_str().is_some_and(|s| s.starts_with("srv-")), "{id}");
+    let answer = json!({"jsonrpc": "2.0", "id": id,
+        "result": {"action": "accept", "content": {"response": "Ada"}}});
+    assert_eq!(session_post(&two, Some(&sid), &answer).status, 202);
+    read_until(&mut sock, &mut seen, "\"id\":3");
+    let result = sse_messages(&seen)
+        .into_iter()
+        .find(|m| m["id"] == 3)
+        .unwrap_or_else(|| panic!("no result: {seen}"));
+    let text = result["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("accept") && text.contains("Ada"), "{result}");
+}

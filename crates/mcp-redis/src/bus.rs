@@ -184,6 +184,17 @@ impl ChangeBus for RedisChangeBus {
         }
     }
 
+    fn publish_confirmed(
+        &self,
+        change: Change,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), mcp_server::notify::PublishError>> {
+        Box::pin(async move {
+            self.publish_checked(change)
+                .await
+                .map_err(|e| mcp_server::notify::PublishError::new(e.to_string()))
+        })
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<Change> {
         let local = self.shared.local.lock().unwrap_or_else(|p| p.into_inner());
         match local.as_ref() {
@@ -316,16 +327,21 @@ async fn run_publisher(
 
 /// `1\n<replica>\n<kind>[\n<uri>]` with kind `T`, `P`, `R` or `U`.
 fn encode(replica: &str, change: &Change) -> String {
-    let (kind, uri) = match change {
+    let (kind, rest) = match change {
         Change::ToolsListChanged => ("T", None),
         Change::PromptsListChanged => ("P", None),
         Change::ResourcesListChanged => ("R", None),
-        Change::ResourceUpdated(uri) => ("U", Some(uri.as_str())),
+        Change::ResourceUpdated(uri) => ("U", Some(uri.clone())),
+        // The session id never holds a newline (ours are hex); the message
+        // may: it is the rest of the payload.
+        Change::SessionMessage { session, message } => ("S", Some(format!("{session}\n{message}"))),
+        // A change this build does not know how to carry stays local.
+        _ => ("?", None),
     };
     let mut s = format!("{WIRE_VERSION}\n{replica}\n{kind}");
-    if let Some(uri) = uri {
+    if let Some(rest) = rest {
         s.push('\n');
-        s.push_str(uri);
+        s.push_str(&rest);
     }
     s
 }
@@ -342,6 +358,13 @@ fn decode(bytes: &[u8]) -> Option<(&str, Change)> {
         ("P", None) => Change::PromptsListChanged,
         ("R", None) => Change::ResourcesListChanged,
         ("U", Some(uri)) => Change::ResourceUpdated(uri.to_owned()),
+        ("S", Some(rest)) => {
+            let (session, message) = rest.split_once('\n')?;
+            Change::SessionMessage {
+                session: session.to_owned(),
+                message: message.to_owned(),
+            }
+        }
         _ => return None,
     };
     Some((replica, change))
@@ -360,6 +383,10 @@ mod tests {
             Change::ResourcesListChanged,
             Change::ResourceUpdated("file:///a\nb c".into()),
             Change::ResourceUpdated(String::new()),
+            Change::SessionMessage {
+                session: "ab12".into(),
+                message: "{\"jsonrpc\":\"2.0\",\n\"id\":\"srv-1\",\"result\":{}}".into(),
+            },
         ] {
             let wire = encode("r1", &c);
             assert_eq!(decode(wire.as_bytes()), Some(("r1", c)));

@@ -5,10 +5,14 @@
 //! The [`ChangeBus`] trait is small so a shared backend (for many replicas
 //! behind a load balancer) can replace the in-process default later.
 
+use futures_util::future::BoxFuture;
+use std::fmt;
 use tokio::sync::broadcast;
 
-/// A change worth telling subscribers about.
+/// A change worth telling subscribers about, or a message between replicas
+/// for one handshake-era session.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Change {
     /// `notifications/tools/list_changed`
     ToolsListChanged,
@@ -18,7 +22,44 @@ pub enum Change {
     ResourcesListChanged,
     /// `notifications/resources/updated {uri}`
     ResourceUpdated(String),
+    /// A client message for handshake-era session `session` that the
+    /// replica which received it could not act on: a
+    /// `notifications/cancelled` for a request another replica runs, or the
+    /// answer to a server-to-client request another replica sent. `message`
+    /// is the JSON-RPC message text. Replicas sharing sessions
+    /// ([`crate::shared_sessions`]) relay it over a shared bus so it reaches
+    /// the replica that can act on it; it is never shown to listeners.
+    SessionMessage {
+        /// The `Mcp-Session-Id`.
+        session: String,
+        /// One JSON-RPC notification or response, as text.
+        message: String,
+    },
 }
+
+/// A publish the bus could not confirm (the shared backend is unreachable
+/// or slow).
+#[derive(Debug, Clone)]
+pub struct PublishError {
+    message: String,
+}
+
+impl PublishError {
+    /// An error with this description.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for PublishError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "change bus: {}", self.message)
+    }
+}
+
+impl std::error::Error for PublishError {}
 
 /// Fan-out of [`Change`]s.
 pub trait ChangeBus: Send + Sync + 'static {
@@ -27,6 +68,14 @@ pub trait ChangeBus: Send + Sync + 'static {
     /// Subscribes; only changes published after this call are received
     /// (subscribe before acknowledging a listen, SUB-13).
     fn subscribe(&self) -> broadcast::Receiver<Change>;
+    /// Publishes and waits until the change has left this process (a
+    /// shared bus: the backend accepted it), within a bounded time. The
+    /// default publishes and reports success: an in-process bus cannot
+    /// fail.
+    fn publish_confirmed(&self, change: Change) -> BoxFuture<'_, Result<(), PublishError>> {
+        self.publish(change);
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// The in-process bus: a bounded broadcast channel. A subscriber that falls

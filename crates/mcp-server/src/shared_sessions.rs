@@ -17,13 +17,22 @@
 //! - `logging/setLevel` and `resources/subscribe`/`unsubscribe` write the
 //!   record back, and every replica applies it on its next request;
 //! - when the store cannot answer, the request gets 503 with `Retry-After`,
-//!   never a 404 that would make a client drop a valid session.
+//!   never a 404 that would make a client drop a valid session;
+//! - a `notifications/cancelled` for a request another replica runs, and
+//!   the answer to a server-to-client request (elicitation, sampling,
+//!   roots) another replica sent, are relayed over the change bus
+//!   ([`crate::notify::Change::SessionMessage`]) to the replica that can act
+//!   on them; server-to-client request ids carry a random per-process tag so
+//!   replicas never issue the same one. This needs a shared bus (e.g.
+//!   `mcp_redis::RedisChangeBus`); an answer the bus cannot confirm is 503
+//!   with `Retry-After`, so the client sends it again.
 //!
-//! What stays per replica: the SSE event log of each stream (a
-//! `Last-Event-ID` resumption must reach the replica that holds the
-//! stream), requests in flight (a `notifications/cancelled` posted to
-//! another replica does not reach them), and server-to-client requests
-//! (their answer must be posted to the replica that asked).
+//! What stays per replica: the SSE event log of each stream. A
+//! `Last-Event-ID` resumption must reach the replica that holds the stream
+//! (another replica answers 400 for an id it does not know, and the client
+//! opens a new stream); the events of a stream are produced where its
+//! request runs, so replaying them elsewhere would also mean relaying every
+//! later event, which is left for later.
 
 use futures_util::future::BoxFuture;
 use mcp_protocol::types::{ClientCapabilities, Implementation, LoggingLevel};

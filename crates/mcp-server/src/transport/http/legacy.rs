@@ -11,13 +11,16 @@ use super::{Accepts, HttpInner, json_error, json_response, rejection, sse_respon
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy, into_owned};
 use crate::listen;
+use crate::notify::Change;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::HeaderValue;
 use http::{Response, StatusCode};
 use mcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
-use mcp_protocol::jsonrpc::{Message, OutgoingError, OutgoingRequest, OutgoingResult, to_vec};
+use mcp_protocol::jsonrpc::{
+    Message, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult, to_vec,
+};
 use mcp_protocol::ladder::ParamsProbe;
 use mcp_protocol::meta::RequestMeta;
 use mcp_protocol::method::ClientRequest;
@@ -153,6 +156,7 @@ pub(super) async fn post(
                     inner.sessions.remove(&session.id);
                     return shared_store_unavailable(&e);
                 }
+                ensure_relay(inner);
             }
             let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
             return with_session_header(json_response(StatusCode::OK, body), &session.id);
@@ -186,26 +190,11 @@ pub(super) async fn post(
         }
     }
     match msg {
-        Message::Notification(n) => {
-            if n.method == "notifications/cancelled" {
-                let p = n.params.and_then(|p| {
-                    serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
-                });
-                if let Some(id) = p.and_then(|p| p.request_id) {
-                    session.cancel(&id);
-                }
+        Message::Notification(_) | Message::Response(_) => {
+            match deliver(inner, &session, msg).await {
+                Ok(()) => accepted(),
+                Err(r) => r,
             }
-            accepted()
-        }
-        Message::Response(r) => {
-            if let Some(id) = &r.id {
-                let outcome = r
-                    .outcome
-                    .clone()
-                    .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
-                session.answer(id, outcome);
-            }
-            accepted()
         }
         Message::Request(r) => {
             let meta = meta.unwrap_or_default();
@@ -233,6 +222,134 @@ pub(super) async fn post(
     }
 }
 
+/// Acts on a client notification or response in `session` on this
+/// replica. Returns the message to relay when it concerns a request this
+/// process neither runs nor sent: a `notifications/cancelled` for a
+/// request another replica runs, or the answer to another replica's
+/// server-to-client request.
+fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
+    match msg {
+        Message::Notification(n) if n.method == CANCELLED => {
+            let p = n
+                .params
+                .and_then(|p| serde_json::from_str::<CancelledNotificationParams>(p.get()).ok());
+            let id = p.and_then(|p| p.request_id)?;
+            if session.cancel(&id) {
+                return None;
+            }
+            let text = to_vec(&OutgoingNotification::new(CANCELLED, n.params));
+            String::from_utf8(text).ok()
+        }
+        Message::Response(r) => {
+            let id = r.id.as_ref()?;
+            let outcome = r
+                .outcome
+                .clone()
+                .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+            if session.answer(id, outcome) {
+                return None;
+            }
+            let text = match &r.outcome {
+                Ok(raw) => to_vec(&OutgoingResult::new(id, *raw)),
+                Err(e) => to_vec(&OutgoingError::new(Some(id), e)),
+            };
+            String::from_utf8(text).ok()
+        }
+        _ => None,
+    }
+}
+
+/// `notifications/cancelled`.
+const CANCELLED: &str = "notifications/cancelled";
+
+/// Delivers a client notification or response: here when this process can
+/// act on it, else (with shared sessions) over the change bus to the
+/// replica that can. A cancellation is relayed without waiting; an answer
+/// waits until the bus confirms it, and is 503 with `Retry-After` when it
+/// cannot (the client sends it again rather than the request hanging).
+async fn deliver(
+    inner: &Arc<HttpInner>,
+    session: &HttpSession,
+    msg: &Message<'_>,
+) -> Result<(), Response<McpBody>> {
+    let Some(message) = act(session, msg) else {
+        return Ok(());
+    };
+    if inner.shared.shared_sessions.is_none() {
+        return Ok(()); // nobody else can have it: dropped, as before
+    }
+    let change = Change::SessionMessage {
+        session: session.id.clone(),
+        message,
+    };
+    if matches!(msg, Message::Notification(_)) {
+        inner.shared.bus.publish(change);
+        return Ok(());
+    }
+    inner
+        .shared
+        .bus
+        .publish_confirmed(change)
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "an answer for another replica could not be relayed");
+            let e = ErrorObject::new(
+                mcp_protocol::ErrorCode::INTERNAL_ERROR,
+                format!("Service Unavailable: {e}; retry later"),
+            );
+            super::store_unavailable(None, &e)
+        })
+}
+
+/// Starts (once per service) the task that applies messages other replicas
+/// relayed for sessions this process serves: cancellations of requests it
+/// runs, answers to requests it sent. It resubscribes when the bus ends
+/// its subscription (a shared bus reconnecting) and stops at shutdown.
+fn ensure_relay(inner: &Arc<HttpInner>) {
+    use std::sync::atomic::Ordering;
+    if inner.relay_started.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let weak = Arc::downgrade(inner);
+    let bus = inner.shared.bus.clone();
+    let shutdown = inner.shutdown.clone();
+    tokio::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let mut rx = bus.subscribe();
+            loop {
+                let next = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    n = rx.recv() => n,
+                };
+                match next {
+                    Ok(Change::SessionMessage { session, message }) => {
+                        let Some(inner) = weak.upgrade() else { return };
+                        let Some(s) = inner.sessions.get_relayed(&session) else {
+                            continue;
+                        };
+                        if let Ok(m) = mcp_protocol::jsonrpc::decode_message(message.as_bytes()) {
+                            let _ = act(&s, &m); // not ours either: dropped
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "the session relay fell behind the change bus");
+                    }
+                    Err(RecvError::Closed) => break,
+                }
+            }
+            if weak.strong_count() == 0 {
+                return;
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+        }
+    });
+}
+
 /// The session `sid` for `principal`: the local one, or (with shared
 /// sessions) one another replica created, adopted from its record. With a
 /// shared store the record decides: gone means ended everywhere (404), and
@@ -247,6 +364,7 @@ pub(super) async fn find_session(
     let Some(store) = &inner.shared.shared_sessions else {
         return Ok(local);
     };
+    ensure_relay(inner);
     let Ok(id) = std::str::from_utf8(sid) else {
         return Ok(None);
     };
@@ -532,23 +650,12 @@ pub(super) async fn batch(
             }
         };
         match msg {
-            Message::Notification(n) => {
-                if n.method == "notifications/cancelled" {
-                    let p = n.params.and_then(|p| {
-                        serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
-                    });
-                    if let Some(id) = p.and_then(|p| p.request_id) {
-                        session.cancel(&id);
-                    }
-                }
-            }
-            Message::Response(r) => {
-                if let Some(id) = &r.id {
-                    let outcome = r
-                        .outcome
-                        .clone()
-                        .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
-                    session.answer(id, outcome);
+            Message::Notification(_) | Message::Response(_) => {
+                // A relay that could not be confirmed loses nothing here:
+                // the batch answers what it can, and the client's answer
+                // to a server request times out on the asking replica.
+                if let Err(r) = deliver(inner, &session, &msg).await {
+                    tracing::warn!(status = %r.status(), "a batched message could not be relayed");
                 }
             }
             Message::Request(r) => {
@@ -715,9 +822,20 @@ fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
                         }
                     }
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(_) => break,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        // The bus ended the subscription (a shared bus lost
+                        // its backend): end the GET stream rather than keep
+                        // it open and silent; the client reconnects
+                        // (LEGACY-16), which forwards again.
+                        session.forwarding.store(false, Ordering::Release);
+                        session.close_live(GET_STREAM, Some(BUS_LOST_RETRY_MS));
+                        break;
+                    }
                 },
             }
         }
     });
 }
+
+/// The `retry` hint ending a GET stream whose change feed was lost.
+const BUS_LOST_RETRY_MS: u64 = 1000;

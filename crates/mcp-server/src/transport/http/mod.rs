@@ -80,6 +80,8 @@ pub(crate) struct HttpInner {
     pub(crate) sessions: sessions::SessionStore,
     pub(crate) permits: Arc<Semaphore>,
     pub(crate) shutdown: CancellationToken,
+    /// Whether the session relay task runs (shared sessions only).
+    pub(crate) relay_started: std::sync::atomic::AtomicBool,
 }
 
 /// The MCP endpoint as a `tower::Service`. Cheap to clone.
@@ -103,6 +105,9 @@ impl McpService {
         let sessions =
             sessions::SessionStore::new(limits.max_sessions, limits.session_idle_timeout);
         let permits = Arc::new(Semaphore::new(limits.max_concurrent_requests.max(1)));
+        if server.shared.shared_sessions.is_some() {
+            sessions.tag_request_ids();
+        }
         Self {
             inner: Arc::new(HttpInner {
                 shared: server.shared,
@@ -110,6 +115,7 @@ impl McpService {
                 sessions,
                 permits,
                 shutdown: CancellationToken::new(),
+                relay_started: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

@@ -59,6 +59,9 @@ pub(crate) struct HttpSession {
     pub(crate) closed: CancellationToken,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicI64,
+    /// Makes this process's server-to-client request ids unique in a fleet
+    /// sharing the session (empty for a lone process).
+    id_tag: Arc<str>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     streams: Mutex<(u64, HashMap<u64, StreamLog>, VecDeque<u64>)>,
     event_buffer: usize,
@@ -84,7 +87,8 @@ impl HttpSession {
         &self,
     ) -> (RequestId, oneshot::Receiver<Result<Value, ErrorObject>>) {
         let id = RequestId::string(format!(
-            "srv-{}",
+            "srv-{}{}",
+            self.id_tag,
             self.next_id.fetch_add(1, Ordering::Relaxed)
         ));
         let (tx, rx) = oneshot::channel();
@@ -94,11 +98,17 @@ impl HttpSession {
         (id, rx)
     }
 
-    /// Delivers a client's answer; false when nothing waited for it.
+    /// Delivers a client's answer; false when this process sent no such
+    /// request (another replica may have).
     pub(crate) fn answer(&self, id: &RequestId, outcome: Result<Value, ErrorObject>) -> bool {
         let w = self.pending.lock().ok().and_then(|mut p| p.remove(id));
         match w {
-            Some(w) => w.send(outcome).is_ok(),
+            Some(w) => {
+                // The requester may have given up (session closing): the
+                // answer still found its request.
+                let _ = w.send(outcome);
+                true
+            }
             None => false,
         }
     }
@@ -121,9 +131,15 @@ impl HttpSession {
         }
     }
 
-    pub(crate) fn cancel(&self, id: &RequestId) {
-        if let Some(t) = self.in_flight.lock().ok().and_then(|m| m.get(id).cloned()) {
-            t.cancel();
+    /// Cancels an in-flight request; false when this process runs no such
+    /// request (another replica may).
+    pub(crate) fn cancel(&self, id: &RequestId) -> bool {
+        match self.in_flight.lock().ok().and_then(|m| m.get(id).cloned()) {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
         }
     }
 
@@ -290,6 +306,7 @@ pub(crate) struct SessionStore {
     idle: Duration,
     event_buffer: AtomicUsize,
     pub(crate) listen_count: Arc<AtomicUsize>,
+    id_tag: Mutex<Arc<str>>,
 }
 
 /// The table is full.
@@ -304,7 +321,26 @@ impl SessionStore {
             idle,
             event_buffer: AtomicUsize::new(256),
             listen_count: Arc::new(AtomicUsize::new(0)),
+            id_tag: Mutex::new(Arc::from("")),
         }
+    }
+
+    /// Tags this process's server-to-client request ids with a random
+    /// prefix, so replicas sharing a session never issue the same id.
+    pub(crate) fn tag_request_ids(&self) {
+        let mut b = [0u8; 6];
+        if getrandom::fill(&mut b).is_ok() {
+            let tag: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            if let Ok(mut t) = self.id_tag.lock() {
+                *t = Arc::from(format!("{tag}-"));
+            }
+        }
+    }
+
+    /// The session `id` whatever its owner, without marking it used: for
+    /// messages another replica relayed after checking the owner.
+    pub(crate) fn get_relayed(&self, id: &str) -> Option<Arc<HttpSession>> {
+        self.map.lock().ok()?.get(id).cloned()
     }
 
     pub(crate) fn set_event_buffer(&self, n: usize) {
@@ -381,6 +417,11 @@ impl SessionStore {
             closed: CancellationToken::new(),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
+            id_tag: self
+                .id_tag
+                .lock()
+                .map(|t| t.clone())
+                .unwrap_or_else(|_| Arc::from("")),
             in_flight: Mutex::new(HashMap::new()),
             streams: Mutex::new((0, HashMap::new(), VecDeque::new())),
             event_buffer: self.event_buffer.load(Ordering::Relaxed),
