@@ -111,6 +111,28 @@ pub const HANDSHAKE_ONLY_CLIENT_METHODS: [&str; 5] = [
     RESOURCES_UNSUBSCRIBE,
 ];
 
+/// Client request methods that exist only on the modern wire:
+/// `server/discover`, `subscriptions/listen` and the tasks extension.
+pub const MODERN_ONLY_CLIENT_METHODS: [&str; 5] = [
+    SERVER_DISCOVER,
+    SUBSCRIPTIONS_LISTEN,
+    TASKS_GET,
+    TASKS_UPDATE,
+    TASKS_CANCEL,
+];
+
+/// Whether client request `method` exists on `era`'s wire (BASE-12): the
+/// one era rule for methods. Handshake-only methods are unknown on the
+/// modern wire and modern-only ones in the handshake era (both -32601).
+/// Methods this crate does not know are not ruled out here; they are
+/// unknown in either era ([`ClientRequest::into_owned`]).
+pub fn client_method_exists_in(method: &str, era: crate::Era) -> bool {
+    match era {
+        crate::Era::Modern => !HANDSHAKE_ONLY_CLIENT_METHODS.contains(&method),
+        crate::Era::Handshake => !MODERN_ONLY_CLIENT_METHODS.contains(&method),
+    }
+}
+
 /// Methods that may answer `input_required` (MRTR-01).
 pub const MRTR_METHODS: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
 
@@ -263,6 +285,15 @@ macro_rules! dispatch_enum {
                 Self::decode(&msg.method, msg.params)
             }
 
+            /// The same message owning its data. A `Custom` (unknown)
+            /// method is -32601 (ERR-08): nothing past this point serves it.
+            pub fn into_owned(self) -> Result<$name<'static>, ErrorObject> {
+                match self {
+                    $( Self::$variant(p) => Ok($name::$variant(p)), )*
+                    Self::Custom { method, .. } => Err(ErrorObject::method_not_found(method)),
+                }
+            }
+
             /// The method name.
             pub fn method(&self) -> &'a str {
                 match self {
@@ -371,19 +402,18 @@ fn call_tool_from_members(m: &crate::ladder::ProbedMembers<'_>) -> Option<CallTo
 impl ClientRequest<'_> {
     /// Whether this method exists only on handshake revisions (BASE-12).
     pub fn is_handshake_only(&self) -> bool {
-        matches!(
-            self,
-            Self::Initialize(_)
-                | Self::Ping(_)
-                | Self::Subscribe(_)
-                | Self::Unsubscribe(_)
-                | Self::SetLevel(_)
-        )
+        !client_method_exists_in(self.method(), crate::Era::Modern)
     }
 
     /// Whether this method exists only on the modern wire.
     pub fn is_modern_only(&self) -> bool {
-        matches!(self, Self::Discover(_) | Self::Listen(_))
+        !client_method_exists_in(self.method(), crate::Era::Handshake)
+    }
+
+    /// Whether this method exists on `era`'s wire
+    /// ([`client_method_exists_in`]).
+    pub fn exists_in(&self, era: crate::Era) -> bool {
+        client_method_exists_in(self.method(), era)
     }
 
     /// The `inputResponses` / `requestState` of an MRTR retry, if any

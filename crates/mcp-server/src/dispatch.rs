@@ -49,33 +49,6 @@ pub(crate) struct Legacy {
     pub(crate) session: Option<Arc<SessionState>>,
 }
 
-/// Turns a decoded request into one that owns its data. Unknown (custom)
-/// methods are answered -32601 here (ERR-08).
-pub(crate) fn into_owned(req: ClientRequest<'_>) -> Result<ClientRequest<'static>, ErrorObject> {
-    use ClientRequest as C;
-    Ok(match req {
-        C::Discover(p) => C::Discover(p),
-        C::Initialize(p) => C::Initialize(p),
-        C::Ping(p) => C::Ping(p),
-        C::ListTools(p) => C::ListTools(p),
-        C::CallTool(p) => C::CallTool(p),
-        C::ListResources(p) => C::ListResources(p),
-        C::ListResourceTemplates(p) => C::ListResourceTemplates(p),
-        C::ReadResource(p) => C::ReadResource(p),
-        C::Subscribe(p) => C::Subscribe(p),
-        C::Unsubscribe(p) => C::Unsubscribe(p),
-        C::ListPrompts(p) => C::ListPrompts(p),
-        C::GetPrompt(p) => C::GetPrompt(p),
-        C::Complete(p) => C::Complete(p),
-        C::SetLevel(p) => C::SetLevel(p),
-        C::Listen(p) => C::Listen(p),
-        C::GetTask(p) => C::GetTask(p),
-        C::UpdateTask(p) => C::UpdateTask(p),
-        C::CancelTask(p) => C::CancelTask(p),
-        C::Custom { method, .. } => return Err(ErrorObject::method_not_found(method)),
-    })
-}
-
 impl Shared {
     /// Serves one request. `parts.version` decides the era's shaping.
     ///
@@ -89,10 +62,9 @@ impl Shared {
         parts: ContextParts,
         legacy: Legacy,
     ) -> Dispatch {
-        let modern = parts.version.is_modern();
         let id = parts.id.clone();
         Dispatch::Ready(Some(match req {
-            ClientRequest::Discover(_) if modern => {
+            ClientRequest::Discover(_) => {
                 let mut capabilities = self.capabilities();
                 if self.tasks.is_some() {
                     // Modern wire only: handshake revisions get no tasks.
@@ -140,33 +112,32 @@ impl Shared {
             ClientRequest::Complete(p) if self.completion.is_some() => {
                 return Dispatch::Pending(Box::pin(self.complete(p, parts)));
             }
-            // Tasks extension (modern wire only; see crate::tasks).
-            ClientRequest::GetTask(p) if modern && self.tasks.is_some() => {
+            // Tasks extension (crate::tasks); the era rule (crate::admit)
+            // keeps these and discover off the handshake wire, and the
+            // handshake-only methods below off the modern one.
+            ClientRequest::GetTask(p) if self.tasks.is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_get(p, parts)));
             }
-            ClientRequest::UpdateTask(p) if modern && self.tasks.is_some() => {
+            ClientRequest::UpdateTask(p) if self.tasks.is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_update(p, parts)));
             }
-            ClientRequest::CancelTask(p) if modern && self.tasks.is_some() => {
+            ClientRequest::CancelTask(p) if self.tasks.is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_cancel(p, parts)));
             }
-            // Handshake-only methods (BASE-12: removed on the modern wire → -32601).
-            ClientRequest::Ping(_) if !modern => {
-                Ok(self.finish(&id, EmptyResult::default(), parts.version))
-            }
-            ClientRequest::SetLevel(p) if !modern && self.logging_enabled => {
+            ClientRequest::Ping(_) => Ok(self.finish(&id, EmptyResult::default(), parts.version)),
+            ClientRequest::SetLevel(p) if self.logging_enabled => {
                 if let Some(s) = &legacy.session {
                     s.set_log_level(p.level);
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            ClientRequest::Subscribe(p) if !modern && self.declare.resource_subscribe => {
+            ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
                 if let Some(s) = &legacy.session {
                     s.subscribe(p.uri);
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            ClientRequest::Unsubscribe(p) if !modern && self.declare.resource_subscribe => {
+            ClientRequest::Unsubscribe(p) if self.declare.resource_subscribe => {
                 if let Some(s) = &legacy.session {
                     s.unsubscribe(&p.uri);
                 }

@@ -45,6 +45,7 @@
 // backplane crate such as mcp-redis builds against the traits only).
 #![cfg_attr(not(any(feature = "http", feature = "stdio")), allow(dead_code))]
 
+mod admit;
 mod context;
 mod dispatch;
 mod error;

@@ -24,8 +24,9 @@
 //!
 //! [`serve_stdio`]: crate::Server::serve_stdio
 
+use crate::admit::{Admitted, admit};
 use crate::context::{ContextParts, Outbound};
-use crate::dispatch::{ClientRequester, Legacy, Reply, into_owned};
+use crate::dispatch::{ClientRequester, Legacy, Reply};
 use crate::error::Error;
 use crate::listen;
 use crate::server::{Server, Shared};
@@ -40,7 +41,7 @@ use mcp_protocol::jsonrpc::{
 use mcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
 use mcp_protocol::method::ClientRequest;
 use mcp_protocol::types::{CancelledNotificationParams, ClientCapabilities};
-use mcp_protocol::{ErrorObject, ProtocolVersion};
+use mcp_protocol::{Era, ErrorObject, ProtocolVersion};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -470,7 +471,7 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
             }
         }
         Message::Notification(n) => {
-            if n.method == "notifications/cancelled" {
+            if n.method == mcp_protocol::method::NOTIFICATIONS_CANCELLED {
                 // CANCEL-05: malformed or unknown cancellations are ignored.
                 let p = n.params.and_then(|p| {
                     serde_json::from_str::<CancelledNotificationParams>(p.get()).ok()
@@ -661,17 +662,10 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
                 }
                 Err(rej) => return Err(rej.error),
             };
-            if mcp_protocol::method::HANDSHAKE_ONLY_CLIENT_METHODS.contains(&req.method.as_ref()) {
-                return Err(ErrorObject::method_not_found(&req.method));
-            }
-            let typed = into_owned(ClientRequest::decode_probed(
-                &req.method,
-                req.params,
-                &members,
-            )?)?;
-            if let ClientRequest::Listen(p) = typed {
-                return Ok(Prepared::Listen(p.notifications));
-            }
+            let typed = match admit(&req.method, req.params, Some(&members), Era::Modern)? {
+                Admitted::Call(t) => t,
+                Admitted::Listen(filter) => return Ok(Prepared::Listen(filter)),
+            };
             let caps = route.meta.client_capabilities.clone().unwrap_or_default();
             let log_level = route.meta.log_level;
             let parts = ContextParts {
@@ -690,7 +684,10 @@ fn prepare(conn: &Arc<Conn>, req: &mcp_protocol::Request<'_>) -> Result<Prepared
             Ok(Prepared::Call(typed, Box::new(parts), Legacy::default()))
         }
         StdioEra::Handshake => {
-            let typed = into_owned(ClientRequest::decode(&req.method, req.params)?)?;
+            let typed = match admit(&req.method, req.params, None, Era::Handshake)? {
+                Admitted::Call(t) => t,
+                Admitted::Listen(_) => return Err(ErrorObject::method_not_found(&req.method)),
+            };
             if let ClientRequest::Initialize(p) = &typed {
                 let (result, session) = shared.initialize(p)?;
                 let session = Arc::new(session);

@@ -6,10 +6,12 @@
 
 use super::McpBody;
 use super::body::{sse_event, sse_keepalive, sse_priming};
+use super::reject::Rejection;
 use super::sessions::{Event, GET_STREAM, HttpSession};
-use super::{Accepts, HttpInner, json_error, json_response, rejection, sse_response};
+use super::{Accepts, HttpInner, json_error, json_response, sse_response};
+use crate::admit::{Admitted, admit};
 use crate::context::{ContextParts, Outbound, Principal};
-use crate::dispatch::{ClientRequester, Legacy, into_owned};
+use crate::dispatch::{ClientRequester, Legacy};
 use crate::listen;
 use crate::notify::Change;
 use crate::tool::BoxFuture;
@@ -17,13 +19,14 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::header::HeaderValue;
 use http::{Response, StatusCode};
+use mcp_protocol::Era;
 use mcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use mcp_protocol::jsonrpc::{
     Message, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult, to_vec,
 };
 use mcp_protocol::ladder::ParamsProbe;
 use mcp_protocol::meta::RequestMeta;
-use mcp_protocol::method::ClientRequest;
+use mcp_protocol::method::{ClientRequest, NOTIFICATIONS_CANCELLED};
 use mcp_protocol::types::CancelledNotificationParams;
 use mcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
 use serde_json::Value;
@@ -147,7 +150,7 @@ pub(super) async fn post(
             // STATE-06: the session belongs to whoever initialized it.
             let owner = principal_subject(&parts).map(str::to_owned);
             let Ok(session) = inner.sessions.create(state, owner) else {
-                return rejection(StatusCode::SERVICE_UNAVAILABLE, -32603, "Too many sessions");
+                return Rejection::TooManySessions.into_response();
             };
             if let Some(store) = &shared.shared_sessions {
                 let record = session.state.to_record(session.owner.as_deref());
@@ -164,15 +167,11 @@ pub(super) async fn post(
     }
     // Everything else needs a live session (LEGACY-13).
     let Some(sid) = session_id else {
-        return rejection(
-            StatusCode::BAD_REQUEST,
-            -32600,
-            "Bad Request: missing Mcp-Session-Id header",
-        );
+        return Rejection::MissingSessionId.into_response();
     };
     let session = match find_session(inner, sid, principal_subject(&parts)).await {
         Ok(Some(s)) => s,
-        Ok(None) => return rejection(StatusCode::NOT_FOUND, -32600, "Session not found"),
+        Ok(None) => return Rejection::SessionNotFound.into_response(),
         Err(r) => return r,
     };
     // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
@@ -182,11 +181,7 @@ pub(super) async fn post(
             .and_then(ProtocolVersion::parse)
             .is_some_and(|v| shared.handshake_versions.contains(&v));
         if !ok {
-            return rejection(
-                StatusCode::BAD_REQUEST,
-                -32600,
-                "Bad Request: unsupported MCP-Protocol-Version",
-            );
+            return Rejection::UnsupportedProtocolVersion.into_response();
         }
     }
     match msg {
@@ -229,7 +224,7 @@ pub(super) async fn post(
 /// server-to-client request.
 fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
     match msg {
-        Message::Notification(n) if n.method == CANCELLED => {
+        Message::Notification(n) if n.method == NOTIFICATIONS_CANCELLED => {
             let p = n
                 .params
                 .and_then(|p| serde_json::from_str::<CancelledNotificationParams>(p.get()).ok());
@@ -237,7 +232,10 @@ fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
             if session.cancel(&id) {
                 return None;
             }
-            let text = to_vec(&OutgoingNotification::new(CANCELLED, n.params));
+            let text = to_vec(&OutgoingNotification::new(
+                NOTIFICATIONS_CANCELLED,
+                n.params,
+            ));
             String::from_utf8(text).ok()
         }
         Message::Response(r) => {
@@ -258,9 +256,6 @@ fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
         _ => None,
     }
 }
-
-/// `notifications/cancelled`.
-const CANCELLED: &str = "notifications/cancelled";
 
 /// Delivers a client notification or response: here when this process can
 /// act on it, else (with shared sessions) over the change bus to the
@@ -394,11 +389,7 @@ pub(super) async fn find_session(
         .set_event_buffer(inner.shared.limits.session_event_buffer);
     match inner.sessions.adopt(id, state, record.owner.clone()) {
         Ok(s) => Ok(Some(s)),
-        Err(_) => Err(rejection(
-            StatusCode::SERVICE_UNAVAILABLE,
-            -32603,
-            "Too many sessions",
-        )),
+        Err(_) => Err(Rejection::TooManySessions.into_response()),
     }
 }
 
@@ -417,6 +408,18 @@ fn accepted() -> Response<McpBody> {
     r
 }
 
+/// Admits a handshake-era request (the era rule, typed params); `listen`
+/// does not exist on this wire, so every admitted request is a call.
+fn admit_call(
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+) -> Result<ClientRequest<'static>, ErrorObject> {
+    match admit(method, params, None, Era::Handshake)? {
+        Admitted::Call(t) => Ok(t),
+        Admitted::Listen(_) => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
 fn initialize_version(params: Option<&serde_json::value::RawValue>) -> Option<String> {
     let v: Value = serde_json::from_str(params?.get()).ok()?;
     v.get("protocolVersion")?.as_str().map(str::to_owned)
@@ -432,10 +435,7 @@ async fn request(
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = inner.shared.clone();
-    let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
-        Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
-            return handshake_error(Some(&r.id), &ErrorObject::method_not_found(&r.method));
-        }
+    let typed = match admit_call(&r.method, r.params) {
         Ok(t) => t,
         Err(e) => return handshake_error(Some(&r.id), &e),
     };
@@ -659,14 +659,12 @@ pub(super) async fn batch(
                 }
             }
             Message::Request(r) => {
-                let typed = match ClientRequest::decode(&r.method, r.params).and_then(into_owned) {
-                    _ if r.method == "initialize" => Err(ErrorObject::invalid_request(
+                let typed = if r.method == mcp_protocol::method::INITIALIZE {
+                    Err(ErrorObject::invalid_request(
                         "initialize must not be part of a batch",
-                    )),
-                    Ok(ClientRequest::Discover(_) | ClientRequest::Listen(_)) => {
-                        Err(ErrorObject::method_not_found(&r.method))
-                    }
-                    other => other,
+                    ))
+                } else {
+                    admit_call(&r.method, r.params)
                 };
                 let reply = match typed {
                     Err(e) => Err(e),
@@ -721,7 +719,7 @@ pub(super) async fn get_or_delete(
 ) -> Response<McpBody> {
     let session = match find_session(inner, sid, principal_subject(&parts)).await {
         Ok(Some(s)) => s,
-        Ok(None) => return rejection(StatusCode::NOT_FOUND, -32600, "Session not found"),
+        Ok(None) => return Rejection::SessionNotFound.into_response(),
         Err(r) => return r,
     };
     if parts.method == http::Method::DELETE {
@@ -736,11 +734,7 @@ pub(super) async fn get_or_delete(
         return r;
     }
     if !super::accepts(&parts.headers).sse {
-        return rejection(
-            StatusCode::NOT_ACCEPTABLE,
-            -32600,
-            "GET requires Accept: text/event-stream",
-        );
+        return Rejection::GetNeedsSse.into_response();
     }
     let keepalive = inner.shared.limits.sse_keepalive;
     if let Some(last) = parts
@@ -766,15 +760,11 @@ pub(super) async fn get_or_delete(
             // Not 404: on a request with a live Mcp-Session-Id that means
             // "session expired" (LEGACY-13) and the client would drop a
             // session that is fine; the event id is what is wrong.
-            None => rejection(StatusCode::BAD_REQUEST, -32600, "Unknown Last-Event-ID"),
+            None => Rejection::UnknownLastEventId.into_response(),
         };
     }
     let Some(rx) = session.open_get_stream() else {
-        return rejection(
-            StatusCode::CONFLICT,
-            -32600,
-            "A GET stream is already open for this session",
-        );
+        return Rejection::GetStreamOpen.into_response();
     };
     start_forwarder(inner, &session);
     sse_response(session_stream(

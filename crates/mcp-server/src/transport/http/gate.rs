@@ -1,0 +1,271 @@
+//! The gates before any JSON-RPC is read (LADDER-01…LADDER-04): Host and
+//! Origin, `Content-Type`, `Accept`, and the bounded body read.
+
+use super::*;
+
+/// What the client's `Accept` header allows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    pub(crate) json: bool,
+    pub(crate) sse: bool,
+}
+
+impl Accepts {
+    /// Whether a response may be an SSE stream: the client accepts it, and
+    /// either the server is not configured for JSON only or JSON is not
+    /// acceptable (then SSE is the one answer left, HTTP-06).
+    pub(crate) fn sse_allowed(self, json_only: bool) -> bool {
+        self.sse && (!json_only || !self.json)
+    }
+}
+
+pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
+    // For each type we can produce, the most specific matching range wins
+    // (RFC 9110 §12.5.1: `type/subtype` over `type/*` over `*/*`), and
+    // `q=0` means "not acceptable". Among ranges equally specific, any
+    // non-zero weight makes the type acceptable.
+    #[derive(Clone, Copy)]
+    struct Best {
+        level: u8,
+        ok: bool,
+    }
+    fn note(b: &mut Best, level: u8, ok: bool) {
+        if level > b.level {
+            *b = Best { level, ok };
+        } else if level == b.level {
+            b.ok |= ok;
+        }
+    }
+    let mut json = Best {
+        level: 0,
+        ok: false,
+    };
+    let mut sse = Best {
+        level: 0,
+        ok: false,
+    };
+    let mut seen = false;
+    for v in headers.get_all(header::ACCEPT) {
+        seen = true;
+        for item in v.as_bytes().split(|b| *b == b',') {
+            let mut fields = item.split(|b| *b == b';');
+            let media = fields.next().map(trim_ows).unwrap_or_default();
+            if media.is_empty() {
+                continue;
+            }
+            let ok = !fields.any(|p| {
+                let p = trim_ows(p);
+                match p.split_first() {
+                    Some((q, rest)) if q.eq_ignore_ascii_case(&b'q') => {
+                        let w = trim_ows(rest);
+                        w.first() == Some(&b'=') && is_zero_weight(trim_ows(&w[1..]))
+                    }
+                    _ => false,
+                }
+            });
+            let is = |m: &str| media.eq_ignore_ascii_case(m.as_bytes());
+            if is("application/json") {
+                note(&mut json, 3, ok);
+            } else if is("text/event-stream") {
+                note(&mut sse, 3, ok);
+            } else if is("application/*") {
+                note(&mut json, 2, ok);
+            } else if is("text/*") {
+                note(&mut sse, 2, ok);
+            } else if is("*/*") {
+                note(&mut json, 1, ok);
+                note(&mut sse, 1, ok);
+            }
+        }
+    }
+    if !seen {
+        // No Accept header: anything goes (RFC 9110 §12.5.1).
+        return Accepts {
+            json: true,
+            sse: true,
+        };
+    }
+    Accepts {
+        json: json.ok,
+        sse: sse.ok,
+    }
+}
+
+/// `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`: whether
+/// the weight is zero. A malformed weight is not taken as a refusal.
+pub(super) fn is_zero_weight(w: &[u8]) -> bool {
+    match w.split_first() {
+        Some((b'0', rest)) => match rest.split_first() {
+            None => true,
+            Some((b'.', digits)) => digits.len() <= 3 && digits.iter().all(|d| *d == b'0'),
+            Some(_) => false,
+        },
+        _ => false,
+    }
+}
+
+pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Why a request body could not be read.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum BodyError {
+    TooLarge,
+    TimedOut,
+    Io,
+}
+
+/// Reads a whole request body, at most `limit` bytes, within `timeout`.
+///
+/// Every frame is copied into one buffer as it arrives and then freed, so
+/// memory is the body size plus one frame. Collecting the frames themselves
+/// (as `http_body_util::Collected` does) keeps one `Bytes` handle per frame,
+/// and the read buffers they point into, until the end: a 4 MiB body sent as
+/// one-byte chunks cost about 150 MB that way.
+pub(super) async fn collect_body<B>(
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, BodyError>
+where
+    B: http_body::Body,
+{
+    use bytes::{Buf, BufMut};
+    let read = async move {
+        let mut body = std::pin::pin!(body);
+        let mut buf: Vec<u8> = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.map_err(|_| BodyError::Io)?.into_data() else {
+                continue; // trailers
+            };
+            if data.remaining() > limit.saturating_sub(buf.len()) {
+                return Err(BodyError::TooLarge);
+            }
+            buf.put(data);
+        }
+        Ok(Bytes::from(buf))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::TimedOut))
+}
+
+pub(super) async fn read_body<B>(
+    body: B,
+    limit: usize,
+    timeout: Duration,
+) -> Result<Bytes, Response<McpBody>>
+where
+    B: http_body::Body + Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    collect_body(body, limit, timeout)
+        .await
+        .map_err(|e| match e {
+            BodyError::TimedOut => Rejection::BodyTimedOut.into_response(),
+            BodyError::TooLarge => Rejection::BodyTooLarge.into_response(),
+            BodyError::Io => Rejection::BodyUnreadable.into_response(),
+        })
+}
+
+/// A request that names its host or origin more than once is refused before
+/// the Origin/Host check: components reading the first and the last copy
+/// would disagree, so one `Host: localhost` line could carry a foreign
+/// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
+/// 400). Browsers never send two `Origin` lines.
+pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
+    // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
+    // more than one Host line, and to an invalid Host value. HTTP/1.0 may
+    // omit it; HTTP/2 and HTTP/3 carry `:authority` instead.
+    let mut hosts = parts.headers.get_all(header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (_, Some(_)) => {
+            return Some(Rejection::DuplicateHost.into_response());
+        }
+        (None, None) if parts.version == http::Version::HTTP_11 => {
+            return Some(Rejection::MissingHost.into_response());
+        }
+        (Some(h), None) if !valid_host_value(h.as_bytes()) => {
+            return Some(Rejection::InvalidHost.into_response());
+        }
+        _ => {}
+    }
+    if parts
+        .headers
+        .get_all(header::ORIGIN)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return Some(Rejection::OriginNotAllowed.into_response());
+    }
+    None
+}
+
+/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): an authority without
+/// userinfo. Empty is allowed (RFC 9112 §3.2: a target without authority).
+pub(super) fn valid_host_value(v: &[u8]) -> bool {
+    let (host, port) = if v.first() == Some(&b'[') {
+        // IP-literal: `[` IPv6address / IPvFuture `]`.
+        let Some(end) = v.iter().position(|b| *b == b']') else {
+            return false;
+        };
+        let (lit, rest) = v.split_at(end + 1);
+        let inner = &lit[1..lit.len() - 1];
+        if inner.is_empty()
+            || !inner
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'-' | b'_' | b'~'))
+        {
+            return false;
+        }
+        match rest.split_first() {
+            None => return true,
+            Some((b':', port)) => (&[][..], port),
+            Some(_) => return false,
+        }
+    } else {
+        match v.iter().rposition(|b| *b == b':') {
+            Some(i) => (&v[..i], &v[i + 1..]),
+            None => (v, &[][..]),
+        }
+    };
+    // reg-name / IPv4address: unreserved, pct-encoded, sub-delims.
+    host.iter().all(|b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+            )
+    }) && port.iter().all(u8::is_ascii_digit)
+}
+
+/// The host the request is addressed to: the authority of an absolute-form
+/// target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2 says wins over
+/// `Host`, else the `Host` header.
+pub(super) fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
+    parts
+        .uri
+        .authority()
+        .map(|a| a.as_str().as_bytes())
+        .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
+}
