@@ -3,13 +3,10 @@
 
 use mcp_server::Principal;
 use serde_json::{Map, Value};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::core::BoxFuture;
 
 /// What a verifier learned from a valid access token. It never holds the
 /// token itself (AUTH-21).
