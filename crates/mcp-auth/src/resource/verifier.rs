@@ -1,7 +1,7 @@
 //! The pluggable token verifier and the claim rules shared by the built-in
 //! verifiers (OAuth 2.1 §5.2, RFC 9068, RFC 7662, AUTH-21).
 
-use mcp_server::Principal;
+use mcp_protocol::Principal;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
