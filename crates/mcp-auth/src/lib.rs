@@ -24,6 +24,11 @@
 pub mod challenge;
 #[cfg(feature = "client")]
 pub mod client;
+// One OAuth core for both halves (issue 15): the PRM document, discovery
+// URLs, the bounded fetcher, base64. Public items are re-exported from
+// `resource::` and `client::`.
+#[cfg(any(feature = "client", feature = "resource"))]
+mod core;
 #[cfg(feature = "resource")]
 pub mod resource;
 

@@ -17,10 +17,12 @@ pub mod jsonrpc;
 pub mod ladder;
 pub mod meta;
 pub mod method;
+mod principal;
 pub mod types;
 pub mod version;
 
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{Message, Notification, Request, RequestId, Response};
 pub use meta::RequestMeta;
+pub use principal::Principal;
 pub use version::{Era, ProtocolVersion};

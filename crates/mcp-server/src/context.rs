@@ -28,16 +28,7 @@ pub(crate) trait Outbound: Send + Sync {
     fn close_stream(&self, _retry_ms: Option<u64>) {}
 }
 
-/// The authenticated caller, when the transport authenticated one.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Principal {
-    /// Subject identifier (e.g. the token's `sub`).
-    pub subject: String,
-    /// Granted scopes.
-    pub scopes: Vec<String>,
-    /// The OAuth client id, when known.
-    pub client_id: Option<String>,
-}
+pub use mcp_protocol::Principal;
 
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,

@@ -4,8 +4,7 @@
 
 use super::error::OAuthError;
 use super::form::encode_component;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
+use crate::core::b64;
 use std::sync::Arc;
 
 /// `client_secret_basic`.
@@ -108,7 +107,7 @@ impl ClientAuthentication for ClientSecret {
                 );
                 headers.push((
                     "authorization".into(),
-                    format!("Basic {}", STANDARD.encode(pair)),
+                    format!("Basic {}", b64::encode(pair)),
                 ));
             }
             CLIENT_SECRET_POST => {
@@ -174,11 +173,8 @@ mod tests {
         };
         basic.apply(&ctx(), &mut form, &mut headers).unwrap();
         assert!(form.is_empty());
-        // base64("id%3A1:s+e")
-        assert_eq!(
-            headers[0].1,
-            format!("Basic {}", STANDARD.encode("id%3A1:s+e"))
-        );
+        // base64("id%3A1:s+e"), computed independently.
+        assert_eq!(headers[0].1, "Basic aWQlM0ExOnMrZQ==");
         let post = ClientSecret {
             method: CLIENT_SECRET_POST.into(),
             ..basic.clone()

@@ -27,8 +27,7 @@
 use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};
 use super::proof::RequestProof;
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use crate::core::b64;
 use serde::Serialize;
 use sha2::Digest as _;
 use std::collections::HashMap;
@@ -262,7 +261,7 @@ impl RequestProof for DpopProver {
 
 /// `ath`: base64url(SHA-256(ASCII access token)), RFC 9449 §4.2.
 pub fn ath(access_token: &str) -> String {
-    URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(access_token.as_bytes()))
+    b64::url_encode(sha2::Sha256::digest(access_token.as_bytes()))
 }
 
 /// `htu`: the request URL without query and fragment (RFC 9449 §4.2).
@@ -395,7 +394,7 @@ mod tests {
             .unwrap();
         let (c, _) = check(&proof);
         // base64url(SHA-256("tok.en")), computed independently.
-        let want = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(b"tok.en"));
+        let want = b64::url_encode(sha2::Sha256::digest(b"tok.en"));
         assert_eq!(c["ath"], want);
         assert_eq!(c["htu"], "http://127.0.0.1:8080/mcp");
     }

@@ -8,8 +8,7 @@
 //! half is available as a JWK and its RFC 7638 thumbprint is computed once.
 //! `Debug` never prints the private key.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use crate::core::b64;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use p256::pkcs8::{DecodePrivateKey, EncodePrivateKey};
@@ -139,7 +138,7 @@ impl Es256Key {
 pub(crate) fn random_token(n: usize) -> Result<String, KeyError> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).map_err(|e| KeyError::new(format!("no randomness: {e}")))?;
-    Ok(URL_SAFE_NO_PAD.encode(bytes))
+    Ok(b64::url_encode(bytes))
 }
 
 /// Seconds since the Unix epoch.
@@ -225,7 +224,7 @@ mod tests {
             jwk["x"].as_str().unwrap(),
             jwk["y"].as_str().unwrap()
         );
-        let want = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(canonical.as_bytes()));
+        let want = b64::url_encode(sha2::Sha256::digest(canonical.as_bytes()));
         assert_eq!(key.thumbprint(), want);
     }
 

@@ -5,9 +5,9 @@
 use super::error::OAuthError;
 use super::form;
 use super::net::{GuardedResolver, NetPolicy};
+use crate::core::fetch::{self as core_fetch, ExchangeError, HTTPS_SUPPORTED, HyperClient};
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request, StatusCode};
-use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::HttpConnector;
 use std::time::Duration;
 
@@ -15,11 +15,6 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default response-body cap: 256 KiB (metadata and token responses are small).
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 256 * 1024;
-
-#[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector<GuardedResolver>>;
-#[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector<GuardedResolver>;
 
 /// A complete HTTP response.
 #[derive(Debug, Clone)]
@@ -53,7 +48,7 @@ impl HttpResponse {
 /// followed.
 #[derive(Clone)]
 pub struct HttpClient {
-    client: hyper_util::client::legacy::Client<Connector, Full<Bytes>>,
+    client: HyperClient<GuardedResolver>,
     policy: NetPolicy,
     timeout: Duration,
     max_response_bytes: usize,
@@ -72,23 +67,11 @@ impl std::fmt::Debug for HttpClient {
 impl HttpClient {
     /// A client enforcing `policy`, with the default limits.
     pub fn new(policy: NetPolicy) -> Self {
-        let mut http = HttpConnector::new_with_resolver(GuardedResolver::new(policy));
-        http.set_connect_timeout(Some(DEFAULT_TIMEOUT));
-        http.set_nodelay(true);
-        #[cfg(feature = "rustls")]
-        let connector = {
-            http.enforce_http(false);
-            hyper_rustls::HttpsConnectorBuilder::new()
-                .with_webpki_roots()
-                .https_or_http()
-                .enable_http1()
-                .wrap_connector(http)
-        };
-        #[cfg(not(feature = "rustls"))]
-        let connector = http;
-        let client =
-            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .build(connector);
+        let client = core_fetch::client(
+            HttpConnector::new_with_resolver(GuardedResolver::new(policy)),
+            DEFAULT_TIMEOUT,
+            None,
+        );
         Self {
             client,
             policy,
@@ -119,39 +102,29 @@ impl HttpClient {
     pub async fn send(&self, request: Request<Bytes>) -> Result<HttpResponse, OAuthError> {
         let url = request.uri().to_string();
         self.policy.check_url(&url)?;
-        if !cfg!(feature = "rustls") && request.uri().scheme_str() == Some("https") {
+        if !HTTPS_SUPPORTED && request.uri().scheme_str() == Some("https") {
             return Err(OAuthError::policy(format!(
                 "{url}: https needs the mcp-auth feature `rustls`"
             )));
         }
-        let (parts, body) = request.into_parts();
-        let req = Request::from_parts(parts, Full::new(body));
-        let limit = self.max_response_bytes;
-        let exchange = async {
-            let resp = self
-                .client
-                .request(req)
+        let resp =
+            core_fetch::exchange(&self.client, request, self.max_response_bytes, self.timeout)
                 .await
-                .map_err(|e| OAuthError::network(format!("{url}: request failed: {e}")))?;
-            let (parts, body) = resp.into_parts();
-            let body = http_body_util::Limited::new(body, limit)
-                .collect()
-                .await
-                .map_err(|e| OAuthError::network(format!("{url}: reading the response: {e}")))?
-                .to_bytes();
-            Ok(HttpResponse {
-                status: parts.status,
-                headers: parts.headers,
-                body,
-            })
-        };
-        match tokio::time::timeout(self.timeout, exchange).await {
-            Ok(r) => r,
-            Err(_) => Err(OAuthError::network(format!(
-                "{url}: no complete answer within {:?}",
-                self.timeout
-            ))),
-        }
+                .map_err(|e| {
+                    OAuthError::network(match e {
+                        ExchangeError::Request(e) => format!("{url}: request failed: {e}"),
+                        ExchangeError::Read(e) => format!("{url}: reading the response: {e}"),
+                        ExchangeError::TimedOut => {
+                            format!("{url}: no complete answer within {:?}", self.timeout)
+                        }
+                    })
+                })?;
+        let (parts, body) = resp.into_parts();
+        Ok(HttpResponse {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
     }
 
     /// `GET url` with `Accept: application/json`.
@@ -166,15 +139,7 @@ impl HttpClient {
         url: &str,
         headers: &[(&str, &str)],
     ) -> Result<HttpResponse, OAuthError> {
-        let mut b = Request::builder()
-            .method(Method::GET)
-            .uri(url)
-            .header(http::header::ACCEPT, "application/json");
-        for (n, v) in headers {
-            b = b.header(*n, *v);
-        }
-        let req = b
-            .body(Bytes::new())
+        let req = core_fetch::json_get(url, headers)
             .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
         self.send(req).await
     }

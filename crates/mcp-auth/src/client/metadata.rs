@@ -4,23 +4,14 @@
 //! on what comes back (AUTH-05…AUTH-08).
 
 use super::error::{OAuthError, OAuthErrorKind};
+use crate::core::discovery::{self, AS_WELL_KNOWN, prm_url};
 use serde::{Deserialize, Serialize};
 
-/// A Protected Resource Metadata document (RFC 9728 §2), as fetched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ResourceMetadata {
-    /// The protected resource's identifier.
-    pub resource: String,
-    /// Issuers of authorization servers that protect it (AUTH-03).
-    #[serde(default)]
-    pub authorization_servers: Vec<String>,
-    /// Scopes the resource uses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes_supported: Option<Vec<String>>,
-    /// Everything else (e.g. `dpop_signing_alg_values_supported`).
-    #[serde(flatten)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
+pub use crate::core::metadata::ProtectedResourceMetadata;
+
+/// A Protected Resource Metadata document (RFC 9728 §2), as fetched: the
+/// document type the resource half serves, under the client's name.
+pub type ResourceMetadata = ProtectedResourceMetadata;
 
 /// Authorization-server metadata (RFC 8414 §2; the OpenID Connect
 /// Discovery document shares these members).
@@ -91,16 +82,7 @@ impl AuthServerMetadata {
 /// Splits an absolute http(s) URL into (`scheme://authority`, path without
 /// query or fragment).
 pub(crate) fn split_url(url: &str) -> Result<(String, String), OAuthError> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|_| OAuthError::config(format!("invalid URL {url:?}")))?;
-    let scheme = uri
-        .scheme_str()
-        .ok_or_else(|| OAuthError::config(format!("{url}: no scheme")))?;
-    let authority = uri
-        .authority()
-        .ok_or_else(|| OAuthError::config(format!("{url}: no host")))?;
-    Ok((format!("{scheme}://{authority}"), uri.path().to_owned()))
+    discovery::split_url(url).map_err(OAuthError::config)
 }
 
 /// AUTH-05: where to look for the PRM document of the MCP endpoint
@@ -113,11 +95,11 @@ pub fn prm_urls(server_url: &str, from_challenge: Option<&str>) -> Result<Vec<St
     }
     let (origin, path) = split_url(server_url)?;
     let path = path.trim_end_matches('/');
-    let root = format!("{origin}/.well-known/oauth-protected-resource");
+    let root = prm_url(&origin, "");
     if path.is_empty() {
         Ok(vec![root])
     } else {
-        Ok(vec![format!("{root}{path}"), root])
+        Ok(vec![prm_url(&origin, path), root])
     }
 }
 
@@ -125,20 +107,7 @@ pub fn prm_urls(server_url: &str, from_challenge: Option<&str>) -> Result<Vec<St
 /// (`https://as/t1`): RFC 8414 path-inserted, OIDC path-inserted, OIDC
 /// path-appended. Without: RFC 8414, then OIDC.
 pub fn as_metadata_urls(issuer: &str) -> Result<Vec<String>, OAuthError> {
-    let (origin, path) = split_url(issuer)?;
-    let path = path.trim_end_matches('/');
-    if path.is_empty() {
-        Ok(vec![
-            format!("{origin}/.well-known/oauth-authorization-server"),
-            format!("{origin}/.well-known/openid-configuration"),
-        ])
-    } else {
-        Ok(vec![
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{origin}{path}/.well-known/openid-configuration"),
-        ])
-    }
+    discovery::as_metadata_urls(issuer).map_err(OAuthError::config)
 }
 
 /// The protocol revision whose authorization discovery LEGACY-26 follows.
@@ -175,7 +144,7 @@ pub fn authorization_base_url(server_url: &str) -> Result<String, OAuthError> {
 /// authorization base URL `base`: `{base}/.well-known/oauth-authorization-server`
 /// (RFC 8414 only; the OpenID Connect location came with 2025-06-18).
 pub fn legacy_as_metadata_url(base: &str) -> String {
-    format!("{base}/.well-known/oauth-authorization-server")
+    format!("{base}{AS_WELL_KNOWN}")
 }
 
 /// LEGACY-26: the metadata a 2025-03-26 client assumes when the

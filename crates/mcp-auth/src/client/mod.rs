@@ -69,9 +69,6 @@
 //!   and [`grants::EnterpriseManagedGrant`] (RFC 8693 ID-JAG exchange then
 //!   RFC 7523, SEP-990).
 
-use std::future::Future;
-use std::pin::Pin;
-
 pub mod assertion;
 pub mod authorize;
 pub mod client_auth;
@@ -107,7 +104,7 @@ pub use grants::{
     ClientCredentialsGrant, EnterpriseManagedGrant, IdentityProvider, JwtBearerGrant,
 };
 pub use http::{HttpClient, HttpResponse};
-pub use metadata::{AuthServerMetadata, ResourceMetadata};
+pub use metadata::{AuthServerMetadata, ProtectedResourceMetadata, ResourceMetadata};
 pub use net::NetPolicy;
 pub use oauth::{
     DEFAULT_CLIENT_NAME, DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_SKEW, OAuthClient,
@@ -119,5 +116,4 @@ pub use revoke::{RevocationReport, TokenTypeHint, revoke_stored, revoke_token};
 pub use store::{FileStore, MemoryStore, StoreKey, StoredCredentials, TokenStore};
 pub use token::{StoredToken, TokenResponse};
 
-/// A boxed, sendable future (the same type as `futures_util`'s).
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::core::BoxFuture;

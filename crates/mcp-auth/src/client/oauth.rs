@@ -302,11 +302,8 @@ fn authorization_value(t: &StoredToken) -> String {
 /// The `sub` of a JWT access token, read without verification (used only
 /// to partition the cache, never for a security decision).
 fn jwt_subject(token: &str) -> Option<String> {
-    use base64::Engine;
     let payload = token.split('.').nth(1)?;
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload.trim_end_matches('='))
-        .ok()?;
+    let bytes = crate::core::b64::url_decode(payload.trim_end_matches('='))?;
     let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
     v.get("sub")?.as_str().map(str::to_owned)
 }
@@ -1127,12 +1124,15 @@ mod tests {
 
     #[test]
     fn jwt_subject_is_read_without_panicking() {
-        use base64::Engine;
-        let e = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-        let tok = format!("{}.{}.sig", e.encode("{}"), e.encode(r#"{"sub":"alice"}"#));
+        use crate::core::b64::url_encode;
+        let tok = format!(
+            "{}.{}.sig",
+            url_encode("{}"),
+            url_encode(r#"{"sub":"alice"}"#)
+        );
         assert_eq!(jwt_subject(&tok).as_deref(), Some("alice"));
         assert_eq!(jwt_subject("opaque"), None);
         assert_eq!(jwt_subject("a.!!!.c"), None);
-        assert_eq!(jwt_subject(&format!("a.{}.c", e.encode("[1]"))), None);
+        assert_eq!(jwt_subject(&format!("a.{}.c", url_encode("[1]"))), None);
     }
 }

@@ -2,8 +2,7 @@
 //! authorization request (`state`, AUTH-26).
 
 use super::error::OAuthError;
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use crate::core::b64;
 use sha2::{Digest, Sha256};
 
 /// `n` random bytes from the OS, base64url without padding.
@@ -11,7 +10,7 @@ pub fn random_token(n: usize) -> Result<String, OAuthError> {
     let mut buf = vec![0u8; n];
     getrandom::fill(&mut buf)
         .map_err(|e| OAuthError::config(format!("no OS randomness available: {e}")))?;
-    Ok(URL_SAFE_NO_PAD.encode(&buf))
+    Ok(b64::url_encode(&buf))
 }
 
 /// A PKCE verifier and its `S256` challenge.
@@ -42,7 +41,7 @@ impl Pkce {
 
     /// The pair for a given verifier.
     pub fn from_verifier(verifier: String) -> Self {
-        let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
+        let challenge = b64::url_encode(Sha256::digest(verifier.as_bytes()));
         Self {
             verifier,
             challenge,

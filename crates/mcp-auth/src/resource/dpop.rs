@@ -28,8 +28,7 @@
 //! random, rotate every `nonce_lifetime`, and the previous one stays valid
 //! for one more period.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use crate::core::b64;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
@@ -172,7 +171,7 @@ fn fresh_nonce() -> String {
     if getrandom::fill(&mut b).is_err() {
         b[..8].copy_from_slice(&super::verifier::now_unix().to_be_bytes());
     }
-    URL_SAFE_NO_PAD.encode(b)
+    b64::url_encode(b)
 }
 
 /// Checks proofs against one policy, with its replay cache and nonces.
@@ -267,7 +266,7 @@ impl DpopChecker {
         let raw = proof
             .split('.')
             .next()
-            .and_then(|h| URL_SAFE_NO_PAD.decode(h).ok())
+            .and_then(b64::url_decode)
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .unwrap_or(Value::Null);
         if ["d", "p", "q", "dp", "dq", "qi", "k"]
@@ -308,7 +307,7 @@ impl DpopChecker {
         {
             return Err("DPoP proof iat outside the acceptable window".into());
         }
-        let ath = URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(target.access_token.as_bytes()));
+        let ath = b64::url_encode(sha2::Sha256::digest(target.access_token.as_bytes()));
         if text("ath") != Some(ath.as_str()) {
             return Err("DPoP proof ath does not match the access token".into());
         }
@@ -371,7 +370,7 @@ mod tests {
 
     fn claims(jti: &str) -> Value {
         json!({"jti": jti, "htm": "POST", "htu": "https://rs.example/mcp", "iat": NOW,
-               "ath": URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(b"tok"))})
+               "ath": b64::url_encode(sha2::Sha256::digest(b"tok"))})
     }
 
     fn target<'a>(jkt: &'a str) -> ProofTarget<'a> {
@@ -476,8 +475,8 @@ mod tests {
         let header = json!({"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk});
         let forged = format!(
             "{}.{}.{}",
-            URL_SAFE_NO_PAD.encode(header.to_string()),
-            URL_SAFE_NO_PAD.encode(claims("d").to_string()),
+            b64::url_encode(header.to_string()),
+            b64::url_encode(claims("d").to_string()),
             "sig"
         );
         let err = c

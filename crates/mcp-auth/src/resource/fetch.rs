@@ -2,9 +2,11 @@
 //! token introspection. Pluggable, so an application (or the client crate)
 //! can bring its own HTTPS stack, proxy settings or test double.
 
-use super::verifier::BoxFuture;
+use crate::core::BoxFuture;
+use crate::core::fetch::{self as core_fetch, ExchangeError, HTTPS_SUPPORTED, HyperClient};
 use bytes::Bytes;
 use http::{Request, Response};
+use hyper_util::client::legacy::connect::dns::GaiResolver;
 use std::time::Duration;
 
 /// Why a fetch failed.
@@ -28,11 +30,6 @@ pub trait HttpFetch: Send + Sync + 'static {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>>;
 }
 
-#[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>;
-#[cfg(not(feature = "rustls"))]
-type Connector = hyper_util::client::legacy::connect::HttpConnector;
-
 /// The built-in fetcher: hyper's pooled HTTP/1.1 client.
 ///
 /// HTTPS needs the crate feature `rustls` (ring, webpki roots). Plain
@@ -41,7 +38,7 @@ type Connector = hyper_util::client::legacy::connect::HttpConnector;
 /// tests and trusted local networks only.
 #[derive(Clone)]
 pub struct HyperFetch {
-    client: hyper_util::client::legacy::Client<Connector, http_body_util::Full<Bytes>>,
+    client: HyperClient<GaiResolver>,
     timeout: Duration,
     max_response_bytes: usize,
     allow_http: bool,
@@ -71,26 +68,11 @@ impl HyperFetch {
 
     /// A fetcher with the default limits, HTTPS only.
     pub fn new() -> Self {
-        use hyper_util::client::legacy::connect::HttpConnector;
-        let mut http = HttpConnector::new();
-        http.set_connect_timeout(Some(Self::DEFAULT_TIMEOUT));
-        http.set_nodelay(true);
-        #[cfg(feature = "rustls")]
-        let connector = {
-            http.enforce_http(false);
-            hyper_rustls::HttpsConnectorBuilder::new()
-                .with_webpki_roots()
-                .https_or_http()
-                .enable_http1()
-                .wrap_connector(http)
-        };
-        #[cfg(not(feature = "rustls"))]
-        let connector = http;
-        let client =
-            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                .pool_timer(hyper_util::rt::TokioTimer::new())
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build(connector);
+        let client = core_fetch::client(
+            hyper_util::client::legacy::connect::HttpConnector::new(),
+            Self::DEFAULT_TIMEOUT,
+            Some(Duration::from_secs(60)),
+        );
         Self {
             client,
             timeout: Self::DEFAULT_TIMEOUT,
@@ -124,7 +106,7 @@ impl HyperFetch {
             .parse()
             .map_err(|_| FetchError(format!("invalid URL {url:?}")))?;
         match uri.scheme_str() {
-            Some("https") if cfg!(feature = "rustls") => Ok(()),
+            Some("https") if HTTPS_SUPPORTED => Ok(()),
             Some("https") => Err(FetchError(format!(
                 "{url}: HTTPS needs the mcp-auth feature `rustls` or a custom HttpFetch"
             ))),
@@ -141,29 +123,16 @@ impl HyperFetch {
 impl HttpFetch for HyperFetch {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
         Box::pin(async move {
-            use http_body_util::BodyExt;
             self.check_url(&request.uri().to_string())?;
-            let (parts, body) = request.into_parts();
-            let req = Request::from_parts(parts, http_body_util::Full::new(body));
-            let limit = self.max_response_bytes;
-            let exchange = async {
-                let resp = self
-                    .client
-                    .request(req)
-                    .await
-                    .map_err(|e| FetchError(format!("request failed: {e}")))?;
-                let (parts, body) = resp.into_parts();
-                let bytes = http_body_util::Limited::new(body, limit)
-                    .collect()
-                    .await
-                    .map_err(|e| FetchError(format!("reading the response failed: {e}")))?
-                    .to_bytes();
-                Ok(Response::from_parts(parts, bytes))
-            };
-            match tokio::time::timeout(self.timeout, exchange).await {
-                Ok(r) => r,
-                Err(_) => Err(FetchError("timed out".into())),
-            }
+            core_fetch::exchange(&self.client, request, self.max_response_bytes, self.timeout)
+                .await
+                .map_err(|e| match e {
+                    ExchangeError::Request(e) => FetchError(format!("request failed: {e}")),
+                    ExchangeError::Read(e) => {
+                        FetchError(format!("reading the response failed: {e}"))
+                    }
+                    ExchangeError::TimedOut => FetchError("timed out".into()),
+                })
         })
     }
 }

@@ -173,10 +173,7 @@ impl IntrospectionVerifierBuilder {
             form_encode(&self.client_id),
             form_encode(&self.client_secret)
         );
-        let authorization = format!(
-            "Basic {}",
-            mcp_protocol::header::codec::base64_encode(credentials.as_bytes())
-        );
+        let authorization = format!("Basic {}", crate::core::b64::encode(credentials));
         if http::HeaderValue::from_str(&authorization).is_err() {
             return Err(ConfigError::new("client credentials do not form a header"));
         }
@@ -382,10 +379,8 @@ mod tests {
         assert_eq!(v.cached(), 1);
         let seen = canned.seen.lock().map(|s| s.clone()).unwrap_or_default();
         // Basic over form-encoded credentials; the token form-encoded in the body.
-        let expected = format!(
-            "Basic {}",
-            mcp_protocol::header::codec::base64_encode(b"rs+client:s3cr%3At")
-        );
+        // base64("rs+client:s3cr%3At"), computed independently.
+        let expected = "Basic cnMrY2xpZW50OnMzY3IlM0F0";
         assert_eq!(seen[0].0, expected);
         assert_eq!(seen[0].1, "token=opaque-1&token_type_hint=access_token");
     }

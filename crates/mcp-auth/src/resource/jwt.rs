@@ -7,6 +7,9 @@ use super::verifier::{
     BoxFuture, ClaimRules, TokenVerifier, VerifiedToken, VerifyError, check_claims, now_unix,
 };
 use super::{ConfigError, as_metadata};
+use crate::core::b64;
+use crate::core::discovery::as_metadata_urls;
+use crate::core::fetch::json_get;
 use bytes::Bytes;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use serde_json::{Map, Value};
@@ -355,7 +358,7 @@ fn read_header(token: &str) -> Result<Header, VerifyError> {
     else {
         return Err(malformed());
     };
-    let raw = base64url_decode(h).ok_or_else(malformed)?;
+    let raw = b64::url_decode(h).ok_or_else(malformed)?;
     let v: Map<String, Value> = serde_json::from_slice(&raw).map_err(|_| malformed())?;
     if v.get("crit").is_some() {
         // RFC 7515 §4.1.11: we understand no extensions.
@@ -375,34 +378,6 @@ fn read_header(token: &str) -> Result<Header, VerifyError> {
         Some(_) => return Err(malformed()),
     };
     Ok(Header { alg, kid, typ })
-}
-
-/// Unpadded base64url (RFC 7515 §2), strict alphabet.
-fn base64url_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0u32;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    if bits >= 6 {
-        return None;
-    }
-    Some(out)
 }
 
 impl JwtVerifier {
@@ -555,10 +530,8 @@ impl TokenVerifier for JwtVerifier {
 
 /// GETs `url` expecting a 200 JSON body.
 pub(crate) async fn get_json(fetch: &dyn HttpFetch, url: &str) -> Result<Bytes, VerifyError> {
-    let req = http::Request::get(url)
-        .header(http::header::ACCEPT, "application/json")
-        .body(Bytes::new())
-        .map_err(|_| VerifyError::unavailable(format!("invalid URL {url:?}")))?;
+    let req =
+        json_get(url, &[]).map_err(|_| VerifyError::unavailable(format!("invalid URL {url:?}")))?;
     let resp = fetch
         .fetch(req)
         .await
@@ -579,8 +552,9 @@ pub(crate) async fn discover(
     fetch: &dyn HttpFetch,
     issuer: &str,
 ) -> Result<Map<String, Value>, VerifyError> {
+    let urls = as_metadata_urls(issuer).map_err(VerifyError::unavailable)?;
     let mut last = VerifyError::unavailable("no metadata URL");
-    for url in metadata_urls(issuer) {
+    for url in urls {
         match get_json(fetch, &url).await {
             Ok(body) => match as_metadata(&body) {
                 Some(m) if m.get("issuer").and_then(Value::as_str) == Some(issuer) => return Ok(m),
@@ -593,74 +567,13 @@ pub(crate) async fn discover(
     Err(last)
 }
 
-/// The discovery URLs for `issuer`, in the order of AUTH-07.
-pub(crate) fn metadata_urls(issuer: &str) -> Vec<String> {
-    let Some((scheme, rest)) = issuer.split_once("://") else {
-        return Vec::new();
-    };
-    let (host, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let path = path.trim_end_matches('/');
-    let origin = format!("{scheme}://{host}");
-    if path.is_empty() {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server"),
-            format!("{origin}/.well-known/openid-configuration"),
-        ]
-    } else {
-        vec![
-            format!("{origin}/.well-known/oauth-authorization-server{path}"),
-            format!("{origin}/.well-known/openid-configuration{path}"),
-            format!("{origin}{path}/.well-known/openid-configuration"),
-        ]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn base64url() {
-        assert_eq!(
-            base64url_decode("eyJhIjoxfQ").as_deref(),
-            Some(&b"{\"a\":1}"[..])
-        );
-        assert_eq!(base64url_decode("").as_deref(), Some(&b""[..]));
-        assert!(base64url_decode("a").is_none());
-        assert!(base64url_decode("ab+/").is_none());
-        assert!(base64url_decode("YQ==").is_none());
-    }
-
-    #[test]
-    fn discovery_urls_follow_auth_07() {
-        assert_eq!(
-            metadata_urls("https://as.example.com/t1"),
-            [
-                "https://as.example.com/.well-known/oauth-authorization-server/t1",
-                "https://as.example.com/.well-known/openid-configuration/t1",
-                "https://as.example.com/t1/.well-known/openid-configuration",
-            ]
-        );
-        assert_eq!(
-            metadata_urls("https://as.example.com"),
-            [
-                "https://as.example.com/.well-known/oauth-authorization-server",
-                "https://as.example.com/.well-known/openid-configuration",
-            ]
-        );
-        assert!(metadata_urls("as.example.com").is_empty());
-    }
-
-    #[test]
     fn header_rules() {
-        let enc = |json: &str| {
-            let mut s = mcp_protocol::header::codec::base64_encode(json.as_bytes());
-            s = s.trim_end_matches('=').replace('+', "-").replace('/', "_");
-            format!("{s}.e30.c2ln")
-        };
+        let enc = |json: &str| format!("{}.e30.c2ln", b64::url_encode(json));
         assert!(
             read_header(&enc(r#"{"alg":"ES256","kid":"k"}"#))
                 .is_ok_and(|h| h.kid.as_deref() == Some("k"))
@@ -838,14 +751,9 @@ mod tests {
     async fn alg_none_and_hs256_are_rejected() {
         let (key, jwk) = keypair("k1");
         let (v, _) = setup(vec![jwk.clone()]);
-        let b64 = |s: &str| {
-            mcp_protocol::header::codec::base64_encode(s.as_bytes())
-                .trim_end_matches('=')
-                .replace('+', "-")
-                .replace('/', "_")
-        };
-        let payload = b64(&claims().to_string());
-        let none = format!("{}.{payload}.", b64(r#"{"alg":"none","kid":"k1"}"#));
+        let enc = |s: &str| b64::url_encode(s);
+        let payload = enc(&claims().to_string());
+        let none = format!("{}.{payload}.", enc(r#"{"alg":"none","kid":"k1"}"#));
         assert!(matches!(
             v.verify(&none).await,
             Err(VerifyError::Invalid(_))
@@ -869,7 +777,7 @@ mod tests {
         h.kid = Some("k1".into());
         let forged = format!(
             "{}.{payload}.AAAA",
-            b64(&serde_json::to_string(&h).unwrap_or_default())
+            enc(&serde_json::to_string(&h).unwrap_or_default())
         );
         assert_eq!(
             v.verify(&forged).await,

@@ -46,8 +46,9 @@ pub type GuardBody<RB> = Either<RB, Full<Bytes>>;
 ///    every scope the operation needs (AUTH-18).
 /// 5. Otherwise the `Authorization` header is removed (the token never
 ///    reaches handlers or anything upstream, AUTH-21), an
-///    `mcp_server::Principal` is inserted into the request extensions, and
-///    the wrapped service is called.
+///    `mcp_protocol::Principal` (the type `mcp_server::Principal` names) is
+///    inserted into the request extensions, and the wrapped service is
+///    called.
 #[derive(Clone)]
 pub struct AuthLayer {
     shared: Arc<Shared>,

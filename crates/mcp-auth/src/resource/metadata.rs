@@ -2,10 +2,9 @@
 //! document (RFC 9728, AUTH-03/AUTH-04).
 
 use super::ConfigError;
-use serde::{Deserialize, Serialize};
-
-/// The well-known path prefix of Protected Resource Metadata (RFC 9728 §3).
-pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+pub use crate::core::discovery::PRM_WELL_KNOWN;
+use crate::core::discovery::prm_url;
+pub use crate::core::metadata::ProtectedResourceMetadata;
 
 /// This server's canonical resource URI (RFC 8707, AUTH-22): absolute,
 /// lowercase scheme and host, no default port, no fragment, no query, no
@@ -106,7 +105,7 @@ impl ResourceUri {
     /// well-known URI (RFC 9728 §3.1), e.g.
     /// `https://host/.well-known/oauth-protected-resource/mcp`.
     pub fn metadata_url(&self) -> String {
-        format!("{}{PRM_WELL_KNOWN}{}", self.origin(), self.path())
+        prm_url(self.origin(), self.path())
     }
 }
 
@@ -114,40 +113,6 @@ impl std::fmt::Display for ResourceUri {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.uri)
     }
-}
-
-/// The Protected Resource Metadata document (RFC 9728 §2).
-///
-/// Serialize it to serve it; clients deserialize it (unknown members are
-/// ignored).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProtectedResourceMetadata {
-    /// The canonical resource URI (RFC 9728 §3.3: must match the URL the
-    /// document was discovered for; AUTH-06).
-    pub resource: String,
-    /// Issuer identifiers of the authorization servers that mint tokens for
-    /// this resource; at least one (AUTH-03).
-    #[serde(default)]
-    pub authorization_servers: Vec<String>,
-    /// Scopes the resource understands (AUTH-17 uses them when a challenge
-    /// names none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scopes_supported: Option<Vec<String>>,
-    /// How tokens may be presented: only `["header"]` here (AUTH-20).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bearer_methods_supported: Vec<String>,
-    /// Human-readable name of the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_name: Option<String>,
-    /// URL of developer documentation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_documentation: Option<String>,
-    /// URL of the resource's policy on data use.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_policy_uri: Option<String>,
-    /// URL of the resource's terms of service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_tos_uri: Option<String>,
 }
 
 impl ProtectedResourceMetadata {
@@ -163,6 +128,7 @@ impl ProtectedResourceMetadata {
             resource_documentation: None,
             resource_policy_uri: None,
             resource_tos_uri: None,
+            extra: serde_json::Map::new(),
         }
     }
 }

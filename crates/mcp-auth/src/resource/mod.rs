@@ -11,9 +11,10 @@
 //!   AUTH-21, LEGACY-27), and requests lacking scopes with 403
 //!   `error="insufficient_scope"` naming every scope the operation needs
 //!   (AUTH-18);
-//! - hands handlers the caller as `ctx.principal()` (an
-//!   [`mcp_server::Principal`] with the token's subject, scopes and client
-//!   id), never the token itself (AUTH-21). The server binds MRTR
+//! - hands handlers the caller as `ctx.principal()` (a
+//!   [`mcp_protocol::Principal`], re-exported as `mcp_server::Principal`,
+//!   with the token's subject, scopes and client id), never the token
+//!   itself (AUTH-21). The server binds MRTR
 //!   `requestState` and handshake-era sessions to `principal.subject`
 //!   (STATE-06, MRTR-09).
 //!

@@ -1,15 +1,12 @@
 //! The pluggable token verifier and the claim rules shared by the built-in
 //! verifiers (OAuth 2.1 §5.2, RFC 9068, RFC 7662, AUTH-21).
 
-use mcp_server::Principal;
+use mcp_protocol::Principal;
 use serde_json::{Map, Value};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A boxed, sendable future.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::core::BoxFuture;
 
 /// What a verifier learned from a valid access token. It never holds the
 /// token itself (AUTH-21).
