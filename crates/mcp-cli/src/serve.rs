@@ -141,7 +141,7 @@ fn docs_options(a: &DocsArgs) -> Result<mcp_docs::Options, Failure> {
             .and_then(|p| {
                 p.file_name()
                     .and_then(|n| n.to_str())
-                    .map(|n| format!("the {n} documentation"))
+                    .map(|n| format!("the documentation in {n}/"))
             })
             .unwrap_or_else(|| "the documentation".to_owned())
     });

@@ -70,7 +70,7 @@ impl Index {
 
     /// The terms of `text` (pure: may run on any thread).
     pub fn terms(&self, text: &str) -> Terms {
-        let e = self.embedder.embed(text);
+        let e = self.embedder.embed(&split_identifiers(text));
         let mut v: Vec<(u64, f32)> = e.0.into_iter().map(|t| (t.index, t.value)).collect();
         v.sort_unstable_by_key(|t| t.0);
         v.dedup_by_key(|t| t.0);
@@ -114,7 +114,7 @@ impl Index {
 
     /// The query's stemmed tokens (for highlighting).
     pub fn tokens(&self, text: &str) -> Vec<String> {
-        let mut t = self.tokenizer.tokenize(text);
+        let mut t = self.tokenizer.tokenize(&split_identifiers(text));
         t.sort_unstable();
         t.dedup();
         t
@@ -159,17 +159,38 @@ impl Index {
     pub fn word_matches(&self, word: &str, tokens: &[String]) -> bool {
         // Cheap pre-check: a stem shares its first letters with the word.
         let lower = word.to_lowercase();
-        if !tokens.iter().any(|t| {
-            let k = t.chars().take(3).count();
-            lower.chars().take(k).eq(t.chars().take(k))
-        }) {
+        let plausible = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|p| !p.is_empty())
+            .any(|part| {
+                tokens.iter().any(|t| {
+                    let k = t.chars().take(3).count();
+                    part.chars().take(k).eq(t.chars().take(k))
+                })
+            });
+        if !plausible {
             return false;
         }
         self.tokenizer
-            .tokenize(word)
+            .tokenize(&split_identifiers(word))
             .iter()
             .any(|w| tokens.binary_search(w).is_ok())
     }
+}
+
+/// `text` with the punctuation inside words (`.`, `:`, `_`, `'`, …) made
+/// spaces, so `quill.toml`, `Server::builder` and `max_file_size` index as
+/// separate words (Unicode word segmentation keeps them whole).
+fn split_identifiers(text: &str) -> std::borrow::Cow<'_, str> {
+    let split = |c: char| !c.is_alphanumeric() && !c.is_whitespace();
+    if !text.contains(split) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| if split(c) { ' ' } else { c })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -199,5 +220,10 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert!(ix.word_matches("Installing", &ix.tokens("install")));
         assert!(!ix.word_matches("logging", &ix.tokens("install")));
+        assert!(ix.word_matches("quill.toml", &ix.tokens("toml")));
+        assert_eq!(
+            ix.tokens("Server::builder max_file_size"),
+            ["builder", "file", "max", "server", "size"]
+        );
     }
 }

@@ -13,6 +13,9 @@ use std::time::SystemTime;
 /// The URI scheme of served documents.
 pub const SCHEME: &str = "docs://";
 
+/// Files tokenized together at start-up before their terms are inserted.
+const INDEX_BATCH: usize = 512;
+
 /// One served file.
 #[derive(Debug, Clone)]
 pub struct DocFile {
@@ -64,7 +67,11 @@ impl DocFile {
             return String::new();
         };
         let body = self.text.get(s.range.clone()).unwrap_or("");
-        format!("{} {} {}\n{}", self.title, s.heading, s.heading, body)
+        if s.heading == self.title {
+            format!("{} {}\n{}", s.heading, s.heading, body)
+        } else {
+            format!("{} {} {}\n{}", self.title, s.heading, s.heading, body)
+        }
     }
 }
 
@@ -282,14 +289,20 @@ impl Library {
         };
         let sample_refs: Vec<&str> = sample.iter().map(String::as_str).collect();
         let index = Index::new(&sample_refs);
-        let terms = terms_parallel(&index, &docs, lib.opts.index_threads);
         {
             let mut st = lib.write();
             st.index = index;
-            for (mut d, t) in docs.into_iter().zip(terms) {
-                let rel: Arc<str> = Arc::from(d.rel.as_str());
-                st.insert_sections(&mut d, &rel, &t);
-                st.files.insert(d.rel.clone(), Arc::new(d));
+            // In batches, so the terms waiting for insertion stay small.
+            let mut docs = docs;
+            while !docs.is_empty() {
+                let n = docs.len().min(INDEX_BATCH);
+                let batch: Vec<DocFile> = docs.drain(..n).collect();
+                let terms = terms_parallel(&st.index, &batch, lib.opts.index_threads);
+                for (mut d, t) in batch.into_iter().zip(terms) {
+                    let rel: Arc<str> = Arc::from(d.rel.as_str());
+                    st.insert_sections(&mut d, &rel, &t);
+                    st.files.insert(d.rel.clone(), Arc::new(d));
+                }
             }
         }
         Ok((lib, skipped))

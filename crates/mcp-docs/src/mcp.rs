@@ -154,8 +154,9 @@ fn search_result(page: SearchPage) -> Result<CallToolResult, HandlerError> {
     })
 }
 
-/// The `ask` prompt's messages for `question`.
-pub(crate) fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
+/// The `ask` prompt's messages for `question`: the persona and [`RULES`],
+/// the best sections as embedded resources, then the question.
+pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
     let opts = lib.options();
     let persona = opts.persona.as_deref().unwrap_or(DEFAULT_PERSONA).trim();
     let page = lib.search(question, 0, opts.prompt_sections.max(1));
