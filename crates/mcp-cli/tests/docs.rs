@@ -312,3 +312,75 @@ fn a_changed_file_reaches_listeners_in_both_eras() {
         );
     }
 }
+
+#[test]
+fn persona_file_and_limits_from_the_command_line() {
+    let c = Corpus::new("persona");
+    let persona = c.0.join("persona.markdown.txt");
+    std::fs::write(&persona, "You are **Quill Helper**, terse and exact.\n").unwrap();
+    let dir = c.dir().to_owned();
+    let r = run(&[
+        "prompt",
+        "ask",
+        "question=dark theme",
+        "--json",
+        "--",
+        MCP,
+        "serve",
+        "docs",
+        &dir,
+        "--no-watch",
+        "--persona",
+        persona.to_str().unwrap(),
+        "--prompt-sections",
+        "1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let msgs = v["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 3, "{v:#}");
+    let intro = msgs[0]["content"]["text"].as_str().unwrap();
+    assert!(intro.starts_with("You are **Quill Helper**"), "{intro}");
+    assert!(
+        intro.contains("Answer only from the documentation"),
+        "{intro}"
+    );
+    // A page size limit, and a file over --max-file-size is not served.
+    let r = run(&[
+        "call",
+        "search_docs",
+        "query=quill",
+        "--json",
+        "--",
+        MCP,
+        "serve",
+        "docs",
+        &dir,
+        "--no-watch",
+        "--max-page-size",
+        "1",
+        "--max-file-size",
+        "100",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        v["structuredContent"]["results"].as_array().unwrap().len(),
+        1,
+        "{v:#}"
+    );
+    let r = run(&[
+        "read",
+        "docs://guide/install.md",
+        "--",
+        MCP,
+        "serve",
+        "docs",
+        &dir,
+        "--no-watch",
+        "--max-file-size",
+        "100",
+    ]);
+    assert_eq!(r.code, 3, "{}", r.stdout);
+    assert!(r.stderr.contains("byte limit"), "{}", r.stderr);
+}

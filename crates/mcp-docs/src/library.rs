@@ -46,7 +46,7 @@ impl DocFile {
     /// preamble).
     pub fn section_uri(&self, i: usize) -> String {
         match self.outline.sections.get(i) {
-            Some(s) if !s.slug.is_empty() => format!("{}#{}", self.uri, s.slug),
+            Some(s) if !s.slug.is_empty() => format!("{}#{}", self.uri, uri_path(&s.slug)),
             _ => self.uri.clone(),
         }
     }
@@ -57,7 +57,7 @@ impl DocFile {
             .sections
             .iter()
             .filter(|s| !s.slug.is_empty())
-            .map(|s| format!("{}#{}", self.uri, s.slug))
+            .map(|s| format!("{}#{}", self.uri, uri_path(&s.slug)))
     }
 
     /// The text the index sees for section `i`: the document title, the
@@ -499,7 +499,13 @@ impl Library {
         let Some(doc) = self.file(&rel) else {
             return Err(self.why_not_served(&rel));
         };
-        let text = match fragment.map(|f| percent_decode(f).unwrap_or_default()) {
+        let slug = match fragment {
+            Some(f) => Some(percent_decode(f).ok_or_else(|| {
+                DocsError::Refused(format!("#{f} is not a valid percent-encoded fragment"))
+            })?),
+            None => None,
+        };
+        let text = match slug {
             None => doc.text.to_string(),
             Some(slug) if slug.is_empty() => doc.text.to_string(),
             Some(slug) => {
@@ -632,6 +638,7 @@ impl Library {
         let rest = uri.strip_prefix(SCHEME)?;
         let (path, slug) = rest.split_once('#').unwrap_or((rest, ""));
         let rel = percent_decode(path)?;
+        let slug = percent_decode(slug)?;
         let doc = self.file(&rel)?;
         let sec = doc.outline.sections.iter().find(|s| s.slug == slug)?;
         Some(ReadOut {

@@ -111,6 +111,17 @@ fn files_and_sections() {
         lib.read_uri("docs://install.md#nope"),
         Err(DocsError::NotFound(_))
     ));
+    // Non-ASCII headings: the slug is percent-encoded in URIs.
+    d.write("intl.md", "# Überblick\n\nGrüße aus Köln.\n");
+    let lib2 = open(&d);
+    let hit = &lib2.search("Köln", 0, 1).results[0];
+    assert_eq!(hit.uri, "docs://intl.md#%C3%BCberblick");
+    assert!(lib2.read_uri(&hit.uri).unwrap().text.contains("Köln"));
+    assert!(lib2.section_text(&hit.uri).is_some());
+    assert!(matches!(
+        lib2.read_uri("docs://intl.md#%ZZ"),
+        Err(DocsError::Refused(_))
+    ));
     let (paths, total) = lib.complete_paths("sec", 100);
     assert_eq!(
         (paths, total),
