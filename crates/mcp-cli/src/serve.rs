@@ -83,6 +83,9 @@ pub struct DocsArgs {
     /// Sections the `ask` prompt embeds.
     #[arg(long, value_name = "N", default_value_t = mcp_docs::Options::DEFAULT_PROMPT_SECTIONS)]
     prompt_sections: usize,
+    /// The longest `search_docs` query or `ask` question, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_docs::Options::DEFAULT_MAX_QUERY_BYTES)]
+    max_query_bytes: usize,
     /// Quiet time in milliseconds after a file change before the index is
     /// updated.
     #[arg(long, value_name = "MS", default_value_t = mcp_docs::Options::DEFAULT_DEBOUNCE.as_millis() as u64)]
@@ -156,6 +159,7 @@ fn docs_options(a: &DocsArgs) -> Result<mcp_docs::Options, Failure> {
         page_size: a.page_size,
         max_page_size: a.max_page_size,
         prompt_sections: a.prompt_sections,
+        max_query_bytes: a.max_query_bytes,
         debounce: std::time::Duration::from_millis(a.debounce_ms),
         persona,
         name,

@@ -296,20 +296,26 @@ fn a_changed_file_reaches_listeners_in_both_eras() {
         assert!(out.contains("resources/list_changed"), "{era}: {out}");
         assert!(out.contains("docs://config.md"), "{era}: {out}");
         eprintln!("{era}: notified {:?} after the write", t.elapsed());
-        let r = run(&[
-            "call",
-            &s.url,
-            "search_docs",
-            "query=zeppelin",
-            "--json",
-            "--era",
-            era,
-        ]);
-        let v: Value = serde_json::from_str(&r.stdout).unwrap();
-        assert_eq!(
-            v["structuredContent"]["results"][0]["fileUri"], "docs://config.md",
-            "{v:#}"
-        );
+        // The index has the new text (a write may land as two events, a
+        // truncation then the data, so the first update may precede it).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let r = run(&[
+                "call",
+                &s.url,
+                "search_docs",
+                "query=zeppelin",
+                "--json",
+                "--era",
+                era,
+            ]);
+            let v: Value = serde_json::from_str(&r.stdout).unwrap();
+            if v["structuredContent"]["results"][0]["fileUri"] == "docs://config.md" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{era}: {v:#}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 }
 

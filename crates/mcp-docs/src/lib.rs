@@ -86,7 +86,8 @@
 //! Every limit is a field of [`Options`] with a named default:
 //! [`Options::DEFAULT_MAX_FILE_SIZE`], [`Options::DEFAULT_MAX_FILES`],
 //! [`Options::DEFAULT_PAGE_SIZE`], [`Options::DEFAULT_MAX_PAGE_SIZE`],
-//! [`Options::DEFAULT_PROMPT_SECTIONS`], [`Options::DEFAULT_DEBOUNCE`].
+//! [`Options::DEFAULT_PROMPT_SECTIONS`], [`Options::DEFAULT_MAX_QUERY_BYTES`],
+//! [`Options::DEFAULT_SNIPPET_WORDS`], [`Options::DEFAULT_DEBOUNCE`].
 
 pub mod index;
 mod library;
@@ -139,6 +140,8 @@ pub struct Options {
     pub max_page_size: usize,
     /// Sections the `ask` prompt embeds.
     pub prompt_sections: usize,
+    /// The longest `search_docs` query or `ask` question, in bytes.
+    pub max_query_bytes: usize,
     /// Words in a search snippet.
     pub snippet_words: usize,
     /// Quiet time after a file-system event before the index is updated.
@@ -167,6 +170,8 @@ impl Options {
     pub const DEFAULT_MAX_PAGE_SIZE: usize = 50;
     /// Default [`Options::prompt_sections`].
     pub const DEFAULT_PROMPT_SECTIONS: usize = 5;
+    /// Default [`Options::max_query_bytes`].
+    pub const DEFAULT_MAX_QUERY_BYTES: usize = 4096;
     /// Default [`Options::snippet_words`].
     pub const DEFAULT_SNIPPET_WORDS: usize = 30;
     /// Default [`Options::debounce`].
@@ -181,6 +186,7 @@ impl Default for Options {
             page_size: Self::DEFAULT_PAGE_SIZE,
             max_page_size: Self::DEFAULT_MAX_PAGE_SIZE,
             prompt_sections: Self::DEFAULT_PROMPT_SECTIONS,
+            max_query_bytes: Self::DEFAULT_MAX_QUERY_BYTES,
             snippet_words: Self::DEFAULT_SNIPPET_WORDS,
             debounce: Self::DEFAULT_DEBOUNCE,
             markdown_extensions: vec!["md".into(), "markdown".into()],

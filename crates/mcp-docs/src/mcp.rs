@@ -230,8 +230,14 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
             .output::<SearchPage>()
             .handler(move |a: SearchArgs, _cx: RequestContext| {
                 let page_size = l.options().page_size;
+                let max = l.options().max_query_bytes;
                 let r = if a.query.trim().is_empty() {
                     Err(HandlerError::failed("query is empty: give a few keywords"))
+                } else if a.query.len() > max {
+                    Err(HandlerError::failed(format!(
+                        "query is {} bytes, over the {max} byte limit: give a few keywords",
+                        a.query.len()
+                    )))
                 } else {
                     search_result(l.search(&a.query, a.offset.unwrap_or(0), a.limit.unwrap_or(page_size)))
                 };
@@ -253,8 +259,14 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
             )
             .handler(move |a: PromptArgs, _cx: RequestContext| {
                 let question = a.get("question").cloned().unwrap_or_default();
+                let max = l.options().max_query_bytes;
                 let r = if question.trim().is_empty() {
                     Err(HandlerError::invalid_params("question is empty"))
+                } else if question.len() > max {
+                    Err(HandlerError::invalid_params(format_args!(
+                        "question is {} bytes, over the {max} byte limit",
+                        question.len()
+                    )))
                 } else {
                     Ok(GetPromptResult {
                         description: Some(format!("Answer from the documentation: {question}")),

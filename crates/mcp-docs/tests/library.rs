@@ -256,6 +256,15 @@ fn the_ask_prompt_has_persona_rules_sections_question() {
     assert!(t.text.starts_with(mcp_docs::DEFAULT_PERSONA));
 }
 
+/// Waits up to 5 s for `cond`.
+async fn eventually(cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "not within 5 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn next_change(rx: &mut tokio::sync::broadcast::Receiver<Change>) -> Change {
     tokio::time::timeout(Duration::from_secs(5), rx.recv())
         .await
@@ -281,7 +290,9 @@ async fn live_updates_reach_the_bus() {
         "# Synchronisation\n\n## Conflicts\n\nquill now merges zeppelin edits itself.\n",
     );
     assert_eq!(next_change(&mut rx).await, Change::ResourcesListChanged);
-    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // Typically ~150 ms (the debounce); the bound is loose for loaded CI
+    // machines, the CLI test prints the figure.
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
     let mut updated = Vec::new();
     while let Ok(Ok(Change::ResourceUpdated(u))) =
         tokio::time::timeout(Duration::from_millis(300), rx.recv()).await
@@ -296,19 +307,22 @@ async fn live_updates_reach_the_bus() {
         updated.contains(&"docs://sync.md#conflicts".to_owned()),
         "{updated:?}"
     );
-    assert_eq!(
-        lib.search("zeppelin", 0, 1).results[0].uri,
-        "docs://sync.md#conflicts"
-    );
+    // A write may land as two events (truncation, then data): the index
+    // catches up with the second.
+    eventually(|| {
+        lib.search("zeppelin", 0, 1)
+            .results
+            .first()
+            .is_some_and(|h| h.uri == "docs://sync.md#conflicts")
+    })
+    .await;
 
     // Add one, remove one.
     d.write("new/faq.md", "# FAQ\n\nAnswers about walruses.\n");
     std::fs::remove_file(d.path().join("plugins.md")).unwrap();
     assert_eq!(next_change(&mut rx).await, Change::ResourcesListChanged);
-    tokio::time::sleep(Duration::from_millis(500)).await;
     // The two events may land in one batch or two.
-    assert!(lib.file("new/faq.md").is_some());
-    assert!(lib.file("plugins.md").is_none());
+    eventually(|| lib.file("new/faq.md").is_some() && lib.file("plugins.md").is_none()).await;
     assert!(
         lib.search("lua plugin", 0, 5)
             .results
