@@ -124,6 +124,8 @@ pub struct Hit {
     pub title: String,
     /// The section heading (empty for text before the first heading).
     pub section: String,
+    /// The file's MIME type.
+    pub mime_type: String,
     /// BM25 score (higher is better).
     pub score: f32,
     /// A passage of the section with matching words in `**bold**`.
@@ -612,6 +614,7 @@ impl Library {
                     file_uri: doc.uri.clone(),
                     title: doc.title.clone(),
                     section: sec.heading.clone(),
+                    mime_type: doc.mime.to_owned(),
                     score: *score,
                     snippet: snippet(
                         &st.index,
@@ -800,7 +803,7 @@ fn terms_parallel(index: &Index, docs: &[DocFile], threads: usize) -> Vec<Vec<Te
         let handles: Vec<_> = docs
             .chunks(chunk)
             .map(|part| {
-                s.spawn(move || {
+                let h = s.spawn(move || {
                     part.iter()
                         .map(|d| {
                             (0..d.outline.sections.len())
@@ -808,12 +811,15 @@ fn terms_parallel(index: &Index, docs: &[DocFile], threads: usize) -> Vec<Vec<Te
                                 .collect()
                         })
                         .collect::<Vec<Vec<Terms>>>()
-                })
+                });
+                (part.len(), h)
             })
             .collect();
+        // A panicked chunk leaves its documents unindexed (still served),
+        // never the terms of one document paired with another.
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            .flat_map(|(n, h)| h.join().unwrap_or_else(|_| vec![Vec::new(); n]))
             .collect()
     })
 }

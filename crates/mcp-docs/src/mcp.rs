@@ -142,7 +142,7 @@ fn search_result(page: SearchPage) -> Result<CallToolResult, HandlerError> {
             format!("{} — {}", h.title, h.section)
         });
         r.description = Some(h.snippet.clone());
-        r.mime_type = Some("text/markdown".into());
+        r.mime_type = Some(h.mime_type.clone());
         content.push(ContentBlock::ResourceLink(r));
     }
     let structured = serde_json::to_value(&page)
