@@ -21,8 +21,9 @@
 //!
 //! - Every file with a Markdown (`md`, `markdown`) or text (`txt`, `text`)
 //!   extension under the folder, hidden entries and symbolic links left
-//!   out, as a resource `docs://<relative path>` with its title (first
-//!   heading), description (first paragraph), size and MIME type.
+//!   out, as a resource `docs://<relative path>` with its title (a YAML
+//!   front matter `title:`, else the first heading; for text files the
+//!   first line), description (first paragraph), size and MIME type.
 //! - The template `docs://{+path}`, with completion of `path`; a fragment
 //!   reads one section: `docs://guide.md#installation` is that heading and
 //!   everything under it up to the next heading of the same level.

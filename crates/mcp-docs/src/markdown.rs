@@ -112,13 +112,15 @@ pub fn outline(text: &str, markdown: bool) -> Outline {
     // (level, heading, start of heading line)
     let mut heads: Vec<(u8, String, usize)> = Vec::new();
     let mut fence: Option<(u8, usize)> = None;
-    let mut pos = 0;
+    let mut pos;
     // Start offset and text of the previous line when it could be a setext
     // heading's content.
     let mut prev_para: Option<(usize, &str)> = None;
     let mut para_lines: Vec<&str> = Vec::new();
     let mut description: Option<String> = None;
-    for raw in text.split_inclusive('\n') {
+    let (front_len, front_title) = front_matter(text);
+    pos = front_len;
+    for raw in text[front_len..].split_inclusive('\n') {
         let start = pos;
         pos += raw.len();
         let line = raw.trim_end_matches(['\n', '\r']);
@@ -175,7 +177,8 @@ pub fn outline(text: &str, markdown: bool) -> Outline {
         }
     }
     flush_para(&mut para_lines, &mut description);
-    let title = heads.first().map(|h| h.1.clone());
+    // A title declared in front matter wins over the first heading.
+    let title = front_title.or_else(|| heads.first().map(|h| h.1.clone()));
     let mut sections = Vec::with_capacity(heads.len() + 1);
     let first = heads.first().map_or(text.len(), |h| h.2);
     if heads.is_empty() || !text[..first].trim().is_empty() {
@@ -215,6 +218,34 @@ pub fn outline(text: &str, markdown: bool) -> Outline {
         description,
         sections,
     }
+}
+
+/// The length of a YAML front matter block (`---` … `---` or `...` at the
+/// very start), and its `title:` value if any.
+fn front_matter(text: &str) -> (usize, Option<String>) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (0, None);
+    };
+    let mut pos = text.len() - rest.len();
+    let mut title = None;
+    for line in rest.split_inclusive('\n') {
+        pos += line.len();
+        let l = line.trim_end();
+        if l == "---" || l == "..." {
+            return (pos, title);
+        }
+        if let Some(t) = l.strip_prefix("title:") {
+            let t = t.trim().trim_matches(|c| c == '"' || c == '\'');
+            if !t.is_empty() {
+                title = Some(t.to_owned());
+            }
+        }
+    }
+    // No closing line: not front matter.
+    (0, None)
 }
 
 /// The most characters of a description.
@@ -273,6 +304,20 @@ mod tests {
         let t = outline("\nTitle line\n\nBody here\nmore\n\nlater", false);
         assert_eq!(t.title.as_deref(), Some("Title line"));
         assert_eq!(t.description.as_deref(), Some("Body here more"));
+    }
+
+    #[test]
+    fn front_matter_is_skipped() {
+        let o = outline(
+            "---\ntitle: \"Guide\"\ntags: [a]\n---\n\nIntro text.\n\n## Part\n",
+            true,
+        );
+        assert_eq!(o.title.as_deref(), Some("Guide"));
+        assert_eq!(o.description.as_deref(), Some("Intro text."));
+        let slugs: Vec<&str> = o.sections.iter().map(|s| s.slug.as_str()).collect();
+        assert_eq!(slugs, ["", "part"]);
+        let unclosed = outline("---\nfoo\n", true);
+        assert_eq!(unclosed.title, None);
     }
 
     #[test]
