@@ -14,6 +14,15 @@ use tokio::sync::mpsc;
 pub struct Watcher {
     _inner: notify::RecommendedWatcher,
     task: tokio::task::JoinHandle<()>,
+    refreshes: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Watcher {
+    /// How many times the index has been refreshed (once per burst of
+    /// file-system events): for monitoring and tests.
+    pub fn refreshes(&self) -> u64 {
+        self.refreshes.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl std::fmt::Debug for Watcher {
@@ -40,8 +49,14 @@ const MAX_DELAY_FACTOR: u32 = 5;
 pub fn watch(lib: Arc<Library>, server: Server) -> Result<Watcher, DocsError> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Vec<PathBuf>>();
     let mut inner = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        // An error (e.g. an overflowed queue) still triggers a full rescan.
-        let paths = ev.map(|e| e.paths).unwrap_or_default();
+        let paths = match ev {
+            // Opening or reading changes nothing, and the rescan itself
+            // opens files and folders: acting on these would loop.
+            Ok(e) if matches!(e.kind, notify::EventKind::Access(_)) => return,
+            Ok(e) => e.paths,
+            // An error (e.g. an overflowed queue): a full rescan.
+            Err(_) => Vec::new(),
+        };
         let _ = tx.send(paths);
     })
     .map_err(|e| DocsError::Io(format!("cannot watch {}: {e}", lib.root().display())))?;
@@ -49,6 +64,8 @@ pub fn watch(lib: Arc<Library>, server: Server) -> Result<Watcher, DocsError> {
         .watch(lib.root(), RecursiveMode::Recursive)
         .map_err(|e| DocsError::Io(format!("cannot watch {}: {e}", lib.root().display())))?;
     let debounce = lib.options().debounce;
+    let refreshes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = refreshes.clone();
     let task = tokio::spawn(async move {
         while let Some(first) = rx.recv().await {
             let mut touched = first;
@@ -68,6 +85,7 @@ pub fn watch(lib: Arc<Library>, server: Server) -> Result<Watcher, DocsError> {
                 Ok(c) => c,
                 Err(_) => continue,
             };
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if changes.is_empty() {
                 continue;
             }
@@ -93,5 +111,6 @@ pub fn watch(lib: Arc<Library>, server: Server) -> Result<Watcher, DocsError> {
     Ok(Watcher {
         _inner: inner,
         task,
+        refreshes,
     })
 }

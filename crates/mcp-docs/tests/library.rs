@@ -279,7 +279,7 @@ async fn live_updates_reach_the_bus() {
     let bus = Arc::new(LocalBus::new(64));
     let builder = mcp_server::Server::builder("t", "1").change_bus(bus.clone());
     let server = mcp_docs::register(builder, &lib, true).build().unwrap();
-    let _w = mcp_docs::watch(lib.clone(), server.clone()).unwrap();
+    let w = mcp_docs::watch(lib.clone(), server.clone()).unwrap();
     let mut rx = bus.subscribe();
     tokio::time::sleep(Duration::from_millis(200)).await;
 
@@ -334,4 +334,12 @@ async fn live_updates_reach_the_bus() {
         "docs://new/faq.md#faq"
     );
     assert!(lib.read_uri("docs://plugins.md").is_err());
+
+    // Quiet again: the rescans' own reads of files and folders must not
+    // trigger further rescans.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let settled = w.refreshes();
+    assert!(settled >= 2, "{settled}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(w.refreshes(), settled, "the watcher keeps rescanning");
 }
