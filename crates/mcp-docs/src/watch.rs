@@ -51,8 +51,14 @@ pub fn watch(lib: Arc<Library>, server: Server) -> Result<Watcher, DocsError> {
     let mut inner = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
         let paths = match ev {
             // Opening or reading changes nothing, and the rescan itself
-            // opens files and folders: acting on these would loop.
-            Ok(e) if matches!(e.kind, notify::EventKind::Access(_)) => return,
+            // opens files and folders: acting on these would loop. (A
+            // close after writing is kept: it ends a write.)
+            Ok(e)
+                if matches!(e.kind, notify::EventKind::Access(a)
+                if a != notify::event::AccessKind::Close(notify::event::AccessMode::Write)) =>
+            {
+                return;
+            }
             Ok(e) => e.paths,
             // An error (e.g. an overflowed queue): a full rescan.
             Err(_) => Vec::new(),
