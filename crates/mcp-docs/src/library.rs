@@ -824,6 +824,16 @@ fn terms_parallel(index: &Index, docs: &[DocFile], threads: usize) -> Vec<Vec<Te
     })
 }
 
+/// `s` without the source's own `**` emphasis, so the only bold in a
+/// snippet marks matches.
+fn plain(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains("**") {
+        std::borrow::Cow::Owned(s.replace("**", ""))
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
 /// A passage of `range` of about `words` words around the densest run of
 /// matching words, matches in `**bold**`.
 fn snippet(
@@ -884,14 +894,14 @@ fn snippet(
     let mut at = from;
     for (i, (pos, w)) in spans.iter().enumerate().take(end_word).skip(start_word) {
         if matched[i] {
-            out.push_str(body.get(at..*pos).unwrap_or(""));
+            out.push_str(&plain(body.get(at..*pos).unwrap_or("")));
             out.push_str("**");
             out.push_str(w);
             out.push_str("**");
             at = pos + w.len();
         }
     }
-    out.push_str(body.get(at..to).unwrap_or(""));
+    out.push_str(&plain(body.get(at..to).unwrap_or("")));
     let mut s: String = out.split_whitespace().collect::<Vec<_>>().join(" ");
     if end_word < spans.len() {
         s.push('…');

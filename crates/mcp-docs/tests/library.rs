@@ -76,6 +76,14 @@ fn hits_have_snippets_and_pages() {
     assert!(h.snippet.contains("**passphrase**"), "{}", h.snippet);
     assert!(h.snippet.contains("**recovered**"), "{}", h.snippet);
     assert_eq!(h.file_uri, "docs://security/encryption.md");
+    // The source's own emphasis is dropped: bold marks matches only.
+    d.write(
+        "bold.md",
+        "# Bold\n\nSome **very important zanzibar** notes.\n",
+    );
+    let lib2 = open(&d);
+    let h2 = &lib2.search("zanzibar", 0, 1).results[0];
+    assert_eq!(h2.snippet, "Some very important **zanzibar** notes.");
     assert_eq!(h.title, "Encryption");
     assert_eq!(h.section, "Passphrase");
     // The page size is capped.
