@@ -295,8 +295,9 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
-    /// Run a built-in MCP server (the everything-server fixtures, and
-    /// optionally a folder of Markdown documents).
+    /// Run a built-in MCP server: the everything-server fixtures (with
+    /// `--docs DIR`, plus a folder of documents), or `mcp serve docs DIR`,
+    /// the documentation assistant.
     Serve(serve::ServeArgs),
 }
 

@@ -1,27 +1,30 @@
 //! `mcp serve`: the everything-server fixtures, optionally with a folder of
-//! Markdown documents as `docs://` resources and a `search_docs` tool.
+//! documents (`--docs DIR`); `mcp serve docs DIR`: the documentation server
+//! of its own (crate `mcp-docs`).
 
 use crate::exit::{Failure, code};
-use clap::Args;
-use mcp_server::protocol::types::{Resource, ResourceContents};
-use mcp_server::{RequestContext, ResourceDef, ResourceRequest, Server, tool};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use clap::{Args, Subcommand};
+use mcp_server::Server;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Arguments of `mcp serve`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct ServeArgs {
+    /// A server other than the everything-server fixtures.
+    #[command(subcommand)]
+    what: Option<ServeWhat>,
     /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
     #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
     http: Option<SocketAddr>,
     /// Serve over stdin/stdout (the default).
     #[arg(long)]
     stdio: bool,
-    /// Also serve the Markdown files under DIR as `docs://<relative path>`
-    /// resources, with a `search_docs` tool.
+    /// Also serve the documents under DIR as the `docs` server does
+    /// (`docs://` resources, `search_docs`, the `ask` prompt, live updates)
+    /// next to the fixtures; `mcp serve docs DIR` serves them alone.
     #[arg(long, value_name = "DIR")]
     docs: Option<PathBuf>,
     /// Share list changes and resource updates with other replicas through
@@ -36,10 +39,180 @@ pub struct ServeArgs {
     drain_timeout: f64,
 }
 
+/// The servers `mcp serve` can run instead of the fixtures.
+#[derive(Debug, Subcommand)]
+enum ServeWhat {
+    /// The documentation assistant: the Markdown and text files under DIR
+    /// as `docs://` resources (and sections, `docs://file#slug`), ranked
+    /// search (`search_docs`), the `ask` prompt, live updates.
+    Docs(DocsArgs),
+}
+
+/// Arguments of `mcp serve docs`.
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// The documentation folder.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve over stdin/stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// A Markdown file whose text replaces the `ask` prompt's default
+    /// persona (the rules stay).
+    #[arg(long, value_name = "FILE")]
+    persona: Option<PathBuf>,
+    /// A name for the documentation in the server's instructions
+    /// (default: the folder's name).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Files larger than this are not served.
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_docs::Options::DEFAULT_MAX_FILE_SIZE)]
+    max_file_size: u64,
+    /// Serve at most this many files.
+    #[arg(long, value_name = "N", default_value_t = mcp_docs::Options::DEFAULT_MAX_FILES)]
+    max_files: usize,
+    /// `search_docs` hits per page by default.
+    #[arg(long, value_name = "N", default_value_t = mcp_docs::Options::DEFAULT_PAGE_SIZE)]
+    page_size: usize,
+    /// The largest page `search_docs` returns.
+    #[arg(long, value_name = "N", default_value_t = mcp_docs::Options::DEFAULT_MAX_PAGE_SIZE)]
+    max_page_size: usize,
+    /// Sections the `ask` prompt embeds.
+    #[arg(long, value_name = "N", default_value_t = mcp_docs::Options::DEFAULT_PROMPT_SECTIONS)]
+    prompt_sections: usize,
+    /// The longest `search_docs` query or `ask` question, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = mcp_docs::Options::DEFAULT_MAX_QUERY_BYTES)]
+    max_query_bytes: usize,
+    /// Quiet time in milliseconds after a file change before the index is
+    /// updated.
+    #[arg(long, value_name = "MS", default_value_t = mcp_docs::Options::DEFAULT_DEBOUNCE.as_millis() as u64)]
+    debounce_ms: u64,
+    /// Do not watch DIR for changes.
+    #[arg(long)]
+    no_watch: bool,
+    /// As `mcp serve --drain-timeout`.
+    #[arg(long, value_name = "SECONDS", default_value_t = mcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
+    drain_timeout: f64,
+}
+
+fn drain_limits(seconds: f64) -> Result<mcp_server::Limits, Failure> {
+    let drain = std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| Failure::usage("--drain-timeout wants a number of seconds, at least 0"))?;
+    let mut limits = mcp_server::Limits::default();
+    limits.drain_timeout = drain;
+    Ok(limits)
+}
+
+/// Opens the library at `dir` (reporting what was skipped on stderr).
+fn open_library(dir: &Path, opts: mcp_docs::Options) -> Result<Arc<mcp_docs::Library>, Failure> {
+    let started = std::time::Instant::now();
+    let (lib, skipped) = mcp_docs::Library::open(dir, opts)
+        .map_err(|e| Failure::usage(format!("cannot serve {}: {e}", dir.display())))?;
+    for (rel, why) in &skipped.files {
+        eprintln!("mcp serve: skipped {rel}: {why}");
+    }
+    if skipped.over_limit > 0 {
+        eprintln!(
+            "mcp serve: {} more files not served (over --max-files)",
+            skipped.over_limit
+        );
+    }
+    let (files, sections) = lib.counts();
+    eprintln!(
+        "mcp serve: {files} documents ({sections} sections) from {} indexed in {:.0?}",
+        dir.display(),
+        started.elapsed()
+    );
+    Ok(Arc::new(lib))
+}
+
+fn docs_options(a: &DocsArgs) -> Result<mcp_docs::Options, Failure> {
+    let persona =
+        match &a.persona {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                Failure::usage(format!("cannot read --persona {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+    let name = a.name.clone().unwrap_or_else(|| {
+        a.dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .map(|n| format!("the documentation in {n}/"))
+            })
+            .unwrap_or_else(|| "the documentation".to_owned())
+    });
+    if a.page_size == 0 || a.max_page_size == 0 || a.prompt_sections == 0 {
+        return Err(Failure::usage(
+            "--page-size, --max-page-size and --prompt-sections must be at least 1",
+        ));
+    }
+    Ok(mcp_docs::Options {
+        max_file_size: a.max_file_size,
+        max_files: a.max_files,
+        page_size: a.page_size,
+        max_page_size: a.max_page_size,
+        prompt_sections: a.prompt_sections,
+        max_query_bytes: a.max_query_bytes,
+        debounce: std::time::Duration::from_millis(a.debounce_ms),
+        persona,
+        name,
+        ..mcp_docs::Options::default()
+    })
+}
+
+/// Runs `mcp serve docs`.
+async fn run_docs(a: DocsArgs) -> Result<u8, Failure> {
+    let opts = docs_options(&a)?;
+    let lib = open_library(&a.dir, opts)?;
+    let limits = drain_limits(a.drain_timeout)?;
+    let builder = Server::builder("mcp-docs", env!("CARGO_PKG_VERSION"))
+        .instructions(mcp_docs::instructions(&lib))
+        .limits(limits);
+    let server = mcp_docs::register(builder, &lib, true)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))?;
+    let _watch = if a.no_watch {
+        None
+    } else {
+        Some(
+            mcp_docs::watch(lib.clone(), server.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?,
+        )
+    };
+    transport(server, a.http).await
+}
+
+async fn transport(server: Server, http: Option<SocketAddr>) -> Result<u8, Failure> {
+    let r = match http {
+        Some(addr) => {
+            eprintln!("mcp serve: listening on http://{addr}/mcp");
+            mcp_server::transport::http::serve(server, addr, shutdown_signal()).await
+        }
+        None => {
+            tokio::select! {
+                r = server.serve_stdio() => r,
+                _ = shutdown_signal() => Ok(()),
+            }
+        }
+    };
+    r.map_err(|e| Failure::transport(format!("serve: {e}")))?;
+    Ok(code::OK)
+}
+
 /// The server `mcp serve` runs: the everything-server fixtures, with the
 /// requestState key ring from `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
 /// `everything-server`) and, with `--redis`, the shared change bus.
-async fn build_server(a: &ServeArgs) -> Result<Server, Failure> {
+async fn build_server(
+    a: &ServeArgs,
+    docs: Option<&Arc<mcp_docs::Library>>,
+) -> Result<Server, Failure> {
     let env = |name: &str| match std::env::var(name) {
         Ok(v) => Ok(Some(v)),
         Err(std::env::VarError::NotPresent) => Ok(None),
@@ -51,11 +224,12 @@ async fn build_server(a: &ServeArgs) -> Result<Server, Failure> {
     let ring = mcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
         .map_err(Failure::usage)?;
     let shared_keys = ring.is_some();
-    let drain = std::time::Duration::try_from_secs_f64(a.drain_timeout)
-        .map_err(|_| Failure::usage("--drain-timeout wants a number of seconds, at least 0"))?;
-    let mut limits = mcp_server::Limits::default();
-    limits.drain_timeout = drain;
+    let limits = drain_limits(a.drain_timeout)?;
     let mut builder = mcp_everything::everything_builder().limits(limits);
+    if let Some(lib) = docs {
+        // The fixtures' completion handler stays.
+        builder = mcp_docs::register(builder, lib, false);
+    }
     if let Some(ring) = ring {
         builder = builder.state_keys(ring);
     }
@@ -72,157 +246,6 @@ async fn build_server(a: &ServeArgs) -> Result<Server, Failure> {
     builder
         .build()
         .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))
-}
-
-/// One served document.
-#[derive(Debug, Clone)]
-struct Doc {
-    /// Path relative to the root, with `/` separators.
-    rel: String,
-    /// Canonical absolute path, inside the root.
-    path: PathBuf,
-}
-
-/// The Markdown files under `root` (canonicalised): symlinks and anything
-/// resolving outside the root are skipped (RES-05), as are hidden entries.
-fn collect_docs(root: &Path) -> std::io::Result<Vec<Doc>> {
-    let root = root.canonicalize()?;
-    let mut out = Vec::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)?.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let name = e.file_name();
-            let Some(name) = name.to_str() else { continue };
-            if name.starts_with('.') {
-                continue;
-            }
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_symlink() {
-                continue;
-            }
-            let Ok(path) = e.path().canonicalize() else {
-                continue;
-            };
-            if !path.starts_with(&root) {
-                continue;
-            }
-            if ft.is_dir() {
-                stack.push(path);
-            } else if ft.is_file()
-                && Path::new(name).extension().is_some_and(|x| {
-                    x.eq_ignore_ascii_case("md") || x.eq_ignore_ascii_case("markdown")
-                })
-            {
-                let Ok(rel) = path.strip_prefix(&root) else {
-                    continue;
-                };
-                let parts: Option<Vec<&str>> =
-                    rel.components().map(|c| c.as_os_str().to_str()).collect();
-                let Some(parts) = parts else { continue };
-                out.push(Doc {
-                    rel: parts.join("/"),
-                    path,
-                });
-            }
-        }
-    }
-    out.sort_by(|a, b| a.rel.cmp(&b.rel));
-    Ok(out)
-}
-
-/// Percent-encodes what a URI path may not hold verbatim.
-fn uri_path(rel: &str) -> String {
-    let mut s = String::new();
-    for b in rel.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
-            s.push(char::from(b));
-        } else {
-            s.push_str(&format!("%{b:02X}"));
-        }
-    }
-    s
-}
-
-fn title_of(text: &str) -> Option<String> {
-    text.lines()
-        .find_map(|l| l.strip_prefix("# "))
-        .map(|t| t.trim().to_owned())
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-struct SearchArgs {
-    /// Words to look for (case-insensitive; every word must occur).
-    query: String,
-    /// At most this many documents (default 10).
-    #[serde(default)]
-    limit: Option<usize>,
-}
-
-/// Adds the documents under `dir` to `server`.
-fn add_docs(server: &Server, dir: &Path) -> Result<usize, Failure> {
-    let docs = collect_docs(dir)
-        .map_err(|e| Failure::usage(format!("cannot read --docs {}: {e}", dir.display())))?;
-    let n = docs.len();
-    for d in &docs {
-        let uri = format!("docs://{}", uri_path(&d.rel));
-        let text = std::fs::read_to_string(&d.path).unwrap_or_default();
-        let mut r = Resource::new(uri.clone(), d.rel.clone());
-        r.title = title_of(&text);
-        r.mime_type = Some("text/markdown".into());
-        let path = d.path.clone();
-        let def = ResourceDef::new(r, move |req: ResourceRequest, _cx: RequestContext| {
-            let path = path.clone();
-            async move {
-                let text = tokio::fs::read_to_string(&path).await?;
-                Ok::<_, std::io::Error>(ResourceContents::text(
-                    req.uri,
-                    Some("text/markdown".into()),
-                    text,
-                ))
-            }
-        });
-        server
-            .add_resource(def)
-            .map_err(|e| Failure::usage(format!("cannot serve {}: {e}", d.rel)))?;
-    }
-    let docs = Arc::new(docs);
-    let search = tool("search_docs")
-        .description("Searches the served Markdown documents; returns matching docs:// URIs with the first matching line")
-        .handler(move |a: SearchArgs, _cx: RequestContext| {
-            let docs = docs.clone();
-            async move {
-                let words: Vec<String> = a.query.split_whitespace().map(str::to_lowercase).collect();
-                let limit = a.limit.unwrap_or(10).max(1);
-                let mut hits = Vec::new();
-                for d in docs.iter() {
-                    let Ok(text) = tokio::fs::read_to_string(&d.path).await else { continue };
-                    let lower = text.to_lowercase();
-                    if words.is_empty() || !words.iter().all(|w| lower.contains(w.as_str()) || d.rel.to_lowercase().contains(w.as_str())) {
-                        continue;
-                    }
-                    let line = text
-                        .lines()
-                        .find(|l| words.iter().any(|w| l.to_lowercase().contains(w.as_str())))
-                        .unwrap_or("")
-                        .trim();
-                    hits.push(format!("docs://{}  {}", uri_path(&d.rel), line));
-                    if hits.len() >= limit {
-                        break;
-                    }
-                }
-                if hits.is_empty() {
-                    "no matching documents".to_owned()
-                } else {
-                    hits.join("\n")
-                }
-            }
-        });
-    server
-        .add_tool(search)
-        .map_err(|e| Failure::usage(format!("cannot add search_docs: {e}")))?;
-    Ok(n)
 }
 
 async fn shutdown_signal() {
@@ -249,38 +272,21 @@ async fn shutdown_signal() {
 
 /// Runs `mcp serve`.
 pub async fn run(a: ServeArgs) -> Result<u8, Failure> {
-    let server = build_server(&a).await?;
-    if let Some(dir) = &a.docs {
-        let n = add_docs(&server, dir)?;
-        eprintln!(
-            "mcp serve: {n} Markdown documents from {} as docs:// resources",
-            dir.display()
-        );
+    if let Some(ServeWhat::Docs(d)) = a.what {
+        return run_docs(d).await;
     }
-    let _ = a.stdio;
-    let r = match a.http {
-        Some(addr) => {
-            eprintln!("mcp serve: listening on http://{addr}/mcp");
-            mcp_server::transport::http::serve(server, addr, shutdown_signal()).await
-        }
-        None => {
-            tokio::select! {
-                r = server.serve_stdio() => r,
-                _ = shutdown_signal() => Ok(()),
-            }
-        }
+    let lib = match &a.docs {
+        Some(dir) => Some(open_library(dir, mcp_docs::Options::default())?),
+        None => None,
     };
-    r.map_err(|e| Failure::transport(format!("serve: {e}")))?;
-    Ok(code::OK)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn uri_paths_are_encoded() {
-        assert_eq!(uri_path("a b/c.md"), "a%20b/c.md");
-        assert_eq!(title_of("x\n# Hello \n"), Some("Hello".into()));
-    }
+    let server = build_server(&a, lib.as_ref()).await?;
+    let _watch = match &lib {
+        Some(lib) => Some(
+            mcp_docs::watch(lib.clone(), server.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let _ = a.stdio;
+    transport(server, a.http).await
 }

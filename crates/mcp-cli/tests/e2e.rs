@@ -633,24 +633,31 @@ fn serve_docs_folder_with_search() {
         row(&r.stdout, "docs://guide/setup%20more.md"),
         ["docs://guide/setup%20more.md", "text/markdown", "Setup"]
     );
-    assert!(!r.stdout.contains("notes.txt"));
+    // Plain text is served too (the title is its first line).
+    assert_eq!(
+        row(&r.stdout, "docs://notes.txt"),
+        ["docs://notes.txt", "text/plain", "not markdown"]
+    );
     let r = run(&["read", &http.url, "docs://guide/setup%20more.md"]);
     assert_eq!(
         (r.code, r.stdout.as_str()),
         (0, "# Setup\nInstall the widget first.\n")
     );
     let r = run(&["read", &http.url, "docs://../etc/passwd"]);
-    assert_eq!(r.code, 3, "traversal is just an unknown resource");
+    assert_eq!(r.code, 3, "traversal is refused");
+    assert!(r.stderr.contains("refused"), "{}", r.stderr);
+    // search_docs ranks sections (the mcp-docs crate; tests/docs.rs).
     let r = run(&["call", &http.url, "search_docs", "query=widget"]);
-    assert_eq!(
-        (r.code, r.stdout.as_str()),
-        (
-            0,
-            "docs://guide/setup%20more.md  Install the widget first.\n"
-        )
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("1. docs://guide/setup%20more.md#setup — Setup")
+            && r.stdout.contains("Install the **widget** first."),
+        "{}",
+        r.stdout
     );
     let r = run(&["call", &http.url, "search_docs", "query=nothing-like-this"]);
-    assert_eq!(r.stdout, "no matching documents\n");
+    assert_eq!(r.stdout, "No section matches \"nothing-like-this\".\n");
     // the same folder over stdio
     let r = run(&[
         "read",

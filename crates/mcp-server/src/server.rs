@@ -144,6 +144,16 @@ impl Registry {
         Ok(())
     }
 
+    fn remove_resource(&mut self, uri: &str) -> bool {
+        let before = self.resources.len();
+        self.resources.retain(|r| r.resource.uri != uri);
+        let removed = before != self.resources.len();
+        if removed {
+            self.reindex();
+        }
+        removed
+    }
+
     fn add_template(&mut self, def: TemplateDef) -> Result<(), Error> {
         if let Some(e) = &def.error {
             return Err(Error::config(e.clone()));
@@ -441,6 +451,43 @@ impl Server {
                 Change::ResourcesListChanged,
             )
             .map(|_| ())
+    }
+
+    /// Removes a static resource at run time; returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.shared
+            .update(|r| Ok(r.remove_resource(uri)), Change::ResourcesListChanged)
+            .unwrap_or(false)
+    }
+
+    /// Removes the static resources at `remove`, then adds `add` (a URI in
+    /// both is replaced), as one registry swap with a single
+    /// `resources/list_changed` (a watcher applying a batch of file
+    /// changes). Nothing changes when any addition is refused; returns
+    /// whether the set changed.
+    pub fn update_resources<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: Vec<ResourceDef>,
+    ) -> Result<bool, Error> {
+        self.shared.update(
+            |r| {
+                let gone: std::collections::HashSet<&str> = remove.into_iter().collect();
+                let before = r.resources.len();
+                if !gone.is_empty() {
+                    r.resources
+                        .retain(|d| !gone.contains(d.resource.uri.as_str()));
+                    r.reindex();
+                }
+                let mut changed = before != r.resources.len();
+                for def in add {
+                    r.add_resource(def)?;
+                    changed = true;
+                }
+                Ok(changed)
+            },
+            Change::ResourcesListChanged,
+        )
     }
 
     /// Tells subscribers that the resource at `uri` changed (SUB-12).
