@@ -9,16 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-/// mcp-server's requestState module, compiled from its source (see Cargo.toml).
-#[allow(dead_code, unused_imports)]
-#[path = "../../crates/mcp-server/src/request_state.rs"]
-mod request_state;
-/// The single-use store `request_state` consumes tokens through.
-#[allow(dead_code, unused_imports)]
-#[path = "../../crates/mcp-server/src/single_use.rs"]
-mod single_use;
-
-use request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
+use mcp_server::request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
 use std::sync::{Arc, OnceLock};
 
 const NOW: u64 = 1_800_000_000;

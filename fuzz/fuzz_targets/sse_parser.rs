@@ -10,12 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::time::Duration;
 
-/// mcp-client's SSE parser, compiled from its source (see Cargo.toml).
-#[allow(dead_code, unused_imports)]
-#[path = "../../crates/mcp-client/src/sse.rs"]
-mod sse;
-
-use sse::{SseEvent, SseParser};
+use mcp_protocol::sse::{SseEvent, SseParser};
 
 const MAX: usize = 256;
 const RETRY_CAP: Duration = Duration::from_secs(30);

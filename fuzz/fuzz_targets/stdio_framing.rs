@@ -7,12 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-/// mcp-server's framing module, compiled from its source (see Cargo.toml).
-#[allow(dead_code, unused_imports)]
-#[path = "../../crates/mcp-server/src/transport/framing.rs"]
-mod framing;
-
-use framing::{Frame, LineFramer};
+use mcp_protocol::framing::{Frame, LineFramer};
 
 fuzz_target!(|data: &[u8]| {
     let [cap, chunk, stream @ ..] = data else {

@@ -6,13 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-/// mcp-server's URI template module, compiled from its source (see Cargo.toml).
-#[allow(dead_code, unused_imports)]
-#[path = "../../crates/mcp-server/src/uri_template.rs"]
-mod uri_template;
-
+use mcp_protocol::uri_template::{UriTemplate, VarValue};
 use std::collections::BTreeMap;
-use uri_template::{UriTemplate, VarValue};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

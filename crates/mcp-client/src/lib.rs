@@ -43,7 +43,7 @@ mod negotiate;
 mod options;
 mod output;
 pub mod retry;
-pub mod sse;
+pub use mcp_protocol::sse;
 mod subscription;
 mod tasks;
 mod transport;

@@ -4,6 +4,10 @@
 //! framing, error codes, the per-request `_meta` envelope, the shared HTTP
 //! header codec, `x-mcp-header` rules and the inbound validation ladder.
 //!
+//! Also the pure parsers both ends share with the fuzzers: the stdio line
+//! framer ([`framing`]), the incremental SSE parser ([`sse`]) and the RFC
+//! 6570 URI-template engine ([`uri_template`]).
+//!
 //! This crate performs no I/O and depends on no async runtime; the server,
 //! client and transports build on it so that both ends agree by construction.
 //!
@@ -12,13 +16,16 @@
 
 pub mod era;
 pub mod error;
+pub mod framing;
 pub mod header;
 pub mod jsonrpc;
 pub mod ladder;
 pub mod meta;
 pub mod method;
 mod principal;
+pub mod sse;
 pub mod types;
+pub mod uri_template;
 pub mod version;
 
 pub use error::{ErrorCode, ErrorObject};

@@ -62,7 +62,7 @@ pub mod single_use;
 pub mod tasks;
 mod tool;
 pub mod transport;
-pub mod uri_template;
+pub use mcp_protocol::uri_template;
 
 pub use context::{Principal, RequestContext};
 pub use error::{Error, ErrorKind, HandlerError, InputRequired};

@@ -1,6 +1,7 @@
 //! Transports: thin layers that frame bytes and call into the core.
 
-pub mod framing;
+/// The stdio line framer, now in the protocol crate.
+pub use mcp_protocol::framing;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod origin;

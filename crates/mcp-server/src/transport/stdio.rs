@@ -32,9 +32,9 @@ use crate::listen;
 use crate::server::{Server, Shared};
 use crate::session::SessionState;
 use crate::tool::BoxFuture;
-use crate::transport::framing::{FrameRef, LineFramer};
 use bytes::Bytes;
 use mcp_protocol::era::StdioEra;
+use mcp_protocol::framing::{FrameRef, LineFramer};
 use mcp_protocol::jsonrpc::{
     Message, OutgoingError, OutgoingRequest, OutgoingResult, RequestId, decode_message, to_vec,
 };
@@ -417,7 +417,7 @@ where
             }
         };
         if n == 0 {
-            if let Some(crate::transport::framing::Frame::Line(l)) = framer.finish() {
+            if let Some(mcp_protocol::framing::Frame::Line(l)) = framer.finish() {
                 handle_frame(d, FrameRef::Line(&l)).await?;
             }
             return Ok(());
