@@ -1,0 +1,186 @@
+//! # mcp-macros
+//!
+//! Attribute macros for `mcp-server`, re-exported (feature `macros`) as
+//! `mcp_server::macros::{tool, prompt, router}`. They are an optional layer:
+//! every macro expands to the public builder API (`mcp_server::tool(..)`,
+//! `.description(..)`, `.handler(..)`, `ServerBuilder::tools`, …), with no
+//! hidden runtime. The expansion names the server crate `::mcp_server`.
+//!
+//! ```
+//! use mcp_server::macros::tool;
+//! use mcp_server::{Json, Server};
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Sum {
+//!     sum: i64,
+//! }
+//!
+//! /// Adds two numbers.
+//! #[tool]
+//! async fn add(
+//!     /// The first operand.
+//!     a: i64,
+//!     /// The second operand.
+//!     b: i64,
+//! ) -> Json<Sum> {
+//!     Json(Sum { sum: a + b })
+//! }
+//!
+//! let server = Server::builder("calc", "1.0.0").tool(add_tool()).build();
+//! assert!(server.is_ok());
+//! ```
+
+mod expand;
+
+use proc_macro::TokenStream;
+
+/// Declares an MCP tool.
+///
+/// On an `async fn` it keeps the function and generates, next to it and
+/// with the same visibility, `fn <name>_tool() -> mcp_server::ToolDef`, to
+/// pass to `ServerBuilder::tool`. On a method of an impl block marked
+/// [`router`](macro@router) it adds the method to the block's
+/// `tool_defs` instead.
+///
+/// - The tool's name is the function's, unless `#[tool(name = "...")]`.
+/// - Its description is the doc comment, unless `#[tool(description = "...")]`;
+///   `#[tool(title = "...")]` sets a display title.
+/// - The parameters become the `inputSchema`: a hidden struct deriving
+///   `serde::Deserialize` and `schemars::JsonSchema` with one field per
+///   parameter; a parameter's doc comment is its description, and
+///   `#[serde(..)]` / `#[schemars(..)]` attributes on it are kept.
+///   `Option<T>` parameters are optional.
+/// - A parameter of type `RequestContext` receives the request context; one
+///   of type `State<T>` receives the application state given to
+///   `ServerBuilder::with_state` (see `mcp_server::State`).
+/// - A `Json<T>` (or `Result<Json<T>, E>`) return type declares `T`'s
+///   schema as the `outputSchema`. Any return type the builder accepts
+///   works: `String`, `CallToolResult`, `Result<String, String>`, …
+///
+/// Not accepted (an error at the offending span): a non-`async` fn,
+/// generics, borrowed parameters, destructuring patterns (other than for
+/// `State`), a `self`, `&mut self` or `self: Arc<Self>` receiver, a method
+/// outside a `#[router]` impl block.
+///
+/// ```
+/// use mcp_server::macros::tool;
+/// use mcp_server::{RequestContext, Server, State};
+/// use std::sync::Arc;
+///
+/// struct Greeter { greeting: String }
+///
+/// /// Greets someone.
+/// #[tool(name = "greet")]
+/// async fn greet_someone(
+///     State(g): State<Arc<Greeter>>,
+///     /// Who to greet.
+///     name: String,
+///     _cx: RequestContext,
+/// ) -> Result<String, String> {
+///     if name.is_empty() {
+///         return Err("a name, please".into());
+///     }
+///     Ok(format!("{}, {name}!", g.greeting))
+/// }
+///
+/// let server = Server::builder("greeter", "1.0.0")
+///     .with_state(Arc::new(Greeter { greeting: "Hello".into() }))
+///     .tool(greet_someone_tool())
+///     .build();
+/// assert!(server.is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::free_fn(expand::Kind::Tool, attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Declares an MCP prompt.
+///
+/// Like [`macro@tool`]: on an `async fn` it generates
+/// `fn <name>_prompt() -> mcp_server::PromptDef`; on a method of a
+/// [`macro@router`] impl block it joins the block's `prompt_defs`. Name,
+/// description and title come the same way. Each `String` parameter is a
+/// required prompt argument, each `Option<String>` an optional one (its doc
+/// comment is the argument's description); `RequestContext` and `State<T>`
+/// parameters are as for tools. The return type is anything
+/// `IntoPromptResult` accepts.
+///
+/// ```
+/// use mcp_server::macros::prompt;
+/// use mcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
+/// use mcp_server::Server;
+///
+/// /// Asks for a code review.
+/// #[prompt]
+/// async fn review(
+///     /// The code to review.
+///     code: String,
+///     /// The tone, e.g. "friendly".
+///     tone: Option<String>,
+/// ) -> Vec<PromptMessage> {
+///     let tone = tone.unwrap_or_else(|| "neutral".into());
+///     let text = format!("Review this in a {tone} tone:\n{code}");
+///     vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
+/// }
+///
+/// let server = Server::builder("prompts", "1.0.0").prompt(review_prompt()).build();
+/// assert!(server.is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::free_fn(expand::Kind::Prompt, attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Collects the `#[tool]` and `#[prompt]` methods of an impl block.
+///
+/// The methods stay as written (an `&self` receiver, or none). The block
+/// gains three associated functions, taking the value shared by `Arc`:
+///
+/// - `fn tool_defs(self: &Arc<Self>) -> Vec<mcp_server::ToolDef>`
+/// - `fn prompt_defs(self: &Arc<Self>) -> Vec<mcp_server::PromptDef>`
+/// - `fn register(self: &Arc<Self>, builder: ServerBuilder) -> ServerBuilder`,
+///   which registers both lists with `ServerBuilder::tools` and `::prompts`.
+///
+/// Each handler holds a clone of the `Arc`, so `&self` in a method is the
+/// shared server value. Generic impl blocks are not supported.
+///
+/// ```
+/// use mcp_server::macros::router;
+/// use mcp_server::{RequestContext, Server};
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// #[derive(Default)]
+/// struct Counter { n: AtomicU64 }
+///
+/// #[router]
+/// impl Counter {
+///     /// Adds `by` to the counter and returns the new value.
+///     #[tool]
+///     async fn bump(&self, /// How much to add.
+///         by: u64) -> String {
+///         (self.n.fetch_add(by, Ordering::Relaxed) + by).to_string()
+///     }
+///
+///     /// Reads the counter.
+///     #[tool(name = "read")]
+///     async fn read_counter(&self, _cx: RequestContext) -> String {
+///         self.n.load(Ordering::Relaxed).to_string()
+///     }
+/// }
+///
+/// let counter = Arc::new(Counter::default());
+/// assert_eq!(counter.tool_defs().len(), 2);
+/// let server = counter.register(Server::builder("counter", "1.0.0")).build();
+/// assert!(server.is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn router(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::router(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
