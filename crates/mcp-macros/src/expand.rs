@@ -2,7 +2,7 @@
 //! their error messages) can be unit-tested without a compiler run.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 use syn::ext::IdentExt;
 use syn::{
     Attribute, Expr, FnArg, GenericArgument, Ident, ImplItem, ItemFn, ItemImpl, Lit, LitStr, Meta,
@@ -16,6 +16,8 @@ pub(crate) enum Kind {
     Tool,
     /// `#[prompt]`
     Prompt,
+    /// `#[resource]` (a template when its `uri` has `{variables}`)
+    Resource,
 }
 
 impl Kind {
@@ -23,6 +25,7 @@ impl Kind {
         match self {
             Kind::Tool => "#[tool]",
             Kind::Prompt => "#[prompt]",
+            Kind::Resource => "#[resource]",
         }
     }
 }
@@ -33,6 +36,10 @@ struct Options {
     name: Option<String>,
     description: Option<String>,
     title: Option<String>,
+    /// `#[resource]` only.
+    uri: Option<String>,
+    /// `#[resource]` only.
+    mime_type: Option<String>,
 }
 
 fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
@@ -40,6 +47,7 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
     if attr.is_empty() {
         return Ok(o);
     }
+    let span = attr.clone();
     let parser = syn::meta::parser(|meta| {
         let slot = if meta.path.is_ident("name") {
             &mut o.name
@@ -47,9 +55,17 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
             &mut o.description
         } else if meta.path.is_ident("title") {
             &mut o.title
+        } else if kind == Kind::Resource && meta.path.is_ident("uri") {
+            &mut o.uri
+        } else if kind == Kind::Resource && meta.path.is_ident("mime_type") {
+            &mut o.mime_type
         } else {
+            let expected = match kind {
+                Kind::Resource => "`uri`, `name`, `description`, `title` or `mime_type`",
+                _ => "`name`, `description` or `title`",
+            };
             return Err(meta.error(format!(
-                "unsupported {} argument: expected `name`, `description` or `title`",
+                "unsupported {} argument: expected {expected}",
                 kind.attr()
             )));
         };
@@ -57,7 +73,40 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
         Ok(())
     });
     syn::parse::Parser::parse2(parser, attr)?;
-    Ok(o)
+    Ok(o).and_then(|o| match (&o.uri, span.is_empty()) {
+        (None, _) if kind == Kind::Resource => Err(missing_uri(span)),
+        _ => Ok(o),
+    })
+}
+
+fn missing_uri(span: TokenStream) -> syn::Error {
+    let msg =
+        "#[resource] needs `uri = \"...\"` (a fixed URI, or an RFC 6570 template with `{var}`s)";
+    if span.is_empty() {
+        syn::Error::new(proc_macro2::Span::call_site(), msg)
+    } else {
+        syn::Error::new_spanned(span, msg)
+    }
+}
+
+/// The variable names of an RFC 6570 template (`{a}`, `{+b}`, `{?c,d*}`).
+fn template_vars(uri: &str) -> Vec<String> {
+    let mut vars = Vec::new();
+    let mut rest = uri;
+    while let Some(start) = rest.find('{') {
+        let after = &rest[start + 1..];
+        let Some(end) = after.find('}') else { break };
+        let expr = after[..end].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for v in expr.split(',') {
+            let v = v.trim_end_matches('*');
+            let v = v.split(':').next().unwrap_or(v);
+            if !v.is_empty() {
+                vars.push(v.to_owned());
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    vars
 }
 
 /// What a parameter of the handler function is for.
@@ -73,6 +122,8 @@ enum Role {
     Context,
     /// `State<T>` (the type as written).
     State(Type),
+    /// `ResourceRequest` (resources only).
+    Request,
 }
 
 /// A handler function, analysed.
@@ -86,6 +137,9 @@ struct Handler {
     roles: Vec<Role>,
     /// `T` of a `Json<T>` / `Result<Json<T>, E>` return type.
     output: Option<Type>,
+    /// `#[resource]`: the URI (template) and MIME type.
+    uri: Option<String>,
+    mime_type: Option<String>,
 }
 
 /// The doc comment of `attrs`, one leading space per line removed.
@@ -176,10 +230,7 @@ fn analyze(
     if sig.asyncness.is_none() {
         push_err(
             &mut errors,
-            syn::Error::new_spanned(
-                sig.fn_token,
-                format!("{what} functions must be `async fn`"),
-            ),
+            syn::Error::new_spanned(sig.fn_token, format!("{what} functions must be `async fn`")),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
@@ -265,6 +316,10 @@ fn analyze(
                     roles.push(Role::Context);
                     continue;
                 }
+                if kind == Kind::Resource && is_named(&ty, "ResourceRequest") {
+                    roles.push(Role::Request);
+                    continue;
+                }
                 if first_type_arg(&ty, "State").is_some() {
                     if seen_state {
                         push_err(
@@ -306,7 +361,7 @@ fn analyze(
                     } else {
                         let hint = match kind {
                             Kind::Tool => "doc comments, `#[serde(..)]` and `#[schemars(..)]`",
-                            Kind::Prompt => "doc comments",
+                            Kind::Prompt | Kind::Resource => "doc comments",
                         };
                         push_err(
                             &mut errors,
@@ -315,6 +370,25 @@ fn analyze(
                                 format!("unsupported attribute on a {what} parameter: only {hint}"),
                             ),
                         );
+                    }
+                }
+                if kind == Kind::Resource {
+                    let vars = opts.uri.as_deref().map(template_vars).unwrap_or_default();
+                    let name = ident.unraw().to_string();
+                    if prompt_arg_required(&ty).is_none() || !vars.contains(&name) {
+                        let msg = if vars.is_empty() {
+                            "a static resource takes only `State<T>`, `ResourceRequest` and \
+                             `RequestContext` parameters (`String` ones are for the `{var}`s \
+                             of a template uri)"
+                                .to_owned()
+                        } else {
+                            format!(
+                                "resource template parameters are `String` or `Option<String>` \
+                                 named after a variable of the uri: one of {vars:?}"
+                            )
+                        };
+                        push_err(&mut errors, syn::Error::new_spanned(&pt.pat, msg));
+                        continue;
                     }
                 }
                 if kind == Kind::Prompt && prompt_arg_required(&ty).is_none() {
@@ -349,15 +423,25 @@ fn analyze(
         roles,
         output: match kind {
             Kind::Tool => json_output(&sig.output),
-            Kind::Prompt => None,
+            Kind::Prompt | Kind::Resource => None,
         },
+        uri: opts.uri,
+        mime_type: opts.mime_type,
         fn_ident,
     })
 }
 
 /// The expression building the handler's `ToolDef` / `PromptDef`. In a
 /// router, it runs inside `fn tool_defs(self: &Arc<Self>)`.
-fn def_expr(h: &Handler, in_router: bool) -> TokenStream {
+fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
+    let in_router = self_ty.is_some();
+    // The arguments struct is an item of its own, where `Self` means nothing.
+    let fix = |t: &Type| -> TokenStream {
+        match self_ty {
+            Some(st) => replace_self(quote!(#t), st),
+            None => quote!(#t),
+        }
+    };
     let name = &h.name;
     let fn_ident = &h.fn_ident;
     let description = h.description.as_ref().map(|d| quote!(.description(#d)));
@@ -369,6 +453,7 @@ fn def_expr(h: &Handler, in_router: bool) -> TokenStream {
             Role::Arg { ident, .. } => quote!(#ident),
             Role::Context => quote!(__mcp_cx),
             Role::State(_) => quote!(__mcp_state),
+            Role::Request => quote!(__mcp_args),
         })
         .collect();
     let call = if h.receiver {
@@ -408,7 +493,10 @@ fn def_expr(h: &Handler, in_router: bool) -> TokenStream {
                 )
             } else {
                 let fields = h.roles.iter().filter_map(|r| match r {
-                    Role::Arg { ident, ty, attrs } => Some(quote!(#(#attrs)* #ident: #ty,)),
+                    Role::Arg { ident, ty, attrs } => {
+                        let ty = fix(ty);
+                        Some(quote!(#(#attrs)* #ident: #ty,))
+                    }
                     _ => None,
                 });
                 let schema_name = format!("{name}_arguments");
@@ -456,6 +544,32 @@ fn def_expr(h: &Handler, in_router: bool) -> TokenStream {
                 quote!(#(#unpack)* let _ = &__mcp_args;),
             )
         }
+        Kind::Resource => {
+            let uri = h.uri.clone().unwrap_or_default();
+            let mime = h.mime_type.as_ref().map(|m| quote!(.mime_type(#m)));
+            let start = if template_vars(&uri).is_empty() {
+                quote!(::mcp_server::resource(#uri, #name))
+            } else {
+                quote!(::mcp_server::resource_template(#uri, #name))
+            };
+            let unpack = h.roles.iter().filter_map(|r| match r {
+                Role::Arg { ident, ty, .. } => {
+                    let var = ident.unraw().to_string();
+                    Some(if prompt_arg_required(ty).unwrap_or(false) {
+                        quote!(let #ident = __mcp_args.vars.get(#var).cloned().unwrap_or_default();)
+                    } else {
+                        quote!(let #ident = __mcp_args.vars.get(#var).cloned();)
+                    })
+                }
+                _ => None,
+            });
+            (
+                quote!(),
+                quote!(#start #description #title #mime),
+                quote!(::mcp_server::ResourceRequest),
+                quote!(#(#unpack)* let _ = &__mcp_args;),
+            )
+        }
     };
     let handler = match state_ty {
         Some(st) => quote! {
@@ -480,20 +594,53 @@ fn def_expr(h: &Handler, in_router: bool) -> TokenStream {
     }
 }
 
-/// `#[tool]` / `#[prompt]` on a free `async fn`.
+/// `ts` with every `Self` replaced by `self_ty`.
+fn replace_self(ts: TokenStream, self_ty: &Type) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    ts.into_iter()
+        .flat_map(|tt| -> TokenStream {
+            match tt {
+                TokenTree::Ident(i) if i == "Self" => quote!(#self_ty),
+                TokenTree::Group(g) => {
+                    let mut ng = Group::new(g.delimiter(), replace_self(g.stream(), self_ty));
+                    ng.set_span(g.span());
+                    TokenTree::Group(ng).into()
+                }
+                other => other.into(),
+            }
+        })
+        .collect()
+}
+
+/// `#[tool]` / `#[prompt]` / `#[resource]` on a free `async fn`.
 pub(crate) fn free_fn(
     kind: Kind,
     attr: TokenStream,
     item: TokenStream,
 ) -> syn::Result<TokenStream> {
+    if kind == Kind::Resource && attr.is_empty() {
+        return Err(missing_uri(attr));
+    }
     let opts = parse_options(kind, attr)?;
     let mut f: ItemFn = syn::parse2(item)?;
     let h = analyze(kind, opts, &f.attrs, &mut f.sig, false)?;
-    let expr = def_expr(&h, false);
+    let expr = def_expr(&h, None);
     let vis = &f.vis;
     let (suffix, def_ty, noun) = match kind {
         Kind::Tool => ("tool", quote!(::mcp_server::ToolDef), "tool"),
         Kind::Prompt => ("prompt", quote!(::mcp_server::PromptDef), "prompt"),
+        Kind::Resource => {
+            let uri = h.uri.as_deref().unwrap_or_default();
+            if template_vars(uri).is_empty() {
+                ("resource", quote!(::mcp_server::ResourceDef), "resource")
+            } else {
+                (
+                    "resource",
+                    quote!(::mcp_server::TemplateDef),
+                    "resource template",
+                )
+            }
+        }
     };
     let def_fn = format_ident!(
         "{}_{}",
@@ -517,7 +664,10 @@ pub(crate) fn free_fn(
 fn take_handler_attr(attrs: &mut Vec<Attribute>) -> syn::Result<Option<(Kind, TokenStream)>> {
     let pos = attrs.iter().position(|a| {
         let last = a.path().segments.last().map(|s| s.ident.to_string());
-        matches!(last.as_deref(), Some("tool") | Some("prompt"))
+        matches!(
+            last.as_deref(),
+            Some("tool") | Some("prompt") | Some("resource")
+        )
     });
     let Some(pos) = pos else {
         return Ok(None);
@@ -531,6 +681,7 @@ fn take_handler_attr(attrs: &mut Vec<Attribute>) -> syn::Result<Option<(Kind, To
         .as_deref()
     {
         Some("prompt") => Kind::Prompt,
+        Some("resource") => Kind::Resource,
         _ => Kind::Tool,
     };
     let args = match a.meta {
@@ -573,6 +724,9 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
     }
     let mut tools = Vec::new();
     let mut prompts = Vec::new();
+    let mut resources = Vec::new();
+    let mut templates = Vec::new();
+    let self_ty = (*imp.self_ty).clone();
     let mut errors = None;
     for item in imp.items.iter_mut() {
         let ImplItem::Fn(f) = item else { continue };
@@ -584,20 +738,32 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
                 continue;
             }
         };
+        if kind == Kind::Resource && args.is_empty() {
+            push_err(&mut errors, missing_uri(f.sig.ident.to_token_stream()));
+            continue;
+        }
         let analysed =
             parse_options(kind, args).and_then(|o| analyze(kind, o, &f.attrs, &mut f.sig, true));
         match analysed {
-            Ok(h) => match kind {
-                Kind::Tool => tools.push(def_expr(&h, true)),
-                Kind::Prompt => prompts.push(def_expr(&h, true)),
-            },
+            Ok(h) => {
+                let def = def_expr(&h, Some(&self_ty));
+                match kind {
+                    Kind::Tool => tools.push(def),
+                    Kind::Prompt => prompts.push(def),
+                    Kind::Resource
+                        if template_vars(h.uri.as_deref().unwrap_or_default()).is_empty() =>
+                    {
+                        resources.push(def)
+                    }
+                    Kind::Resource => templates.push(def),
+                }
+            }
             Err(e) => push_err(&mut errors, e),
         }
     }
     if let Some(e) = errors {
         return Err(e);
     }
-    let self_ty = &imp.self_ty;
     Ok(quote! {
         #imp
 
@@ -614,14 +780,30 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             pub fn prompt_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::PromptDef> {
                 ::std::vec![#(#prompts),*]
             }
-            /// Registers every tool and prompt of the `#[router]` impl
-            /// block on `builder`.
+            /// The static resources declared with `#[resource]` in the
+            /// `#[router]` impl block, their handlers bound to this shared value.
+            #[allow(dead_code)]
+            pub fn resource_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::ResourceDef> {
+                ::std::vec![#(#resources),*]
+            }
+            /// The resource templates declared with `#[resource]` in the
+            /// `#[router]` impl block, their handlers bound to this shared value.
+            #[allow(dead_code)]
+            pub fn resource_template_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::TemplateDef> {
+                ::std::vec![#(#templates),*]
+            }
+            /// Registers every tool, prompt, resource and resource template
+            /// of the `#[router]` impl block on `builder`.
             #[allow(dead_code)]
             pub fn register(
                 self: &::std::sync::Arc<Self>,
                 builder: ::mcp_server::ServerBuilder,
             ) -> ::mcp_server::ServerBuilder {
-                builder.tools(self.tool_defs()).prompts(self.prompt_defs())
+                builder
+                    .tools(self.tool_defs())
+                    .prompts(self.prompt_defs())
+                    .resources(self.resource_defs())
+                    .resource_templates(self.resource_template_defs())
             }
         }
     })
@@ -840,5 +1022,116 @@ mod tests {
             Err(e) => e.to_string(),
         };
         assert!(e.contains("prompt arguments are strings"), "{e}");
+    }
+
+    #[test]
+    fn template_variables_are_read_from_the_uri() {
+        assert_eq!(template_vars("file:///x"), Vec::<String>::new());
+        assert_eq!(
+            template_vars("a://{x}/{+y}{?p,q*}{#f:3}"),
+            ["x", "y", "p", "q", "f"]
+        );
+    }
+
+    fn resource_err(attr: TokenStream, item: TokenStream) -> String {
+        match free_fn(Kind::Resource, attr, item) {
+            Ok(t) => panic!("expected an error, got {t}"),
+            Err(e) => e.to_compile_error().to_string(),
+        }
+    }
+
+    #[test]
+    fn resources_expand_to_a_resource_or_a_template() {
+        let out = free_fn(
+            Kind::Resource,
+            quote!(uri = "mem://a", mime_type = "text/plain"),
+            quote!(
+                async fn a(r: ResourceRequest) -> String {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(
+            out.contains(":: mcp_server :: resource (\"mem://a\" , \"a\")"),
+            "{out}"
+        );
+        assert!(out.contains("mime_type (\"text/plain\")"), "{out}");
+        assert!(out.contains("-> :: mcp_server :: ResourceDef"), "{out}");
+        let out = free_fn(
+            Kind::Resource,
+            quote!(uri = "mem://{id}", name = "items"),
+            quote!(
+                async fn b(id: String) -> String {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(
+            out.contains("resource_template (\"mem://{id}\" , \"items\")"),
+            "{out}"
+        );
+        assert!(out.contains("-> :: mcp_server :: TemplateDef"), "{out}");
+        assert!(out.contains("vars . get (\"id\")"), "{out}");
+    }
+
+    #[test]
+    fn resource_mistakes_are_refused() {
+        let e = resource_err(
+            quote!(),
+            quote!(
+                async fn a() {}
+            ),
+        );
+        assert!(e.contains("needs `uri"), "{e}");
+        let e = resource_err(
+            quote!(name = "x"),
+            quote!(
+                async fn a() {}
+            ),
+        );
+        assert!(e.contains("needs `uri"), "{e}");
+        let e = resource_err(
+            quote!(uri = "mem://a"),
+            quote!(
+                async fn a(id: String) {}
+            ),
+        );
+        assert!(e.contains("static resource"), "{e}");
+        let e = resource_err(
+            quote!(uri = "mem://{id}"),
+            quote!(
+                async fn a(idd: String) {}
+            ),
+        );
+        assert!(e.contains("one of [\\\"id\\\"]"), "{e}");
+        let e = resource_err(
+            quote!(uri = "mem://{id}"),
+            quote!(
+                async fn a(id: u32) {}
+            ),
+        );
+        assert!(e.contains("`String` or `Option<String>`"), "{e}");
+        let e = tool_err(
+            quote!(uri = "x"),
+            quote!(
+                async fn a() {}
+            ),
+        );
+        assert!(e.contains("unsupported #[tool] argument"), "{e}");
+    }
+
+    #[test]
+    fn self_in_argument_types_is_the_impl_type_in_a_router() {
+        let out = router(
+            TokenStream::new(),
+            quote!(impl Srv { #[tool] async fn a(&self, x: Vec<<Self as Tr>::Item>) {} }),
+        )
+        .unwrap()
+        .to_string();
+        assert!(out.contains("x : Vec < < Srv as Tr > :: Item >"), "{out}");
     }
 }

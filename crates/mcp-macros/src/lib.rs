@@ -1,7 +1,7 @@
 //! # mcp-macros
 //!
 //! Attribute macros for `mcp-server`, re-exported (feature `macros`) as
-//! `mcp_server::macros::{tool, prompt, router}`. They are an optional layer:
+//! `mcp_server::macros::{tool, prompt, resource, router}`. They are an optional layer:
 //! every macro expands to the public builder API (`mcp_server::tool(..)`,
 //! `.description(..)`, `.handler(..)`, `ServerBuilder::tools`, …), with no
 //! hidden runtime. The expansion names the server crate `::mcp_server`.
@@ -135,15 +135,70 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Collects the `#[tool]` and `#[prompt]` methods of an impl block.
+/// Declares an MCP resource, or a resource template when its `uri` has
+/// RFC 6570 `{variables}`.
+///
+/// `#[resource(uri = "...")]` is required; `name` (default: the fn name),
+/// `description` (default: the doc comment), `title` and `mime_type` are
+/// optional. On an `async fn` it generates `fn <name>_resource()` returning
+/// a `mcp_server::ResourceDef` (fixed URI) or `mcp_server::TemplateDef`
+/// (template); on a method of a [`macro@router`] impl block it joins the
+/// block's `resource_defs` / `resource_template_defs`.
+///
+/// Parameters: `String` / `Option<String>` ones named after a template
+/// variable receive its value; a `ResourceRequest` one the whole request
+/// (URI and variables); `RequestContext` and `State<T>` as for tools. The
+/// return type is anything `IntoReadResult` accepts.
+///
+/// ```
+/// use mcp_server::macros::resource;
+/// use mcp_server::protocol::types::ResourceContents;
+/// use mcp_server::{ResourceRequest, Server};
+///
+/// /// The read-me.
+/// #[resource(uri = "file:///README", mime_type = "text/plain")]
+/// async fn readme(req: ResourceRequest) -> ResourceContents {
+///     ResourceContents::text(req.uri, None, "Read me.")
+/// }
+///
+/// /// One note.
+/// #[resource(uri = "notes://{id}", name = "notes")]
+/// async fn note(id: String, req: ResourceRequest) -> Result<ResourceContents, String> {
+///     if id.is_empty() {
+///         return Err("empty id".into());
+///     }
+///     Ok(ResourceContents::text(req.uri, None, format!("note {id}")))
+/// }
+///
+/// let server = Server::builder("files", "1.0.0")
+///     .resource(readme_resource())
+///     .resource_template(note_resource())
+///     .build();
+/// assert!(server.is_ok());
+/// ```
+#[proc_macro_attribute]
+pub fn resource(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::free_fn(expand::Kind::Resource, attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Collects the `#[tool]`, `#[prompt]` and `#[resource]` methods of an impl block.
 ///
 /// The methods stay as written (an `&self` receiver, or none). The block
-/// gains three associated functions, taking the value shared by `Arc`:
+/// gains these associated functions, taking the value shared by `Arc`:
 ///
 /// - `fn tool_defs(self: &Arc<Self>) -> Vec<mcp_server::ToolDef>`
 /// - `fn prompt_defs(self: &Arc<Self>) -> Vec<mcp_server::PromptDef>`
+/// - `fn resource_defs(self: &Arc<Self>) -> Vec<mcp_server::ResourceDef>`
+/// - `fn resource_template_defs(self: &Arc<Self>) -> Vec<mcp_server::TemplateDef>`
 /// - `fn register(self: &Arc<Self>, builder: ServerBuilder) -> ServerBuilder`,
-///   which registers both lists with `ServerBuilder::tools` and `::prompts`.
+///   which registers all of them (`ServerBuilder::tools`, `::prompts`,
+///   `::resources`, `::resource_templates`).
+///
+/// The handler attributes inside the block are recognised by their last
+/// path segment (`tool`, `prompt`, `resource`) and removed by `#[router]`,
+/// so they need not be imported.
 ///
 /// Each handler holds a clone of the `Arc`, so `&self` in a method is the
 /// shared server value. Generic impl blocks are not supported.

@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use http_body_util::{BodyExt, Full};
-use mcp_server::macros::{prompt, router, tool};
-use mcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
+use mcp_server::macros::{prompt, resource, router, tool};
+use mcp_server::protocol::types::{ContentBlock, PromptMessage, ResourceContents, Role};
 use mcp_server::transport::http::{HttpConfig, McpService};
-use mcp_server::{Json, RequestContext, Server, State};
+use mcp_server::{Json, RequestContext, ResourceRequest, Server, State};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,6 +75,29 @@ async fn summarize(
     vec![PromptMessage::new(Role::User, ContentBlock::text(t))]
 }
 
+/// The user list.
+#[resource(uri = "users://all", mime_type = "text/plain")]
+async fn all_users(State(users): State<Arc<Users>>, req: ResourceRequest) -> ResourceContents {
+    ResourceContents::text(req.uri, None, users.names.join(","))
+}
+
+/// One user, by index.
+#[resource(uri = "users://{index}{?upper}", name = "user")]
+async fn one_user(
+    State(users): State<Arc<Users>>,
+    index: String,
+    upper: Option<String>,
+    req: ResourceRequest,
+) -> Result<ResourceContents, String> {
+    let i: usize = index.parse().map_err(|_| format!("bad index {index:?}"))?;
+    let name = users.names.get(i).ok_or(format!("no user {i}"))?;
+    let name = match upper {
+        Some(_) => name.to_uppercase(),
+        None => name.clone(),
+    };
+    Ok(ResourceContents::text(req.uri, None, name))
+}
+
 /// A server whose tools are methods.
 #[derive(Default)]
 struct Counter {
@@ -123,6 +146,21 @@ impl Counter {
         vec![PromptMessage::new(Role::User, ContentBlock::text(t))]
     }
 
+    /// The counter as a resource.
+    #[resource(uri = "counter://value")]
+    async fn value(&self, req: ResourceRequest) -> ResourceContents {
+        let n = self.n.load(Ordering::Relaxed);
+        ResourceContents::text(req.uri, None, n.to_string())
+    }
+
+    /// The counter plus an offset.
+    #[resource(uri = "counter://plus/{k}")]
+    async fn plus(&self, k: String, req: ResourceRequest) -> Result<ResourceContents, String> {
+        let k: u64 = k.parse().map_err(|_| "not a number".to_string())?;
+        let n = self.n.load(Ordering::Relaxed) + k;
+        Ok(ResourceContents::text(req.uri, None, n.to_string()))
+    }
+
     /// Not a tool: left alone.
     fn helper(&self) -> u64 {
         self.n.load(Ordering::Relaxed)
@@ -139,7 +177,9 @@ fn service() -> McpService {
         .tool(add_tool())
         .tool(find_user_tool())
         .tool(ping_tool())
-        .prompt(summarize_prompt());
+        .prompt(summarize_prompt())
+        .resource(all_users_resource())
+        .resource_template(one_user_resource());
     let server = counter.register(builder).build().expect("server");
     McpService::new(server, HttpConfig::default())
 }
@@ -316,4 +356,47 @@ async fn prompts_are_listed_with_their_arguments_and_rendered() {
         r["result"]["messages"][0]["content"]["text"], "a fine counter at 0",
         "{r}"
     );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn resources_and_templates_are_listed_and_read() {
+    let svc = service();
+    let resources = listed(&svc, "resources/list", "resources").await;
+    let all = find(&resources, "all_users");
+    assert_eq!(all["uri"], "users://all", "{all}");
+    assert_eq!(all["description"], "The user list.", "{all}");
+    assert_eq!(all["mimeType"], "text/plain", "{all}");
+    assert_eq!(find(&resources, "value")["uri"], "counter://value");
+    let templates = listed(&svc, "resources/templates/list", "resourceTemplates").await;
+    let user = find(&templates, "user");
+    assert_eq!(user["uriTemplate"], "users://{index}{?upper}", "{user}");
+    assert_eq!(user["description"], "One user, by index.", "{user}");
+    assert_eq!(
+        find(&templates, "plus")["uriTemplate"],
+        "counter://plus/{k}"
+    );
+
+    let read = |uri: &'static str| {
+        let svc = svc.clone();
+        async move { request(&svc, "resources/read", uri, json!({"uri": uri})).await }
+    };
+    let r = read("users://all").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "ada,bo", "{r}");
+    let r = read("users://1").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "bo", "{r}");
+    let r = read("users://0?upper=1").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "ADA", "{r}");
+    let r = read("users://7").await;
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no user 7"),
+        "{r}"
+    );
+    call(&svc, "bump", json!({"by": 3})).await;
+    let r = read("counter://value").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "3", "{r}");
+    let r = read("counter://plus/4").await;
+    assert_eq!(r["result"]["contents"][0]["text"], "7", "{r}");
 }

@@ -41,8 +41,8 @@
 //!   job (TOOL-09). Turning it off takes the `jsonschema` engine and its
 //!   regex engines out of the binary (about 4.4 MB of a 7.8 MB text segment
 //!   and ~4.5 MB of idle RSS for a one-tool server).
-//! - `macros` (off by default): the `#[tool]`, `#[prompt]` and `#[router]`
-//!   attribute macros in [`macros`], an optional layer over the builder.
+//! - `macros` (off by default): the `#[tool]`, `#[prompt]`, `#[resource]`
+//!   and `#[router]` attribute macros in `macros`, an optional layer over the builder.
 //!   Off by default because the builder is the primary API and the macros
 //!   add a proc-macro crate to the build.
 //!
@@ -106,12 +106,15 @@ pub use tool::{BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, To
 ///   on a method of a `#[router]` impl block, the method joins the block's
 ///   `tool_defs`.
 /// - [`macros::prompt`]: the same for prompts (`<fn>_prompt() -> PromptDef`).
-/// - [`macros::router`]: on an `impl` block, collects its `#[tool]` and
-///   `#[prompt]` methods into `tool_defs`, `prompt_defs` and `register`,
-///   with `&self` shared by `Arc`.
+/// - [`macros::resource`]: the same for resources and resource templates
+///   (`<fn>_resource() -> ResourceDef` or `TemplateDef`).
+/// - [`macros::router`]: on an `impl` block, collects its `#[tool]`,
+///   `#[prompt]` and `#[resource]` methods into `tool_defs`, `prompt_defs`,
+///   `resource_defs`, `resource_template_defs` and `register`, with `&self`
+///   shared by `Arc`.
 #[cfg(feature = "macros")]
 pub mod macros {
-    pub use mcp_macros::{prompt, router, tool};
+    pub use mcp_macros::{prompt, resource, router, tool};
 }
 
 /// Implementation details of the macros; not part of the public API.

@@ -583,6 +583,14 @@ impl ServerBuilder {
     pub fn prompts(self, defs: impl IntoIterator<Item = PromptDef>) -> Self {
         defs.into_iter().fold(self, Self::prompt)
     }
+    /// Registers several static resources.
+    pub fn resources(self, defs: impl IntoIterator<Item = ResourceDef>) -> Self {
+        defs.into_iter().fold(self, Self::resource)
+    }
+    /// Registers several resource templates.
+    pub fn resource_templates(self, defs: impl IntoIterator<Item = TemplateDef>) -> Self {
+        defs.into_iter().fold(self, Self::resource_template)
+    }
     /// Gives handlers shared application state of type `T`, which they take
     /// as a [`State<T>`] parameter (`handler_with_state`) or read with
     /// [`RequestContext::app_state`]. One value per type (a second call with
