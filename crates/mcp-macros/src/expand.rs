@@ -2,8 +2,9 @@
 //! their error messages) can be unit-tested without a compiler run.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, FnArg, GenericArgument, Ident, ImplItem, ItemFn, ItemImpl, Lit, LitStr, Meta,
     Pat, PathArguments, ReturnType, Signature, Type,
@@ -137,6 +138,8 @@ struct Handler {
     roles: Vec<Role>,
     /// `T` of a `Json<T>` / `Result<Json<T>, E>` return type.
     output: Option<Type>,
+    /// The declared return type (`None`: `()`).
+    ret: Option<Type>,
     /// `#[resource]`: the URI (template) and MIME type.
     uri: Option<String>,
     mime_type: Option<String>,
@@ -421,6 +424,10 @@ fn analyze(
         title: opts.title,
         receiver,
         roles,
+        ret: match &sig.output {
+            ReturnType::Type(_, t) => Some((**t).clone()),
+            ReturnType::Default => None,
+        },
         output: match kind {
             Kind::Tool => json_output(&sig.output),
             Kind::Prompt | Kind::Resource => None,
@@ -585,9 +592,23 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             })
         },
     };
+    // A return type the builder cannot take is reported at the return
+    // type, not only at the attribute.
+    let check_ret = h.ret.as_ref().map(|ret| {
+        let bound = match h.kind {
+            Kind::Tool => quote!(::mcp_server::IntoToolResult),
+            Kind::Prompt => quote!(::mcp_server::IntoPromptResult),
+            Kind::Resource => quote!(::mcp_server::IntoReadResult),
+        };
+        quote_spanned! {ret.span()=>
+            fn __mcp_returns<R: #bound>() {}
+            let _ = __mcp_returns::<#ret>;
+        }
+    });
     quote! {
         {
             #prelude
+            #check_ret
             #this
             #builder #handler
         }

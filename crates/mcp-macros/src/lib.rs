@@ -30,6 +30,45 @@
 //! assert!(server.is_ok());
 //! ```
 
+//! ## Mistakes are compile errors at their span
+//!
+//! A handler the macros cannot turn into builder calls is refused with an
+//! error pointing at the offending tokens, for instance:
+//!
+//! ```compile_fail
+//! # use mcp_server::macros::tool;
+//! #[tool]
+//! fn not_async() -> String { String::new() } // error at `fn`: must be `async fn`
+//! ```
+//!
+//! ```compile_fail
+//! # use mcp_server::macros::tool;
+//! #[tool]
+//! async fn generic<T: Into<String>>(t: T) -> String { t.into() } // error at `<T: ..>`
+//! ```
+//!
+//! ```compile_fail
+//! # use mcp_server::macros::tool;
+//! #[tool]
+//! async fn borrowed(s: &str) -> String { s.into() } // error at `&str`: must be owned
+//! ```
+//!
+//! ```compile_fail
+//! # use mcp_server::macros::router;
+//! struct S;
+//! #[router]
+//! impl S {
+//!     #[tool]
+//!     async fn bump(&mut self) -> String { String::new() } // error at `&mut self`
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! # use mcp_server::macros::resource;
+//! #[resource(uri = "notes://{id}")]
+//! async fn note(name: String) -> String { name } // error at `name`: not a variable of the uri
+//! ```
+
 mod expand;
 
 use proc_macro::TokenStream;
