@@ -16,6 +16,9 @@ use std::fmt;
 ///   answered yet: the server answers `input_required` (modern) or asks the
 ///   client itself (handshake era) and calls the handler again.
 ///
+/// A handler may also return `Result<_, E>` for any `E: Display` (e.g.
+/// `String`): see [`IntoHandlerError`].
+///
 /// Deliberately not `std::error::Error` itself, so the blanket conversion
 /// above stays coherent (the same trick as `anyhow::Error`); an
 /// `ErrorObject` passing through it is recognised and kept as

@@ -157,6 +157,10 @@ impl std::fmt::Debug for ResourceDef {
 }
 
 impl ResourceDef {
+    /// The wire definition as listed in `resources/list`.
+    pub fn definition(&self) -> &Resource {
+        &self.resource
+    }
     /// A resource listed as `resource` and read by `handler`.
     pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
     where
@@ -192,6 +196,10 @@ impl std::fmt::Debug for TemplateDef {
 }
 
 impl TemplateDef {
+    /// The wire definition as listed in `resources/templates/list`.
+    pub fn definition(&self) -> &ResourceTemplate {
+        &self.template
+    }
     /// A template listed as `template` (its `uriTemplate` is compiled once)
     /// and read by `handler` with the matched variables.
     pub fn new<F, Fut, R>(template: ResourceTemplate, handler: F) -> Self
@@ -230,13 +238,26 @@ impl TemplateDef {
 
 /// Starts a static resource definition: `uri` and `name` as listed in
 /// `resources/list`; finish with [`ResourceBuilder::handler`].
+///
+/// ```
+/// use mcp_server::{resource, ResourceRequest, RequestContext};
+/// use mcp_server::protocol::types::ResourceContents;
+///
+/// let def = resource("mem://motd", "motd")
+///     .title("Message of the day")
+///     .mime_type("text/plain")
+///     .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+///         ResourceContents::text(r.uri, None, "Be kind.")
+///     });
+/// assert_eq!(def.definition().uri, "mem://motd");
+/// ```
 pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
     ResourceBuilder {
         resource: Resource::new(uri, name),
     }
 }
 
-/// Builds a [`ResourceDef`] (see [`resource`]).
+/// Builds a [`ResourceDef`] (see [`resource`] for an example).
 #[derive(Debug, Clone)]
 pub struct ResourceBuilder {
     resource: Resource,
@@ -245,6 +266,19 @@ pub struct ResourceBuilder {
 /// Starts a resource template definition: an RFC 6570 `uri_template` and a
 /// `name`; finish with [`TemplateBuilder::handler`]. The handler receives
 /// the matched variables in [`ResourceRequest::vars`].
+///
+/// ```
+/// use mcp_server::{resource_template, ResourceRequest, RequestContext};
+/// use mcp_server::protocol::types::ResourceContents;
+///
+/// let def = resource_template("mem://users/{id}", "users")
+///     .description("One user")
+///     .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+///         let id = r.vars.get("id").ok_or("no id")?;
+///         Ok::<_, &str>(ResourceContents::text(r.uri.clone(), None, format!("user {id}")))
+///     });
+/// assert_eq!(def.definition().uri_template, "mem://users/{id}");
+/// ```
 pub fn resource_template(
     uri_template: impl Into<String>,
     name: impl Into<String>,
@@ -258,7 +292,7 @@ pub fn resource_template(
     }
 }
 
-/// Builds a [`TemplateDef`] (see [`resource_template`]).
+/// Builds a [`TemplateDef`] (see [`resource_template`] for an example).
 #[derive(Debug, Clone)]
 pub struct TemplateBuilder {
     template: ResourceTemplate,
@@ -362,6 +396,22 @@ impl TemplateBuilder {
     /// Finishes with a handler that also takes the server's application
     /// state: `async fn(State<S>, ResourceRequest, RequestContext) -> R`
     /// (see [`crate::State`]).
+    ///
+    /// ```
+    /// use mcp_server::{resource_template, ResourceRequest, RequestContext, State};
+    /// use mcp_server::protocol::types::ResourceContents;
+    /// use std::collections::HashMap;
+    /// use std::sync::Arc;
+    ///
+    /// let def = resource_template("kv://{key}", "kv").handler_with_state(
+    ///     |State(kv): State<Arc<HashMap<String, String>>>, r: ResourceRequest, _cx: RequestContext| async move {
+    ///         let key = r.vars.get("key").cloned().unwrap_or_default();
+    ///         let value = kv.get(&key).cloned().ok_or(format!("no key {key:?}"))?;
+    ///         Ok::<_, String>(ResourceContents::text(r.uri, None, value))
+    ///     },
+    /// );
+    /// # let _ = def;
+    /// ```
     pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> TemplateDef
     where
         S: Clone + Send + Sync + 'static,

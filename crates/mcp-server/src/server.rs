@@ -579,15 +579,29 @@ impl ServerBuilder {
     pub fn tools(self, defs: impl IntoIterator<Item = ToolDef>) -> Self {
         defs.into_iter().fold(self, Self::tool)
     }
-    /// Registers several prompts.
+    /// Registers several prompts (like [`Self::tools`]).
     pub fn prompts(self, defs: impl IntoIterator<Item = PromptDef>) -> Self {
         defs.into_iter().fold(self, Self::prompt)
     }
     /// Registers several static resources.
+    ///
+    /// ```
+    /// use mcp_server::{Server, resource, resource_template, ResourceRequest, RequestContext};
+    /// use mcp_server::protocol::types::ResourceContents;
+    ///
+    /// let read = |r: ResourceRequest, _cx: RequestContext| async move {
+    ///     ResourceContents::text(r.uri, None, "x")
+    /// };
+    /// let server = Server::builder("s", "1")
+    ///     .resources([resource("mem://a", "a").handler(read), resource("mem://b", "b").handler(read)])
+    ///     .resource_templates([resource_template("mem://c/{n}", "c").handler(read)])
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
     pub fn resources(self, defs: impl IntoIterator<Item = ResourceDef>) -> Self {
         defs.into_iter().fold(self, Self::resource)
     }
-    /// Registers several resource templates.
+    /// Registers several resource templates (see [`Self::resources`]).
     pub fn resource_templates(self, defs: impl IntoIterator<Item = TemplateDef>) -> Self {
         defs.into_iter().fold(self, Self::resource_template)
     }
@@ -647,6 +661,24 @@ impl ServerBuilder {
     }
     /// Sets the `completion/complete` handler, which also takes the
     /// application state of type `S` (see [`crate::State`]).
+    ///
+    /// ```
+    /// use mcp_server::{HandlerError, RequestContext, Server, State};
+    /// use mcp_server::protocol::types::{CompleteRequestParams, Completion};
+    /// use std::sync::Arc;
+    ///
+    /// let languages: Arc<Vec<String>> = Arc::new(vec!["rust".into(), "ruby".into()]);
+    /// let server = Server::builder("s", "1")
+    ///     .with_state(languages)
+    ///     .completion_with_state(
+    ///         |State(langs): State<Arc<Vec<String>>>, p: CompleteRequestParams, _cx: RequestContext| async move {
+    ///             let values = langs.iter().filter(|l| l.starts_with(&p.argument.value)).cloned().collect();
+    ///             Ok::<_, HandlerError>(Completion { values, ..Completion::default() })
+    ///         },
+    ///     )
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
     pub fn completion_with_state<S, F, Fut>(mut self, f: F) -> Self
     where
         S: Clone + Send + Sync + 'static,

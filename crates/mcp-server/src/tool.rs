@@ -52,6 +52,14 @@ pub trait ToolHandler: Send + Sync + 'static {
 }
 
 /// Conversion of a handler's return value into a tool result.
+///
+/// Implemented for text (`String`, `&'static str`), content blocks,
+/// [`CallToolResult`], [`Json<T>`] (structured output) and `Result<T, E>`
+/// of any of those with `E` a [`HandlerError`], an
+/// [`InputRequired`](crate::InputRequired) or anything `Display` (see
+/// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
+/// JSON-RPC error object becomes a result with `isError: true` carrying
+/// the message, which the model reads (TOOL-06).
 pub trait IntoToolResult {
     /// Converts.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;

@@ -256,3 +256,20 @@ fn a_handler_taking_state_nobody_gave_is_a_config_error() {
         .expect_err("no u64 state");
     assert!(e.to_string().contains("completion"), "{e}");
 }
+
+/// The context parameter needs no annotation: the closure's signature is
+/// taken from the builder's bound (no E0282 for `cx`).
+#[test]
+fn closures_need_no_annotation_for_the_context() {
+    let a = tool("a").handler(|a: Name, cx| async move { format!("{} {}", a.name, cx.method()) });
+    let b = tool("b").handler_with_state(|State(n): State<u32>, _: NoArgs, cx| async move {
+        format!("{n} {}", cx.method())
+    });
+    assert!(
+        Server::builder("s", "1")
+            .with_state(1_u32)
+            .tools([a, b])
+            .build()
+            .is_ok()
+    );
+}
