@@ -32,7 +32,7 @@ impl Kind {
 }
 
 /// `#[tool(name = "...", description = "...", title = "...")]`.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Options {
     name: Option<String>,
     description: Option<String>,
@@ -41,6 +41,8 @@ struct Options {
     uri: Option<String>,
     /// `#[resource]` only.
     mime_type: Option<String>,
+    /// The path of the server crate (default `::mcp_server`).
+    krate: Option<syn::Path>,
 }
 
 fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
@@ -50,6 +52,11 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
     }
     let span = attr.clone();
     let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let lit = meta.value()?.parse::<LitStr>()?;
+            o.krate = Some(lit.parse::<syn::Path>()?);
+            return Ok(());
+        }
         let slot = if meta.path.is_ident("name") {
             &mut o.name
         } else if meta.path.is_ident("description") {
@@ -62,8 +69,8 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
             &mut o.mime_type
         } else {
             let expected = match kind {
-                Kind::Resource => "`uri`, `name`, `description`, `title` or `mime_type`",
-                _ => "`name`, `description` or `title`",
+                Kind::Resource => "`uri`, `name`, `description`, `title`, `mime_type` or `crate`",
+                _ => "`name`, `description`, `title` or `crate`",
             };
             return Err(meta.error(format!(
                 "unsupported {} argument: expected {expected}",
@@ -138,6 +145,8 @@ struct Handler {
     roles: Vec<Role>,
     /// `T` of a `Json<T>` / `Result<Json<T>, E>` return type.
     output: Option<Type>,
+    /// The path of the server crate.
+    krate: TokenStream,
     /// The declared return type (`None`: `()`).
     ret: Option<Type>,
     /// `#[resource]`: the URI (template) and MIME type.
@@ -424,6 +433,10 @@ fn analyze(
         title: opts.title,
         receiver,
         roles,
+        krate: match &opts.krate {
+            Some(p) => quote!(#p),
+            None => quote!(::mcp_server),
+        },
         ret: match &sig.output {
             ReturnType::Type(_, t) => Some((**t).clone()),
             ReturnType::Default => None,
@@ -450,6 +463,7 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
         }
     };
     let name = &h.name;
+    let k = &h.krate;
     let fn_ident = &h.fn_ident;
     let description = h.description.as_ref().map(|d| quote!(.description(#d)));
     let title = h.title.as_ref().map(|t| quote!(.title(#t)));
@@ -493,11 +507,7 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
         Kind::Tool => {
             let output = h.output.as_ref().map(|t| quote!(.output::<#t>()));
             let (prelude, args_ty, unpack) = if arg_idents.is_empty() {
-                (
-                    quote!(),
-                    quote!(::mcp_server::NoArgs),
-                    quote!(let _ = __mcp_args;),
-                )
+                (quote!(), quote!(#k::NoArgs), quote!(let _ = __mcp_args;))
             } else {
                 let fields = h.roles.iter().filter_map(|r| match r {
                     Role::Arg { ident, ty, attrs } => {
@@ -507,14 +517,17 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
                     _ => None,
                 });
                 let schema_name = format!("{name}_arguments");
+                let k_str = k.to_string().replace(' ', "");
+                let serde_path = format!("{k_str}::__private::serde");
+                let schemars_path = format!("{k_str}::__private::schemars");
                 (
                     quote! {
                         #[derive(
-                            ::mcp_server::__private::serde::Deserialize,
-                            ::mcp_server::__private::schemars::JsonSchema
+                            #k::__private::serde::Deserialize,
+                            #k::__private::schemars::JsonSchema
                         )]
-                        #[serde(crate = "::mcp_server::__private::serde")]
-                        #[schemars(crate = "::mcp_server::__private::schemars", rename = #schema_name)]
+                        #[serde(crate = #serde_path)]
+                        #[schemars(crate = #schemars_path, rename = #schema_name)]
                         struct __McpArgs { #(#fields)* }
                     },
                     quote!(__McpArgs),
@@ -523,7 +536,7 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             };
             (
                 prelude,
-                quote!(::mcp_server::tool(#name) #description #title #output),
+                quote!(#k::tool(#name) #description #title #output),
                 args_ty,
                 unpack,
             )
@@ -546,8 +559,8 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             }
             (
                 quote!(),
-                quote!(::mcp_server::prompt(#name) #description #title #(#declare)*),
-                quote!(::mcp_server::PromptArgs),
+                quote!(#k::prompt(#name) #description #title #(#declare)*),
+                quote!(#k::PromptArgs),
                 quote!(#(#unpack)* let _ = &__mcp_args;),
             )
         }
@@ -555,9 +568,9 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             let uri = h.uri.clone().unwrap_or_default();
             let mime = h.mime_type.as_ref().map(|m| quote!(.mime_type(#m)));
             let start = if template_vars(&uri).is_empty() {
-                quote!(::mcp_server::resource(#uri, #name))
+                quote!(#k::resource(#uri, #name))
             } else {
-                quote!(::mcp_server::resource_template(#uri, #name))
+                quote!(#k::resource_template(#uri, #name))
             };
             let unpack = h.roles.iter().filter_map(|r| match r {
                 Role::Arg { ident, ty, .. } => {
@@ -573,20 +586,20 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             (
                 quote!(),
                 quote!(#start #description #title #mime),
-                quote!(::mcp_server::ResourceRequest),
+                quote!(#k::ResourceRequest),
                 quote!(#(#unpack)* let _ = &__mcp_args;),
             )
         }
     };
     let handler = match state_ty {
         Some(st) => quote! {
-            .handler_with_state(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: ::mcp_server::RequestContext| {
+            .handler_with_state(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
                 #unpack
                 #call
             })
         },
         None => quote! {
-            .handler(move |__mcp_args: #args_ty, __mcp_cx: ::mcp_server::RequestContext| {
+            .handler(move |__mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
                 #unpack
                 #call
             })
@@ -596,9 +609,9 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     // type, not only at the attribute.
     let check_ret = h.ret.as_ref().map(|ret| {
         let bound = match h.kind {
-            Kind::Tool => quote!(::mcp_server::IntoToolResult),
-            Kind::Prompt => quote!(::mcp_server::IntoPromptResult),
-            Kind::Resource => quote!(::mcp_server::IntoReadResult),
+            Kind::Tool => quote!(#k::IntoToolResult),
+            Kind::Prompt => quote!(#k::IntoPromptResult),
+            Kind::Resource => quote!(#k::IntoReadResult),
         };
         quote_spanned! {ret.span()=>
             fn __mcp_returns<R: #bound>() {}
@@ -646,20 +659,17 @@ pub(crate) fn free_fn(
     let mut f: ItemFn = syn::parse2(item)?;
     let h = analyze(kind, opts, &f.attrs, &mut f.sig, false)?;
     let expr = def_expr(&h, None);
+    let k = &h.krate;
     let vis = &f.vis;
     let (suffix, def_ty, noun) = match kind {
-        Kind::Tool => ("tool", quote!(::mcp_server::ToolDef), "tool"),
-        Kind::Prompt => ("prompt", quote!(::mcp_server::PromptDef), "prompt"),
+        Kind::Tool => ("tool", quote!(#k::ToolDef), "tool"),
+        Kind::Prompt => ("prompt", quote!(#k::PromptDef), "prompt"),
         Kind::Resource => {
             let uri = h.uri.as_deref().unwrap_or_default();
             if template_vars(uri).is_empty() {
-                ("resource", quote!(::mcp_server::ResourceDef), "resource")
+                ("resource", quote!(#k::ResourceDef), "resource")
             } else {
-                (
-                    "resource",
-                    quote!(::mcp_server::TemplateDef),
-                    "resource template",
-                )
+                ("resource", quote!(#k::TemplateDef), "resource template")
             }
         }
     };
@@ -724,12 +734,22 @@ fn take_handler_attr(attrs: &mut Vec<Attribute>) -> syn::Result<Option<(Kind, To
 
 /// `#[router]` on an inherent impl block.
 pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let mut krate: Option<syn::Path> = None;
     if !attr.is_empty() {
-        return Err(syn::Error::new_spanned(
-            attr,
-            "#[router] takes no arguments",
-        ));
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("crate") {
+                krate = Some(meta.value()?.parse::<LitStr>()?.parse()?);
+                Ok(())
+            } else {
+                Err(meta.error("unsupported #[router] argument: expected `crate`"))
+            }
+        });
+        syn::parse::Parser::parse2(parser, attr)?;
     }
+    let k = match &krate {
+        Some(p) => quote!(#p),
+        None => quote!(::mcp_server),
+    };
     let mut imp: ItemImpl = syn::parse2(item)?;
     if let Some((_, path, _)) = &imp.trait_ {
         return Err(syn::Error::new_spanned(
@@ -763,8 +783,12 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             push_err(&mut errors, missing_uri(f.sig.ident.to_token_stream()));
             continue;
         }
-        let analysed =
-            parse_options(kind, args).and_then(|o| analyze(kind, o, &f.attrs, &mut f.sig, true));
+        let analysed = parse_options(kind, args).and_then(|mut o| {
+            if o.krate.is_none() {
+                o.krate.clone_from(&krate);
+            }
+            analyze(kind, o, &f.attrs, &mut f.sig, true)
+        });
         match analysed {
             Ok(h) => {
                 let def = def_expr(&h, Some(&self_ty));
@@ -792,25 +816,25 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             /// The tools declared with `#[tool]` in the `#[router]` impl
             /// block, their handlers bound to this shared value.
             #[allow(dead_code)]
-            pub fn tool_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::ToolDef> {
+            pub fn tool_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<#k::ToolDef> {
                 ::std::vec![#(#tools),*]
             }
             /// The prompts declared with `#[prompt]` in the `#[router]`
             /// impl block, their handlers bound to this shared value.
             #[allow(dead_code)]
-            pub fn prompt_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::PromptDef> {
+            pub fn prompt_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<#k::PromptDef> {
                 ::std::vec![#(#prompts),*]
             }
             /// The static resources declared with `#[resource]` in the
             /// `#[router]` impl block, their handlers bound to this shared value.
             #[allow(dead_code)]
-            pub fn resource_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::ResourceDef> {
+            pub fn resource_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<#k::ResourceDef> {
                 ::std::vec![#(#resources),*]
             }
             /// The resource templates declared with `#[resource]` in the
             /// `#[router]` impl block, their handlers bound to this shared value.
             #[allow(dead_code)]
-            pub fn resource_template_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<::mcp_server::TemplateDef> {
+            pub fn resource_template_defs(self: &::std::sync::Arc<Self>) -> ::std::vec::Vec<#k::TemplateDef> {
                 ::std::vec![#(#templates),*]
             }
             /// Registers every tool, prompt, resource and resource template
@@ -818,8 +842,8 @@ pub(crate) fn router(attr: TokenStream, item: TokenStream) -> syn::Result<TokenS
             #[allow(dead_code)]
             pub fn register(
                 self: &::std::sync::Arc<Self>,
-                builder: ::mcp_server::ServerBuilder,
-            ) -> ::mcp_server::ServerBuilder {
+                builder: #k::ServerBuilder,
+            ) -> #k::ServerBuilder {
                 builder
                     .tools(self.tool_defs())
                     .prompts(self.prompt_defs())
@@ -997,6 +1021,11 @@ mod tests {
         assert!(e.contains("generic impl"), "{e}");
         let e = router_err(quote!(impl Tr for S { }));
         assert!(e.contains("inherent impl"), "{e}");
+        let e = match router(quote!(krate = "x"), quote!(impl S {})) {
+            Ok(t) => panic!("{t}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("unsupported #[router] argument"), "{e}");
     }
 
     #[test]
@@ -1154,5 +1183,30 @@ mod tests {
         .unwrap()
         .to_string();
         assert!(out.contains("x : Vec < < Srv as Tr > :: Item >"), "{out}");
+    }
+
+    #[test]
+    fn the_server_crate_path_can_be_overridden() {
+        let out = free_fn(
+            Kind::Tool,
+            quote!(crate = "my::mcp"),
+            quote!(
+                async fn a(x: i32) -> String {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(out.contains("my :: mcp :: tool (\"a\")"), "{out}");
+        assert!(out.contains("\"my::mcp::__private::serde\""), "{out}");
+        assert!(!out.contains("mcp_server"), "{out}");
+        let out = router(
+            quote!(crate = "my::mcp"),
+            quote!(impl S { #[tool] async fn a(&self) -> String { todo!() } }),
+        )
+        .unwrap()
+        .to_string();
+        assert!(!out.contains("mcp_server"), "{out}");
     }
 }

@@ -4,7 +4,11 @@
 //! `mcp_server::macros::{tool, prompt, resource, router}`. They are an optional layer:
 //! every macro expands to the public builder API (`mcp_server::tool(..)`,
 //! `.description(..)`, `.handler(..)`, `ServerBuilder::tools`, …), with no
-//! hidden runtime. The expansion names the server crate `::mcp_server`.
+//! hidden runtime. The expansion names the server crate `::mcp_server`;
+//! when it is reachable under another path (a renamed dependency, a facade
+//! crate re-exporting it), say so with `crate = "path"`:
+//! `#[tool(crate = "my_facade::mcp")]`, `#[router(crate = "my_facade::mcp")]`
+//! (a router passes it on to its methods).
 //!
 //! ```
 //! use mcp_server::macros::tool;
@@ -83,7 +87,8 @@ use proc_macro::TokenStream;
 ///
 /// - The tool's name is the function's, unless `#[tool(name = "...")]`.
 /// - Its description is the doc comment, unless `#[tool(description = "...")]`;
-///   `#[tool(title = "...")]` sets a display title.
+///   `#[tool(title = "...")]` sets a display title; `crate = "path"` names
+///   the server crate when it is not `::mcp_server`.
 /// - The parameters become the `inputSchema`: a hidden struct deriving
 ///   `serde::Deserialize` and `schemars::JsonSchema` with one field per
 ///   parameter; a parameter's doc comment is its description, and
