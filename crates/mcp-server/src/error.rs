@@ -16,6 +16,9 @@ use std::fmt;
 ///   answered yet: the server answers `input_required` (modern) or asks the
 ///   client itself (handshake era) and calls the handler again.
 ///
+/// A handler may also return `Result<_, E>` for any `E: Display` (e.g.
+/// `String`): see [`IntoHandlerError`].
+///
 /// Deliberately not `std::error::Error` itself, so the blanket conversion
 /// above stays coherent (the same trick as `anyhow::Error`); an
 /// `ErrorObject` passing through it is recognised and kept as
@@ -58,6 +61,57 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
 impl From<InputRequired> for HandlerError {
     fn from(i: InputRequired) -> Self {
         Self::NeedInput(i)
+    }
+}
+
+/// Conversion of the error half of a handler's `Result` into a
+/// [`HandlerError`].
+///
+/// Implemented for [`HandlerError`] and [`InputRequired`] (kept as they
+/// are) and for every `E: Display + 'static`: `String`, `&str`, any
+/// `std::error::Error`, `anyhow::Error`, `Box<dyn Error + Send + Sync>`, …
+/// Those become [`HandlerError::Failed`] with the displayed message (for a
+/// tool: a result with `isError: true` the model can read), except an
+/// [`ErrorObject`], which is answered as that JSON-RPC error.
+///
+/// ```
+/// use mcp_server::{tool, RequestContext};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Path { path: String }
+///
+/// // `Err(String)` becomes `{"isError": true, "content": [{"type": "text", "text": ...}]}`.
+/// let def = tool("read").handler(|p: Path, _cx: RequestContext| async move {
+///     if p.path.contains("..") {
+///         return Err(format!("{} leaves the root", p.path));
+///     }
+///     Ok(format!("contents of {}", p.path))
+/// });
+/// # let _ = def;
+/// ```
+pub trait IntoHandlerError {
+    /// Converts.
+    fn into_handler_error(self) -> HandlerError;
+}
+
+impl IntoHandlerError for HandlerError {
+    fn into_handler_error(self) -> HandlerError {
+        self
+    }
+}
+
+impl IntoHandlerError for InputRequired {
+    fn into_handler_error(self) -> HandlerError {
+        HandlerError::NeedInput(self)
+    }
+}
+
+impl<E: fmt::Display + 'static> IntoHandlerError for E {
+    fn into_handler_error(self) -> HandlerError {
+        match (&self as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+            Some(obj) => HandlerError::Protocol(obj.clone()),
+            None => HandlerError::Failed(self.to_string()),
+        }
     }
 }
 

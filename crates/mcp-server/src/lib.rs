@@ -21,7 +21,8 @@
 //!
 //! ## Cargo features
 //!
-//! All on by default; each one only adds code, never changes a trait bound.
+//! All on by default except `macros`; each one only adds code, never
+//! changes a trait bound.
 //!
 //! - `stdio`: newline-delimited JSON-RPC over stdin/stdout.
 //! - `http`: Streamable HTTP as a tower `Service` plus a ready `serve(addr)`.
@@ -40,6 +41,16 @@
 //!   job (TOOL-09). Turning it off takes the `jsonschema` engine and its
 //!   regex engines out of the binary (about 4.4 MB of a 7.8 MB text segment
 //!   and ~4.5 MB of idle RSS for a one-tool server).
+//! - `macros` (off by default): the `#[tool]`, `#[prompt]`, `#[resource]`
+//!   and `#[router]` attribute macros in `macros`, an optional layer over the builder.
+//!   Off by default because the builder is the primary API and the macros
+//!   add a proc-macro crate to the build.
+//!
+//! ## Application state
+//!
+//! Give shared state once with [`ServerBuilder::with_state`]; handlers take
+//! it as a [`State<T>`] parameter (`handler_with_state`) or read it with
+//! [`RequestContext::app_state`]. See [`State`].
 
 // Without a transport the dispatch core has no caller in this crate (a
 // backplane crate such as mcp-redis builds against the traits only).
@@ -59,23 +70,60 @@ mod server;
 mod session;
 pub mod shared_sessions;
 pub mod single_use;
+mod state;
 pub mod tasks;
 mod tool;
 pub mod transport;
 pub use mcp_protocol::uri_template;
 
 pub use context::{Principal, RequestContext};
-pub use error::{Error, ErrorKind, HandlerError, InputRequired};
+pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
 pub use limits::Limits;
 pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
     prompt,
 };
-pub use resource::{IntoReadResult, ResourceDef, ResourceHandler, ResourceRequest, TemplateDef};
+pub use resource::{
+    IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
+    TemplateBuilder, TemplateDef, resource, resource_template,
+};
 pub use server::{CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
+pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
 pub use tool::{BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, ToolHandler, tool};
+
+/// Attribute macros over the builder API (feature `macros`).
+///
+/// They live here rather than at the crate root because the root already
+/// has the [`tool()`] and [`prompt()`] builder functions; write
+/// `use mcp_server::macros::{tool, router};` (or the full path
+/// `#[mcp_server::macros::tool]`). Every macro expands to the public
+/// builder calls ([`tool()`], [`prompt()`], [`ToolBuilder::handler`],
+/// [`ServerBuilder::tools`], …); there is no hidden runtime. The expansion
+/// refers to this crate as `::mcp_server`, so depend on it under that name.
+///
+/// - [`macros::tool`]: on an `async fn`, generates `<fn>_tool() -> ToolDef`;
+///   on a method of a `#[router]` impl block, the method joins the block's
+///   `tool_defs`.
+/// - [`macros::prompt`]: the same for prompts (`<fn>_prompt() -> PromptDef`).
+/// - [`macros::resource`]: the same for resources and resource templates
+///   (`<fn>_resource() -> ResourceDef` or `TemplateDef`).
+/// - [`macros::router`]: on an `impl` block, collects its `#[tool]`,
+///   `#[prompt]` and `#[resource]` methods into `tool_defs`, `prompt_defs`,
+///   `resource_defs`, `resource_template_defs` and `register`, with `&self`
+///   shared by `Arc`.
+#[cfg(feature = "macros")]
+pub mod macros {
+    pub use mcp_macros::{prompt, resource, router, tool};
+}
+
+/// Implementation details of the macros; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}
 
 /// Re-export of the protocol crate.
 pub use mcp_protocol as protocol;

@@ -1,7 +1,8 @@
 //! Prompts (PROMPT-*) and argument completion (CMPL-*).
 
 use crate::context::RequestContext;
-use crate::error::HandlerError;
+use crate::error::{HandlerError, IntoHandlerError};
+use crate::state::{State, StateNeed};
 use crate::tool::BoxFuture;
 use mcp_protocol::types::{
     CompleteRequestParams, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
@@ -34,9 +35,9 @@ impl IntoPromptResult for Vec<PromptMessage> {
     }
 }
 
-impl<T: IntoPromptResult, E: Into<HandlerError>> IntoPromptResult for Result<T, E> {
+impl<T: IntoPromptResult, E: IntoHandlerError> IntoPromptResult for Result<T, E> {
     fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
-        self.map_err(Into::into)
+        self.map_err(IntoHandlerError::into_handler_error)
             .and_then(IntoPromptResult::into_prompt_result)
     }
 }
@@ -52,6 +53,30 @@ pub trait PromptHandler: Send + Sync + 'static {
 }
 
 struct FnPrompt<F>(F);
+
+struct FnPromptState<F, S>(F, std::marker::PhantomData<fn() -> S>);
+
+impl<S, F, Fut, R> PromptHandler for FnPromptState<F, S>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoPromptResult + 'static,
+{
+    fn get(
+        &self,
+        args: PromptArgs,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<GetPromptResult, HandlerError>> {
+        match crate::state::extract::<S>(&cx) {
+            Ok(state) => {
+                let fut = (self.0)(state, args, cx);
+                Box::pin(async move { fut.await.into_prompt_result() })
+            }
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}
 
 impl<F, Fut, R> PromptHandler for FnPrompt<F>
 where
@@ -74,6 +99,8 @@ where
 pub struct PromptDef {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Arc<dyn PromptHandler>,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 impl std::fmt::Debug for PromptDef {
@@ -145,6 +172,40 @@ impl PromptBuilder {
         PromptDef {
             prompt: self.prompt,
             handler: Arc::new(FnPrompt(f)),
+            state_needs: Vec::new(),
+        }
+    }
+    /// Finishes with a handler that also takes the server's application
+    /// state: `async fn(State<S>, PromptArgs, RequestContext) -> R` (see
+    /// [`crate::State`]).
+    ///
+    /// ```
+    /// use mcp_server::{prompt, PromptArgs, RequestContext, State};
+    /// use mcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
+    ///
+    /// #[derive(Clone)]
+    /// struct Style(&'static str);
+    ///
+    /// let def = prompt("review")
+    ///     .argument("code", "The code to review", true)
+    ///     .handler_with_state(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
+    ///         let code = a.get("code").cloned().unwrap_or_default();
+    ///         let text = format!("Review in a {} tone:\n{code}", style.0);
+    ///         vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
+    ///     });
+    /// # let _ = def;
+    /// ```
+    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> PromptDef
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        PromptDef {
+            prompt: self.prompt,
+            handler: Arc::new(FnPromptState(f, std::marker::PhantomData)),
+            state_needs: vec![StateNeed::of::<S>()],
         }
     }
 }
@@ -172,5 +233,28 @@ where
         cx: RequestContext,
     ) -> BoxFuture<Result<Completion, HandlerError>> {
         Box::pin((self.0)(params, cx))
+    }
+}
+
+pub(crate) struct FnCompletionState<F, S>(
+    pub(crate) F,
+    pub(crate) std::marker::PhantomData<fn() -> S>,
+);
+
+impl<S, F, Fut> CompletionHandler for FnCompletionState<F, S>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(State<S>, CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+{
+    fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Completion, HandlerError>> {
+        match crate::state::extract::<S>(&cx) {
+            Ok(state) => Box::pin((self.0)(state, params, cx)),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
     }
 }

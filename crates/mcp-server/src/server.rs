@@ -9,6 +9,7 @@ use crate::prompt::{CompletionHandler, FnCompletion, PromptDef};
 use crate::request_state::{KeyRing, StateSealer};
 use crate::resource::{ResourceDef, TemplateDef};
 use crate::single_use::SingleUseStore;
+use crate::state::{State, StateMap, StateNeed};
 use crate::tool::ToolDef;
 use arc_swap::ArcSwap;
 use mcp_protocol::ProtocolVersion;
@@ -201,6 +202,11 @@ fn check_meta(what: &str, meta: Option<&mcp_protocol::types::Meta>) -> Result<()
         .map_err(|(key, e)| Error::config(format!("{what}: _meta key {key:?}: {e}")))
 }
 
+/// A configuration error unless every state type in `needs` is in `map`.
+fn check_needs(needs: &[StateNeed], map: &StateMap, what: &str) -> Result<(), Error> {
+    needs.iter().try_for_each(|n| n.check(map, what))
+}
+
 fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
     let name = &def.tool.name;
     let schema = serde_json::Value::Object(def.tool.input_schema.clone());
@@ -296,6 +302,8 @@ pub(crate) struct Shared {
     pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
     /// Handshake-era session records shared with other replicas.
     pub(crate) shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
+    /// Application state given to [`ServerBuilder::with_state`].
+    pub(crate) app_state: StateMap,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -414,6 +422,11 @@ impl Server {
 
     /// Adds a tool at run time and notifies subscribers (TOOL-01, SUB-12).
     pub fn add_tool(&self, def: ToolDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("tool {:?}", def.tool.name),
+        )?;
         self.shared
             .update(|r| r.add_tool(def).map(|_| true), Change::ToolsListChanged)
             .map(|_| ())
@@ -428,6 +441,11 @@ impl Server {
 
     /// Adds a prompt at run time and notifies subscribers.
     pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("prompt {:?}", def.prompt.name),
+        )?;
         self.shared
             .update(
                 |r| r.add_prompt(def).map(|_| true),
@@ -445,6 +463,11 @@ impl Server {
 
     /// Adds a static resource at run time and notifies subscribers.
     pub fn add_resource(&self, def: ResourceDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("resource {:?}", def.resource.uri),
+        )?;
         self.shared
             .update(
                 |r| r.add_resource(def).map(|_| true),
@@ -533,6 +556,8 @@ pub struct ServerBuilder {
     handshake: bool,
     tasks: Option<crate::tasks::TaskConfig>,
     shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
+    app_state: StateMap,
+    completion_needs: Vec<StateNeed>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -566,6 +591,8 @@ impl ServerBuilder {
             handshake: true,
             tasks: None,
             shared_sessions: None,
+            app_state: StateMap::new(),
+            completion_needs: Vec::new(),
         }
     }
 
@@ -585,6 +612,67 @@ impl ServerBuilder {
         if let Err(e) = self.registry.add_tool(def) {
             self.errors.push(e);
         }
+        self
+    }
+    /// Registers several tools, e.g. those a `#[router]` impl block
+    /// collected (feature `macros`).
+    ///
+    /// ```
+    /// use mcp_server::{Server, tool, NoArgs, RequestContext};
+    ///
+    /// let defs = ["a", "b"].map(|n| tool(n).handler(|_: NoArgs, _cx: RequestContext| async { "ok" }));
+    /// assert!(Server::builder("s", "1").tools(defs).build().is_ok());
+    /// ```
+    pub fn tools(self, defs: impl IntoIterator<Item = ToolDef>) -> Self {
+        defs.into_iter().fold(self, Self::tool)
+    }
+    /// Registers several prompts (like [`Self::tools`]).
+    pub fn prompts(self, defs: impl IntoIterator<Item = PromptDef>) -> Self {
+        defs.into_iter().fold(self, Self::prompt)
+    }
+    /// Registers several static resources.
+    ///
+    /// ```
+    /// use mcp_server::{Server, resource, resource_template, ResourceRequest, RequestContext};
+    /// use mcp_server::protocol::types::ResourceContents;
+    ///
+    /// let read = |r: ResourceRequest, _cx: RequestContext| async move {
+    ///     ResourceContents::text(r.uri, None, "x")
+    /// };
+    /// let server = Server::builder("s", "1")
+    ///     .resources([resource("mem://a", "a").handler(read), resource("mem://b", "b").handler(read)])
+    ///     .resource_templates([resource_template("mem://c/{n}", "c").handler(read)])
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn resources(self, defs: impl IntoIterator<Item = ResourceDef>) -> Self {
+        defs.into_iter().fold(self, Self::resource)
+    }
+    /// Registers several resource templates (see [`Self::resources`]).
+    pub fn resource_templates(self, defs: impl IntoIterator<Item = TemplateDef>) -> Self {
+        defs.into_iter().fold(self, Self::resource_template)
+    }
+    /// Gives handlers shared application state of type `T`, which they take
+    /// as a [`State<T>`] parameter (`handler_with_state`) or read with
+    /// [`RequestContext::app_state`]. One value per type (a second call with
+    /// the same type replaces the first); `T` is cloned for each call, so
+    /// share heavy state behind an `Arc`. See [`crate::State`].
+    ///
+    /// ```
+    /// use mcp_server::{Server, State, tool, NoArgs, RequestContext};
+    /// use std::sync::Arc;
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .with_state(Arc::new(String::from("v1.2")))
+    ///     .tool(tool("version").handler_with_state(
+    ///         |State(v): State<Arc<String>>, _: NoArgs, _cx: RequestContext| async move { v.to_string() },
+    ///     ))
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn with_state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.app_state
+            .insert(std::any::TypeId::of::<T>(), Arc::new(value));
         self
     }
     /// Registers a prompt.
@@ -615,6 +703,40 @@ impl ServerBuilder {
         Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
     {
         self.completion = Some(Arc::new(FnCompletion(f)));
+        self.completion_needs.clear();
+        self
+    }
+    /// Sets the `completion/complete` handler, which also takes the
+    /// application state of type `S` (see [`crate::State`]).
+    ///
+    /// ```
+    /// use mcp_server::{HandlerError, RequestContext, Server, State};
+    /// use mcp_server::protocol::types::{CompleteRequestParams, Completion};
+    /// use std::sync::Arc;
+    ///
+    /// let languages: Arc<Vec<String>> = Arc::new(vec!["rust".into(), "ruby".into()]);
+    /// let server = Server::builder("s", "1")
+    ///     .with_state(languages)
+    ///     .completion_with_state(
+    ///         |State(langs): State<Arc<Vec<String>>>, p: CompleteRequestParams, _cx: RequestContext| async move {
+    ///             let values = langs.iter().filter(|l| l.starts_with(&p.argument.value)).cloned().collect();
+    ///             Ok::<_, HandlerError>(Completion { values, ..Completion::default() })
+    ///         },
+    ///     )
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn completion_with_state<S, F, Fut>(mut self, f: F) -> Self
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(State<S>, CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+    {
+        self.completion = Some(Arc::new(crate::prompt::FnCompletionState(
+            f,
+            std::marker::PhantomData,
+        )));
+        self.completion_needs = vec![StateNeed::of::<S>()];
         self
     }
     /// Declares the `logging` capability so handlers may emit log
@@ -729,11 +851,40 @@ impl ServerBuilder {
         self
     }
 
+    /// Every `State<T>` a registered handler takes must have been given.
+    fn check_state_needs(&self) -> Result<(), Error> {
+        let map = &self.app_state;
+        let r = &self.registry;
+        for t in &r.tools {
+            check_needs(
+                &t.def.state_needs,
+                map,
+                &format!("tool {:?}", t.def.tool.name),
+            )?;
+        }
+        for p in &r.prompts {
+            check_needs(&p.state_needs, map, &format!("prompt {:?}", p.prompt.name))?;
+        }
+        for d in &r.resources {
+            check_needs(
+                &d.state_needs,
+                map,
+                &format!("resource {:?}", d.resource.uri),
+            )?;
+        }
+        for d in &r.templates {
+            let what = format!("resource template {:?}", d.template.uri_template);
+            check_needs(&d.state_needs, map, &what)?;
+        }
+        check_needs(&self.completion_needs, map, "the completion handler")
+    }
+
     /// Builds the server, reporting the first registration problem.
     pub fn build(mut self) -> Result<Server, Error> {
         if let Some(e) = self.errors.drain(..).next() {
             return Err(e);
         }
+        self.check_state_needs()?;
         let keys = match self.keys {
             Some(k) => k,
             None => KeyRing::random()
@@ -779,6 +930,7 @@ impl ServerBuilder {
             shared: Arc::new(Shared {
                 tasks,
                 shared_sessions: self.shared_sessions,
+                app_state: self.app_state,
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

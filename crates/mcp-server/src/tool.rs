@@ -24,7 +24,8 @@
 //! and failures reach the model as an `isError` result (TOOL-06).
 
 use crate::context::RequestContext;
-use crate::error::HandlerError;
+use crate::error::{HandlerError, IntoHandlerError};
+use crate::state::{State, StateNeed};
 use crate::tasks::{TaskCreation, TaskSupport};
 use mcp_protocol::types::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -51,6 +52,14 @@ pub trait ToolHandler: Send + Sync + 'static {
 }
 
 /// Conversion of a handler's return value into a tool result.
+///
+/// Implemented for text (`String`, `&'static str`), content blocks,
+/// [`CallToolResult`], [`Json<T>`] (structured output) and `Result<T, E>`
+/// of any of those with `E` a [`HandlerError`], an
+/// [`InputRequired`](crate::InputRequired) or anything `Display` (see
+/// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
+/// JSON-RPC error object becomes a result with `isError: true` carrying
+/// the message, which the model reads (TOOL-06).
 pub trait IntoToolResult {
     /// Converts.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
@@ -99,11 +108,11 @@ impl<T: Serialize> IntoToolResult for Json<T> {
     }
 }
 
-impl<T: IntoToolResult, E: Into<HandlerError>> IntoToolResult for Result<T, E> {
+impl<T: IntoToolResult, E: IntoHandlerError> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
         match self {
             Ok(t) => t.into_tool_result(),
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e.into_handler_error()),
         }
     }
 }
@@ -130,6 +139,8 @@ pub struct ToolDef {
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) task_support: TaskSupport,
     pub(crate) task_creation: TaskCreation,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -246,6 +257,56 @@ impl ToolBuilder {
             }),
             task_support: self.task_support,
             task_creation: self.task_creation,
+            state_needs: Vec::new(),
+        }
+    }
+
+    /// Finishes with a typed handler that also takes the server's
+    /// application state: `async fn(State<S>, P, RequestContext) -> R`
+    /// (see [`crate::State`]). `S` must have been given to
+    /// [`crate::ServerBuilder::with_state`]; otherwise registering the tool
+    /// is a configuration error.
+    ///
+    /// ```
+    /// use mcp_server::{Server, State, tool, RequestContext};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Key { key: String }
+    ///
+    /// type Store = Arc<std::collections::HashMap<String, String>>;
+    ///
+    /// let get = tool("get").description("Looks a key up").handler_with_state(
+    ///     |State(store): State<Store>, k: Key, _cx: RequestContext| async move {
+    ///         store.get(&k.key).cloned().ok_or(format!("no key {:?}", k.key))
+    ///     },
+    /// );
+    /// let server = Server::builder("kv", "1.0.0")
+    ///     .with_state(Store::default())
+    ///     .tool(get)
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn handler_with_state<S, P, F, Fut, R>(mut self, f: F) -> ToolDef
+    where
+        S: Clone + Send + Sync + 'static,
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        if !self.explicit_schema {
+            self.tool.input_schema = schema_object::<P>();
+        }
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(TypedState {
+                f,
+                _p: std::marker::PhantomData,
+            }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: vec![StateNeed::of::<S>()],
         }
     }
 
@@ -261,6 +322,7 @@ impl ToolBuilder {
             handler: Arc::new(Raw { f }),
             task_support: self.task_support,
             task_creation: self.task_creation,
+            state_needs: Vec::new(),
         }
     }
 }
@@ -298,6 +360,38 @@ where
         match P::deserialize(arguments) {
             Ok(p) => {
                 let fut = (self.f)(p, cx);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }
+            Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
+        }
+    }
+}
+
+struct TypedState<F, S, P> {
+    f: F,
+    _p: std::marker::PhantomData<fn() -> (S, P)>,
+}
+
+impl<S, P, F, Fut, R> ToolHandler for TypedState<F, S, P>
+where
+    S: Clone + Send + Sync + 'static,
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let state = match crate::state::extract::<S>(&cx) {
+            Ok(s) => s,
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
+        match P::deserialize(arguments) {
+            Ok(p) => {
+                let fut = (self.f)(state, p, cx);
                 Box::pin(async move { fut.await.into_tool_result() })
             }
             Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
