@@ -56,8 +56,12 @@ use tokio_util::sync::CancellationToken;
 pub struct HttpConfig {
     /// Origin/Host policy; loopback only by default (SEC-01, SEC-04).
     pub origin: OriginPolicy,
-    /// Serve only this path (others get 404); `None` serves any path, for
-    /// mounting under a router.
+    /// Serve only this path (others get 404); `None` serves any path.
+    ///
+    /// The root `/` is served as well: a router that strips its mount
+    /// prefix before calling a nested service (axum's
+    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
+    /// the default config works both standalone at `/mcp` and nested.
     pub path: Option<String>,
     /// Never answer with SSE except for `subscriptions/listen`; progress and
     /// log notifications are then dropped (HTTP-17).
@@ -529,6 +533,13 @@ fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
         .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
 }
 
+/// Whether the endpoint configured at `configured` answers `path`: that
+/// path, or the root a prefix-stripping router (axum's `nest_service`)
+/// leaves after removing the mount point.
+fn serves_path(configured: &str, path: &str) -> bool {
+    path == configured || path.is_empty() || path == "/"
+}
+
 async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
 where
     B: http_body::Body + Send + 'static,
@@ -537,7 +548,7 @@ where
 {
     let (parts, body) = req.into_parts();
     if let Some(p) = &inner.config.path {
-        if parts.uri.path() != p {
+        if !serves_path(p, parts.uri.path()) {
             return rejection(StatusCode::NOT_FOUND, -32601, "Not Found");
         }
     }
