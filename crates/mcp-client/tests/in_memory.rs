@@ -206,3 +206,25 @@ async fn declining_an_elicitation_in_memory() {
     assert_eq!(text(&r.content), "Hello, stranger!");
     client.close().await;
 }
+
+#[tokio::test]
+async fn closing_the_client_ends_the_server() {
+    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    let (sr, sw) = tokio::io::split(server_end);
+    let serving = tokio::spawn(server(Arc::new(AtomicUsize::new(0))).serve_io(sr, sw));
+    let (cr, cw) = tokio::io::split(client_end);
+    let client = ClientBuilder::new("t", "1")
+        .era(EraPreference::Handshake)
+        .connect_io(cr, cw)
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    assert!(client.list_tools().await.is_ok());
+    client.close().await;
+    // The client shut its write half down: the server saw end of input.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), serving).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "the server did not stop: {ended:?}"
+    );
+    assert!(client.list_tools().await.is_err());
+}

@@ -108,6 +108,10 @@ async fn nests_in_an_axum_router_with_the_default_config() {
         .await
         .expect("infallible");
     assert_eq!(resp.status(), 404);
+    let bytes = resp.into_body().collect().await.expect("body").to_bytes();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+    assert_eq!(v["error"]["code"], -32601);
+    assert_eq!(v["error"]["message"], "Not Found: the MCP endpoint is /mcp");
     // The other routes are untouched.
     let health = app
         .oneshot(

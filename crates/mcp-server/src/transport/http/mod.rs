@@ -549,7 +549,16 @@ where
     let (parts, body) = req.into_parts();
     if let Some(p) = &inner.config.path {
         if !serves_path(p, parts.uri.path()) {
-            return rejection(StatusCode::NOT_FOUND, -32601, "Not Found");
+            tracing::debug!(
+                path = parts.uri.path(),
+                endpoint = %p,
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+            );
+            return rejection(
+                StatusCode::NOT_FOUND,
+                -32601,
+                &format!("Not Found: the MCP endpoint is {p}"),
+            );
         }
     }
     // LADDER-01: Origin / Host.
@@ -1271,6 +1280,17 @@ mod tests {
         }
         let a = accepts(&h);
         (a.json, a.sse)
+    }
+
+    #[test]
+    fn the_endpoint_path_or_a_nested_root_is_served() {
+        assert!(serves_path("/mcp", "/mcp"));
+        // axum's nest_service("/mcp", ..) strips the prefix.
+        assert!(serves_path("/mcp", "/"));
+        assert!(serves_path("/mcp", ""));
+        assert!(!serves_path("/mcp", "/other"));
+        assert!(!serves_path("/mcp", "/mcp/"));
+        assert!(!serves_path("/mcp", "/mcp/x"));
     }
 
     #[test]
