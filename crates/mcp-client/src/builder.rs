@@ -383,6 +383,51 @@ impl ClientBuilder {
         Client::from_transport(Arc::new(t), config).start().await
     }
 
+    /// Speaks newline-delimited JSON-RPC (the stdio wire) over `reader` and
+    /// `writer` and negotiates, like [`Self::connect_command`] without a
+    /// child process. The usual pairing is a server in the same process:
+    /// `mcp_server::Server::serve_io` on the other end of a
+    /// [`tokio::io::duplex`], so tests need neither processes nor sockets.
+    /// Both eras work: the era preference ([`Self::era`]) decides, as over
+    /// stdio. [`Client::close`] shuts `writer` down, which ends the server's
+    /// input.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> mcp_client::Result<()> {
+    /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    /// // On the server side: `server.serve_io(read_half, write_half)`.
+    /// # let _ = server_end;
+    /// let (read, write) = tokio::io::split(client_end);
+    /// let client = mcp_client::ClientBuilder::new("tests", "1.0.0")
+    ///     .connect_io(read, write)
+    ///     .await?;
+    /// # let _ = client; Ok(()) }
+    /// ```
+    #[cfg(feature = "stdio")]
+    pub async fn connect_io<R, W>(self, reader: R, writer: W) -> Result<Client>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+        W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        // Each pair is its own server: a distinct identity keeps cache
+        // entries of one in-memory server from answering for another.
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let (config, _, _, _) = self.config();
+        let t = crate::transport::stdio::StdioTransport::from_io(
+            reader,
+            writer,
+            format!("io:{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+            crate::transport::stdio::StdioLimits {
+                max_line: config.limits.max_line_bytes,
+                grace: config.limits.shutdown_grace,
+                write_queue: config.limits.stdio_write_queue,
+                queue: config.limits.message_queue,
+            },
+        );
+        Client::from_transport(Arc::new(t), config).start().await
+    }
+
     /// Connects to a Streamable HTTP endpoint and negotiates; falls back to
     /// the 2024-11-05 HTTP+SSE transport when the handshake POST is refused
     /// with 400/404/405 (ERA-10).

@@ -954,7 +954,10 @@ impl Inner {
                 s.version = version;
             });
             let mut opts = RequestOptions::default().bypass_cache();
-            if self.transport.kind() == TransportKind::Stdio {
+            if matches!(
+                self.transport.kind(),
+                TransportKind::Stdio | TransportKind::Io
+            ) {
                 opts = opts.timeout(self.config.limits.probe_timeout); // ERA-06
             }
             let id = self.next_id();

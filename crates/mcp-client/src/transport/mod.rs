@@ -33,6 +33,10 @@ pub enum TransportKind {
     HttpSse,
     /// An in-process transport (tests).
     Memory,
+    /// Newline-delimited JSON-RPC over a caller-supplied reader/writer pair
+    /// ([`crate::ClientBuilder::connect_io`]): an in-memory duplex to a
+    /// server in the same process, a socket, a pipe.
+    Io,
 }
 
 /// One outgoing message.

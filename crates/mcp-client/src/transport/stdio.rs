@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
@@ -104,6 +104,8 @@ pub(crate) struct StdioTransport {
     unsolicited: Mutex<Option<mpsc::Receiver<Inbound>>>,
     child: tokio::sync::Mutex<Option<Child>>,
     pgid: Option<i32>,
+    /// Over a caller's reader/writer pair rather than a child process.
+    io: bool,
     identity: String,
     grace: Duration,
 }
@@ -111,12 +113,7 @@ pub(crate) struct StdioTransport {
 impl StdioTransport {
     /// Spawns the child and the reader/writer tasks.
     pub(crate) fn spawn(cmd: &StdioCommand, limits: StdioLimits) -> Result<Self> {
-        let StdioLimits {
-            max_line,
-            grace,
-            write_queue,
-            queue,
-        } = limits;
+        let max_line = limits.max_line;
         let mut c = Command::new(&cmd.program);
         c.args(&cmd.args)
             .envs(cmd.env.iter().map(|(k, v)| (k, v)))
@@ -149,21 +146,77 @@ impl StdioTransport {
             let cb = cb.clone();
             tokio::spawn(capture_stderr(err, max_line, cb));
         }
+        let identity = std::iter::once(&cmd.program)
+            .chain(cmd.args.iter())
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut t = Self::over(
+            stdout,
+            stdin,
+            format!("stdio:{identity}"),
+            limits,
+            "the server process closed stdout",
+        );
+        t.child = tokio::sync::Mutex::new(Some(child));
+        t.pgid = pgid;
+        Ok(t)
+    }
+
+    /// The transport over any reader/writer pair (an in-memory duplex, a
+    /// socket): no child process; closing it closes `writer`, which ends the
+    /// server's input.
+    pub(crate) fn from_io<R, W>(reader: R, writer: W, identity: String, limits: StdioLimits) -> Self
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let mut t = Self::over(
+            reader,
+            writer,
+            identity,
+            limits,
+            "the server closed its output",
+        );
+        t.io = true;
+        t
+    }
+
+    /// Starts the reader and writer tasks over `reader`/`writer`.
+    fn over<R, W>(
+        reader: R,
+        writer: W,
+        identity: String,
+        limits: StdioLimits,
+        eof: &'static str,
+    ) -> Self
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let StdioLimits {
+            max_line,
+            grace,
+            write_queue,
+            queue,
+        } = limits;
         let (router, unsolicited) = Router::new(queue);
         let (wtx, mut wrx) = mpsc::channel::<Vec<u8>>(write_queue.max(1));
         tokio::spawn(async move {
-            let mut stdin = stdin;
+            let mut stdin = writer;
             while let Some(mut line) = wrx.recv().await {
                 line.push(b'\n');
                 if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
                     break;
                 }
             }
-            // Dropping stdin closes it: the server's signal to exit (STDIO-08).
+            // Shutting down / dropping the writer closes it: the server's
+            // signal to exit (STDIO-08).
+            let _ = stdin.shutdown().await;
         });
         let r = router.clone();
         tokio::spawn(async move {
-            match read_lines(stdout, max_line, &r).await {
+            match read_lines(reader, max_line, &r).await {
                 Stop::TooLong => {
                     r.fail_pending(Error::too_large(
                         max_line,
@@ -173,25 +226,19 @@ impl StdioTransport {
                         "the connection was closed after the server sent a line longer than {max_line} bytes"
                     )));
                 }
-                Stop::End(why) => r.close(Error::transport(format!(
-                    "the server process closed stdout: {why}"
-                ))),
+                Stop::End(why) => r.close(Error::transport(format!("{eof}: {why}"))),
             }
         });
-        let identity = std::iter::once(&cmd.program)
-            .chain(cmd.args.iter())
-            .map(|s| s.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ");
-        Ok(Self {
+        Self {
             router,
             writer: Mutex::new(Some(wtx)),
             unsolicited: Mutex::new(Some(unsolicited)),
-            child: tokio::sync::Mutex::new(Some(child)),
-            pgid,
-            identity: format!("stdio:{identity}"),
+            child: tokio::sync::Mutex::new(None),
+            pgid: None,
+            io: false,
+            identity,
             grace,
-        })
+        }
     }
 
     fn writer(&self) -> Option<mpsc::Sender<Vec<u8>>> {
@@ -373,7 +420,11 @@ impl Transport for StdioTransport {
     }
 
     fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
+        if self.io {
+            TransportKind::Io
+        } else {
+            TransportKind::Stdio
+        }
     }
 
     fn identity(&self) -> String {
@@ -390,6 +441,9 @@ impl Transport for StdioTransport {
             self.writer.lock().unwrap_or_else(|p| p.into_inner()).take();
             let mut guard = self.child.lock().await;
             let Some(child) = guard.as_mut() else {
+                // No child (a reader/writer pair, or already reaped): the
+                // closed writer was the whole shutdown.
+                self.router.close(Error::closed());
                 return;
             };
             if tokio::time::timeout(grace, child.wait()).await.is_err() {

@@ -82,6 +82,31 @@ impl Server {
     {
         serve(self.shared, reader, writer).await
     }
+
+    /// Serves this server over a fresh in-memory duplex, on a task of its
+    /// own, and returns the other end: a client speaking newline-delimited
+    /// JSON-RPC on it talks to this server as if it were a stdio child,
+    /// without a process or a socket. With `mcp-client`:
+    /// `ClientBuilder::new(..).connect_io(read, write)`. Both eras work,
+    /// decided by the client's first request. The server stops when the
+    /// client shuts the write half down (or drops both halves).
+    ///
+    /// Must be called within a Tokio runtime.
+    pub fn serve_in_memory(
+        self,
+    ) -> (
+        tokio::io::ReadHalf<tokio::io::DuplexStream>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) {
+        let (client, server) = tokio::io::duplex(IN_MEMORY_BUFFER);
+        let (read, write) = tokio::io::split(server);
+        tokio::spawn(async move {
+            if let Err(e) = self.serve_io(read, write).await {
+                tracing::debug!(error = %e, "the in-memory connection ended with an error");
+            }
+        });
+        tokio::io::split(client)
+    }
 }
 
 /// Moves the real stdout to a new descriptor for protocol output and points
@@ -152,6 +177,9 @@ fn stdio_handles(
 ) {
     (tokio::io::stdin(), out)
 }
+
+/// Bytes buffered in each direction of [`Server::serve_in_memory`]'s duplex.
+const IN_MEMORY_BUFFER: usize = 256 * 1024;
 
 /// Per-connection state.
 struct Conn {

@@ -74,8 +74,12 @@ use tokio_util::sync::CancellationToken;
 pub struct HttpConfig {
     /// Origin/Host policy; loopback only by default (SEC-01, SEC-04).
     pub origin: OriginPolicy,
-    /// Serve only this path (others get 404); `None` serves any path, for
-    /// mounting under a router.
+    /// Serve only this path (others get 404); `None` serves any path.
+    ///
+    /// The root `/` is served as well: a router that strips its mount
+    /// prefix before calling a nested service (axum's
+    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
+    /// the default config works both standalone at `/mcp` and nested.
     pub path: Option<String>,
     /// Never answer with SSE except for `subscriptions/listen`; progress and
     /// log notifications are then dropped (HTTP-17).
@@ -246,6 +250,13 @@ pub(crate) fn sse_response(
     r
 }
 
+/// Whether the endpoint configured at `configured` answers `path`: that
+/// path, or the root a prefix-stripping router (axum's `nest_service`)
+/// leaves after removing the mount point.
+fn serves_path(configured: &str, path: &str) -> bool {
+    path == configured || path.is_empty() || path == "/"
+}
+
 async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
 where
     B: http_body::Body + Send + 'static,
@@ -254,8 +265,14 @@ where
 {
     let (parts, body) = req.into_parts();
     if let Some(p) = &inner.config.path {
-        if parts.uri.path() != p {
-            return Rejection::NotFound.into_response();
+        if !serves_path(p, parts.uri.path()) {
+            tracing::debug!(
+                path = parts.uri.path(),
+                endpoint = %p,
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+            );
+            return Rejection::NotFound
+                .into_response_saying(&format!("Not Found: the MCP endpoint is {p}"));
         }
     }
     // LADDER-01: Origin / Host.
@@ -391,6 +408,17 @@ mod tests {
         }
         let a = accepts(&h);
         (a.json, a.sse)
+    }
+
+    #[test]
+    fn the_endpoint_path_or_a_nested_root_is_served() {
+        assert!(serves_path("/mcp", "/mcp"));
+        // axum's nest_service("/mcp", ..) strips the prefix.
+        assert!(serves_path("/mcp", "/"));
+        assert!(serves_path("/mcp", ""));
+        assert!(!serves_path("/mcp", "/other"));
+        assert!(!serves_path("/mcp", "/mcp/"));
+        assert!(!serves_path("/mcp", "/mcp/x"));
     }
 
     #[test]

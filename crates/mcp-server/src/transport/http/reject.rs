@@ -135,7 +135,12 @@ impl Rejection {
     /// The response: the status, an id-less JSON-RPC error body, and `Allow`
     /// for 405.
     pub(crate) fn into_response(self) -> Response<McpBody> {
-        let e = ErrorObject::new(self.code(), self.message());
+        self.into_response_saying(self.message())
+    }
+
+    /// Like [`Self::into_response`], with a more specific message.
+    pub(crate) fn into_response_saying(self, message: &str) -> Response<McpBody> {
+        let e = ErrorObject::new(self.code(), message);
         let mut r = json_response(
             self.status(),
             Bytes::from(to_vec(&OutgoingError::new(None, &e))),
