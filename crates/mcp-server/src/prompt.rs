@@ -2,8 +2,8 @@
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
+use crate::future::BoxFuture;
 use crate::state::{State, StateNeed};
-use crate::tool::BoxFuture;
 use mcp_protocol::types::{
     CompleteRequestParams, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
 };

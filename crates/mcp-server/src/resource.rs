@@ -31,8 +31,8 @@
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
+use crate::future::BoxFuture;
 use crate::state::{State, StateNeed};
-use crate::tool::BoxFuture;
 use crate::uri_template::UriTemplate;
 use mcp_protocol::types::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,

@@ -46,7 +46,7 @@ pub(crate) struct Registry {
     pub(crate) prompts: Vec<PromptDef>,
     pub(crate) prompt_index: HashMap<String, usize>,
     /// `tools/list` entries serialized once per sieve level (see
-    /// [`crate::dispatch::Sieve`]); reset whenever the registry is replaced.
+    /// [`crate::sieve::Sieve`]); reset whenever the registry is replaced.
     serialized: [std::sync::OnceLock<Vec<Box<serde_json::value::RawValue>>>; 3],
 }
 
@@ -69,7 +69,7 @@ impl Registry {
     /// The tool definitions serialized for `level`, computed once.
     pub(crate) fn serialized_tools(
         &self,
-        level: crate::dispatch::Sieve,
+        level: crate::sieve::Sieve,
     ) -> &[Box<serde_json::value::RawValue>] {
         self.serialized[level.index()].get_or_init(|| {
             self.tools

@@ -140,7 +140,7 @@ impl Shared {
             },
         };
         let mut info = self.info.clone();
-        if crate::dispatch::Sieve::for_version(version) != crate::dispatch::Sieve::Full {
+        if crate::sieve::Sieve::for_version(version) != crate::sieve::Sieve::Full {
             info.icons = None;
             info.website_url = None;
             info.description = None;

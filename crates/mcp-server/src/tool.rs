@@ -33,11 +33,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
-/// A boxed, sendable future.
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+pub use crate::future::BoxFuture;
 
 /// The type-erased tool handler the server calls.
 pub trait ToolHandler: Send + Sync + 'static {

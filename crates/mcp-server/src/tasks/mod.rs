@@ -25,10 +25,11 @@ pub use store::{
 };
 
 use crate::context::{ContextParts, RequestContext};
-use crate::dispatch::{Reply, sieve_call_result};
+use crate::dispatch::Reply;
 use crate::error::HandlerError;
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Shared};
+use crate::sieve::sieve_call_result;
 use futures_util::FutureExt;
 use mcp_protocol::ErrorObject;
 use mcp_protocol::jsonrpc::RequestId;
