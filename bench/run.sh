@@ -6,7 +6,13 @@
 #   bash bench/run.sh            full run: 3 interleaved rounds of 10 s (~15 min)
 #   bash bench/run.sh --quick    smoke test: 1 round of 3 s
 #   bash bench/run.sh --update   full run, then rewrite the table in RESULTS.md
+#   bash bench/run.sh --only nginx   only the through-nginx scale-out scenario
+#   bash bench/run.sh --no-nginx     skip it
 #   any other bench-run option passes through (--only, --peers, --rounds, …)
+#
+# After bench-run, the through-nginx scenario (bench/nginx.sh: echo direct,
+# and via nginx to 1 and 3 replicas, with and without the Redis backplane)
+# runs too, unless --no-nginx or an --only list without `nginx`.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
@@ -31,9 +37,26 @@ echo "building everything-server (root workspace)…" >&2
 echo "building the bench workspace…" >&2
 (cd "$here" && cargo build --release --quiet)
 
-args=()
-for a in "$@"; do
-  if [ "$a" = "--update" ]; then args+=(--update "$here/RESULTS.md"); else args+=("$a"); fi
+args=() nginx=1 quick=0 bench=1
+while (($#)); do
+  case "$1" in
+    --update) args+=(--update "$here/RESULTS.md") ;;
+    --no-nginx) nginx=0 ;;
+    --quick) quick=1; args+=(--quick) ;;
+    --only)
+      list=",${2:-},"
+      [[ "$list" == *",nginx,"* ]] || nginx=0
+      list="${list//,nginx,/,}"; list="${list#,}"; list="${list%,}"
+      if [ -n "$list" ]; then args+=(--only "$list"); else bench=0; fi
+      shift ;;
+    *) args+=("$1") ;;
+  esac
+  shift
 done
 cd "$here"
-exec "$here/target/release/bench-run" "${args[@]}"
+if ((bench)); then
+  "$here/target/release/bench-run" "${args[@]}"
+fi
+if ((nginx)); then
+  if ((quick)); then bash "$here/nginx.sh" --quick; else bash "$here/nginx.sh"; fi
+fi
