@@ -355,12 +355,35 @@ impl RequestContext {
     }
 
     /// Elicitation: asks the user (form or URL mode) via the client.
+    ///
+    /// Use with `?`. On the 2026-07-28 wire an unanswered request ends this
+    /// run of the handler (an `input_required` result); once the client has
+    /// the answer the handler runs **again from the top** with it, so code
+    /// before this call runs twice and should have no side effects it cannot
+    /// repeat. In the handshake era the server asks over the session and
+    /// also re-runs the handler with the answer, so one handler serves both.
     pub fn elicit(
         &self,
         key: &str,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, HandlerError> {
         self.ask(key, InputRequest::Elicitation(params))
+    }
+
+    /// Typed form elicitation: the requested schema is derived from `T`
+    /// (a struct of string, number, boolean and enum fields; doc comments
+    /// become field descriptions), and an accepted answer is read back
+    /// into `T`. See [`Self::elicit`] for how the handler re-runs, and
+    /// [`crate::Elicited`] for the outcomes. A `T` that is not a flat form
+    /// is an error naming the field.
+    pub fn elicit_form<T: schemars::JsonSchema + DeserializeOwned>(
+        &self,
+        key: &str,
+        message: &str,
+    ) -> Result<crate::Elicited<T>, HandlerError> {
+        let params = crate::elicit::form_params::<T>(message)?;
+        let answer = self.elicit(key, params)?;
+        crate::elicit::read_answer(answer)
     }
 
     /// Sampling: asks the client's model for a completion.

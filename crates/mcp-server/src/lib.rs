@@ -59,6 +59,7 @@
 mod admit;
 mod context;
 mod dispatch;
+mod elicit;
 mod error;
 mod future;
 mod limits;
@@ -79,6 +80,7 @@ pub mod transport;
 pub use mcp_protocol::uri_template;
 
 pub use context::{Principal, RequestContext};
+pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
 pub use limits::Limits;
 pub use prompt::{
@@ -129,3 +131,23 @@ pub mod __private {
 
 /// Re-export of the protocol crate.
 pub use mcp_protocol as protocol;
+
+/// The `schemars` this crate derives tool schemas with, so a server's
+/// `#[derive(JsonSchema)]` types match its version. Depend on `schemars` 1.x
+/// directly for the derive macro, or point it here with
+/// `#[schemars(crate = "mcp_server::schemars")]`.
+pub use schemars;
+
+/// What most servers import: `use mcp_server::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Elicited, HandlerError, IntoToolResult, Json, NoArgs, RequestContext, Server,
+        ServerBuilder, State, prompt, resource, resource_template, tool,
+    };
+    pub use mcp_protocol::types::{
+        CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult,
+    };
+    pub use schemars::JsonSchema;
+}
+
+pub mod testing;
