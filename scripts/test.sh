@@ -33,6 +33,10 @@ cargo clippy -p mcp-server --all-targets --no-default-features --features http,s
 
 echo "== mcp-client feature combinations (no JSON Schema output validation)"
 cargo clippy -p mcp-client --all-targets --no-default-features --features stdio,http -- -D warnings
+# Each transport alone, and none (the library; the tests need both).
+for f in stdio http rustls output-validation ""; do
+  cargo clippy -p mcp-client --no-default-features ${f:+--features "$f"} -- -D warnings
+done
 
 echo "== rust-version declarations (each at least what its dependencies declare)"
 python3 scripts/check-rust-version.py
