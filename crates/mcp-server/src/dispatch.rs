@@ -21,8 +21,9 @@ use mcp_protocol::method::ClientRequest;
 use mcp_protocol::types::{
     CacheHint, CacheableResult, CallToolRequestParams, CallToolResult, CompleteRequestParams,
     CompleteResult, ContentBlock, DiscoverResult, EmptyResult, GetPromptRequestParams,
-    InputRequiredResult, InputResponses, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, McpResult, PaginatedRequestParams, ReadResourceRequestParams, ResultType,
+    InitializeRequestParams, InitializeResult, InputRequiredResult, InputResponses,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, McpResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ResultType,
 };
 use mcp_protocol::{ErrorObject, ProtocolVersion};
 use serde::Serialize;
@@ -145,6 +146,46 @@ impl Shared {
             }
             other => Err(ErrorObject::method_not_found(other.method())),
         }))
+    }
+
+    /// Answers `initialize` (LEGACY-02): echo the requested version when
+    /// served, else offer the newest handshake revision we serve.
+    pub(crate) fn initialize(
+        &self,
+        params: &InitializeRequestParams,
+    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+        let requested = ProtocolVersion::parse(&params.protocol_version);
+        let version = match requested {
+            Some(v) if self.handshake_versions.contains(&v) => v,
+            _ => match self.handshake_versions.first() {
+                Some(v) => *v,
+                None => {
+                    return Err(ErrorObject::unsupported_version(
+                        &params.protocol_version,
+                        self.modern_versions.iter().map(|v| v.as_str()),
+                    ));
+                }
+            },
+        };
+        let mut info = self.info.clone();
+        if crate::sieve::Sieve::for_version(version) != crate::sieve::Sieve::Full {
+            info.icons = None;
+            info.website_url = None;
+            info.description = None;
+        }
+        if version == ProtocolVersion::V2025_03_26 {
+            info.title = None;
+        }
+        let mut capabilities = self.capabilities();
+        capabilities.extensions = None;
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities,
+            server_info: info,
+            instructions: self.instructions.clone(),
+            ..Default::default()
+        };
+        Ok((result, SessionState::new(version, params)))
     }
 
     /// Stamps and serializes a result for the request's era.

@@ -3,11 +3,10 @@
 //! `resources/subscribe`). Shared by the stdio transport (one session per
 //! process) and the HTTP transport (one per `Mcp-Session-Id`).
 
-use crate::server::Shared;
+use mcp_protocol::ProtocolVersion;
 use mcp_protocol::types::{
-    ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult, LoggingLevel,
+    ClientCapabilities, Implementation, InitializeRequestParams, LoggingLevel,
 };
-use mcp_protocol::{ErrorObject, ProtocolVersion};
 use std::collections::HashSet;
 use std::sync::Mutex;
 
@@ -116,48 +115,6 @@ impl SessionState {
                 })
             })
             .unwrap_or(false)
-    }
-}
-
-impl Shared {
-    /// Answers `initialize` (LEGACY-02): echo the requested version when
-    /// served, else offer the newest handshake revision we serve.
-    pub(crate) fn initialize(
-        &self,
-        params: &InitializeRequestParams,
-    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
-        let requested = ProtocolVersion::parse(&params.protocol_version);
-        let version = match requested {
-            Some(v) if self.handshake_versions.contains(&v) => v,
-            _ => match self.handshake_versions.first() {
-                Some(v) => *v,
-                None => {
-                    return Err(ErrorObject::unsupported_version(
-                        &params.protocol_version,
-                        self.modern_versions.iter().map(|v| v.as_str()),
-                    ));
-                }
-            },
-        };
-        let mut info = self.info.clone();
-        if crate::sieve::Sieve::for_version(version) != crate::sieve::Sieve::Full {
-            info.icons = None;
-            info.website_url = None;
-            info.description = None;
-        }
-        if version == ProtocolVersion::V2025_03_26 {
-            info.title = None;
-        }
-        let mut capabilities = self.capabilities();
-        capabilities.extensions = None;
-        let result = InitializeResult {
-            protocol_version: version.as_str().to_owned(),
-            capabilities,
-            server_info: info,
-            instructions: self.instructions.clone(),
-            ..Default::default()
-        };
-        Ok((result, SessionState::new(version, params)))
     }
 }
 

@@ -26,7 +26,7 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::state::{State, StateNeed};
-use crate::tasks::{TaskCreation, TaskSupport};
+use crate::tasks::support::{TaskCreation, TaskSupport};
 use mcp_protocol::types::{CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Serialize;

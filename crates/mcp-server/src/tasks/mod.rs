@@ -24,8 +24,10 @@ pub use store::{
     InMemoryLimits, InMemoryTaskStore, TaskRecord, TaskStore, TaskStoreError, TaskUpdate,
 };
 
+pub(crate) mod support;
+pub use support::{TaskCreation, TaskSupport};
+
 use crate::context::{ContextParts, RequestContext};
-use crate::dispatch::Reply;
 use crate::error::HandlerError;
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Shared};
@@ -44,30 +46,6 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
-
-/// Whether a tool may run as a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TaskSupport {
-    /// Never: always a plain call (the default).
-    #[default]
-    Forbidden,
-    /// As a task when the client declared the extension, else a plain call.
-    Optional,
-    /// Only as a task: a client without the extension gets -32021.
-    Required,
-}
-
-/// When a task-supporting tool's call becomes a task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TaskCreation {
-    /// Before the handler runs: `tools/call` answers with the task at once.
-    #[default]
-    Immediate,
-    /// When the handler calls [`RequestContext::run_as_task`]; until then
-    /// the call is an ordinary one (it may answer `input_required`, or
-    /// finish without a task).
-    OnRequest,
-}
 
 /// Task settings of a server.
 #[derive(Clone)]
@@ -169,7 +147,7 @@ pub(crate) struct TaskLink {
     request_id: RequestId,
     id: OnceLock<String>,
     /// Answers the `tools/call` request: the `CreateTaskResult` on detach.
-    reply: Mutex<Option<oneshot::Sender<Reply>>>,
+    reply: Mutex<Option<oneshot::Sender<Result<bytes::Bytes, ErrorObject>>>>,
     /// Serializes detach attempts.
     detaching: tokio::sync::Mutex<()>,
     cancel: CancellationToken,
@@ -184,7 +162,7 @@ impl TaskLink {
         self.id.get().map(String::as_str)
     }
 
-    fn send_reply(&self, r: Reply) {
+    fn send_reply(&self, r: Result<bytes::Bytes, ErrorObject>) {
         let tx = self
             .reply
             .lock()
@@ -296,7 +274,7 @@ impl Shared {
         request_state: Option<String>,
         mut parts: ContextParts,
         creation: TaskCreation,
-    ) -> Reply {
+    ) -> Result<bytes::Bytes, ErrorObject> {
         let Some(tasks) = self.tasks.clone() else {
             return Err(ErrorObject::internal("tasks are not enabled"));
         };
@@ -372,7 +350,11 @@ impl Shared {
     }
 
     /// `tasks/get`.
-    pub(crate) async fn task_get(self: Arc<Self>, p: TaskIdParams, parts: ContextParts) -> Reply {
+    pub(crate) async fn task_get(
+        self: Arc<Self>,
+        p: TaskIdParams,
+        parts: ContextParts,
+    ) -> Result<bytes::Bytes, ErrorObject> {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         let rec = tasks
@@ -389,7 +371,7 @@ impl Shared {
         self: Arc<Self>,
         p: UpdateTaskRequestParams,
         parts: ContextParts,
-    ) -> Reply {
+    ) -> Result<bytes::Bytes, ErrorObject> {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         // Unknown ids are acknowledged too (SEP-2663 "Task Input Requests"):
@@ -408,7 +390,7 @@ impl Shared {
         self: Arc<Self>,
         p: TaskIdParams,
         parts: ContextParts,
-    ) -> Reply {
+    ) -> Result<bytes::Bytes, ErrorObject> {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         let store = tasks.store();
@@ -588,7 +570,7 @@ fn plain_reply(
     parts: &ContextParts,
     round: Round,
     link: &TaskLink,
-) -> Reply {
+) -> Result<bytes::Bytes, ErrorObject> {
     let version = parts.version;
     match round {
         Round::Cancelled => Err(ErrorObject::internal("request cancelled")),
