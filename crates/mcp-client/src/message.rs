@@ -75,7 +75,7 @@ impl Inbound {
             return None;
         };
         let v: serde_json::Value = serde_json::from_str(params.as_ref()?.get()).ok()?;
-        if method == "notifications/cancelled" {
+        if method == mcp_protocol::method::NOTIFICATIONS_CANCELLED {
             return RequestId::from_value(v.get("requestId")?);
         }
         RequestId::from_value(v.get("_meta")?.get(mcp_protocol::meta::SUBSCRIPTION_ID)?)

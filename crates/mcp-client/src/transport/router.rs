@@ -121,7 +121,7 @@ impl Router {
                     }
                 }
                 if let Some(sid) = msg.stream_id() {
-                    if method == "notifications/cancelled" {
+                    if method == mcp_protocol::method::NOTIFICATIONS_CANCELLED {
                         if let Some(tx) = st.pending.remove(&sid) {
                             return Route::Final(tx, Ok(msg));
                         }
