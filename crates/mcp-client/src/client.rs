@@ -556,13 +556,7 @@ impl Inner {
         opts: &RequestOptions,
     ) -> Result<Box<RawValue>> {
         self.check_offered(method)?;
-        let name = match method {
-            method::TOOLS_CALL | method::PROMPTS_GET => params.get("name"),
-            method::RESOURCES_READ => params.get("uri"),
-            _ => None,
-        }
-        .and_then(Value::as_str);
-        let span = crate::trace::request_span(method, name, self.modern());
+        let span = crate::trace::request_span(method, params, || self.modern());
         let mut guard = crate::trace::SpanGuard::new(span.clone());
         let result = self
             .request_untraced(method, params, opts, &guard)

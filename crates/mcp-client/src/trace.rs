@@ -18,6 +18,7 @@
 //! wins; an invalid one from the options or the hook is not sent.
 
 use mcp_protocol::trace_context::{TraceParent, tracestate_is_valid};
+use mcp_protocol::types::JsonObject;
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Span;
@@ -64,14 +65,31 @@ impl TraceContext {
 /// returns the application's current context, if any.
 pub type TraceContextProvider = Arc<dyn Fn() -> Option<TraceContext> + Send + Sync>;
 
-/// Creates the request span (disabled and free without a subscriber).
-pub(crate) fn request_span(method: &str, name: Option<&str>, modern: bool) -> Span {
+/// The tool or prompt name, or resource URI, of a request.
+fn target_name<'a>(method: &str, params: &'a JsonObject) -> Option<&'a str> {
+    use mcp_protocol::method as m;
+    match method {
+        m::TOOLS_CALL | m::PROMPTS_GET => params.get("name"),
+        m::RESOURCES_READ => params.get("uri"),
+        _ => None,
+    }
+    .and_then(serde_json::Value::as_str)
+}
+
+/// Creates the request span. Disabled and free without a subscriber: the
+/// field expressions (the name lookup, `modern`) run only for an enabled
+/// span.
+pub(crate) fn request_span(
+    method: &str,
+    params: &JsonObject,
+    modern: impl FnOnce() -> bool,
+) -> Span {
     tracing::info_span!(
         target: "mcp_client::request",
         "mcp.client.request",
         method = method,
-        name = name,
-        era = if modern { "modern" } else { "handshake" },
+        name = target_name(method, params),
+        era = if modern() { "modern" } else { "handshake" },
         request_id = Empty,
         trace_id = Empty,
         outcome = Empty,

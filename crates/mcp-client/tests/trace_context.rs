@@ -135,3 +135,86 @@ async fn the_hook_supplies_the_context_and_the_application_meta_wins() {
     assert!(c.get("io.modelcontextprotocol/protocolVersion").is_some());
     client.close().await;
 }
+
+/// Spans by id: name and fields (a minimal recording subscriber).
+type SpanFields = std::collections::HashMap<String, String>;
+
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<(String, SpanFields)>>>);
+
+struct Fields<'a>(&'a mut std::collections::HashMap<String, String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, f: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+        self.0.insert(f.name().to_owned(), format!("{v:?}"));
+    }
+    fn record_str(&mut self, f: &tracing::field::Field, v: &str) {
+        self.0.insert(f.name().to_owned(), v.to_owned());
+    }
+}
+
+impl tracing::Subscriber for Spans {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, attrs: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = std::collections::HashMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let Ok(mut v) = self.0.lock() else {
+            return tracing::span::Id::from_u64(u64::MAX);
+        };
+        v.push((attrs.metadata().name().to_owned(), fields));
+        tracing::span::Id::from_u64(v.len() as u64)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let i = span.into_u64() as usize;
+        if let Ok(mut v) = self.0.lock() {
+            if let Some((_, f)) = i.checked_sub(1).and_then(|i| v.get_mut(i)) {
+                values.record(&mut Fields(f));
+            }
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn the_client_span_records_the_request() {
+    let spans = Spans::default();
+    tracing::subscriber::with_default(spans.clone(), || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap_or_else(|e| panic!("runtime: {e}"));
+        rt.block_on(async {
+            let (client, _) = tapped(ClientBuilder::new("c", "1").era(EraPreference::Modern)).await;
+            let _ = client
+                .request(
+                    "tools/call",
+                    json!({"name": "echo", "arguments": {}})
+                        .as_object()
+                        .cloned(),
+                    RequestOptions::new().traceparent(TP),
+                )
+                .await;
+            client.close().await;
+        });
+    });
+    let v = spans.0.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((_, f)) = v.iter().find(|(n, f)| {
+        n == "mcp.client.request" && f.get("method").map(String::as_str) == Some("tools/call")
+    }) else {
+        panic!("a client span for tools/call: {v:?}");
+    };
+    let get = |k: &str| f.get(k).map(String::as_str);
+    assert_eq!(get("name"), Some("echo"));
+    assert_eq!(get("era"), Some("modern"));
+    assert_eq!(get("outcome"), Some("ok"));
+    assert_eq!(get("trace_id"), Some("4bf92f3577b34da6a3ce929d0e0e4736"));
+    assert!(
+        get("request_id").is_some() && get("duration_us").is_some(),
+        "{f:?}"
+    );
+}
