@@ -27,6 +27,7 @@ pub struct ClientBuilder {
     era: EraPreference,
     pinned: Option<mcp_protocol::ProtocolVersion>,
     retry: Option<crate::RetryPolicy>,
+    trace_context: Option<crate::TraceContextProvider>,
     cache: Option<Arc<ResponseCache>>,
     partition: Option<String>,
     headers: Vec<(String, String)>,
@@ -61,6 +62,7 @@ impl ClientBuilder {
             era: EraPreference::Auto,
             pinned: None,
             retry: None,
+            trace_context: None,
             cache: Some(Arc::new(ResponseCache::default())),
             partition: None,
             headers: Vec::new(),
@@ -190,6 +192,21 @@ impl ClientBuilder {
     /// only for the tools the policy names.
     pub fn retry(mut self, policy: crate::RetryPolicy) -> Self {
         self.retry = Some(policy);
+        self
+    }
+
+    /// The application's current W3C trace context, asked for each request
+    /// sent: when it returns one (with a valid `traceparent`), the request's
+    /// `_meta` carries its `traceparent` and `tracestate`, so the server's
+    /// span continues the trace. This is where an OpenTelemetry application
+    /// formats `opentelemetry::Context::current()`'s span context.
+    /// [`RequestOptions::trace_context`](crate::RequestOptions::trace_context)
+    /// and a `traceparent` in the request's own `_meta` take precedence.
+    pub fn trace_context(
+        mut self,
+        f: impl Fn() -> Option<crate::TraceContext> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace_context = Some(Arc::new(f));
         self
     }
 
@@ -360,6 +377,7 @@ impl ClientBuilder {
                 era: self.era,
                 pinned: self.pinned,
                 retry: self.retry,
+                trace_context: self.trace_context,
             },
             self.headers,
             self.get_stream,
@@ -482,6 +500,7 @@ impl ClientBuilder {
             era: EraPreference::Handshake,
             pinned: config.pinned,
             retry: config.retry.clone(),
+            trace_context: config.trace_context.clone(),
         };
         // ERA-10's fallback is a handshake-era move: not for a modern pin.
         let auto =

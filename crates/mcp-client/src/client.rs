@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Instant;
+use tracing::Instrument;
 
 /// A notification from the server that no request claimed: list changes,
 /// log messages, resource updates (handshake era and stdio).
@@ -76,6 +77,8 @@ pub(crate) struct Config {
     pub pinned: Option<ProtocolVersion>,
     /// Which failed requests are sent again ([`crate::ClientBuilder::retry`]).
     pub retry: Option<crate::RetryPolicy>,
+    /// The application's trace context ([`crate::ClientBuilder::trace_context`]).
+    pub trace_context: Option<crate::trace::TraceContextProvider>,
 }
 
 pub(crate) struct Inner {
@@ -282,6 +285,7 @@ impl Inner {
         params: &JsonObject,
         opts: &RequestOptions,
         id: RequestId,
+        span: &tracing::Span,
     ) -> Result<Box<RawValue>> {
         if self.closed.load(Ordering::Acquire) {
             return Err(Error::closed());
@@ -325,6 +329,24 @@ impl Inner {
         }
         if opts.on_progress.is_some() {
             meta.progress_token = Some(id.clone()); // PROG-01: unique, = the request id
+        }
+        // W3C trace context (issue 18): the options' or the hook's, unless
+        // the application's own `_meta` carries a traceparent.
+        let own_trace = app_meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key(mcp_protocol::meta::TRACEPARENT));
+        if !own_trace {
+            let cx = match &opts.trace_context {
+                Some(cx) => Some(cx.clone()),
+                None => self.config.trace_context.as_ref().and_then(|f| f()),
+            };
+            if let Some((tp, ts)) = cx.as_ref().and_then(crate::TraceContext::validated) {
+                if !span.is_disabled() {
+                    span.record("trace_id", tracing::field::display(tp.trace_id_hex()));
+                }
+                meta.traceparent = Some(tp.to_string());
+                meta.tracestate = ts.map(str::to_owned);
+            }
         }
         if !meta.is_empty() || app_meta.is_some() {
             let mut v = serde_json::to_value(&meta)
@@ -534,11 +556,30 @@ impl Inner {
         opts: &RequestOptions,
     ) -> Result<Box<RawValue>> {
         self.check_offered(method)?;
+        let span = crate::trace::request_span(method, params, || self.modern());
+        let mut guard = crate::trace::SpanGuard::new(span.clone());
+        let result = self
+            .request_untraced(method, params, opts, &guard)
+            .instrument(span)
+            .await;
+        guard.finish(&result);
+        result
+    }
+
+    /// [`Inner::request_raw`] inside its span.
+    async fn request_untraced(
+        self: &Arc<Self>,
+        method: &str,
+        params: &JsonObject,
+        opts: &RequestOptions,
+        guard: &crate::trace::SpanGuard,
+    ) -> Result<Box<RawValue>> {
         let (mut session_retry, mut version_retry, mut header_retry) = (false, false, false);
         let (started, mut retries) = (std::time::Instant::now(), 0u32);
         loop {
             let id = self.next_id();
-            let err = match self.round(method, params, opts, id).await {
+            guard.attempt(&id);
+            let err = match self.round(method, params, opts, id, &guard.span).await {
                 Ok(v) => return Ok(v),
                 Err(e) => e,
             };
@@ -962,7 +1003,13 @@ impl Inner {
             }
             let id = self.next_id();
             let outcome = self
-                .round(method::SERVER_DISCOVER, &JsonObject::new(), &opts, id)
+                .round(
+                    method::SERVER_DISCOVER,
+                    &JsonObject::new(),
+                    &opts,
+                    id,
+                    &tracing::Span::none(),
+                )
                 .await;
             match negotiate::judge_probe(outcome, version, retried) {
                 ProbeVerdict::RetryAt(v) => {

@@ -46,6 +46,7 @@ pub mod retry;
 pub use mcp_protocol::sse;
 mod subscription;
 mod tasks;
+mod trace;
 mod transport;
 
 pub use auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
@@ -60,6 +61,7 @@ pub use options::RequestOptions;
 pub use retry::RetryPolicy;
 pub use subscription::{ResilientSubscription, Subscription, SubscriptionEnd, SubscriptionEvent};
 pub use tasks::{ToolCallOutcome, task_outcome};
+pub use trace::{TraceContext, TraceContextProvider};
 pub use transport::TransportKind;
 #[cfg(feature = "stdio")]
 pub use transport::stdio::{StderrMode, StdioCommand};

@@ -18,6 +18,7 @@ pub struct RequestOptions {
     pub(crate) bypass_cache: bool,
     pub(crate) meta: Option<mcp_protocol::types::JsonObject>,
     pub(crate) tasks: bool,
+    pub(crate) trace_context: Option<crate::TraceContext>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -30,6 +31,7 @@ impl fmt::Debug for RequestOptions {
             .field("bypass_cache", &self.bypass_cache)
             .field("meta", &self.meta)
             .field("tasks", &self.tasks)
+            .field("trace_context", &self.trace_context)
             .finish()
     }
 }
@@ -76,6 +78,22 @@ impl RequestOptions {
     pub fn meta(mut self, meta: mcp_protocol::types::JsonObject) -> Self {
         self.meta = Some(meta);
         self
+    }
+
+    /// The W3C trace context to send in this request's `_meta`
+    /// (`traceparent`, `tracestate`), overriding the client's hook
+    /// ([`crate::ClientBuilder::trace_context`]). A `traceparent` given in
+    /// [`RequestOptions::meta`] or the params' `_meta` wins over this; an
+    /// invalid `traceparent` is not sent.
+    pub fn trace_context(mut self, cx: crate::TraceContext) -> Self {
+        self.trace_context = Some(cx);
+        self
+    }
+
+    /// Shorthand for [`RequestOptions::trace_context`] with a
+    /// `traceparent` and no `tracestate`.
+    pub fn traceparent(self, traceparent: impl Into<String>) -> Self {
+        self.trace_context(crate::TraceContext::new(traceparent))
     }
 
     /// Declares the tasks extension in this request's client capabilities

@@ -24,6 +24,7 @@ pub mod meta;
 pub mod method;
 mod principal;
 pub mod sse;
+pub mod trace_context;
 pub mod types;
 pub mod uri_template;
 pub mod version;

@@ -57,7 +57,20 @@ impl Shared {
     /// ready, without an allocation; handler-backed methods come back as one
     /// boxed future of just that method's state machine, so callers move a
     /// pointer around rather than a large future (bench/RESULTS.md profile).
+    ///
+    /// The request runs inside its `mcp.request` span ([`crate::trace`]).
     pub(crate) fn dispatch(
+        self: Arc<Self>,
+        req: ClientRequest<'static>,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> crate::trace::Traced {
+        let span = crate::trace::request_span(&req, &parts);
+        crate::trace::Traced::new(self.dispatch_untraced(req, parts, legacy), span)
+    }
+
+    /// [`Shared::dispatch`] without the span.
+    fn dispatch_untraced(
         self: Arc<Self>,
         req: ClientRequest<'static>,
         parts: ContextParts,
@@ -227,6 +240,7 @@ impl Shared {
         id: &RequestId,
         mut r: InputRequiredResult,
     ) -> Bytes {
+        crate::trace::note_input_required();
         if self.stamp_server_info {
             if let Ok(v) = serde_json::to_value(&self.info) {
                 r.meta

@@ -76,6 +76,7 @@ pub mod single_use;
 mod state;
 pub mod tasks;
 mod tool;
+mod trace;
 pub mod transport;
 pub use mcp_protocol::uri_template;
 

@@ -146,7 +146,7 @@ pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
 /// first or the handler runs long (LADDER-13).
 pub(super) async fn respond(
     id: RequestId,
-    mut fut: crate::dispatch::Dispatch,
+    mut fut: crate::trace::Traced,
     rx: Option<mpsc::Receiver<Bytes>>,
     answer_as: Accepts,
     cancel: CancellationToken,
@@ -216,7 +216,7 @@ pub(super) async fn respond(
 /// body (client gone) drops the handler and cancels its token (CANCEL-01).
 pub(super) fn sse_body(
     id: RequestId,
-    fut: crate::dispatch::Dispatch,
+    fut: crate::trace::Traced,
     rx: Option<mpsc::Receiver<Bytes>>,
     first: Option<Bytes>,
     guard: tokio_util::sync::DropGuard,
@@ -225,7 +225,7 @@ pub(super) fn sse_body(
 ) -> impl futures_util::Stream<Item = Bytes> + Send {
     struct St {
         id: RequestId,
-        fut: Option<crate::dispatch::Dispatch>,
+        fut: Option<crate::trace::Traced>,
         rx: Option<mpsc::Receiver<Bytes>>,
         first: Option<Bytes>,
         guard: Option<tokio_util::sync::DropGuard>,
