@@ -41,6 +41,13 @@ done
 echo "== rust-version declarations (each at least what its dependencies declare)"
 python3 scripts/check-rust-version.py
 
+echo "== cargo package (each crate packs as crates.io would take it; no build)"
+# --no-verify skips the rebuild of every package (the builds above cover the
+# code); this checks the manifests: metadata, readme paths, a version on
+# every internal dependency, nothing that only exists outside a crate.
+# --allow-dirty: a developer's uncommitted changes are what gets checked.
+cargo package --workspace --no-verify --allow-dirty --quiet
+
 echo "== cargo doc -D warnings (every feature)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 

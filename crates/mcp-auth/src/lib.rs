@@ -1,7 +1,7 @@
 //! # mcp-auth
 //!
 //! OAuth 2.1 authorization for the Model Context Protocol's HTTP transport
-//! (REQUIREMENTS.md §31 AUTH).
+//! (the MCP specification's *Authorization* section, basic protocol).
 //!
 //! - [`challenge`]: the `WWW-Authenticate: Bearer …` challenge, formatted by
 //!   resource servers and parsed by clients (RFC 6750 §3, RFC 9728 §5.1).

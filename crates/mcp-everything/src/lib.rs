@@ -1,5 +1,5 @@
 //! The everything-server: every fixture the official conformance suite
-//! needs (see `shared/spec/CONFORMANCE.md`), plus an `echo` tool used by the
+//! needs (the scenarios of the `@modelcontextprotocol/conformance` suite), plus an `echo` tool used by the
 //! benchmarks. Also a readable tour of the server API.
 
 pub mod config;

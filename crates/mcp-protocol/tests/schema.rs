@@ -7,8 +7,9 @@
 //! `schema-2026-07-28.json` for modern shapes, `schema-2025-11-25.json` for
 //! handshake shapes. A few negative cases prove the validator really runs.
 //!
-//! The schemas live in `shared/spec/` beside the repository; when that
-//! directory is absent the tests print why and pass (CI always has it).
+//! The JSON Schemas of the MCP specification (`schema.json` of each revision)
+//! are looked up beside the repository (CI provides them); when they are
+//! absent the tests print why and pass (CI always has it).
 
 #![allow(
     clippy::unwrap_used,

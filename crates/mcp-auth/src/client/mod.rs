@@ -1,4 +1,4 @@
-//! The OAuth 2.1 client flow (REQUIREMENTS.md §31, AUTH-05…AUTH-28),
+//! The OAuth 2.1 client flow (the MCP specification's *Authorization* section, client side; AUTH-05…AUTH-28),
 //! plugged into `mcp-client` through its [`mcp_client::HttpAuth`] hook.
 //!
 //! ```no_run

@@ -264,7 +264,7 @@ impl Session {
     }
 }
 
-/// The OAuth 2.1 client for one MCP server (REQUIREMENTS.md §31).
+/// The OAuth 2.1 client for one MCP server (MCP specification, *Authorization*).
 ///
 /// Install it with `mcp_client::ClientBuilder::http_auth`. Requests go out
 /// unauthenticated until the server answers 401; the client then discovers

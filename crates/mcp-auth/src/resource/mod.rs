@@ -1,4 +1,5 @@
-//! The resource-server half of MCP authorization (REQUIREMENTS.md §31).
+//! The resource-server half of MCP authorization (MCP specification,
+//! *Authorization*).
 //!
 //! An MCP server behind [`AuthLayer`]:
 //!
