@@ -10,9 +10,9 @@
 #
 # Default builds (made if missing, in bench/target and bench/target/lean):
 #   everything-server  target/release/everything-server (every fixture)
-#   sdk-default        bench ours-tools --tools 1, mcp-server default features
+#   sdk-default        bench ours-tools --tools 1, ferromcp-server default features
 #   sdk-lean           the same without default features: HTTP/1.1 only,
-#                      no JSON Schema validation (see mcp-server's crate docs)
+#                      no JSON Schema validation (see ferromcp-server's crate docs)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 what="${1:-all}"
 
 cargo build --release --bin everything-server
-[ -f crates/mcp-everything/src/bin/everything-client.rs ] && cargo build --release --bin everything-client
+[ -f crates/ferromcp-everything/src/bin/everything-client.rs ] && cargo build --release --bin everything-client
 # Where cargo put them: CARGO_TARGET_DIR (or a config's build.target-dir)
 # moves the release folder away from target/.
 release="$(cargo metadata --format-version 1 --no-deps |
@@ -51,7 +51,7 @@ if [ "$what" = all ] || [ "$what" = server ]; then
 fi
 if { [ "$what" = all ] || [ "$what" = client ]; } && [ -x "$release/everything-client" ]; then
   for rev in 2026-07-28 2025-11-25; do
-    # Scored scenarios including auth/* (the OAuth client flow, mcp-auth
+    # Scored scenarios including auth/* (the OAuth client flow, ferromcp-auth
     # feature `client`); the not-scored extension scenarios run below.
     bash conformance/client.sh --client-cmd "$release/everything-client" --requirements "$rev" --include-auth || status=1
   done

@@ -38,7 +38,7 @@ fleet_bin() {
     return
   fi
   echo "fleet: building everything-server --features redis (release)" >&2
-  (cd "$fleet_root" && cargo build --release --quiet --bin everything-server --features mcp-everything/redis)
+  (cd "$fleet_root" && cargo build --release --quiet --bin everything-server --features ferromcp-everything/redis)
   local tdir
   tdir="$(cd "$fleet_root" && cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"

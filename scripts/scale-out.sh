@@ -300,11 +300,11 @@ fi
 # ---------------------------------------------------------------- 8
 if wanted 8; then
   bad=""
-  for crate in mcp-everything mcp-cli mcp-server; do
+  for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
     if cargo tree -p "$crate" -e normal,build --prefix none 2>/dev/null | grep -qE '^redis v'; then bad+=" $crate"; fi
   done
   if [ -z "$bad" ]; then
-    report 8 ok "default builds of mcp-everything, mcp-cli and mcp-server have no redis crate in their tree"
+    report 8 ok "default builds of ferromcp-everything, ferromcp-cli and ferromcp-server have no redis crate in their tree"
   else
     report 8 FAILED "the redis crate is in the default tree of:$bad"
   fi

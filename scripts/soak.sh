@@ -10,7 +10,7 @@
 # post-warm-up min/median/max, and fails if any operation failed or any
 # sample after the warm-up (first 10%, at least 30 s) strays more than 5%
 # from the post-warm-up median. The load generator is the `soak` test in
-# crates/mcp-everything/tests/abuse_http.rs (ignored in normal runs).
+# crates/ferromcp-everything/tests/abuse_http.rs (ignored in normal runs).
 #
 #   bash scripts/soak.sh                 # 10 minutes
 #   SOAK_SECONDS=120 bash scripts/soak.sh
@@ -23,9 +23,9 @@ export SOAK_CSV="${SOAK_CSV:-$PWD/target/soak-rss.csv}"
 unset RUST_BACKTRACE
 
 echo "== building (release)"
-cargo test --release -p mcp-everything --test abuse_http --no-run
+cargo test --release -p ferromcp-everything --test abuse_http --no-run
 
 echo "== soak: ${SOAK_SECONDS}s"
-cargo test --release -p mcp-everything --test abuse_http -- \
+cargo test --release -p ferromcp-everything --test abuse_http -- \
   --ignored --exact soak --nocapture --test-threads=1
 echo "== RSS samples: $SOAK_CSV"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The mcp-redis integration tests (and everything-server --redis) run
+# The ferromcp-redis integration tests (and everything-server --redis) run
 # against a real redis-server. CI runs as root on Debian: install it when
 # missing. Elsewhere the tests skip with a loud message.
 if ! command -v redis-server >/dev/null 2>&1; then
@@ -22,20 +22,20 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
-echo "== mcp-auth feature combinations (rustls on, everything off)"
-cargo clippy -p mcp-auth --all-targets --features rustls -- -D warnings
-cargo clippy -p mcp-auth --no-default-features -- -D warnings
-cargo clippy -p mcp-auth --all-targets --features client,rustls -- -D warnings
-cargo clippy -p mcp-auth --all-targets --no-default-features --features client -- -D warnings
+echo "== ferromcp-auth feature combinations (rustls on, everything off)"
+cargo clippy -p ferromcp-auth --all-targets --features rustls -- -D warnings
+cargo clippy -p ferromcp-auth --no-default-features -- -D warnings
+cargo clippy -p ferromcp-auth --all-targets --features client,rustls -- -D warnings
+cargo clippy -p ferromcp-auth --all-targets --no-default-features --features client -- -D warnings
 
-echo "== mcp-server feature combinations (HTTP/1.1 only, no JSON Schema validation)"
-cargo clippy -p mcp-server --all-targets --no-default-features --features http,stdio -- -D warnings
+echo "== ferromcp-server feature combinations (HTTP/1.1 only, no JSON Schema validation)"
+cargo clippy -p ferromcp-server --all-targets --no-default-features --features http,stdio -- -D warnings
 
-echo "== mcp-client feature combinations (no JSON Schema output validation)"
-cargo clippy -p mcp-client --all-targets --no-default-features --features stdio,http -- -D warnings
+echo "== ferromcp-client feature combinations (no JSON Schema output validation)"
+cargo clippy -p ferromcp-client --all-targets --no-default-features --features stdio,http -- -D warnings
 # Each transport alone, and none (the library; the tests need both).
 for f in stdio http rustls output-validation ""; do
-  cargo clippy -p mcp-client --no-default-features ${f:+--features "$f"} -- -D warnings
+  cargo clippy -p ferromcp-client --no-default-features ${f:+--features "$f"} -- -D warnings
 done
 
 echo "== rust-version declarations (each at least what its dependencies declare)"
@@ -52,8 +52,8 @@ echo "== cargo doc -D warnings (every feature)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
 echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
-cargo clippy -p mcp-everything -p mcp-cli --all-targets --features redis -- -D warnings
-for crate in mcp-everything mcp-cli mcp-server; do
+cargo clippy -p ferromcp-everything -p ferromcp-cli --all-targets --features redis -- -D warnings
+for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
   # Captured first: grep -q closing the pipe early would fail cargo tree
   # under pipefail and hide a match.
   tree=$(cargo tree -p "$crate" -e normal)
@@ -67,15 +67,15 @@ echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   # What turning schema-validation off changes, pinned (defaults ran above).
-  cargo nextest run -p mcp-server --no-default-features --features http,stdio --test schema_validation
-  # The binaries with the Redis backplane (mcp-redis itself ran above).
-  cargo nextest run -p mcp-everything -p mcp-cli --features redis \
+  cargo nextest run -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  # The binaries with the Redis backplane (ferromcp-redis itself ran above).
+  cargo nextest run -p ferromcp-everything -p ferromcp-cli --features redis \
     -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis)'
 else
   cargo test --workspace --no-fail-fast
-  cargo test -p mcp-server --no-default-features --features http,stdio --test schema_validation
-  cargo test -p mcp-everything --features redis --test redis_replicas --test bins
-  cargo test -p mcp-cli --features redis --test serve_redis
+  cargo test -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  cargo test -p ferromcp-everything --features redis --test redis_replicas --test bins
+  cargo test -p ferromcp-cli --features redis --test serve_redis
 fi
 
 echo "== doc tests"

@@ -8,11 +8,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::header::codec::{
+use ferromcp_protocol::header::codec::{
     base64_decode, base64_encode, decode_header_value, encode_header_value, is_valid_field_value,
     try_decode_header_value,
 };
-use mcp_protocol::header::trim_ows;
+use ferromcp_protocol::header::trim_ows;
 
 fuzz_target!(|data: &[u8]| {
     let _ = try_decode_header_value(data);

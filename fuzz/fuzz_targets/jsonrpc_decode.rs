@@ -5,9 +5,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::jsonrpc::{Message, OutgoingError, decode_message, split_batch, to_vec};
-use mcp_protocol::ladder::ParamsProbe;
-use mcp_protocol::method::ClientRequest;
+use ferromcp_protocol::jsonrpc::{Message, OutgoingError, decode_message, split_batch, to_vec};
+use ferromcp_protocol::ladder::ParamsProbe;
+use ferromcp_protocol::method::ClientRequest;
 
 fuzz_target!(|data: &[u8]| {
     match decode_message(data) {
@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
             // The id is echoed exactly: it serializes and re-reads as itself.
             let echoed = serde_json::to_value(&r.id).expect("ids serialize");
             assert_eq!(
-                mcp_protocol::RequestId::from_value(&echoed).as_ref(),
+                ferromcp_protocol::RequestId::from_value(&echoed).as_ref(),
                 Some(&r.id)
             );
             let _ = ParamsProbe::parse(r.params);

@@ -8,10 +8,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
-use mcp_protocol::jsonrpc::{OutgoingError, decode_message, to_vec};
-use mcp_protocol::ladder::{Verdict, classify_inbound_request};
-use mcp_protocol::version::ProtocolVersion;
+use ferromcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
+use ferromcp_protocol::jsonrpc::{OutgoingError, decode_message, to_vec};
+use ferromcp_protocol::ladder::{Verdict, classify_inbound_request};
+use ferromcp_protocol::version::ProtocolVersion;
 use std::sync::{Arc, OnceLock};
 
 fn region_tool() -> Option<Arc<ParamHeaderMap>> {
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
     for h in [Some(&headers), None] {
         let verdict = classify_inbound_request(
             &msg,
-            h.map(|h| h as &dyn mcp_protocol::header::HeaderList),
+            h.map(|h| h as &dyn ferromcp_protocol::header::HeaderList),
             supported,
             Some(&lookup),
         );

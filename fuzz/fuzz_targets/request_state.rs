@@ -9,7 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_server::request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
+use ferromcp_server::request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
 use std::sync::{Arc, OnceLock};
 
 const NOW: u64 = 1_800_000_000;

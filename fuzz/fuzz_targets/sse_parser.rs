@@ -10,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use std::time::Duration;
 
-use mcp_protocol::sse::{SseEvent, SseParser};
+use ferromcp_protocol::sse::{SseEvent, SseParser};
 
 const MAX: usize = 256;
 const RETRY_CAP: Duration = Duration::from_secs(30);

@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::framing::{Frame, LineFramer};
+use ferromcp_protocol::framing::{Frame, LineFramer};
 
 fuzz_target!(|data: &[u8]| {
     let [cap, chunk, stream @ ..] = data else {

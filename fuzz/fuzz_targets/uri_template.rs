@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::uri_template::{UriTemplate, VarValue};
+use ferromcp_protocol::uri_template::{UriTemplate, VarValue};
 use std::collections::BTreeMap;
 
 fuzz_target!(|data: &[u8]| {

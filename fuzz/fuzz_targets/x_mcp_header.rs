@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_protocol::header::x_mcp_header::{find_invalid_x_mcp_header, x_mcp_header_map};
+use ferromcp_protocol::header::x_mcp_header::{find_invalid_x_mcp_header, x_mcp_header_map};
 use serde_json::Value;
 
 fuzz_target!(|data: &[u8]| {
@@ -32,7 +32,7 @@ fuzz_target!(|data: &[u8]| {
     let verdict = map.validate(args, &headers);
     // An annotated argument of the wrong JSON type has no header form: the
     // client omits it and the server refuses the call (fail closed, see
-    // mcp_protocol::header::params). Otherwise both ends must agree.
+    // ferromcp_protocol::header::params). Otherwise both ends must agree.
     let renderable =
         map.iter().all(
             |p| match args.and_then(|a| p.argument(a)).filter(|v| !v.is_null()) {

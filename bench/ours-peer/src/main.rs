@@ -3,7 +3,7 @@
 //! server's echo tool, named `tool_000`…, for the tools/list benchmark. Same
 //! runtime and transport entry points as `everything-server`.
 
-use mcp_server::{RequestContext, Server, tool};
+use ferromcp_server::{RequestContext, Server, tool};
 use std::process::ExitCode;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         match (http, stdio) {
             (Some(Ok(addr)), false) => {
                 eprintln!("ours-tools listening on http://{addr}/mcp");
-                mcp_server::transport::http::serve(server, addr, async {
+                ferromcp_server::transport::http::serve(server, addr, async {
                     let _ = tokio::signal::ctrl_c().await;
                 })
                 .await

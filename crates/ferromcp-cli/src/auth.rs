@@ -1,0 +1,353 @@
+//! OAuth for HTTP servers: `mcp login URL` runs the authorization-code
+//! flow (loopback redirect, browser opener), always afresh (a stored token
+//! is replaced, the client registration reused); `mcp logout` revokes
+//! (RFC 7009, when the AS has a `revocation_endpoint`) and forgets; every
+//! other subcommand uses, and refreshes, the stored credentials of its URL
+//! but never starts an interactive flow itself: when they are missing,
+//! expired beyond refresh, or lack a scope the server asks for (403
+//! `insufficient_scope`), it fails with exit code 6 and says to run
+//! `mcp login URL` (again).
+//!
+//! Credentials live in `$XDG_CONFIG_HOME/mcp/tokens/` (else
+//! `~/.config/mcp/tokens/`), one `0600` file per issuer and resource, in a
+//! `0700` directory (AUTH-28), through `ferromcp_auth`'s `FileStore`.
+
+use crate::exit::{Failure, code};
+use ferromcp_auth::client::{
+    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
+    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey,
+    StoredCredentials, TokenStore, revoke_stored,
+};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long `mcp login` waits for the browser to come back.
+pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The `client_name` registered with authorization servers.
+const CLIENT_NAME: &str = "mcp command-line tool";
+
+/// `$XDG_CONFIG_HOME/mcp` or `~/.config/mcp`.
+pub fn config_dir() -> Option<PathBuf> {
+    let from = |v: &str| {
+        std::env::var_os(v)
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+    };
+    from("XDG_CONFIG_HOME")
+        .map(|d| d.join("mcp"))
+        .or_else(|| from("HOME").map(|h| h.join(".config").join("mcp")))
+}
+
+/// Where credentials are stored.
+pub fn token_dir() -> Result<PathBuf, Failure> {
+    config_dir()
+        .map(|d| d.join("tokens"))
+        .ok_or_else(|| Failure::usage("no config directory: set XDG_CONFIG_HOME or HOME"))
+}
+
+/// Loopback servers (local development, tests) may use plain `http` and
+/// loopback authorization servers; anything else gets the strict policy
+/// (public `https` only).
+fn policy_for(url: &str) -> NetPolicy {
+    let host = url
+        .split_once("://")
+        .map_or("", |(_, rest)| rest)
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let name = if host.starts_with('[') {
+        host.split(']').next().map_or(host, |h| &h[1..])
+    } else {
+        host.split(':').next().unwrap_or(host)
+    };
+    let loopback = name == "localhost"
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        NetPolicy::loopback_allowed()
+    } else {
+        NetPolicy::strict()
+    }
+}
+
+/// What the store has seen of this URL's token, for the message when a
+/// new authorization would be needed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Seen {
+    /// No token was stored.
+    #[default]
+    Nothing,
+    /// A token was loaded and is still held (so the server wants more
+    /// scope than it carries: step-up).
+    Token,
+    /// A token was loaded, then dropped (expired and not refreshable).
+    Dropped,
+}
+
+/// The file store, noting what it loads and saves (the token only by
+/// presence; nothing secret is kept or printed).
+struct Watched {
+    inner: FileStore,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Watched {
+    fn note(&self, had: bool, on_save: bool) {
+        let mut s = self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        *s = match (had, on_save, *s) {
+            (true, _, _) => Seen::Token,
+            (false, true, Seen::Token | Seen::Dropped) => Seen::Dropped,
+            (false, _, prev) => prev,
+        };
+    }
+}
+
+impl TokenStore for Watched {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredCredentials>, OAuthError> {
+        let v = self.inner.load(key)?;
+        self.note(v.as_ref().is_some_and(|c| c.token.is_some()), false);
+        Ok(v)
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredCredentials) -> Result<(), OAuthError> {
+        self.note(value.token.is_some(), true);
+        self.inner.save(key, value)
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
+        self.inner.remove(key)
+    }
+}
+
+/// The store `mcp login` uses: a stored token is not offered back, so the
+/// authorization always runs anew (with the PRM's scopes, AUTH-17), while
+/// the stored client registration is reused.
+struct Fresh(FileStore);
+
+impl TokenStore for Fresh {
+    fn load(&self, key: &StoreKey) -> Result<Option<StoredCredentials>, OAuthError> {
+        Ok(self
+            .0
+            .load(key)?
+            .map(|c| StoredCredentials { token: None, ..c }))
+    }
+
+    fn save(&self, key: &StoreKey, value: &StoredCredentials) -> Result<(), OAuthError> {
+        self.0.save(key, value)
+    }
+
+    fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
+        self.0.remove(key)
+    }
+}
+
+/// The authorization handler of subcommands other than `login`: it only
+/// explains how to log in (again).
+struct StoredOnly {
+    url: String,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// Why a subcommand needs `mcp login`, for the error message.
+fn login_hint(url: &str, seen: Seen) -> String {
+    match seen {
+        Seen::Nothing => format!("not logged in: run `mcp login {url}`"),
+        Seen::Dropped => format!(
+            "the stored credentials expired and could not be refreshed: run `mcp login {url}`"
+        ),
+        Seen::Token => format!(
+            "the server asks for more scope than the stored credentials carry \
+             (insufficient_scope): run `mcp login {url}` again to re-authorize"
+        ),
+    }
+}
+
+impl AuthorizationHandler for StoredOnly {
+    fn start(&self) -> BoxFuture<'_, Result<Box<dyn AuthorizationSession>, OAuthError>> {
+        let seen = *self.seen.lock().unwrap_or_else(|p| p.into_inner());
+        let message = login_hint(&self.url, seen);
+        Box::pin(async move { Err(OAuthError::new(OAuthErrorKind::Authorization, message)) })
+    }
+
+    fn redirect_uris(&self) -> Vec<String> {
+        LoopbackAuthorization::new(Arc::new(|_: &str| Ok(()))).redirect_uris()
+    }
+}
+
+fn oauth(
+    url: &str,
+    handler: Arc<dyn AuthorizationHandler>,
+    store: Arc<dyn TokenStore>,
+) -> Result<OAuthClient, Failure> {
+    OAuthClient::builder(url)
+        .net_policy(policy_for(url))
+        .authorization_handler(handler)
+        .store(store)
+        .client_name(CLIENT_NAME)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
+}
+
+/// The OAuth hook for ordinary subcommands: stored credentials only.
+pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let store = Watched {
+        inner: FileStore::new(token_dir()?),
+        seen: seen.clone(),
+    };
+    let handler = StoredOnly {
+        url: url.to_owned(),
+        seen,
+    };
+    Ok(Arc::new(oauth(url, Arc::new(handler), Arc::new(store))?))
+}
+
+fn auth_failure(e: &OAuthError) -> Failure {
+    Failure::new(code::AUTH, e.to_string())
+}
+
+/// `mcp login URL`: prints the authorization URL, opens it unless
+/// `no_browser`, waits for the redirect on a loopback port.
+pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8, Failure> {
+    let opener: BrowserOpener = Arc::new(move |u: &str| {
+        eprintln!("To log in, open this URL in a browser:\n  {u}");
+        if !no_browser {
+            match crate::browser::open(u) {
+                Some(p) => eprintln!("(opened with {p}; waiting for the redirect)"),
+                None => eprintln!("(no browser found: open it yourself; waiting)"),
+            }
+        }
+        Ok(())
+    });
+    let handler = LoopbackAuthorization::new(opener).timeout(timeout);
+    let dir = token_dir()?;
+    let client = oauth(
+        url,
+        Arc::new(handler),
+        Arc::new(Fresh(FileStore::new(&dir))),
+    )?;
+    client.login().await.map_err(|e| auth_failure(&e))?;
+    let issuer = client.issuer().await.unwrap_or_else(|| "?".into());
+    out!("logged in to {url} (issuer {issuer})");
+    eprintln!("credentials stored in {}", dir.display());
+    Ok(code::OK)
+}
+
+/// `mcp logout URL`: revokes the stored tokens at the AS (RFC 7009: the
+/// refresh token, then the access token; failures are warnings) and
+/// deletes the credentials for the URL's issuer and resource.
+pub async fn logout(url: &str) -> Result<u8, Failure> {
+    let store = FileStore::new(token_dir()?);
+    let http = HttpClient::new(policy_for(url));
+    let report = revoke_stored(&http, url, &store).await.map_err(|e| {
+        Failure::new(
+            code::AUTH,
+            format!(
+                "cannot tell which stored credentials belong to {url}: {e} \
+             (`mcp logout --all` deletes every one)"
+            ),
+        )
+    })?;
+    for w in &report.warnings {
+        eprintln!("mcp: warning: {w}");
+    }
+    store.remove(&report.key).map_err(|e| auth_failure(&e))?;
+    if !report.had_token {
+        out!("not logged in to {url}; nothing to remove");
+    } else if report.revoked.is_empty() {
+        out!("logged out of {url} (credentials deleted; not revoked)");
+    } else {
+        let what: Vec<&str> = report.revoked.iter().map(|h| h.as_str()).collect();
+        out!(
+            "logged out of {url} (revoked: {}; credentials deleted)",
+            what.join(", ")
+        );
+    }
+    Ok(code::OK)
+}
+
+/// `mcp logout --all`: deletes every stored credential.
+pub fn logout_all() -> Result<u8, Failure> {
+    let dir = token_dir()?;
+    match std::fs::remove_dir_all(&dir) {
+        Ok(()) => out!("removed all credentials ({})", dir.display()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => out!("no stored credentials"),
+        Err(e) => {
+            return Err(Failure::transport(format!(
+                "cannot remove {}: {e}",
+                dir.display()
+            )));
+        }
+    }
+    Ok(code::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_login_hint_follows_what_the_store_saw() {
+        let dir = std::env::temp_dir().join(format!("mcp-cli-seen-{}", std::process::id()));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let store = Watched {
+            inner: FileStore::new(&dir),
+            seen: seen.clone(),
+        };
+        let get = || *seen.lock().unwrap_or_else(|p| p.into_inner());
+        let key = StoreKey {
+            issuer: "http://127.0.0.1:1".into(),
+            resource: "http://127.0.0.1:2/mcp".into(),
+        };
+        assert!(matches!(store.load(&key), Ok(None)));
+        assert_eq!(get(), Seen::Nothing);
+        // A save without a token (a registration) changes nothing.
+        assert!(store.save(&key, &StoredCredentials::default()).is_ok());
+        assert_eq!(get(), Seen::Nothing);
+        let token: ferromcp_auth::client::StoredToken = serde_json::from_value(serde_json::json!({
+            "access_token": "a", "token_type": "Bearer", "scopes": []
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let with_token = StoredCredentials {
+            token: Some(token),
+            ..StoredCredentials::default()
+        };
+        assert!(store.save(&key, &with_token).is_ok());
+        assert!(matches!(store.load(&key), Ok(Some(_))));
+        assert_eq!(get(), Seen::Token);
+        // The refresh failed: the token is dropped and saved as such.
+        assert!(store.save(&key, &StoredCredentials::default()).is_ok());
+        assert_eq!(get(), Seen::Dropped);
+        let url = "http://127.0.0.1:2/mcp";
+        assert!(login_hint(url, Seen::Nothing).starts_with("not logged in"));
+        assert!(login_hint(url, Seen::Dropped).contains("could not be refreshed"));
+        assert!(login_hint(url, Seen::Token).contains("insufficient_scope"));
+        // `mcp login` never gets the stored token back.
+        assert!(store.save(&key, &with_token).is_ok());
+        let fresh = Fresh(FileStore::new(&dir));
+        assert!(matches!(fresh.load(&key), Ok(Some(c)) if c.token.is_none()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn loopback_urls_relax_the_policy() {
+        for u in [
+            "http://127.0.0.1:8080/mcp",
+            "http://localhost/mcp",
+            "http://[::1]:9/x",
+        ] {
+            assert_eq!(policy_for(u), NetPolicy::loopback_allowed(), "{u}");
+        }
+        for u in [
+            "https://example.com/mcp",
+            "http://10.0.0.1/mcp",
+            "http://127.0.0.1.evil.example/",
+        ] {
+            assert_eq!(policy_for(u), NetPolicy::strict(), "{u}");
+        }
+    }
+}

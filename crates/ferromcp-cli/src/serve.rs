@@ -1,0 +1,295 @@
+//! `mcp serve`: the everything-server fixtures, optionally with a folder of
+//! documents (`--docs DIR`); `mcp serve docs DIR`: the documentation server
+//! of its own (crate `ferromcp-docs`).
+
+use crate::exit::{Failure, code};
+use clap::{Args, Subcommand};
+use ferromcp_server::Server;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Arguments of `mcp serve`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    /// A server other than the everything-server fixtures.
+    #[command(subcommand)]
+    what: Option<ServeWhat>,
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve over stdin/stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Also serve the documents under DIR as the `docs` server does
+    /// (`docs://` resources, `search_docs`, the `ask` prompt, live updates)
+    /// next to the fixtures; `mcp serve docs DIR` serves them alone.
+    #[arg(long, value_name = "DIR")]
+    docs: Option<PathBuf>,
+    /// Share list changes and resource updates with other replicas through
+    /// Redis (built with the `redis` feature). Needs a shared requestState
+    /// key ring: MCP_STATE_KEYS=hex1,hex2 (or MCP_STATE_KEY=hex).
+    #[arg(long, value_name = "redis://HOST:PORT/DB")]
+    redis: Option<String>,
+    /// On SIGTERM or Ctrl-C (HTTP): stop accepting, end listen streams with
+    /// their final result, give in-flight requests this many seconds to
+    /// finish, then exit 0.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
+    drain_timeout: f64,
+}
+
+/// The servers `mcp serve` can run instead of the fixtures.
+#[derive(Debug, Subcommand)]
+enum ServeWhat {
+    /// The documentation assistant: the Markdown and text files under DIR
+    /// as `docs://` resources (and sections, `docs://file#slug`), ranked
+    /// search (`search_docs`), the `ask` prompt, live updates.
+    Docs(DocsArgs),
+}
+
+/// Arguments of `mcp serve docs`.
+#[derive(Debug, Args)]
+pub struct DocsArgs {
+    /// The documentation folder.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve over stdin/stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// A Markdown file whose text replaces the `ask` prompt's default
+    /// persona (the rules stay).
+    #[arg(long, value_name = "FILE")]
+    persona: Option<PathBuf>,
+    /// A name for the documentation in the server's instructions
+    /// (default: the folder's name).
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// Files larger than this are not served.
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_FILE_SIZE)]
+    max_file_size: u64,
+    /// Serve at most this many files.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_FILES)]
+    max_files: usize,
+    /// `search_docs` hits per page by default.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_docs::Options::DEFAULT_PAGE_SIZE)]
+    page_size: usize,
+    /// The largest page `search_docs` returns.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_PAGE_SIZE)]
+    max_page_size: usize,
+    /// Sections the `ask` prompt embeds.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_docs::Options::DEFAULT_PROMPT_SECTIONS)]
+    prompt_sections: usize,
+    /// The longest `search_docs` query or `ask` question, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_QUERY_BYTES)]
+    max_query_bytes: usize,
+    /// Quiet time in milliseconds after a file change before the index is
+    /// updated.
+    #[arg(long, value_name = "MS", default_value_t = ferromcp_docs::Options::DEFAULT_DEBOUNCE.as_millis() as u64)]
+    debounce_ms: u64,
+    /// Do not watch DIR for changes.
+    #[arg(long)]
+    no_watch: bool,
+    /// As `mcp serve --drain-timeout`.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
+    drain_timeout: f64,
+}
+
+fn drain_limits(seconds: f64) -> Result<ferromcp_server::Limits, Failure> {
+    let drain = std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| Failure::usage("--drain-timeout wants a number of seconds, at least 0"))?;
+    let mut limits = ferromcp_server::Limits::default();
+    limits.drain_timeout = drain;
+    Ok(limits)
+}
+
+/// Opens the library at `dir` (reporting what was skipped on stderr).
+fn open_library(
+    dir: &Path,
+    opts: ferromcp_docs::Options,
+) -> Result<Arc<ferromcp_docs::Library>, Failure> {
+    let started = std::time::Instant::now();
+    let (lib, skipped) = ferromcp_docs::Library::open(dir, opts)
+        .map_err(|e| Failure::usage(format!("cannot serve {}: {e}", dir.display())))?;
+    for (rel, why) in &skipped.files {
+        eprintln!("mcp serve: skipped {rel}: {why}");
+    }
+    if skipped.over_limit > 0 {
+        eprintln!(
+            "mcp serve: {} more files not served (over --max-files)",
+            skipped.over_limit
+        );
+    }
+    let (files, sections) = lib.counts();
+    eprintln!(
+        "mcp serve: {files} documents ({sections} sections) from {} indexed in {:.0?}",
+        dir.display(),
+        started.elapsed()
+    );
+    Ok(Arc::new(lib))
+}
+
+fn docs_options(a: &DocsArgs) -> Result<ferromcp_docs::Options, Failure> {
+    let persona =
+        match &a.persona {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                Failure::usage(format!("cannot read --persona {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+    let name = a.name.clone().unwrap_or_else(|| {
+        a.dir
+            .canonicalize()
+            .ok()
+            .and_then(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .map(|n| format!("the documentation in {n}/"))
+            })
+            .unwrap_or_else(|| "the documentation".to_owned())
+    });
+    if a.page_size == 0 || a.max_page_size == 0 || a.prompt_sections == 0 {
+        return Err(Failure::usage(
+            "--page-size, --max-page-size and --prompt-sections must be at least 1",
+        ));
+    }
+    Ok(ferromcp_docs::Options {
+        max_file_size: a.max_file_size,
+        max_files: a.max_files,
+        page_size: a.page_size,
+        max_page_size: a.max_page_size,
+        prompt_sections: a.prompt_sections,
+        max_query_bytes: a.max_query_bytes,
+        debounce: std::time::Duration::from_millis(a.debounce_ms),
+        persona,
+        name,
+        ..ferromcp_docs::Options::default()
+    })
+}
+
+/// Runs `mcp serve docs`.
+async fn run_docs(a: DocsArgs) -> Result<u8, Failure> {
+    let opts = docs_options(&a)?;
+    let lib = open_library(&a.dir, opts)?;
+    let limits = drain_limits(a.drain_timeout)?;
+    let builder = Server::builder("ferromcp-docs", env!("CARGO_PKG_VERSION"))
+        .instructions(ferromcp_docs::instructions(&lib))
+        .limits(limits);
+    let server = ferromcp_docs::register(builder, &lib, true)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))?;
+    let _watch = if a.no_watch {
+        None
+    } else {
+        Some(
+            ferromcp_docs::watch(lib.clone(), server.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?,
+        )
+    };
+    transport(server, a.http).await
+}
+
+async fn transport(server: Server, http: Option<SocketAddr>) -> Result<u8, Failure> {
+    let r = match http {
+        Some(addr) => {
+            eprintln!("mcp serve: listening on http://{addr}/mcp");
+            ferromcp_server::transport::http::serve(server, addr, shutdown_signal()).await
+        }
+        None => {
+            tokio::select! {
+                r = server.serve_stdio() => r,
+                _ = shutdown_signal() => Ok(()),
+            }
+        }
+    };
+    r.map_err(|e| Failure::transport(format!("serve: {e}")))?;
+    Ok(code::OK)
+}
+
+/// The server `mcp serve` runs: the everything-server fixtures, with the
+/// requestState key ring from `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
+/// `everything-server`) and, with `--redis`, the shared change bus.
+async fn build_server(
+    a: &ServeArgs,
+    docs: Option<&Arc<ferromcp_docs::Library>>,
+) -> Result<Server, Failure> {
+    let env = |name: &str| match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(Failure::usage(format!("{name} is not valid UTF-8")))
+        }
+    };
+    let (key, keys) = (env("MCP_STATE_KEY")?, env("MCP_STATE_KEYS")?);
+    let ring = ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
+        .map_err(Failure::usage)?;
+    let shared_keys = ring.is_some();
+    let limits = drain_limits(a.drain_timeout)?;
+    let mut builder = ferromcp_everything::everything_builder().limits(limits);
+    if let Some(lib) = docs {
+        // The fixtures' completion handler stays.
+        builder = ferromcp_docs::register(builder, lib, false);
+    }
+    if let Some(ring) = ring {
+        builder = builder.state_keys(ring);
+    }
+    if let Some(url) = &a.redis {
+        let opts = ferromcp_everything::config::RedisOptions {
+            url: url.clone(),
+            backlog: ferromcp_server::Limits::default().listen_backlog,
+            ..Default::default()
+        };
+        builder = ferromcp_everything::config::with_redis(builder, &opts, shared_keys)
+            .await
+            .map_err(Failure::usage)?;
+    }
+    builder
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs `mcp serve`.
+pub async fn run(a: ServeArgs) -> Result<u8, Failure> {
+    if let Some(ServeWhat::Docs(d)) = a.what {
+        return run_docs(d).await;
+    }
+    let lib = match &a.docs {
+        Some(dir) => Some(open_library(dir, ferromcp_docs::Options::default())?),
+        None => None,
+    };
+    let server = build_server(&a, lib.as_ref()).await?;
+    let _watch = match &lib {
+        Some(lib) => Some(
+            ferromcp_docs::watch(lib.clone(), server.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let _ = a.stdio;
+    transport(server, a.http).await
+}

@@ -1,0 +1,355 @@
+//! The library on a small corpus: relevance, resources, sections, refused
+//! paths, the `ask` prompt, and live updates reaching a change-bus listener.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{TempDir, corpus};
+use ferromcp_docs::{DocsError, Library, Options};
+use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+use ferromcp_server::protocol::types::{ContentBlock, ResourceContents};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn open(dir: &TempDir) -> Library {
+    Library::open(dir.path(), Options::default()).unwrap().0
+}
+
+#[test]
+fn the_right_file_ranks_first() {
+    let d = corpus("rank");
+    let lib = open(&d);
+    let cases = [
+        (
+            "how do I install quill on macOS",
+            "docs://install.md#installation",
+        ),
+        (
+            "where is the configuration file",
+            "docs://config.md#the-configuration-file",
+        ),
+        (
+            "two devices edited the same note, what happens",
+            "docs://sync.md#conflicts",
+        ),
+        (
+            "keyboard shortcut for a hyperlink",
+            "docs://shortcuts.md#editing",
+        ),
+        ("export a note as PDF", "docs://export.md#pdf"),
+        (
+            "I forgot my passphrase",
+            "docs://security/encryption.md#passphrase",
+        ),
+        (
+            "write a plugin in Lua",
+            "docs://plugins.md#writing-a-plugin",
+        ),
+        ("quill crashes at startup", "docs://troubleshooting.txt"),
+    ];
+    for (q, want) in cases {
+        let page = lib.search(q, 0, 3);
+        // The right file first, and the wanted section among its top hits.
+        let file = want.split('#').next().unwrap_or(want);
+        let got = page.results.first().map(|h| h.file_uri.as_str());
+        assert_eq!(got, Some(file), "query {q:?}: {:#?}", page.results);
+        assert!(
+            page.results.iter().take(2).any(|h| h.uri == want),
+            "query {q:?}: {:#?}",
+            page.results
+        );
+    }
+}
+
+#[test]
+fn hits_have_snippets_and_pages() {
+    let d = corpus("pages");
+    let lib = open(&d);
+    let p = lib.search("quill", 0, 2);
+    assert!(p.total > 2, "{p:?}");
+    assert_eq!(p.results.len(), 2);
+    assert_eq!(p.next_offset, Some(2));
+    let p2 = lib.search("quill", 2, 2);
+    assert_eq!(p2.offset, 2);
+    assert!(p2.results.iter().all(|h| !p.results.contains(h)));
+    let h = &lib.search("passphrase recovered", 0, 1).results[0];
+    assert!(h.snippet.contains("**passphrase**"), "{}", h.snippet);
+    assert!(h.snippet.contains("**recovered**"), "{}", h.snippet);
+    assert_eq!(h.file_uri, "docs://security/encryption.md");
+    // The source's own emphasis is dropped: bold marks matches only.
+    d.write(
+        "bold.md",
+        "# Bold\n\nSome **very important zanzibar** notes.\n",
+    );
+    let lib2 = open(&d);
+    let h2 = &lib2.search("zanzibar", 0, 1).results[0];
+    assert_eq!(h2.snippet, "Some very important **zanzibar** notes.");
+    assert_eq!(h.title, "Encryption");
+    assert_eq!(h.section, "Passphrase");
+    // The page size is capped.
+    let big = lib.search("quill", 0, 10_000);
+    assert!(big.results.len() <= Options::DEFAULT_MAX_PAGE_SIZE);
+}
+
+#[test]
+fn files_and_sections() {
+    let d = corpus("files");
+    d.write("image.md", "");
+    std::fs::write(d.path().join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0, 1]).unwrap();
+    let lib = open(&d);
+    let install = lib.file("install.md").unwrap();
+    assert_eq!(install.title, "Installing quill");
+    assert_eq!(
+        install.description.as_deref(),
+        Some("How to install quill on Linux, macOS and Windows.")
+    );
+    assert_eq!(install.mime, "text/markdown");
+    assert_eq!(install.size, FILES_INSTALL_LEN());
+    let txt = lib.file("troubleshooting.txt").unwrap();
+    assert_eq!(
+        (txt.title.as_str(), txt.mime),
+        ("Troubleshooting", "text/plain")
+    );
+    let sec = lib.read_uri("docs://install.md#installation").unwrap();
+    assert!(sec.text.starts_with("## Installation"), "{}", sec.text);
+    assert!(!sec.text.contains("Upgrading"));
+    let whole = lib.read_uri("docs://install.md").unwrap();
+    assert!(whole.text.contains("Upgrading"));
+    assert!(matches!(
+        lib.read_uri("docs://install.md#nope"),
+        Err(DocsError::NotFound(_))
+    ));
+    // Non-ASCII headings: the slug is percent-encoded in URIs.
+    d.write("intl.md", "# Überblick\n\nGrüße aus Köln.\n");
+    let lib2 = open(&d);
+    let hit = &lib2.search("Köln", 0, 1).results[0];
+    assert_eq!(hit.uri, "docs://intl.md#%C3%BCberblick");
+    assert!(lib2.read_uri(&hit.uri).unwrap().text.contains("Köln"));
+    assert!(lib2.section_text(&hit.uri).is_some());
+    assert!(matches!(
+        lib2.read_uri("docs://intl.md#%ZZ"),
+        Err(DocsError::Refused(_))
+    ));
+    let (paths, total) = lib.complete_paths("sec", 100);
+    assert_eq!(
+        (paths, total),
+        (vec!["security/encryption.md".to_owned()], 1)
+    );
+    let (_, all) = lib.complete_paths("", 3);
+    assert_eq!(all, 9);
+}
+
+#[allow(non_snake_case)]
+fn FILES_INSTALL_LEN() -> u64 {
+    common::FILES[0].1.len() as u64
+}
+
+#[test]
+fn escapes_are_refused() {
+    let d = corpus("escape");
+    let outside = TempDir::new("outside");
+    outside.write("secret.md", "# Secret\n\nnot for you\n");
+    std::fs::write(d.path().join("blob.md"), b"# bin\n\0\x01\x02").unwrap();
+    std::fs::write(d.path().join("logo.png"), [0x89, b'P', b'N', b'G', 0, 0]).unwrap();
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), d.path().join("link.md"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("linkdir")).unwrap();
+    }
+    let (lib, skipped) = Library::open(d.path(), Options::default()).unwrap();
+    assert!(lib.file("blob.md").is_none());
+    assert!(
+        skipped
+            .files
+            .iter()
+            .any(|(f, why)| f == "blob.md" && why.contains("binary"))
+    );
+    let secret = outside.path().join("secret.md");
+    let abs = format!("docs://{}", secret.display());
+    for uri in [
+        "docs://../outside/secret.md",
+        "docs://a/../../secret.md",
+        "docs://%2E%2E/secret.md",
+        "docs://./install.md",
+        abs.as_str(),
+        "docs://blob.md",
+        "docs://logo.png",
+    ] {
+        match lib.read_uri(uri) {
+            Err(DocsError::Refused(m)) => assert!(!m.is_empty()),
+            other => panic!("{uri}: {other:?}"),
+        }
+    }
+    assert!(format!("{:?}", lib.read_uri("docs://blob.md")).contains("binary"));
+    #[cfg(unix)]
+    {
+        let e = lib.read_uri("docs://link.md").unwrap_err();
+        assert!(e.to_string().contains("symbolic link leaving"), "{e}");
+        let e = lib.read_uri("docs://linkdir/secret.md").unwrap_err();
+        assert!(e.to_string().contains("outside the docs folder"), "{e}");
+        assert!(lib.search("secret", 0, 10).results.is_empty());
+    }
+    let small = Options {
+        max_file_size: 100,
+        ..Options::default()
+    };
+    let (lib, _) = Library::open(d.path(), small).unwrap();
+    let e = lib.read_uri("docs://install.md").unwrap_err();
+    assert!(e.to_string().contains("byte limit"), "{e}");
+}
+
+#[test]
+fn the_ask_prompt_has_persona_rules_sections_question() {
+    let d = corpus("ask");
+    let persona = "You are Quill's friendly helper.";
+    let lib = Library::open(
+        d.path(),
+        Options {
+            persona: Some(persona.into()),
+            prompt_sections: 3,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+    .0;
+    let m = ferromcp_docs::ask_messages(&lib, "How do I install quill on macOS?");
+    assert_eq!(m.len(), 5, "{m:#?}");
+    let ContentBlock::Text(first) = &m[0].content else {
+        panic!("{m:#?}")
+    };
+    assert!(first.text.starts_with(persona));
+    assert!(first.text.contains(ferromcp_docs::RULES));
+    let ContentBlock::Resource(r) = &m[1].content else {
+        panic!("{m:#?}")
+    };
+    let ResourceContents::Text(t) = &r.resource else {
+        panic!()
+    };
+    assert!(t.uri.starts_with("docs://install.md"), "{}", t.uri);
+    let embedded: Vec<String> = m[1..4]
+        .iter()
+        .filter_map(|x| match &x.content {
+            ContentBlock::Resource(r) => match &r.resource {
+                ResourceContents::Text(t) => Some(format!("{} {}", t.uri, t.text)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    assert_eq!(embedded.len(), 3);
+    assert!(
+        embedded
+            .iter()
+            .any(|e| e.starts_with("docs://install.md#installation ")
+                && e.contains("brew install quill")),
+        "{embedded:#?}"
+    );
+    let ContentBlock::Text(last) = &m[4].content else {
+        panic!()
+    };
+    assert_eq!(last.text, "Question: How do I install quill on macOS?");
+    // Nothing relevant: the rules still say to admit it.
+    let none = ferromcp_docs::ask_messages(&lib, "zebra xylophone");
+    assert_eq!(none.len(), 2);
+    let ContentBlock::Text(t) = &none[0].content else {
+        panic!()
+    };
+    assert!(t.text.contains("does not cover"));
+    assert!(t.text.starts_with(persona));
+    let default = open(&d);
+    let ContentBlock::Text(t) = &ferromcp_docs::ask_messages(&default, "install")[0].content else {
+        panic!()
+    };
+    assert!(t.text.starts_with(ferromcp_docs::DEFAULT_PERSONA));
+}
+
+/// Waits up to 5 s for `cond`.
+async fn eventually(cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "not within 5 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn next_change(rx: &mut tokio::sync::broadcast::Receiver<Change>) -> Change {
+    tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a change within 5 s")
+        .expect("bus open")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_updates_reach_the_bus() {
+    let d = corpus("live");
+    let lib = Arc::new(open(&d));
+    let bus = Arc::new(LocalBus::new(64));
+    let builder = ferromcp_server::Server::builder("t", "1").change_bus(bus.clone());
+    let server = ferromcp_docs::register(builder, &lib, true)
+        .build()
+        .unwrap();
+    let w = ferromcp_docs::watch(lib.clone(), server.clone()).unwrap();
+    let mut rx = bus.subscribe();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Change a file: one list change, then updates for its URIs.
+    let t = std::time::Instant::now();
+    d.write(
+        "sync.md",
+        "# Synchronisation\n\n## Conflicts\n\nquill now merges zeppelin edits itself.\n",
+    );
+    assert_eq!(next_change(&mut rx).await, Change::ResourcesListChanged);
+    // Typically ~150 ms (the debounce); the bound is loose for loaded CI
+    // machines, the CLI test prints the figure.
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mut updated = Vec::new();
+    while let Ok(Ok(Change::ResourceUpdated(u))) =
+        tokio::time::timeout(Duration::from_millis(300), rx.recv()).await
+    {
+        updated.push(u);
+    }
+    assert!(
+        updated.contains(&"docs://sync.md".to_owned()),
+        "{updated:?}"
+    );
+    assert!(
+        updated.contains(&"docs://sync.md#conflicts".to_owned()),
+        "{updated:?}"
+    );
+    // A write may land as two events (truncation, then data): the index
+    // catches up with the second.
+    eventually(|| {
+        lib.search("zeppelin", 0, 1)
+            .results
+            .first()
+            .is_some_and(|h| h.uri == "docs://sync.md#conflicts")
+    })
+    .await;
+
+    // Add one, remove one.
+    d.write("new/faq.md", "# FAQ\n\nAnswers about walruses.\n");
+    std::fs::remove_file(d.path().join("plugins.md")).unwrap();
+    assert_eq!(next_change(&mut rx).await, Change::ResourcesListChanged);
+    // The two events may land in one batch or two.
+    eventually(|| lib.file("new/faq.md").is_some() && lib.file("plugins.md").is_none()).await;
+    assert!(
+        lib.search("lua plugin", 0, 5)
+            .results
+            .iter()
+            .all(|h| !h.uri.contains("plugins"))
+    );
+    assert_eq!(
+        lib.search("walruses", 0, 1).results[0].uri,
+        "docs://new/faq.md#faq"
+    );
+    assert!(lib.read_uri("docs://plugins.md").is_err());
+
+    // Quiet again: the rescans' own reads of files and folders must not
+    // trigger further rescans.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let settled = w.refreshes();
+    assert!(settled >= 2, "{settled}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(w.refreshes(), settled, "the watcher keeps rescanning");
+}

@@ -1,0 +1,433 @@
+//! The per-request context handed to every handler.
+
+use crate::error::{HandlerError, InputRequired};
+use crate::server::Shared;
+use bytes::Bytes;
+use ferromcp_protocol::jsonrpc::{OutgoingNotification, RequestId, to_vec};
+use ferromcp_protocol::meta::{ProgressToken, RequestMeta};
+use ferromcp_protocol::types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, Implementation, InputRequest, InputResponses, ListRootsResult, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams,
+};
+use ferromcp_protocol::{ErrorObject, ProtocolVersion};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// Where request-scoped notifications (progress, log) go: the request's SSE
+/// stream on HTTP, stdout on stdio.
+pub(crate) trait Outbound: Send + Sync {
+    /// Sends one serialized JSON-RPC notification. Lossy by design: if the
+    /// peer is not keeping up the notification may be dropped (PROG-05).
+    fn notify(&self, message: Bytes);
+    /// Ends the request's SSE stream early with a `retry` hint so the client
+    /// reconnects with `Last-Event-ID` (handshake-era resumability,
+    /// LEGACY-17). Transports without resumability ignore it.
+    fn close_stream(&self, _retry_ms: Option<u64>) {}
+}
+
+pub use ferromcp_protocol::Principal;
+
+pub(crate) struct ContextInner {
+    pub(crate) id: RequestId,
+    pub(crate) method: std::borrow::Cow<'static, str>,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) outbound: Option<Arc<dyn Outbound>>,
+    pub(crate) input: Option<InputResponses>,
+    pub(crate) state: Option<Vec<u8>>,
+    pub(crate) principal: Option<Principal>,
+    #[cfg(feature = "http")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
+    pub(crate) shared: Arc<Shared>,
+    /// Set on task-capable `tools/call`s (tasks extension).
+    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
+    last_progress: AtomicU64,
+}
+
+/// Everything a handler may need about the request it serves.
+///
+/// Cheap to clone. Built by the server; handlers receive it by value.
+#[derive(Clone)]
+pub struct RequestContext {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl std::fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("id", &self.inner.id)
+            .field("method", &self.inner.method)
+            .field("version", &self.inner.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Fields a transport fills in when building a context.
+#[derive(Clone)]
+pub(crate) struct ContextParts {
+    pub(crate) id: RequestId,
+    pub(crate) method: std::borrow::Cow<'static, str>,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) outbound: Option<Arc<dyn Outbound>>,
+    pub(crate) principal: Option<Principal>,
+    #[cfg(feature = "http")]
+    pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+/// The method name of a request, without a copy for the known ones.
+pub(crate) fn method_name(method: &str) -> std::borrow::Cow<'static, str> {
+    match ferromcp_protocol::method::known_client_method(method) {
+        Some(m) => std::borrow::Cow::Borrowed(m),
+        None => std::borrow::Cow::Owned(method.to_owned()),
+    }
+}
+
+impl RequestContext {
+    pub(crate) fn new(
+        p: ContextParts,
+        input: Option<InputResponses>,
+        state: Option<Vec<u8>>,
+        shared: Arc<Shared>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(ContextInner {
+                id: p.id,
+                method: p.method,
+                version: p.version,
+                meta: p.meta,
+                capabilities: p.capabilities,
+                log_level: p.log_level,
+                cancel: p.cancel,
+                outbound: p.outbound,
+                input,
+                state,
+                principal: p.principal,
+                #[cfg(feature = "http")]
+                http: p.http,
+                shared,
+                task: None,
+                last_progress: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
+            }),
+        }
+    }
+
+    /// A context for a handler run of a task-capable call.
+    pub(crate) fn new_in_task(
+        p: ContextParts,
+        input: Option<InputResponses>,
+        state: Option<Vec<u8>>,
+        shared: Arc<Shared>,
+        task: Arc<crate::tasks::TaskLink>,
+    ) -> Self {
+        let mut cx = Self::new(p, input, state, shared);
+        if let Some(inner) = Arc::get_mut(&mut cx.inner) {
+            inner.task = Some(task);
+        }
+        cx
+    }
+
+    /// The id of the task this handler runs in, once the call became a task.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.as_ref().and_then(|t| t.task_id())
+    }
+
+    /// Turns this call into a task (tasks extension), for tools registered
+    /// with [`crate::TaskCreation::OnRequest`]: the client gets the task
+    /// handle now and the handler keeps running in the background.
+    ///
+    /// Returns `Ok(true)` once the call is a task (at once if it already
+    /// was), `Ok(false)` when it cannot become one (the tool has no task
+    /// support or the client did not declare the extension): carry on as a
+    /// plain call. Errors (e.g. the task cap is reached) are for `?`.
+    pub async fn run_as_task(&self) -> Result<bool, HandlerError> {
+        match &self.inner.task {
+            None => Ok(false),
+            Some(link) => link
+                .detach()
+                .await
+                .map(|()| true)
+                .map_err(HandlerError::Protocol),
+        }
+    }
+
+    /// The JSON-RPC id of this request.
+    pub fn id(&self) -> &RequestId {
+        &self.inner.id
+    }
+    /// The method being served.
+    pub fn method(&self) -> &str {
+        &self.inner.method
+    }
+    /// The protocol version of this request (modern: from its envelope;
+    /// handshake era: negotiated for the session).
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.version
+    }
+    /// The client's capabilities for this request (META-09: never inferred
+    /// from earlier requests on the modern wire).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+    /// The client's self-description, for display and logging only (META-10).
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.meta.client_info.as_ref()
+    }
+    /// The decoded request `_meta`.
+    pub fn meta(&self) -> &RequestMeta {
+        &self.inner.meta
+    }
+    /// The authenticated principal, if any.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_ref()
+    }
+    /// The HTTP request head (method, URI, headers), on the HTTP transport.
+    #[cfg(feature = "http")]
+    pub fn http_parts(&self) -> Option<&http::request::Parts> {
+        self.inner.http.as_deref()
+    }
+    /// True once the request was cancelled (client disconnect,
+    /// `notifications/cancelled`, timeout or shutdown).
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+    /// A token that is cancelled with the request; hand it to spawned work.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// The client's progress token, if it asked for progress (PROG-01).
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.inner.meta.progress_token.as_ref()
+    }
+
+    /// Reports progress. A no-op unless the client sent a progress token;
+    /// values that do not increase are dropped (PROG-02); nothing is sent
+    /// after cancellation (CANCEL-03).
+    ///
+    /// In a task, progress becomes the task's `statusMessage` instead (the
+    /// request that created the task has been answered).
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(link) = self.inner.task.as_ref().filter(|l| l.task_id().is_some()) {
+            if self.is_cancelled() || !progress.is_finite() {
+                return;
+            }
+            let text = match (message, total) {
+                (Some(m), _) => m.to_owned(),
+                (None, Some(t)) => format!("{progress}/{t}"),
+                (None, None) => format!("{progress}"),
+            };
+            link.status_message(text);
+            return;
+        }
+        let (Some(token), Some(out)) = (self.progress_token(), &self.inner.outbound) else {
+            return;
+        };
+        if self.is_cancelled() || !progress.is_finite() {
+            return;
+        }
+        let last = f64::from_bits(self.inner.last_progress.load(Ordering::Relaxed));
+        if progress <= last {
+            return;
+        }
+        self.inner
+            .last_progress
+            .store(progress.to_bits(), Ordering::Relaxed);
+        let mut params = ProgressNotificationParams::new(token.clone(), progress, total);
+        params.message = message.map(str::to_owned);
+        let msg = OutgoingNotification::new("notifications/progress", Some(&params));
+        out.notify(Bytes::from(to_vec(&msg)));
+    }
+
+    /// The log level the client asked for on this request (modern) or for
+    /// its session (handshake era). `None` means no log notifications (LOG-01).
+    pub fn log_level(&self) -> Option<LoggingLevel> {
+        self.inner.log_level
+    }
+
+    /// Sends a `notifications/message` if the client opted in at or below
+    /// `level` (LOG-01, LOG-02). Logging must be declared in the server
+    /// capabilities (LOG-03); the builder does that when logging is enabled.
+    pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
+        let (Some(min), Some(out)) = (self.inner.log_level, &self.inner.outbound) else {
+            return;
+        };
+        if level < min || self.is_cancelled() || !self.inner.shared.logging_enabled {
+            return;
+        }
+        let mut params = LoggingMessageNotificationParams::new(level, data);
+        params.logger = logger.map(str::to_owned);
+        let msg = OutgoingNotification::new("notifications/message", Some(&params));
+        out.notify(Bytes::from(to_vec(&msg)));
+    }
+
+    /// The client's answers to earlier input requests (MRTR retry), if any.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.inner.input.as_ref()
+    }
+
+    /// The state the handler attached to its previous `input_required`
+    /// answer, verified and unsealed by the server (MRTR-08).
+    pub fn state(&self) -> Option<&[u8]> {
+        self.inner.state.as_deref()
+    }
+
+    /// Looks up the answer to input request `key`, decoded as `T`.
+    ///
+    /// Returns `Ok(Some(t))` when answered, `Ok(None)` when not answered yet
+    /// (or answered with a value of the wrong shape, which MRTR-11 says to
+    /// re-request rather than trust).
+    pub fn input<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        let v = self.inner.input.as_ref()?.get(key)?;
+        T::deserialize(v).ok()
+    }
+
+    /// Asks for one input, or returns it when the client already answered.
+    ///
+    /// Use with `?`: without an answer this yields
+    /// [`HandlerError::NeedInput`]. When the client's capabilities for this
+    /// request do not allow the request (MRTR-04) it yields -32021 instead.
+    pub fn ask<T: DeserializeOwned>(
+        &self,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<T, HandlerError> {
+        if let Some(t) = self.input::<T>(key) {
+            return Ok(t);
+        }
+        if !request.is_allowed_by(&self.inner.capabilities) {
+            let required = serde_json::to_value(request.required_capabilities())
+                .unwrap_or_else(|_| serde_json::json!({}));
+            return Err(HandlerError::Protocol(
+                ErrorObject::missing_client_capability(required),
+            ));
+        }
+        Err(HandlerError::NeedInput(
+            InputRequired::new().request(key, request),
+        ))
+    }
+
+    /// Asks several inputs at once, so the client can fulfil them together
+    /// (MRTR-05). Returns `Ok(())` when every key is answered; otherwise one
+    /// `NeedInput` naming all missing ones. Read the answers with [`Self::input`].
+    pub fn ask_all(
+        &self,
+        requests: impl IntoIterator<Item = (String, InputRequest)>,
+    ) -> Result<(), HandlerError> {
+        let mut missing = InputRequired::new();
+        for (key, req) in requests {
+            let answered = self
+                .inner
+                .input
+                .as_ref()
+                .and_then(|i| i.get(&key))
+                .is_some_and(|v| answer_fits(&req, v));
+            if answered {
+                continue;
+            }
+            if !req.is_allowed_by(&self.inner.capabilities) {
+                let required = serde_json::to_value(req.required_capabilities())
+                    .unwrap_or_else(|_| serde_json::json!({}));
+                return Err(HandlerError::Protocol(
+                    ErrorObject::missing_client_capability(required),
+                ));
+            }
+            missing = missing.request(key, req);
+        }
+        if missing.requests.is_empty() {
+            Ok(())
+        } else {
+            Err(HandlerError::NeedInput(missing))
+        }
+    }
+
+    /// Elicitation: asks the user (form or URL mode) via the client.
+    ///
+    /// Use with `?`. On the 2026-07-28 wire an unanswered request ends this
+    /// run of the handler (an `input_required` result); once the client has
+    /// the answer the handler runs **again from the top** with it, so code
+    /// before this call runs twice and should have no side effects it cannot
+    /// repeat. In the handshake era the server asks over the session and
+    /// also re-runs the handler with the answer, so one handler serves both.
+    pub fn elicit(
+        &self,
+        key: &str,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, HandlerError> {
+        self.ask(key, InputRequest::Elicitation(params))
+    }
+
+    /// Typed form elicitation: the requested schema is derived from `T`
+    /// (a struct of string, number, boolean and enum fields; doc comments
+    /// become field descriptions), and an accepted answer is read back
+    /// into `T`. See [`Self::elicit`] for how the handler re-runs, and
+    /// [`crate::Elicited`] for the outcomes. A `T` that is not a flat form
+    /// is an error naming the field.
+    pub fn elicit_form<T: schemars::JsonSchema + DeserializeOwned>(
+        &self,
+        key: &str,
+        message: &str,
+    ) -> Result<crate::Elicited<T>, HandlerError> {
+        let params = crate::elicit::form_params::<T>(message)?;
+        let answer = self.elicit(key, params)?;
+        crate::elicit::read_answer(answer)
+    }
+
+    /// Sampling: asks the client's model for a completion.
+    pub fn sample(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, HandlerError> {
+        self.ask(key, InputRequest::Sampling(params))
+    }
+
+    /// Roots: asks the client for its filesystem roots.
+    pub fn roots(&self, key: &str) -> Result<ListRootsResult, HandlerError> {
+        self.ask(key, InputRequest::list_roots())
+    }
+
+    /// Closes this request's SSE stream early, asking the client to reconnect
+    /// after `retry_ms` and resume with `Last-Event-ID` (2025-11-25 SSE
+    /// polling, SEP-1699). Later messages of this request, the result
+    /// included, are delivered on the resumed stream. A no-op on the modern
+    /// wire and on stdio.
+    pub fn close_sse_stream(&self, retry_ms: Option<u64>) {
+        if let Some(out) = &self.inner.outbound {
+            out.close_stream(retry_ms);
+        }
+    }
+
+    /// Tells subscribers (listen streams and handshake-era sessions) that
+    /// the tool list changed.
+    pub fn notify_tools_changed(&self) {
+        self.inner
+            .shared
+            .bus
+            .publish(crate::notify::Change::ToolsListChanged);
+    }
+}
+
+/// Whether a stored answer has the shape the request expects.
+fn answer_fits(req: &InputRequest, v: &serde_json::Value) -> bool {
+    match req {
+        InputRequest::Elicitation(_) => ElicitResult::deserialize(v).is_ok(),
+        InputRequest::Sampling(_) => CreateMessageResult::deserialize(v).is_ok(),
+        InputRequest::ListRoots(_) => ListRootsResult::deserialize(v).is_ok(),
+    }
+}
+
+use serde::Deserialize;

@@ -1,0 +1,918 @@
+//! Method dispatch shared by every transport and both eras: typed params in,
+//! a serialized JSON-RPC response (or an error object) out.
+//!
+//! Result shaping happens here, in one place: `resultType`, serverInfo and
+//! cache hints on modern results (RESULT-01, META-08, CACHE-01); nothing of
+//! that, and a per-revision sieve, on handshake-era results (LEGACY-25).
+
+use crate::context::{ContextParts, RequestContext};
+use crate::error::{HandlerError, InputRequired};
+use crate::future::BoxFuture;
+use crate::request_state::StateBinding;
+use crate::server::{RegisteredTool, Shared};
+use crate::session::SessionState;
+use crate::sieve::{Sieve, sieve_call_result, sieve_icons_title};
+#[cfg(feature = "schema-validation")]
+use crate::tool::invalid_arguments;
+use bytes::Bytes;
+use ferromcp_protocol::jsonrpc::{OutgoingResult, RequestId, to_vec};
+use ferromcp_protocol::method::ClientRequest;
+use ferromcp_protocol::types::{
+    CacheHint, CacheableResult, CallToolRequestParams, CallToolResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, EmptyResult, GetPromptRequestParams,
+    InitializeRequestParams, InitializeResult, InputRequiredResult, InputResponses,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, McpResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ResultType,
+};
+use ferromcp_protocol::{ErrorObject, ProtocolVersion};
+use futures_util::FutureExt;
+use serde::Serialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+/// A serialized JSON-RPC response, or the error to answer with.
+pub(crate) type Reply = Result<Bytes, ErrorObject>;
+
+/// Sends requests to the client and awaits the answers (handshake era only:
+/// sampling, elicitation, roots on the request's stream, LEGACY-18).
+pub(crate) trait ClientRequester: Send + Sync {
+    /// Sends `method` with `params`; resolves with the client's result.
+    fn request(&self, method: &'static str, params: Value)
+    -> BoxFuture<Result<Value, ErrorObject>>;
+}
+
+/// Handshake-era extras for a call.
+#[derive(Clone, Default)]
+pub(crate) struct Legacy {
+    pub(crate) requester: Option<Arc<dyn ClientRequester>>,
+    pub(crate) session: Option<Arc<SessionState>>,
+}
+
+impl Shared {
+    /// Serves one request. `parts.version` decides the era's shaping.
+    ///
+    /// Methods answered synchronously (lists, discover, ping) come back
+    /// ready, without an allocation; handler-backed methods come back as one
+    /// boxed future of just that method's state machine, so callers move a
+    /// pointer around rather than a large future (bench/RESULTS.md profile).
+    ///
+    /// The request runs inside its `mcp.request` span ([`crate::trace`]).
+    pub(crate) fn dispatch(
+        self: Arc<Self>,
+        req: ClientRequest<'static>,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> crate::trace::Traced {
+        let span = crate::trace::request_span(&req, &parts);
+        crate::trace::Traced::new(self.dispatch_untraced(req, parts, legacy), span)
+    }
+
+    /// [`Shared::dispatch`] without the span.
+    fn dispatch_untraced(
+        self: Arc<Self>,
+        req: ClientRequest<'static>,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Dispatch {
+        let id = parts.id.clone();
+        Dispatch::Ready(Some(match req {
+            ClientRequest::Discover(_) => {
+                let mut capabilities = self.capabilities();
+                if self.tasks.is_some() {
+                    // Modern wire only: handshake revisions get no tasks.
+                    capabilities
+                        .extensions
+                        .get_or_insert_with(Default::default)
+                        .insert(
+                            ferromcp_protocol::types::TASKS_EXTENSION.to_owned(),
+                            Value::Object(Default::default()),
+                        );
+                }
+                let mut r = DiscoverResult {
+                    supported_versions: self
+                        .all_versions()
+                        .map(|v| v.as_str().to_owned())
+                        .collect(),
+                    capabilities,
+                    instructions: self.instructions.clone(),
+                    ..DiscoverResult::default()
+                };
+                r.fill_cache_hint(self.cache_hints.discover);
+                Ok(self.finish(&id, r, parts.version))
+            }
+            ClientRequest::ListTools(p) if self.has_tools() => {
+                self.list_tools(&id, p, parts.version)
+            }
+            ClientRequest::CallTool(p) if self.has_tools() => {
+                return Dispatch::Pending(Box::pin(self.call_tool(p, parts, legacy)));
+            }
+            ClientRequest::ListPrompts(p) if self.has_prompts() => {
+                self.list_prompts(&id, p, parts.version)
+            }
+            ClientRequest::GetPrompt(p) if self.has_prompts() => {
+                return Dispatch::Pending(Box::pin(self.get_prompt(p, parts, legacy)));
+            }
+            ClientRequest::ListResources(p) if self.has_resources() => {
+                self.list_resources(&id, p, parts.version)
+            }
+            ClientRequest::ListResourceTemplates(p) if self.has_resources() => {
+                self.list_templates(&id, p, parts.version)
+            }
+            ClientRequest::ReadResource(p) if self.has_resources() => {
+                return Dispatch::Pending(Box::pin(self.read_resource(p, parts, legacy)));
+            }
+            ClientRequest::Complete(p) if self.completion.is_some() => {
+                return Dispatch::Pending(Box::pin(self.complete(p, parts)));
+            }
+            // Tasks extension (crate::tasks); the era rule (crate::admit)
+            // keeps these and discover off the handshake wire, and the
+            // handshake-only methods below off the modern one.
+            ClientRequest::GetTask(p) if self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_get(p, parts)));
+            }
+            ClientRequest::UpdateTask(p) if self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_update(p, parts)));
+            }
+            ClientRequest::CancelTask(p) if self.tasks.is_some() => {
+                return Dispatch::Pending(Box::pin(self.task_cancel(p, parts)));
+            }
+            ClientRequest::Ping(_) => Ok(self.finish(&id, EmptyResult::default(), parts.version)),
+            ClientRequest::SetLevel(p) if self.logging_enabled => {
+                if let Some(s) = &legacy.session {
+                    s.set_log_level(p.level);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
+                if let Some(s) = &legacy.session {
+                    s.subscribe(p.uri);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            ClientRequest::Unsubscribe(p) if self.declare.resource_subscribe => {
+                if let Some(s) = &legacy.session {
+                    s.unsubscribe(&p.uri);
+                }
+                Ok(self.finish(&id, EmptyResult::default(), parts.version))
+            }
+            other => Err(ErrorObject::method_not_found(other.method())),
+        }))
+    }
+
+    /// Answers `initialize` (LEGACY-02): echo the requested version when
+    /// served, else offer the newest handshake revision we serve.
+    pub(crate) fn initialize(
+        &self,
+        params: &InitializeRequestParams,
+    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+        let requested = ProtocolVersion::parse(&params.protocol_version);
+        let version = match requested {
+            Some(v) if self.handshake_versions.contains(&v) => v,
+            _ => match self.handshake_versions.first() {
+                Some(v) => *v,
+                None => {
+                    return Err(ErrorObject::unsupported_version(
+                        &params.protocol_version,
+                        self.modern_versions.iter().map(|v| v.as_str()),
+                    ));
+                }
+            },
+        };
+        let mut info = self.info.clone();
+        if crate::sieve::Sieve::for_version(version) != crate::sieve::Sieve::Full {
+            info.icons = None;
+            info.website_url = None;
+            info.description = None;
+        }
+        if version == ProtocolVersion::V2025_03_26 {
+            info.title = None;
+        }
+        let mut capabilities = self.capabilities();
+        capabilities.extensions = None;
+        let result = InitializeResult {
+            protocol_version: version.as_str().to_owned(),
+            capabilities,
+            server_info: info,
+            instructions: self.instructions.clone(),
+            ..Default::default()
+        };
+        Ok((result, SessionState::new(version, params)))
+    }
+
+    /// Stamps and serializes a result for the request's era.
+    pub(crate) fn finish<R: McpResult + Serialize>(
+        &self,
+        id: &RequestId,
+        mut r: R,
+        version: ProtocolVersion,
+    ) -> Bytes {
+        if !version.is_modern() {
+            r.set_result_type(None);
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
+        }
+        r.ensure_result_type();
+        if !self.stamp_server_info {
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
+        }
+        if r.meta().is_some() {
+            r.stamp_server_info(&self.info);
+            return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
+        }
+        // Fast path (META-08): the result has no `_meta`, so append the
+        // pre-serialized `"_meta":{"…/serverInfo":…}` member just before the
+        // result object's closing brace. The response ends with `}}` (result,
+        // then envelope) and the result always has `resultType`, so a comma
+        // is correct.
+        let mut out = to_vec(&OutgoingResult::new(id, &r));
+        if out.ends_with(b"}}") {
+            out.truncate(out.len() - 2);
+            out.extend_from_slice(&self.server_info_member);
+            out.extend_from_slice(b"}}");
+        }
+        Bytes::from(out)
+    }
+
+    /// Serializes an interim MRTR result: never cache hints (MRTR-12).
+    pub(crate) fn finish_input_required(
+        &self,
+        id: &RequestId,
+        mut r: InputRequiredResult,
+    ) -> Bytes {
+        crate::trace::note_input_required();
+        if self.stamp_server_info {
+            if let Ok(v) = serde_json::to_value(&self.info) {
+                r.meta
+                    .get_or_insert_with(Default::default)
+                    .insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), v);
+            }
+        }
+        Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
+    }
+
+    fn finish_cacheable<R: CacheableResult + Serialize>(
+        &self,
+        id: &RequestId,
+        mut r: R,
+        hint: CacheHint,
+        version: ProtocolVersion,
+    ) -> Bytes {
+        if version.is_modern() && r.result_type().is_none_or(|t| *t == ResultType::Complete) {
+            r.fill_cache_hint(hint);
+        }
+        self.finish(id, r, version)
+    }
+
+    fn page_bounds(
+        &self,
+        len: usize,
+        cursor: Option<&str>,
+    ) -> Result<(usize, usize, Option<String>), ErrorObject> {
+        let start = match cursor {
+            None => 0,
+            Some(c) => decode_cursor(c)
+                .filter(|s| *s <= len)
+                .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?,
+        };
+        let end = match self.page_size {
+            Some(n) => (start + n).min(len),
+            None => len,
+        };
+        let next = (end < len).then(|| encode_cursor(end));
+        Ok((start, end, next))
+    }
+
+    fn list_tools(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let reg = self.registry();
+        let (start, end, next) = self.page_bounds(reg.tools.len(), p.cursor.as_deref())?;
+        let level = Sieve::for_version(version);
+        let all = reg.serialized_tools(level);
+        let page = ToolsPage {
+            result_type: version.is_modern().then_some(ResultType::Complete),
+            tools: all.get(start..end).unwrap_or_default(),
+            next_cursor: next,
+            ttl_ms: version
+                .is_modern()
+                .then_some(self.cache_hints.tools_list.ttl_ms),
+            cache_scope: version
+                .is_modern()
+                .then_some(self.cache_hints.tools_list.scope),
+            meta: (version.is_modern() && self.stamp_server_info)
+                .then_some(ServerInfoMeta { info: &self.info }),
+        };
+        Ok(Bytes::from(to_vec(&OutgoingResult::new(id, &page))))
+    }
+
+    /// One page of registered definitions: `item` copies a definition out
+    /// (and sieves it for the request's revision, LEGACY-25).
+    fn page<D, T>(
+        &self,
+        all: &[D],
+        cursor: Option<&str>,
+        item: impl Fn(&D) -> T,
+    ) -> Result<(Vec<T>, Option<String>), ErrorObject> {
+        let (start, end, next) = self.page_bounds(all.len(), cursor)?;
+        let items = all.get(start..end).unwrap_or_default();
+        Ok((items.iter().map(item).collect(), next))
+    }
+
+    fn list_prompts(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let (prompts, next_cursor) =
+            self.page(&self.registry().prompts, p.cursor.as_deref(), |d| {
+                let mut pr = d.prompt.clone();
+                sieve_icons_title(version, &mut pr.icons, &mut pr.title);
+                pr
+            })?;
+        let r = ListPromptsResult {
+            prompts,
+            next_cursor,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.prompts_list, version))
+    }
+
+    fn list_resources(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let (resources, next_cursor) =
+            self.page(&self.registry().resources, p.cursor.as_deref(), |d| {
+                let mut r = d.resource.clone();
+                sieve_icons_title(version, &mut r.icons, &mut r.title);
+                r
+            })?;
+        let r = ListResourcesResult {
+            resources,
+            next_cursor,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
+    }
+
+    fn list_templates(
+        &self,
+        id: &RequestId,
+        p: PaginatedRequestParams,
+        version: ProtocolVersion,
+    ) -> Reply {
+        let (resource_templates, next_cursor) =
+            self.page(&self.registry().templates, p.cursor.as_deref(), |d| {
+                let mut t = d.template.clone();
+                sieve_icons_title(version, &mut t.icons, &mut t.title);
+                t
+            })?;
+        let r = ListResourceTemplatesResult {
+            resource_templates,
+            next_cursor,
+            ..Default::default()
+        };
+        Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
+    }
+
+    async fn call_tool(
+        self: Arc<Self>,
+        p: CallToolRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(tool) = self.registry().tool(&p.name).cloned() else {
+            return Err(
+                ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
+                    .with_data(serde_json::json!({"name": p.name})),
+            );
+        };
+        let args = Value::Object(p.arguments.unwrap_or_default());
+        // TOOL-06: arguments failing the inputSchema are a model-visible error.
+        #[cfg(feature = "schema-validation")]
+        if let Some(v) = &tool.input {
+            if !v.is_valid(&args) {
+                let msgs: Vec<String> = v
+                    .iter_errors(&args)
+                    .take(8)
+                    .map(|e| format!("{} at '{}'", e, e.instance_path()))
+                    .collect();
+                return Ok(self.finish(
+                    &id,
+                    sieve_call_result(version, invalid_arguments(&msgs.join("; "))),
+                    version,
+                ));
+            }
+        }
+        if let Some(creation) = self.task_mode(&tool, &parts)? {
+            return self
+                .call_tool_as_task(
+                    tool,
+                    args,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    creation,
+                )
+                .await;
+        }
+        let runner = {
+            let tool = tool.clone();
+            move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
+        };
+        let out = self
+            .clone()
+            .run_mrtr(
+                "tools/call",
+                &p.name,
+                args,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?;
+        match out {
+            Mrtr::Complete(r) => {
+                let r = self.check_output(&tool, r)?;
+                Ok(self.finish(&id, sieve_call_result(version, r), version))
+            }
+            Mrtr::Failed(msg) => Ok(self.finish(
+                &id,
+                CallToolResult::error(vec![ContentBlock::text(msg)]),
+                version,
+            )),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
+    pub(crate) fn check_output(
+        &self,
+        tool: &RegisteredTool,
+        r: CallToolResult,
+    ) -> Result<CallToolResult, ErrorObject> {
+        if r.is_error() {
+            return Ok(r);
+        }
+        #[cfg(feature = "schema-validation")]
+        if let Some(v) = &tool.output {
+            match &r.structured_content {
+                None => {
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} declares an outputSchema but returned no structuredContent",
+                        tool.def.tool.name
+                    )));
+                }
+                Some(s) if !v.is_valid(s) => {
+                    let why = v
+                        .iter_errors(s)
+                        .next()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} returned structuredContent not matching its outputSchema: {why}",
+                        tool.def.tool.name
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(r)
+    }
+
+    async fn get_prompt(
+        self: Arc<Self>,
+        p: GetPromptRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(def) = self.registry().prompt(&p.name).cloned() else {
+            return Err(ErrorObject::invalid_params(format_args!(
+                "Unknown prompt: {}",
+                p.name
+            )));
+        };
+        let args = p.arguments.unwrap_or_default();
+        for a in def.prompt.arguments.iter().flatten() {
+            if a.required == Some(true) && !args.contains_key(&a.name) {
+                return Err(ErrorObject::invalid_params(format_args!(
+                    "missing required argument {:?}",
+                    a.name
+                )));
+            }
+        }
+        let args_value = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let handler = def.handler.clone();
+        let runner = move |_v: &Value,
+                           cx: RequestContext|
+              -> BoxFuture<
+            Result<ferromcp_protocol::types::GetPromptResult, HandlerError>,
+        > { handler.get(args.clone(), cx) };
+        match self
+            .clone()
+            .run_mrtr(
+                "prompts/get",
+                &p.name,
+                args_value,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?
+        {
+            Mrtr::Complete(r) => Ok(self.finish(&id, r, version)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    async fn read_resource(
+        self: Arc<Self>,
+        p: ReadResourceRequestParams,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let (handler, vars) = {
+            let reg = self.registry();
+            if let Some(d) = reg.resource(&p.uri) {
+                (d.handler.clone(), Default::default())
+            } else {
+                let found = reg.templates.iter().find_map(|t| {
+                    let vars = t.compiled.as_ref()?.match_uri(&p.uri)?;
+                    Some((t.handler.clone(), vars))
+                });
+                match found {
+                    Some(f) => f,
+                    None => return Err(resource_not_found(&p.uri, version)),
+                }
+            }
+        };
+        let uri = p.uri.clone();
+        let runner = move |_v: &Value, cx: RequestContext| {
+            handler.read(
+                crate::resource::ResourceRequest {
+                    uri: uri.clone(),
+                    vars: vars.clone(),
+                },
+                cx,
+            )
+        };
+        match self
+            .clone()
+            .run_mrtr(
+                "resources/read",
+                &p.uri,
+                Value::Null,
+                p.input_responses,
+                p.request_state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?
+        {
+            Mrtr::Complete(r) => {
+                Ok(self.finish_cacheable(&id, r, self.cache_hints.resources_read, version))
+            }
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    async fn complete(self: Arc<Self>, p: CompleteRequestParams, parts: ContextParts) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(h) = self.completion.clone() else {
+            return Err(ErrorObject::method_not_found("completion/complete"));
+        };
+        let cx = RequestContext::new(parts, None, None, self.clone());
+        let timeout = self.limits.handler_timeout;
+        match guarded(h.complete(p, cx.clone()), timeout, &cx).await {
+            Ok(mut completion) => {
+                completion.values.truncate(100); // CMPL-02
+                let r = CompleteResult {
+                    completion,
+                    ..Default::default()
+                };
+                Ok(self.finish(&id, r, version))
+            }
+            Err(HandlerError::Protocol(e)) => Err(e),
+            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m)),
+            Err(HandlerError::NeedInput(_)) => Err(ErrorObject::internal(
+                "completion handlers cannot request input (MRTR-01)",
+            )),
+        }
+    }
+
+    /// Runs a handler under MRTR rules (MRTR-01…MRTR-15).
+    ///
+    /// Modern: one round; an incoming `requestState` is verified and
+    /// unsealed first (tampered, expired or mismatched → -32602); a
+    /// `NeedInput` becomes an `InputRequiredResult` with freshly sealed state.
+    /// Handshake era: the server fulfils `NeedInput` itself by sending the
+    /// input requests to the client and calling the handler again, up to
+    /// ten rounds (MRTR-15).
+    #[allow(clippy::too_many_arguments)]
+    async fn run_mrtr<T, F>(
+        self: Arc<Self>,
+        method: &'static str,
+        target: &str,
+        args: Value,
+        input: Option<InputResponses>,
+        request_state: Option<String>,
+        parts: ContextParts,
+        legacy: Legacy,
+        run: F,
+    ) -> Result<Mrtr<T>, ErrorObject>
+    where
+        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
+    {
+        let modern = parts.version.is_modern();
+        let principal = parts.principal.as_ref().map(|p| p.subject.clone());
+        // The binding (and the SHA-256 of the arguments in it) is only needed
+        // when a requestState arrives or has to be sealed.
+        let binding = |args: &Value| StateBinding {
+            method,
+            target,
+            arguments_digest: crate::request_state::arguments_digest(Some(args)),
+            principal: principal.as_deref(),
+        };
+        let mut state = match request_state {
+            Some(token) if modern => {
+                // Awaited inline: no store, or the in-process one, answers
+                // at once; a shared store costs one round trip (no spawn).
+                Some(
+                    self.sealer
+                        .open_async(&token, &binding(&args))
+                        .await
+                        .map_err(|e| {
+                            tracing::debug!(reason = %e, "rejected requestState");
+                            e.to_error_object()
+                        })?,
+                )
+            }
+            _ => None,
+        };
+        let mut input = input;
+        let timeout = self.limits.handler_timeout;
+        let max_rounds = if modern { 1 } else { 10 };
+        let mut parts = Some(parts);
+        for round in 0..max_rounds {
+            // The last possible round (the only one on the modern wire)
+            // takes the context parts instead of a copy.
+            let round_parts = if round + 1 == max_rounds {
+                parts.take()
+            } else {
+                parts.clone()
+            };
+            let Some(round_parts) = round_parts else {
+                break;
+            };
+            let cx = RequestContext::new(round_parts, input.clone(), state.clone(), self.clone());
+            match guarded(run(&args, cx.clone()), timeout, &cx).await {
+                Ok(t) => return Ok(Mrtr::Complete(t)),
+                Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
+                Err(HandlerError::Protocol(e)) => return Err(e),
+                Err(HandlerError::NeedInput(ir)) if modern => {
+                    let sealed = self
+                        .sealer
+                        .seal(&binding(&args), ir.state.as_deref().unwrap_or_default())
+                        .map_err(|e| e.to_error_object())?;
+                    let r = InputRequiredResult {
+                        input_requests: (!ir.requests.is_empty()).then_some(ir.requests),
+                        request_state: Some(sealed),
+                        meta: None,
+                    };
+                    return Ok(Mrtr::InputRequired(r));
+                }
+                Err(HandlerError::NeedInput(ir)) => {
+                    let Some(req) = legacy.requester.clone() else {
+                        return Err(ErrorObject::internal(
+                            "this transport cannot send requests to the client",
+                        ));
+                    };
+                    let answers = fulfil(req, &ir, self.limits.client_request_timeout).await?;
+                    let mut merged = input.take().unwrap_or_default();
+                    for (k, v) in answers {
+                        merged.insert_raw(k, v);
+                    }
+                    input = Some(merged);
+                    if ir.state.is_some() {
+                        state = ir.state;
+                    }
+                }
+            }
+        }
+        Err(ErrorObject::internal(
+            "the handler kept asking for input; giving up after 10 rounds",
+        ))
+    }
+}
+
+/// The future [`Shared::dispatch`] returns: already answered, or one boxed
+/// method future.
+pub(crate) enum Dispatch {
+    /// Answered synchronously; taken on the first poll.
+    Ready(Option<Reply>),
+    /// A handler-backed method.
+    Pending(BoxFuture<Reply>),
+}
+
+impl std::future::Future for Dispatch {
+    type Output = Reply;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Reply> {
+        match self.get_mut() {
+            Dispatch::Ready(r) => {
+                std::task::Poll::Ready(r.take().unwrap_or_else(|| {
+                    Err(ErrorObject::internal("dispatch polled after completion"))
+                }))
+            }
+            Dispatch::Pending(f) => f.as_mut().poll(cx),
+        }
+    }
+}
+
+/// Outcome of a handler under MRTR.
+enum Mrtr<T> {
+    Complete(T),
+    Failed(String),
+    InputRequired(InputRequiredResult),
+}
+
+/// Sends every input request to the client concurrently (MRTR-13) and
+/// collects the answers by key.
+async fn fulfil(
+    req: Arc<dyn ClientRequester>,
+    ir: &InputRequired,
+    timeout: std::time::Duration,
+) -> Result<Vec<(String, Value)>, ErrorObject> {
+    let futs = ir.requests.iter().map(|(k, r)| {
+        let params = match r {
+            ferromcp_protocol::types::InputRequest::Elicitation(p) => serde_json::to_value(p),
+            ferromcp_protocol::types::InputRequest::Sampling(p) => serde_json::to_value(p),
+            ferromcp_protocol::types::InputRequest::ListRoots(p) => {
+                serde_json::to_value((*p).unwrap_or_default())
+            }
+        }
+        .unwrap_or(Value::Null);
+        let fut = req.request(r.method(), params);
+        let k = k.clone();
+        async move {
+            match tokio::time::timeout(timeout, fut).await {
+                Ok(Ok(v)) => Ok((k, v)),
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(ErrorObject::internal("the client did not answer in time")),
+            }
+        }
+    });
+    futures_util::future::try_join_all(futs).await
+}
+
+/// Runs a handler future with a timeout, turning a panic into -32603 so one
+/// bad handler never takes the connection down.
+pub(crate) async fn guarded<T>(
+    fut: BoxFuture<Result<T, HandlerError>>,
+    timeout: std::time::Duration,
+    cx: &RequestContext,
+) -> Result<T, HandlerError> {
+    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "handler panicked".into());
+            tracing::error!(method = %cx.method(), "handler panicked: {msg}");
+            Err(HandlerError::Protocol(ErrorObject::internal(
+                "the handler failed unexpectedly",
+            )))
+        }
+        Err(_) => {
+            cx.inner.cancel.cancel();
+            Err(HandlerError::Protocol(ErrorObject::internal(
+                "the handler timed out",
+            )))
+        }
+    }
+}
+
+fn resource_not_found(uri: &str, version: ProtocolVersion) -> ErrorObject {
+    let data = serde_json::json!({ "uri": uri });
+    if version.is_modern() {
+        // RES-03: -32602 on the modern wire (never -32002, ERR-05).
+        ErrorObject::invalid_params(format_args!("Resource not found: {uri}")).with_data(data)
+    } else {
+        // LEGACY-08: -32002 on handshake revisions.
+        ErrorObject::new(
+            ferromcp_protocol::ErrorCode::LEGACY_RESOURCE_NOT_FOUND,
+            "Resource not found",
+        )
+        .with_data(data)
+    }
+}
+
+fn encode_cursor(offset: usize) -> String {
+    format!("c{offset:x}")
+}
+
+fn decode_cursor(c: &str) -> Option<usize> {
+    let hex = c.strip_prefix('c')?;
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    usize::from_str_radix(hex, 16).ok()
+}
+
+/// A `tools/list` page serialized from pre-serialized tool definitions.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolsPage<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: Option<ResultType>,
+    tools: &'a [Box<RawValue>],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_cursor: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ttl_ms: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_scope: Option<ferromcp_protocol::types::CacheScope>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<ServerInfoMeta<'a>>,
+}
+
+#[derive(Serialize)]
+struct ServerInfoMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    info: &'a ferromcp_protocol::types::Implementation,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fast_server_info_stamp_matches_the_slow_path() {
+        let server = crate::Server::builder("s", "1.0").build().expect("build");
+        let shared = &server.shared;
+        let id = RequestId::number(7);
+        let v = ProtocolVersion::V2026_07_28;
+        let fast: Value =
+            serde_json::from_slice(&shared.finish(&id, CallToolResult::text("hi"), v))
+                .expect("json");
+        let mut with_meta = CallToolResult::text("hi");
+        with_meta.meta = Some(serde_json::Map::from_iter([(
+            "k".to_string(),
+            Value::from(1),
+        )]));
+        let slow: Value = serde_json::from_slice(&shared.finish(&id, with_meta, v)).expect("json");
+        assert_eq!(
+            fast["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
+            serde_json::json!({"name":"s","version":"1.0"})
+        );
+        assert_eq!(
+            slow["result"]["_meta"]["io.modelcontextprotocol/serverInfo"],
+            fast["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+        );
+        assert_eq!(slow["result"]["_meta"]["k"], Value::from(1));
+        assert_eq!(fast["result"]["resultType"], "complete");
+        // Handshake era: neither resultType nor serverInfo.
+        let old: Value = serde_json::from_slice(&shared.finish(
+            &id,
+            CallToolResult::text("hi"),
+            ProtocolVersion::V2025_11_25,
+        ))
+        .expect("json");
+        assert!(old["result"].get("resultType").is_none() && old["result"].get("_meta").is_none());
+    }
+
+    #[test]
+    fn cursors_round_trip_and_reject_garbage() {
+        for n in [0usize, 1, 99, 1 << 40] {
+            assert_eq!(decode_cursor(&encode_cursor(n)), Some(n));
+        }
+        for bad in ["", "c", "x1", "c-1", "cg", "c11111111111111111", "1"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}

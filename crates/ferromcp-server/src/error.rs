@@ -1,0 +1,200 @@
+//! Errors handlers return, and the server's own error type.
+
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::types::{InputRequest, InputRequests};
+use std::fmt;
+
+/// What a handler returns instead of a result.
+///
+/// - `?` on any `std::error::Error` gives [`HandlerError::Failed`]: for tools
+///   that becomes a result with `isError: true` the model can read (TOOL-06);
+///   for other methods a -32603 error.
+/// - `?` on an [`ErrorObject`] gives [`HandlerError::Protocol`]: answered as
+///   that JSON-RPC error (e.g. -32602, -32021).
+/// - `?` on [`RequestContext::elicit`](crate::RequestContext::elicit) and
+///   friends gives [`HandlerError::NeedInput`] when the client has not
+///   answered yet: the server answers `input_required` (modern) or asks the
+///   client itself (handshake era) and calls the handler again.
+///
+/// A handler may also return `Result<_, E>` for any `E: Display` (e.g.
+/// `String`): see [`IntoHandlerError`].
+///
+/// Deliberately not `std::error::Error` itself, so the blanket conversion
+/// above stays coherent (the same trick as `anyhow::Error`); an
+/// `ErrorObject` passing through it is recognised and kept as
+/// [`HandlerError::Protocol`].
+#[derive(Debug)]
+pub enum HandlerError {
+    /// A failure to report to the model / caller.
+    Failed(String),
+    /// A JSON-RPC error to answer with.
+    Protocol(ErrorObject),
+    /// Input the client must provide before the handler can finish.
+    NeedInput(InputRequired),
+}
+
+impl HandlerError {
+    /// A failure with a message.
+    pub fn failed(msg: impl Into<String>) -> Self {
+        Self::Failed(msg.into())
+    }
+    /// -32602 Invalid params.
+    pub fn invalid_params(msg: impl fmt::Display) -> Self {
+        Self::Protocol(ErrorObject::invalid_params(msg))
+    }
+    /// True for [`HandlerError::NeedInput`].
+    pub fn is_need_input(&self) -> bool {
+        matches!(self, Self::NeedInput(_))
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+    fn from(e: E) -> Self {
+        // A JSON-RPC error object is answered as itself, not as a failure.
+        match (&e as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+            Some(obj) => Self::Protocol(obj.clone()),
+            None => Self::Failed(e.to_string()),
+        }
+    }
+}
+
+impl From<InputRequired> for HandlerError {
+    fn from(i: InputRequired) -> Self {
+        Self::NeedInput(i)
+    }
+}
+
+/// Conversion of the error half of a handler's `Result` into a
+/// [`HandlerError`].
+///
+/// Implemented for [`HandlerError`] and [`InputRequired`] (kept as they
+/// are) and for every `E: Display + 'static`: `String`, `&str`, any
+/// `std::error::Error`, `anyhow::Error`, `Box<dyn Error + Send + Sync>`, …
+/// Those become [`HandlerError::Failed`] with the displayed message (for a
+/// tool: a result with `isError: true` the model can read), except an
+/// [`ErrorObject`], which is answered as that JSON-RPC error.
+///
+/// ```
+/// use ferromcp_server::{tool, RequestContext};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Path { path: String }
+///
+/// // `Err(String)` becomes `{"isError": true, "content": [{"type": "text", "text": ...}]}`.
+/// let def = tool("read").handler(|p: Path, _cx: RequestContext| async move {
+///     if p.path.contains("..") {
+///         return Err(format!("{} leaves the root", p.path));
+///     }
+///     Ok(format!("contents of {}", p.path))
+/// });
+/// # let _ = def;
+/// ```
+pub trait IntoHandlerError {
+    /// Converts.
+    fn into_handler_error(self) -> HandlerError;
+}
+
+impl IntoHandlerError for HandlerError {
+    fn into_handler_error(self) -> HandlerError {
+        self
+    }
+}
+
+impl IntoHandlerError for InputRequired {
+    fn into_handler_error(self) -> HandlerError {
+        HandlerError::NeedInput(self)
+    }
+}
+
+impl<E: fmt::Display + 'static> IntoHandlerError for E {
+    fn into_handler_error(self) -> HandlerError {
+        match (&self as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
+            Some(obj) => HandlerError::Protocol(obj.clone()),
+            None => HandlerError::Failed(self.to_string()),
+        }
+    }
+}
+
+/// An interim "input required" answer under construction (MRTR-02).
+///
+/// The server seals `state` into `requestState` (bound to the method, the
+/// tool/prompt name or resource URI and a digest of the arguments) and
+/// returns it to the handler, unsealed, on the retry via
+/// [`RequestContext::state`](crate::RequestContext::state).
+#[derive(Debug, Clone, Default)]
+pub struct InputRequired {
+    pub(crate) requests: InputRequests,
+    pub(crate) state: Option<Vec<u8>>,
+}
+
+impl InputRequired {
+    /// An empty answer; add requests and/or state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds an input request under `key` (unique within this request).
+    pub fn request(mut self, key: impl Into<String>, request: InputRequest) -> Self {
+        self.requests.insert(key.into(), request);
+        self
+    }
+    /// Sets the opaque state the handler wants back on the retry.
+    pub fn state(mut self, state: impl Into<Vec<u8>>) -> Self {
+        self.state = Some(state.into());
+        self
+    }
+    /// The requests gathered so far.
+    pub fn requests(&self) -> &InputRequests {
+        &self.requests
+    }
+}
+/// Errors from building or running a server.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A registration was invalid (bad schema, duplicate name, bad template).
+    Config,
+    /// An I/O failure (bind, accept, stdio).
+    Io,
+}
+
+impl Error {
+    pub(crate) fn config(msg: impl Into<String>) -> Self {
+        Self {
+            kind: ErrorKind::Config,
+            message: msg.into(),
+        }
+    }
+    pub(crate) fn io(e: std::io::Error) -> Self {
+        Self {
+            kind: ErrorKind::Io,
+            message: e.to_string(),
+        }
+    }
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    /// True for configuration errors.
+    pub fn is_config(&self) -> bool {
+        self.kind == ErrorKind::Config
+    }
+    /// True for I/O errors.
+    pub fn is_io(&self) -> bool {
+        self.kind == ErrorKind::Io
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,154 @@
+//! # ferromcp-server
+//!
+//! A Model Context Protocol server: a transport-agnostic core built once and
+//! shared by `Arc`, plus thin transports (stdio, Streamable HTTP).
+//!
+//! ```no_run
+//! use ferromcp_server::{Server, tool, RequestContext};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Echo { text: String }
+//!
+//! # async fn run() -> Result<(), ferromcp_server::Error> {
+//! let server = Server::builder("demo", "1.0.0")
+//!     .tool(tool("echo").description("Echoes text").handler(|a: Echo, _cx: RequestContext| async move { a.text }))
+//!     .build()?;
+//! server.serve_stdio().await
+//! # }
+//! ```
+//!
+//! ## Cargo features
+//!
+//! All on by default except `macros`; each one only adds code, never
+//! changes a trait bound.
+//!
+//! - `stdio`: newline-delimited JSON-RPC over stdin/stdout.
+//! - `http`: Streamable HTTP as a tower `Service` plus a ready `serve(addr)`.
+//! - `http2`: HTTP/2 (h2c) next to HTTP/1.1 on that listener, chosen per
+//!   connection. Without it the listener speaks HTTP/1.1 only (and HTTP
+//!   upgrades are not offered), the usual setup behind a TLS-terminating
+//!   reverse proxy.
+//! - `schema-validation`: tool arguments are checked against the tool's
+//!   `inputSchema` before the handler runs (failures are an `isError`
+//!   result, TOOL-06), `structuredContent` against the `outputSchema`
+//!   (-32603, TOOL-07), and schemas are compiled (so invalid ones rejected)
+//!   at registration (SCHEMA-02). Without it the SDK does no JSON Schema
+//!   validation: a typed handler still rejects arguments its parameter type
+//!   cannot deserialize (an `isError` result), but schema-only constraints
+//!   (`pattern`, `minimum`, `enum`, …) and output shapes are the handler's
+//!   job (TOOL-09). Turning it off takes the `jsonschema` engine and its
+//!   regex engines out of the binary (about 4.4 MB of a 7.8 MB text segment
+//!   and ~4.5 MB of idle RSS for a one-tool server).
+//! - `macros` (off by default): the `#[tool]`, `#[prompt]`, `#[resource]`
+//!   and `#[router]` attribute macros in `macros`, an optional layer over the builder.
+//!   Off by default because the builder is the primary API and the macros
+//!   add a proc-macro crate to the build.
+//!
+//! ## Application state
+//!
+//! Give shared state once with [`ServerBuilder::with_state`]; handlers take
+//! it as a [`State<T>`] parameter (`handler_with_state`) or read it with
+//! [`RequestContext::app_state`]. See [`State`].
+
+// Without a transport the dispatch core has no caller in this crate (a
+// backplane crate such as ferromcp-redis builds against the traits only).
+#![cfg_attr(not(any(feature = "http", feature = "stdio")), allow(dead_code))]
+
+mod admit;
+mod context;
+mod dispatch;
+mod elicit;
+mod error;
+mod future;
+mod limits;
+mod listen;
+pub mod notify;
+mod prompt;
+pub mod request_state;
+mod resource;
+mod server;
+mod session;
+pub mod shared_sessions;
+mod sieve;
+pub mod single_use;
+mod state;
+pub mod tasks;
+mod tool;
+mod trace;
+pub mod transport;
+pub use ferromcp_protocol::uri_template;
+
+pub use context::{Principal, RequestContext};
+pub use elicit::Elicited;
+pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
+pub use limits::Limits;
+pub use prompt::{
+    CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
+    prompt,
+};
+pub use resource::{
+    IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
+    TemplateBuilder, TemplateDef, resource, resource_template,
+};
+pub use server::{CacheHints, Server, ServerBuilder};
+pub use session::SessionState;
+pub use state::State;
+pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
+pub use tool::{BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, ToolHandler, tool};
+
+/// Attribute macros over the builder API (feature `macros`).
+///
+/// They live here rather than at the crate root because the root already
+/// has the [`tool()`] and [`prompt()`] builder functions; write
+/// `use ferromcp_server::macros::{tool, router};` (or the full path
+/// `#[ferromcp_server::macros::tool]`). Every macro expands to the public
+/// builder calls ([`tool()`], [`prompt()`], [`ToolBuilder::handler`],
+/// [`ServerBuilder::tools`], …); there is no hidden runtime. The expansion
+/// refers to this crate as `::ferromcp_server`, so depend on it under that name.
+///
+/// - [`macros::tool`]: on an `async fn`, generates `<fn>_tool() -> ToolDef`;
+///   on a method of a `#[router]` impl block, the method joins the block's
+///   `tool_defs`.
+/// - [`macros::prompt`]: the same for prompts (`<fn>_prompt() -> PromptDef`).
+/// - [`macros::resource`]: the same for resources and resource templates
+///   (`<fn>_resource() -> ResourceDef` or `TemplateDef`).
+/// - [`macros::router`]: on an `impl` block, collects its `#[tool]`,
+///   `#[prompt]` and `#[resource]` methods into `tool_defs`, `prompt_defs`,
+///   `resource_defs`, `resource_template_defs` and `register`, with `&self`
+///   shared by `Arc`.
+#[cfg(feature = "macros")]
+pub mod macros {
+    pub use ferromcp_macros::{prompt, resource, router, tool};
+}
+
+/// Implementation details of the macros; not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+}
+
+/// Re-export of the protocol crate.
+pub use ferromcp_protocol as protocol;
+
+/// The `schemars` this crate derives tool schemas with, so a server's
+/// `#[derive(JsonSchema)]` types match its version. Depend on `schemars` 1.x
+/// directly for the derive macro, or point it here with
+/// `#[schemars(crate = "ferromcp_server::schemars")]`.
+pub use schemars;
+
+/// What most servers import: `use ferromcp_server::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Elicited, HandlerError, IntoToolResult, Json, NoArgs, RequestContext, Server,
+        ServerBuilder, State, prompt, resource, resource_template, tool,
+    };
+    pub use ferromcp_protocol::types::{
+        CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult,
+    };
+    pub use schemars::JsonSchema;
+}
+
+pub mod testing;

@@ -1,0 +1,260 @@
+//! Prompts (PROMPT-*) and argument completion (CMPL-*).
+
+use crate::context::RequestContext;
+use crate::error::{HandlerError, IntoHandlerError};
+use crate::future::BoxFuture;
+use crate::state::{State, StateNeed};
+use ferromcp_protocol::types::{
+    CompleteRequestParams, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Prompt arguments: name → value (PROMPT-02).
+pub type PromptArgs = BTreeMap<String, String>;
+
+/// Conversion of a prompt handler's return value into a `prompts/get` result.
+pub trait IntoPromptResult {
+    /// Converts.
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        Ok(GetPromptResult {
+            messages: self,
+            ..GetPromptResult::default()
+        })
+    }
+}
+
+impl<T: IntoPromptResult, E: IntoHandlerError> IntoPromptResult for Result<T, E> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        self.map_err(IntoHandlerError::into_handler_error)
+            .and_then(IntoPromptResult::into_prompt_result)
+    }
+}
+
+/// The type-erased prompt handler.
+pub trait PromptHandler: Send + Sync + 'static {
+    /// Renders the prompt with (already checked) arguments.
+    fn get(
+        &self,
+        args: PromptArgs,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<GetPromptResult, HandlerError>>;
+}
+
+struct FnPrompt<F>(F);
+
+struct FnPromptState<F, S>(F, std::marker::PhantomData<fn() -> S>);
+
+impl<S, F, Fut, R> PromptHandler for FnPromptState<F, S>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoPromptResult + 'static,
+{
+    fn get(
+        &self,
+        args: PromptArgs,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<GetPromptResult, HandlerError>> {
+        match crate::state::extract::<S>(&cx) {
+            Ok(state) => {
+                let fut = (self.0)(state, args, cx);
+                Box::pin(async move { fut.await.into_prompt_result() })
+            }
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}
+
+impl<F, Fut, R> PromptHandler for FnPrompt<F>
+where
+    F: Fn(PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoPromptResult + 'static,
+{
+    fn get(
+        &self,
+        args: PromptArgs,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<GetPromptResult, HandlerError>> {
+        let fut = (self.0)(args, cx);
+        Box::pin(async move { fut.await.into_prompt_result() })
+    }
+}
+
+/// A prompt ready to register.
+#[derive(Clone)]
+pub struct PromptDef {
+    pub(crate) prompt: Prompt,
+    pub(crate) handler: Arc<dyn PromptHandler>,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
+}
+
+impl std::fmt::Debug for PromptDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptDef")
+            .field("prompt", &self.prompt)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts a prompt definition.
+pub fn prompt(name: impl Into<String>) -> PromptBuilder {
+    PromptBuilder {
+        prompt: Prompt {
+            name: name.into(),
+            ..Prompt::default()
+        },
+    }
+}
+
+/// Builds a [`PromptDef`].
+#[derive(Debug, Clone)]
+pub struct PromptBuilder {
+    prompt: Prompt,
+}
+
+impl PromptBuilder {
+    /// Description.
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.prompt.description = Some(d.into());
+        self
+    }
+    /// Display title.
+    pub fn title(mut self, t: impl Into<String>) -> Self {
+        self.prompt.title = Some(t.into());
+        self
+    }
+    /// Prompt `_meta` (keys are checked when the prompt is registered).
+    pub fn meta(mut self, meta: ferromcp_protocol::types::Meta) -> Self {
+        self.prompt.meta = Some(meta);
+        self
+    }
+    /// Declares an argument; required ones are checked before the handler
+    /// runs (missing → -32602, PROMPT-03).
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        self.prompt
+            .arguments
+            .get_or_insert_with(Vec::new)
+            .push(PromptArgument {
+                name: name.into(),
+                description: Some(description.into()),
+                required: Some(required),
+                ..PromptArgument::default()
+            });
+        self
+    }
+    /// Finishes with a handler `async fn(PromptArgs, RequestContext) -> R`.
+    pub fn handler<F, Fut, R>(self, f: F) -> PromptDef
+    where
+        F: Fn(PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        PromptDef {
+            prompt: self.prompt,
+            handler: Arc::new(FnPrompt(f)),
+            state_needs: Vec::new(),
+        }
+    }
+    /// Finishes with a handler that also takes the server's application
+    /// state: `async fn(State<S>, PromptArgs, RequestContext) -> R` (see
+    /// [`crate::State`]).
+    ///
+    /// ```
+    /// use ferromcp_server::{prompt, PromptArgs, RequestContext, State};
+    /// use ferromcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
+    ///
+    /// #[derive(Clone)]
+    /// struct Style(&'static str);
+    ///
+    /// let def = prompt("review")
+    ///     .argument("code", "The code to review", true)
+    ///     .handler_with_state(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
+    ///         let code = a.get("code").cloned().unwrap_or_default();
+    ///         let text = format!("Review in a {} tone:\n{code}", style.0);
+    ///         vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
+    ///     });
+    /// # let _ = def;
+    /// ```
+    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> PromptDef
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoPromptResult + 'static,
+    {
+        PromptDef {
+            prompt: self.prompt,
+            handler: Arc::new(FnPromptState(f, std::marker::PhantomData)),
+            state_needs: vec![StateNeed::of::<S>()],
+        }
+    }
+}
+
+/// The type-erased completion handler (`completion/complete`).
+pub trait CompletionHandler: Send + Sync + 'static {
+    /// Suggests values for the argument being completed.
+    fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Completion, HandlerError>>;
+}
+
+pub(crate) struct FnCompletion<F>(pub(crate) F);
+
+impl<F, Fut> CompletionHandler for FnCompletion<F>
+where
+    F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+{
+    fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Completion, HandlerError>> {
+        Box::pin((self.0)(params, cx))
+    }
+}
+
+pub(crate) struct FnCompletionState<F, S>(
+    pub(crate) F,
+    pub(crate) std::marker::PhantomData<fn() -> S>,
+);
+
+impl<S, F, Fut> CompletionHandler for FnCompletionState<F, S>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(State<S>, CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
+{
+    fn complete(
+        &self,
+        params: CompleteRequestParams,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<Completion, HandlerError>> {
+        match crate::state::extract::<S>(&cx) {
+            Ok(state) => Box::pin((self.0)(state, params, cx)),
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! Resources and resource templates (RES-*).
+//!
+//! A static resource has a fixed URI; a template (RFC 6570) serves a
+//! family of URIs and receives the variables it matched. Both are declared
+//! like tools, with [`resource`] and [`resource_template`]:
+//!
+//! ```
+//! use ferromcp_server::{Server, resource, resource_template, ResourceRequest, RequestContext};
+//! use ferromcp_server::protocol::types::ResourceContents;
+//!
+//! let server = Server::builder("files", "1.0.0")
+//!     .resource(
+//!         resource("file:///README", "README")
+//!             .description("The read-me")
+//!             .mime_type("text/plain")
+//!             .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+//!                 ResourceContents::text(r.uri, None, "Read me.")
+//!             }),
+//!     )
+//!     .resource_template(
+//!         resource_template("file:///notes/{name}", "notes")
+//!             .description("One note")
+//!             .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+//!                 let name = r.vars.get("name").cloned().unwrap_or_default();
+//!                 ResourceContents::text(r.uri, None, format!("note {name}"))
+//!             }),
+//!     )
+//!     .build();
+//! assert!(server.is_ok());
+//! ```
+
+use crate::context::RequestContext;
+use crate::error::{HandlerError, IntoHandlerError};
+use crate::future::BoxFuture;
+use crate::state::{State, StateNeed};
+use crate::uri_template::UriTemplate;
+use ferromcp_protocol::types::{
+    Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+/// What a resource handler receives.
+#[derive(Debug, Clone)]
+pub struct ResourceRequest {
+    /// The URI being read.
+    pub uri: String,
+    /// Variables matched by the template (empty for static resources).
+    pub vars: BTreeMap<String, String>,
+}
+
+/// Conversion of a resource handler's return value into a read result.
+pub trait IntoReadResult {
+    /// Converts.
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError>;
+}
+
+impl IntoReadResult for ReadResourceResult {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoReadResult for ResourceContents {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        Ok(ReadResourceResult {
+            contents: vec![self],
+            ..ReadResourceResult::default()
+        })
+    }
+}
+
+impl IntoReadResult for Vec<ResourceContents> {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        Ok(ReadResourceResult {
+            contents: self,
+            ..ReadResourceResult::default()
+        })
+    }
+}
+
+impl<T: IntoReadResult, E: IntoHandlerError> IntoReadResult for Result<T, E> {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        self.map_err(IntoHandlerError::into_handler_error)
+            .and_then(IntoReadResult::into_read_result)
+    }
+}
+
+/// The type-erased resource handler.
+pub trait ResourceHandler: Send + Sync + 'static {
+    /// Reads the resource.
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>>;
+}
+
+struct FnResource<F>(F);
+
+struct FnResourceState<F, S>(F, std::marker::PhantomData<fn() -> S>);
+
+impl<S, F, Fut, R> ResourceHandler for FnResourceState<F, S>
+where
+    S: Clone + Send + Sync + 'static,
+    F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoReadResult + 'static,
+{
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
+        match crate::state::extract::<S>(&cx) {
+            Ok(state) => {
+                let fut = (self.0)(state, req, cx);
+                Box::pin(async move { fut.await.into_read_result() })
+            }
+            Err(e) => Box::pin(async move { Err(e) }),
+        }
+    }
+}
+
+impl<F, Fut, R> ResourceHandler for FnResource<F>
+where
+    F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoReadResult + 'static,
+{
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
+        let fut = (self.0)(req, cx);
+        Box::pin(async move { fut.await.into_read_result() })
+    }
+}
+
+/// A static resource ready to register.
+#[derive(Clone)]
+pub struct ResourceDef {
+    pub(crate) resource: Resource,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
+}
+
+impl std::fmt::Debug for ResourceDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceDef")
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResourceDef {
+    /// The wire definition as listed in `resources/list`.
+    pub fn definition(&self) -> &Resource {
+        &self.resource
+    }
+    /// A resource listed as `resource` and read by `handler`.
+    pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        Self {
+            resource,
+            handler: Arc::new(FnResource(handler)),
+            state_needs: Vec::new(),
+        }
+    }
+}
+
+/// A resource template ready to register.
+#[derive(Clone)]
+pub struct TemplateDef {
+    pub(crate) template: ResourceTemplate,
+    pub(crate) compiled: Option<Arc<UriTemplate>>,
+    pub(crate) error: Option<String>,
+    pub(crate) handler: Arc<dyn ResourceHandler>,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
+}
+
+impl std::fmt::Debug for TemplateDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TemplateDef")
+            .field("template", &self.template)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TemplateDef {
+    /// The wire definition as listed in `resources/templates/list`.
+    pub fn definition(&self) -> &ResourceTemplate {
+        &self.template
+    }
+    /// A template listed as `template` (its `uriTemplate` is compiled once)
+    /// and read by `handler` with the matched variables.
+    pub fn new<F, Fut, R>(template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        Self::compile(template, Arc::new(FnResource(handler)), Vec::new())
+    }
+
+    fn compile(
+        template: ResourceTemplate,
+        handler: Arc<dyn ResourceHandler>,
+        state_needs: Vec<StateNeed>,
+    ) -> Self {
+        let (compiled, error) = match UriTemplate::parse(&template.uri_template) {
+            Ok(t) => (Some(Arc::new(t)), None),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "invalid uriTemplate {:?}: {e}",
+                    template.uri_template
+                )),
+            ),
+        };
+        Self {
+            template,
+            compiled,
+            error,
+            handler,
+            state_needs,
+        }
+    }
+}
+
+/// Starts a static resource definition: `uri` and `name` as listed in
+/// `resources/list`; finish with [`ResourceBuilder::handler`].
+///
+/// ```
+/// use ferromcp_server::{resource, ResourceRequest, RequestContext};
+/// use ferromcp_server::protocol::types::ResourceContents;
+///
+/// let def = resource("mem://motd", "motd")
+///     .title("Message of the day")
+///     .mime_type("text/plain")
+///     .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+///         ResourceContents::text(r.uri, None, "Be kind.")
+///     });
+/// assert_eq!(def.definition().uri, "mem://motd");
+/// ```
+pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
+    ResourceBuilder {
+        resource: Resource::new(uri, name),
+    }
+}
+
+/// Builds a [`ResourceDef`] (see [`resource`] for an example).
+#[derive(Debug, Clone)]
+pub struct ResourceBuilder {
+    resource: Resource,
+}
+
+/// Starts a resource template definition: an RFC 6570 `uri_template` and a
+/// `name`; finish with [`TemplateBuilder::handler`]. The handler receives
+/// the matched variables in [`ResourceRequest::vars`].
+///
+/// ```
+/// use ferromcp_server::{resource_template, ResourceRequest, RequestContext};
+/// use ferromcp_server::protocol::types::ResourceContents;
+///
+/// let def = resource_template("mem://users/{id}", "users")
+///     .description("One user")
+///     .handler(|r: ResourceRequest, _cx: RequestContext| async move {
+///         let id = r.vars.get("id").ok_or("no id")?;
+///         Ok::<_, &str>(ResourceContents::text(r.uri.clone(), None, format!("user {id}")))
+///     });
+/// assert_eq!(def.definition().uri_template, "mem://users/{id}");
+/// ```
+pub fn resource_template(
+    uri_template: impl Into<String>,
+    name: impl Into<String>,
+) -> TemplateBuilder {
+    TemplateBuilder {
+        template: ResourceTemplate {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            ..ResourceTemplate::default()
+        },
+    }
+}
+
+/// Builds a [`TemplateDef`] (see [`resource_template`] for an example).
+#[derive(Debug, Clone)]
+pub struct TemplateBuilder {
+    template: ResourceTemplate,
+}
+
+macro_rules! descriptor_setters {
+    ($field:ident) => {
+        /// Human-readable description.
+        pub fn description(mut self, d: impl Into<String>) -> Self {
+            self.$field.description = Some(d.into());
+            self
+        }
+        /// Display title.
+        pub fn title(mut self, t: impl Into<String>) -> Self {
+            self.$field.title = Some(t.into());
+            self
+        }
+        /// MIME type of the contents.
+        pub fn mime_type(mut self, m: impl Into<String>) -> Self {
+            self.$field.mime_type = Some(m.into());
+            self
+        }
+        /// Audience / priority annotations.
+        pub fn annotations(mut self, a: Annotations) -> Self {
+            self.$field.annotations = Some(a);
+            self
+        }
+        /// Icons.
+        pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+            self.$field.icons = Some(icons);
+            self
+        }
+        /// `_meta` (keys are checked when registered).
+        pub fn meta(mut self, meta: Meta) -> Self {
+            self.$field.meta = Some(meta);
+            self
+        }
+    };
+}
+
+impl ResourceBuilder {
+    descriptor_setters!(resource);
+
+    /// Size in bytes, if known.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.resource.size = Some(bytes);
+        self
+    }
+    /// Finishes with a handler `async fn(ResourceRequest, RequestContext) -> R`.
+    pub fn handler<F, Fut, R>(self, f: F) -> ResourceDef
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        ResourceDef::new(self.resource, f)
+    }
+    /// Finishes with a handler that also takes the server's application
+    /// state: `async fn(State<S>, ResourceRequest, RequestContext) -> R`
+    /// (see [`crate::State`]).
+    ///
+    /// ```
+    /// use ferromcp_server::{resource, ResourceRequest, RequestContext, State};
+    /// use ferromcp_server::protocol::types::ResourceContents;
+    /// use std::sync::Arc;
+    ///
+    /// let def = resource("config://app", "config").handler_with_state(
+    ///     |State(cfg): State<Arc<String>>, r: ResourceRequest, _cx: RequestContext| async move {
+    ///         ResourceContents::text(r.uri, None, cfg.as_str())
+    ///     },
+    /// );
+    /// # let _ = def;
+    /// ```
+    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> ResourceDef
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        ResourceDef {
+            resource: self.resource,
+            handler: Arc::new(FnResourceState(f, std::marker::PhantomData)),
+            state_needs: vec![StateNeed::of::<S>()],
+        }
+    }
+}
+
+impl TemplateBuilder {
+    descriptor_setters!(template);
+
+    /// Finishes with a handler `async fn(ResourceRequest, RequestContext) -> R`.
+    pub fn handler<F, Fut, R>(self, f: F) -> TemplateDef
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        TemplateDef::new(self.template, f)
+    }
+    /// Finishes with a handler that also takes the server's application
+    /// state: `async fn(State<S>, ResourceRequest, RequestContext) -> R`
+    /// (see [`crate::State`]).
+    ///
+    /// ```
+    /// use ferromcp_server::{resource_template, ResourceRequest, RequestContext, State};
+    /// use ferromcp_server::protocol::types::ResourceContents;
+    /// use std::collections::HashMap;
+    /// use std::sync::Arc;
+    ///
+    /// let def = resource_template("kv://{key}", "kv").handler_with_state(
+    ///     |State(kv): State<Arc<HashMap<String, String>>>, r: ResourceRequest, _cx: RequestContext| async move {
+    ///         let key = r.vars.get("key").cloned().unwrap_or_default();
+    ///         let value = kv.get(&key).cloned().ok_or(format!("no key {key:?}"))?;
+    ///         Ok::<_, String>(ResourceContents::text(r.uri, None, value))
+    ///     },
+    /// );
+    /// # let _ = def;
+    /// ```
+    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> TemplateDef
+    where
+        S: Clone + Send + Sync + 'static,
+        F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        TemplateDef::compile(
+            self.template,
+            Arc::new(FnResourceState(f, std::marker::PhantomData)),
+            vec![StateNeed::of::<S>()],
+        )
+    }
+}

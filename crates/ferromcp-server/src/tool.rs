@@ -1,0 +1,431 @@
+//! Tools: a name, a JSON Schema for the arguments, and an async handler.
+//!
+//! ```
+//! use ferromcp_server::{tool, RequestContext};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Echo {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! async fn echo(args: Echo, _cx: RequestContext) -> String {
+//!     args.text
+//! }
+//!
+//! let def = tool("echo").description("Echoes the text back").handler(echo);
+//! # let _ = def;
+//! ```
+//!
+//! The params type derives the tool's `inputSchema` (JSON Schema 2020-12 via
+//! schemars); arguments are validated against it before the handler runs,
+//! and failures reach the model as an `isError` result (TOOL-06).
+
+use crate::context::RequestContext;
+use crate::error::{HandlerError, IntoHandlerError};
+use crate::state::{State, StateNeed};
+use crate::tasks::support::{TaskCreation, TaskSupport};
+use ferromcp_protocol::types::{
+    CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations,
+};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+
+pub use crate::future::BoxFuture;
+
+/// The type-erased tool handler the server calls.
+pub trait ToolHandler: Send + Sync + 'static {
+    /// Runs the tool with validated arguments (always a JSON object).
+    /// They are lent, not given: the server keeps them to bind a
+    /// `requestState` to them if the tool asks for input (MRTR).
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>>;
+}
+
+/// Conversion of a handler's return value into a tool result.
+///
+/// Implemented for text (`String`, `&'static str`), content blocks,
+/// [`CallToolResult`], [`Json<T>`] (structured output) and `Result<T, E>`
+/// of any of those with `E` a [`HandlerError`], an
+/// [`InputRequired`](crate::InputRequired) or anything `Display` (see
+/// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
+/// JSON-RPC error object becomes a result with `isError: true` carrying
+/// the message, which the model reads (TOOL-06).
+pub trait IntoToolResult {
+    /// Converts.
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::success(vec![self]))
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::success(self))
+    }
+}
+
+/// Structured output: serialized into `structuredContent`, with the same
+/// JSON as a text block for clients that read only content (TOOL-07).
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        let v = serde_json::to_value(&self.0)
+            .map_err(|e| HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(e)))?;
+        Ok(CallToolResult::structured(v))
+    }
+}
+
+impl<T: IntoToolResult, E: IntoHandlerError> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        match self {
+            Ok(t) => t.into_tool_result(),
+            Err(e) => Err(e.into_handler_error()),
+        }
+    }
+}
+
+/// Params type for tools without arguments: schema
+/// `{"type":"object","additionalProperties":false}` (TOOL-03).
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+impl JsonSchema for NoArgs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoArgs".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object", "additionalProperties": false})
+    }
+}
+
+/// A tool ready to register with [`crate::ServerBuilder::tool`].
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) tool: Tool,
+    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) task_support: TaskSupport,
+    pub(crate) task_creation: TaskCreation,
+    /// State types the handler takes (checked at registration).
+    pub(crate) state_needs: Vec<StateNeed>,
+}
+
+impl std::fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// The wire definition as listed in `tools/list`.
+    pub fn definition(&self) -> &Tool {
+        &self.tool
+    }
+    /// Whether the tool may run as a task (tasks extension).
+    pub fn task_support(&self) -> TaskSupport {
+        self.task_support
+    }
+}
+
+/// Starts a tool definition.
+pub fn tool(name: impl Into<String>) -> ToolBuilder {
+    ToolBuilder {
+        tool: Tool::new(name, Tool::no_arguments_schema()),
+        explicit_schema: false,
+        task_support: TaskSupport::Forbidden,
+        task_creation: TaskCreation::Immediate,
+    }
+}
+
+/// Builds a [`ToolDef`].
+#[derive(Debug, Clone)]
+pub struct ToolBuilder {
+    tool: Tool,
+    explicit_schema: bool,
+    task_support: TaskSupport,
+    task_creation: TaskCreation,
+}
+
+impl ToolBuilder {
+    /// Human-readable description (shown to the model).
+    pub fn description(mut self, d: impl Into<String>) -> Self {
+        self.tool.description = Some(d.into());
+        self
+    }
+    /// Display title.
+    pub fn title(mut self, t: impl Into<String>) -> Self {
+        self.tool.title = Some(t.into());
+        self
+    }
+    /// Behaviour hints (untrusted by clients, TOOL-08).
+    pub fn annotations(mut self, a: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(a);
+        self
+    }
+    /// Icons.
+    pub fn icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+    /// Uses `schema` verbatim as the `inputSchema` instead of deriving it
+    /// (e.g. to add `x-mcp-header` annotations). It must have `"type":"object"`.
+    pub fn input_schema(mut self, schema: JsonObject) -> Self {
+        self.tool.input_schema = schema;
+        self.explicit_schema = true;
+        self
+    }
+    /// Declares an `outputSchema`; `structuredContent` is validated against it.
+    pub fn output_schema(mut self, schema: JsonObject) -> Self {
+        self.tool.output_schema = Some(schema);
+        self
+    }
+    /// Derives the `outputSchema` from `T`.
+    pub fn output<T: JsonSchema>(self) -> Self {
+        let s = schema_object::<T>();
+        self.output_schema(s)
+    }
+    /// Tool `_meta`.
+    pub fn meta(mut self, meta: JsonObject) -> Self {
+        self.tool.meta = Some(meta);
+        self
+    }
+    /// Lets the tool run as a task (tasks extension, see [`crate::tasks`]).
+    /// Registering such a tool enables tasks on the server with default
+    /// settings unless [`crate::ServerBuilder::tasks`] configured them.
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+    /// When the call becomes a task; default [`TaskCreation::Immediate`].
+    pub fn task_creation(mut self, creation: TaskCreation) -> Self {
+        self.task_creation = creation;
+        self
+    }
+
+    /// Finishes with a typed handler: `async fn(P, RequestContext) -> R`.
+    /// Unless [`Self::input_schema`] was called, the schema is derived from `P`.
+    pub fn handler<P, F, Fut, R>(mut self, f: F) -> ToolDef
+    where
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        if !self.explicit_schema {
+            self.tool.input_schema = schema_object::<P>();
+        }
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(Typed {
+                f,
+                _p: std::marker::PhantomData,
+            }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: Vec::new(),
+        }
+    }
+
+    /// Finishes with a typed handler that also takes the server's
+    /// application state: `async fn(State<S>, P, RequestContext) -> R`
+    /// (see [`crate::State`]). `S` must have been given to
+    /// [`crate::ServerBuilder::with_state`]; otherwise registering the tool
+    /// is a configuration error.
+    ///
+    /// ```
+    /// use ferromcp_server::{Server, State, tool, RequestContext};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Key { key: String }
+    ///
+    /// type Store = Arc<std::collections::HashMap<String, String>>;
+    ///
+    /// let get = tool("get").description("Looks a key up").handler_with_state(
+    ///     |State(store): State<Store>, k: Key, _cx: RequestContext| async move {
+    ///         store.get(&k.key).cloned().ok_or(format!("no key {:?}", k.key))
+    ///     },
+    /// );
+    /// let server = Server::builder("kv", "1.0.0")
+    ///     .with_state(Store::default())
+    ///     .tool(get)
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn handler_with_state<S, P, F, Fut, R>(mut self, f: F) -> ToolDef
+    where
+        S: Clone + Send + Sync + 'static,
+        P: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        if !self.explicit_schema {
+            self.tool.input_schema = schema_object::<P>();
+        }
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(TypedState {
+                f,
+                _p: std::marker::PhantomData,
+            }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: vec![StateNeed::of::<S>()],
+        }
+    }
+
+    /// Finishes with an untyped handler receiving the raw arguments object.
+    pub fn raw_handler<F, Fut, R>(self, f: F) -> ToolDef
+    where
+        F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(Raw { f }),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: Vec::new(),
+        }
+    }
+}
+
+/// The root schema of `T` as a JSON object with `"type":"object"`.
+pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    match schema.to_value() {
+        Value::Object(mut m) => {
+            m.entry("type")
+                .or_insert_with(|| Value::String("object".into()));
+            m
+        }
+        _ => Tool::no_arguments_schema(),
+    }
+}
+
+struct Typed<F, P> {
+    f: F,
+    _p: std::marker::PhantomData<fn() -> P>,
+}
+
+impl<P, F, Fut, R> ToolHandler for Typed<F, P>
+where
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        match P::deserialize(arguments) {
+            Ok(p) => {
+                let fut = (self.f)(p, cx);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }
+            Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
+        }
+    }
+}
+
+struct TypedState<F, S, P> {
+    f: F,
+    _p: std::marker::PhantomData<fn() -> (S, P)>,
+}
+
+impl<S, P, F, Fut, R> ToolHandler for TypedState<F, S, P>
+where
+    S: Clone + Send + Sync + 'static,
+    P: DeserializeOwned + Send + 'static,
+    F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let state = match crate::state::extract::<S>(&cx) {
+            Ok(s) => s,
+            Err(e) => return Box::pin(async move { Err(e) }),
+        };
+        match P::deserialize(arguments) {
+            Ok(p) => {
+                let fut = (self.f)(state, p, cx);
+                Box::pin(async move { fut.await.into_tool_result() })
+            }
+            Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
+        }
+    }
+}
+
+struct Raw<F> {
+    f: F,
+}
+
+impl<F, Fut, R> ToolHandler for Raw<F>
+where
+    F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = R> + Send + 'static,
+    R: IntoToolResult + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let args = match arguments {
+            Value::Object(m) => m.clone(),
+            _ => JsonObject::new(),
+        };
+        let fut = (self.f)(args, cx);
+        Box::pin(async move { fut.await.into_tool_result() })
+    }
+}
+
+/// The model-visible result for arguments that fail validation (TOOL-06).
+pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "Invalid arguments: {detail}"
+    ))])
+}

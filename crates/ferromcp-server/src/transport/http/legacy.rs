@@ -1,0 +1,833 @@
+//! The handshake era over Streamable HTTP (2025-03-26 … 2025-11-25):
+//! `initialize` opens a session, later requests carry `Mcp-Session-Id`,
+//! server→client requests and request-related notifications travel on the
+//! POST's SSE stream, unrelated notifications on the GET stream, and a
+//! dropped stream can be resumed with `Last-Event-ID` (LEGACY-09…LEGACY-20).
+
+use super::McpBody;
+use super::body::{sse_event, sse_keepalive, sse_priming};
+use super::reject::Rejection;
+use super::sessions::{Event, GET_STREAM, HttpSession};
+use super::{Accepts, HttpInner, json_error, json_response, sse_response};
+use crate::admit::{Admitted, admit};
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::{ClientRequester, Legacy};
+use crate::listen;
+use crate::notify::Change;
+use crate::tool::BoxFuture;
+use bytes::Bytes;
+use ferromcp_protocol::Era;
+use ferromcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use ferromcp_protocol::jsonrpc::{
+    Message, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult, to_vec,
+};
+use ferromcp_protocol::ladder::ParamsProbe;
+use ferromcp_protocol::meta::RequestMeta;
+use ferromcp_protocol::method::{ClientRequest, NOTIFICATIONS_CANCELLED};
+use ferromcp_protocol::types::CancelledNotificationParams;
+use ferromcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
+use futures_util::StreamExt;
+use http::header::HeaderValue;
+use http::{Response, StatusCode};
+use serde_json::Value;
+use std::sync::Arc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+
+/// Writes a request's messages to its session stream.
+#[derive(Clone)]
+struct StreamWriter {
+    session: Arc<HttpSession>,
+    sid: u64,
+}
+
+impl Outbound for StreamWriter {
+    fn notify(&self, message: Bytes) {
+        self.session.push_now(self.sid, message);
+    }
+    fn close_stream(&self, retry_ms: Option<u64>) {
+        self.session.close_live(self.sid, retry_ms);
+    }
+}
+
+impl ClientRequester for StreamWriter {
+    fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> BoxFuture<Result<Value, ErrorObject>> {
+        let w = self.clone();
+        Box::pin(async move {
+            let (id, rx) = w.session.expect_answer();
+            let msg = Bytes::from(to_vec(&OutgoingRequest::new(&id, method, Some(&params))));
+            w.session.push(w.sid, msg, false).await;
+            tokio::select! {
+                r = rx => r.unwrap_or_else(|_| Err(ErrorObject::internal("the session ended"))),
+                _ = w.session.closed.cancelled() => Err(ErrorObject::internal("the session ended")),
+            }
+        })
+    }
+}
+
+/// The subject of the request's authenticated principal, if any.
+pub(super) fn principal_subject(parts: &http::request::Parts) -> Option<&str> {
+    parts
+        .extensions
+        .get::<Principal>()
+        .map(|p| p.subject.as_str())
+}
+
+/// A JSON-RPC error answering a well-formed request in a live handshake-era
+/// session: always `200 OK` with the error in the body.
+///
+/// The code → HTTP status table (`ErrorCode::http_status`, HTTP-08) is a
+/// 2026-07-28 rule. The 2025-xx transports define no status for JSON-RPC
+/// errors, and the deployed clients read any non-2xx as a transport failure
+/// (the TypeScript SDK never hands the error to the application), while a
+/// 404 on a request carrying `Mcp-Session-Id` means "session expired"
+/// (LEGACY-13) and makes a conforming client drop a live session and
+/// re-initialize. So in this era 4xx stays with what the transport itself
+/// refuses (missing/unknown session, bad protocol-version header, malformed
+/// body, media types: LEGACY-11, LEGACY-13, HTTP-05), as the Python and
+/// TypeScript servers do.
+fn handshake_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    json_response(
+        StatusCode::OK,
+        Bytes::from(to_vec(&OutgoingError::new(id, e))),
+    )
+}
+
+fn with_session_header(mut r: Response<McpBody>, id: &str) -> Response<McpBody> {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        r.headers_mut().insert(MCP_SESSION_ID, v);
+    }
+    r
+}
+
+/// A POST in the handshake era.
+pub(super) async fn post(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    msg: &Message<'_>,
+    meta: Option<Box<RequestMeta>>,
+    session_id: Option<&[u8]>,
+    accept: Accepts,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    let shared = &inner.shared;
+    if shared.handshake_versions.is_empty() {
+        // A modern-only server (VER-06): name the supported versions.
+        let (id, requested) = match msg {
+            Message::Request(r) => (Some(&r.id), initialize_version(r.params)),
+            _ => (None, None),
+        };
+        let e = ErrorObject::unsupported_version(
+            requested.as_deref().unwrap_or(""),
+            shared.modern_versions.iter().map(|v| v.as_str()),
+        );
+        return json_error(id, &e);
+    }
+    // initialize opens a new session (LEGACY-01/02/12).
+    if let Message::Request(r) = msg {
+        if r.method == "initialize" {
+            let typed = match ClientRequest::decode(&r.method, r.params) {
+                Ok(ClientRequest::Initialize(p)) => p,
+                // No session exists yet, so nothing can be mistaken for
+                // "session expired": a refused initialize keeps the status
+                // table, as the TypeScript server answers 400 to one it
+                // cannot parse.
+                Ok(_) => {
+                    return json_error(Some(&r.id), &ErrorObject::internal("unexpected decode"));
+                }
+                Err(e) => return json_error(Some(&r.id), &e),
+            };
+            let (result, state) = match shared.initialize(&typed) {
+                Ok(x) => x,
+                Err(e) => return json_error(Some(&r.id), &e),
+            };
+            inner
+                .sessions
+                .set_event_buffer(shared.limits.session_event_buffer);
+            // STATE-06: the session belongs to whoever initialized it.
+            let owner = principal_subject(&parts).map(str::to_owned);
+            let Ok(session) = inner.sessions.create(state, owner) else {
+                return Rejection::TooManySessions.into_response();
+            };
+            if let Some(store) = &shared.shared_sessions {
+                let record = session.state.to_record(session.owner.as_deref());
+                let idle = shared.limits.session_idle_timeout;
+                if let Err(e) = store.put(&session.id, &record, idle).await {
+                    inner.sessions.remove(&session.id);
+                    return shared_store_unavailable(&e);
+                }
+                ensure_relay(inner);
+            }
+            let body = Bytes::from(to_vec(&OutgoingResult::new(&r.id, &result)));
+            return with_session_header(json_response(StatusCode::OK, body), &session.id);
+        }
+    }
+    // Everything else needs a live session (LEGACY-13).
+    let Some(sid) = session_id else {
+        return Rejection::MissingSessionId.into_response();
+    };
+    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return Rejection::SessionNotFound.into_response(),
+        Err(r) => return r,
+    };
+    // LEGACY-11: an invalid or unsupported MCP-Protocol-Version → 400.
+    if let Some(v) = parts.headers.get(MCP_PROTOCOL_VERSION) {
+        let ok = std::str::from_utf8(trim_ows(v.as_bytes()))
+            .ok()
+            .and_then(ProtocolVersion::parse)
+            .is_some_and(|v| shared.handshake_versions.contains(&v));
+        if !ok {
+            return Rejection::UnsupportedProtocolVersion.into_response();
+        }
+    }
+    match msg {
+        Message::Notification(_) | Message::Response(_) => {
+            match deliver(inner, &session, msg).await {
+                Ok(()) => accepted(),
+                Err(r) => r,
+            }
+        }
+        Message::Request(r) => {
+            let meta = meta.unwrap_or_default();
+            let changes_record = matches!(
+                r.method.as_ref(),
+                "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+            );
+            let store = changes_record
+                .then(|| shared.shared_sessions.clone())
+                .flatten();
+            let session_kept = session.clone();
+            let response = request(inner, parts, r, meta, session, accept, permit).await;
+            // These answer at once, so the state is changed by now: other
+            // replicas read it from the record on their next request.
+            if let Some(store) = store {
+                let record = session_kept.state.to_record(session_kept.owner.as_deref());
+                let idle = shared.limits.session_idle_timeout;
+                if let Err(e) = store.put(&session_kept.id, &record, idle).await {
+                    tracing::warn!(error = %e, "the shared session record was not updated");
+                    return shared_store_unavailable(&e);
+                }
+            }
+            response
+        }
+    }
+}
+
+/// Acts on a client notification or response in `session` on this
+/// replica. Returns the message to relay when it concerns a request this
+/// process neither runs nor sent: a `notifications/cancelled` for a
+/// request another replica runs, or the answer to another replica's
+/// server-to-client request.
+fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
+    match msg {
+        Message::Notification(n) if n.method == NOTIFICATIONS_CANCELLED => {
+            let p = n
+                .params
+                .and_then(|p| serde_json::from_str::<CancelledNotificationParams>(p.get()).ok());
+            let id = p.and_then(|p| p.request_id)?;
+            if session.cancel(&id) {
+                return None;
+            }
+            let text = to_vec(&OutgoingNotification::new(
+                NOTIFICATIONS_CANCELLED,
+                n.params,
+            ));
+            String::from_utf8(text).ok()
+        }
+        Message::Response(r) => {
+            let id = r.id.as_ref()?;
+            let outcome = r
+                .outcome
+                .clone()
+                .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
+            if session.answer(id, outcome) {
+                return None;
+            }
+            let text = match &r.outcome {
+                Ok(raw) => to_vec(&OutgoingResult::new(id, *raw)),
+                Err(e) => to_vec(&OutgoingError::new(Some(id), e)),
+            };
+            String::from_utf8(text).ok()
+        }
+        _ => None,
+    }
+}
+
+/// Delivers a client notification or response: here when this process can
+/// act on it, else (with shared sessions) over the change bus to the
+/// replica that can. A cancellation is relayed without waiting; an answer
+/// waits until the bus confirms it, and is 503 with `Retry-After` when it
+/// cannot (the client sends it again rather than the request hanging).
+async fn deliver(
+    inner: &Arc<HttpInner>,
+    session: &HttpSession,
+    msg: &Message<'_>,
+) -> Result<(), Response<McpBody>> {
+    let Some(message) = act(session, msg) else {
+        return Ok(());
+    };
+    if inner.shared.shared_sessions.is_none() {
+        return Ok(()); // nobody else can have it: dropped, as before
+    }
+    let change = Change::SessionMessage {
+        session: session.id.clone(),
+        message,
+    };
+    if matches!(msg, Message::Notification(_)) {
+        inner.shared.bus.publish(change);
+        return Ok(());
+    }
+    inner
+        .shared
+        .bus
+        .publish_confirmed(change)
+        .await
+        .map_err(|e| {
+            tracing::warn!(error = %e, "an answer for another replica could not be relayed");
+            let e = ErrorObject::new(
+                ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
+                format!("Service Unavailable: {e}; retry later"),
+            );
+            super::store_unavailable(None, &e)
+        })
+}
+
+/// Starts (once per service) the task that applies messages other replicas
+/// relayed for sessions this process serves: cancellations of requests it
+/// runs, answers to requests it sent. It resubscribes when the bus ends
+/// its subscription (a shared bus reconnecting) and stops at shutdown.
+fn ensure_relay(inner: &Arc<HttpInner>) {
+    use std::sync::atomic::Ordering;
+    if inner.relay_started.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let weak = Arc::downgrade(inner);
+    let bus = inner.shared.bus.clone();
+    let shutdown = inner.shutdown.clone();
+    tokio::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let mut rx = bus.subscribe();
+            loop {
+                let next = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    n = rx.recv() => n,
+                };
+                match next {
+                    Ok(Change::SessionMessage { session, message }) => {
+                        let Some(inner) = weak.upgrade() else { return };
+                        let Some(s) = inner.sessions.get_relayed(&session) else {
+                            continue;
+                        };
+                        if let Ok(m) =
+                            ferromcp_protocol::jsonrpc::decode_message(message.as_bytes())
+                        {
+                            let _ = act(&s, &m); // not ours either: dropped
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(n)) => {
+                        tracing::warn!(missed = n, "the session relay fell behind the change bus");
+                    }
+                    Err(RecvError::Closed) => break,
+                }
+            }
+            if weak.strong_count() == 0 {
+                return;
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(std::time::Duration::from_millis(250)) => {}
+            }
+        }
+    });
+}
+
+/// The session `sid` for `principal`: the local one, or (with shared
+/// sessions) one another replica created, adopted from its record. With a
+/// shared store the record decides: gone means ended everywhere (404), and
+/// a store that cannot answer is 503 with `Retry-After`, never a 404 a
+/// client would drop a valid session for.
+pub(super) async fn find_session(
+    inner: &Arc<HttpInner>,
+    sid: &[u8],
+    principal: Option<&str>,
+) -> Result<Option<Arc<HttpSession>>, Response<McpBody>> {
+    let local = inner.sessions.get(sid, principal);
+    let Some(store) = &inner.shared.shared_sessions else {
+        return Ok(local);
+    };
+    ensure_relay(inner);
+    let Ok(id) = std::str::from_utf8(sid) else {
+        return Ok(None);
+    };
+    let idle = inner.shared.limits.session_idle_timeout;
+    let record = match store.fetch(id, idle).await {
+        Ok(r) => r,
+        Err(e) => return Err(shared_store_unavailable(&e)),
+    };
+    let Some(record) = record else {
+        if local.is_some() {
+            inner.sessions.remove(id); // ended on another replica
+        }
+        return Ok(None);
+    };
+    if record.owner.as_deref() != principal {
+        return Ok(None);
+    }
+    if let Some(s) = local {
+        s.state.apply(&record);
+        return Ok(Some(s));
+    }
+    let Some(state) = crate::session::SessionState::from_record(&record) else {
+        return Ok(None);
+    };
+    inner
+        .sessions
+        .set_event_buffer(inner.shared.limits.session_event_buffer);
+    match inner.sessions.adopt(id, state, record.owner.clone()) {
+        Ok(s) => Ok(Some(s)),
+        Err(_) => Err(Rejection::TooManySessions.into_response()),
+    }
+}
+
+/// 503 with `Retry-After`: the shared session store did not answer.
+fn shared_store_unavailable(e: &crate::shared_sessions::SharedSessionsError) -> Response<McpBody> {
+    let e = ErrorObject::new(
+        ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
+        format!("Service Unavailable: {e}; retry later"),
+    );
+    super::store_unavailable(None, &e)
+}
+
+fn accepted() -> Response<McpBody> {
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = StatusCode::ACCEPTED;
+    r
+}
+
+/// Admits a handshake-era request (the era rule, typed params); `listen`
+/// does not exist on this wire, so every admitted request is a call.
+fn admit_call(
+    method: &str,
+    params: Option<&serde_json::value::RawValue>,
+) -> Result<ClientRequest<'static>, ErrorObject> {
+    match admit(method, params, None, Era::Handshake)? {
+        Admitted::Call(t) => Ok(t),
+        Admitted::Listen(_) => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
+fn initialize_version(params: Option<&serde_json::value::RawValue>) -> Option<String> {
+    let v: Value = serde_json::from_str(params?.get()).ok()?;
+    v.get("protocolVersion")?.as_str().map(str::to_owned)
+}
+
+async fn request(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    r: &ferromcp_protocol::Request<'_>,
+    meta: Box<RequestMeta>,
+    session: Arc<HttpSession>,
+    accept: Accepts,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    let shared = inner.shared.clone();
+    let typed = match admit_call(&r.method, r.params) {
+        Ok(t) => t,
+        Err(e) => return handshake_error(Some(&r.id), &e),
+    };
+    let Some(cancel) = session.register(&r.id) else {
+        return handshake_error(
+            Some(&r.id),
+            &ErrorObject::invalid_request(format_args!("request id {} is already in flight", r.id)),
+        );
+    };
+    let state = session.state.clone();
+    let use_sse = accept.sse_allowed(inner.config.json_only);
+    let (sid, mut rx) = session.open_stream();
+    let writer = StreamWriter {
+        session: session.clone(),
+        sid,
+    };
+    let ctx = ContextParts {
+        id: r.id.clone(),
+        method: crate::context::method_name(&r.method),
+        version: state.version,
+        meta,
+        capabilities: state.capabilities.clone(),
+        log_level: state.log_level(),
+        cancel: cancel.clone(),
+        outbound: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn Outbound>),
+        principal: parts.extensions.get::<Principal>().cloned(),
+        http: Some(Arc::new(parts)),
+    };
+    let legacy = Legacy {
+        requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
+        session: Some(state.clone()),
+    };
+    let id = r.id.clone();
+    let mut fut = shared.dispatch(typed, ctx, legacy);
+    // Most handlers finish on their first poll: then the answer is pushed
+    // here, with no task spawned (nothing can cancel a request between
+    // reading and answering it).
+    if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut fut) {
+        writer.session.unregister(&id);
+        let bytes = match reply {
+            Ok(b) => b,
+            Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+        };
+        if rx.is_empty() {
+            // Nothing queued before it: the push cannot wait on the channel.
+            writer.session.push(writer.sid, bytes, true).await;
+            drop(permit);
+        } else {
+            // Notifications came first and may fill the live channel, which
+            // is read below: push from a task, as for a pending handler.
+            tokio::spawn(async move {
+                let _permit = permit;
+                writer.session.push(writer.sid, bytes, true).await;
+            });
+        }
+    } else {
+        // The handler runs on its own task: in the handshake era a dropped
+        // stream is not a cancellation (LEGACY-19); the client may resume.
+        // It keeps the request's concurrency permit until it finishes.
+        tokio::spawn(async move {
+            let _permit = permit;
+            let reply = tokio::select! {
+                r = fut => Some(r),
+                _ = cancel.cancelled() => None,
+            };
+            writer.session.unregister(&id);
+            let bytes = match reply {
+                Some(Ok(b)) => b,
+                Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+                // CANCEL-03: nothing after a cancellation; close the stream.
+                None => {
+                    writer.session.detach(writer.sid);
+                    return;
+                }
+            };
+            writer.session.push(writer.sid, bytes, true).await;
+        });
+    }
+    let Some(first) = rx.recv().await else {
+        return accepted_none();
+    };
+    if let Some(retry) = first.close_retry {
+        // Closed before anything else: prime, hint the retry, end (SEP-1699).
+        return sse_response(futures_util::stream::iter([sse_priming(
+            &format!("{sid}-0"),
+            retry,
+        )]));
+    }
+    if !use_sse || (first.last && accept.json) {
+        // Nothing but the result: answer with plain JSON, `200 OK` for an
+        // error too (see `handshake_error`). A client that accepts only
+        // `text/event-stream` gets the one message as a stream (HTTP-06).
+        return json_response(StatusCode::OK, first.data.clone());
+    }
+    let priming = (session.state.version == ProtocolVersion::V2025_11_25)
+        .then(|| sse_priming(&format!("{sid}-0"), None));
+    sse_response(session_stream(
+        priming,
+        vec![first],
+        Some(rx),
+        session.clone(),
+        sid,
+        inner.shared.limits.sse_keepalive,
+    ))
+}
+
+fn accepted_none() -> Response<McpBody> {
+    // The request was cancelled before producing anything.
+    let mut r = Response::new(McpBody::empty());
+    *r.status_mut() = StatusCode::NO_CONTENT;
+    r
+}
+
+/// An SSE body over a session stream: optional priming event, replayed
+/// events, then live events until the stream's last message, keep-alives
+/// in between. Ends when the session ends.
+fn session_stream(
+    priming: Option<Bytes>,
+    replay: Vec<Event>,
+    live: Option<mpsc::Receiver<Event>>,
+    session: Arc<HttpSession>,
+    sid: u64,
+    keepalive: std::time::Duration,
+) -> impl futures_util::Stream<Item = Bytes> + Send {
+    let ended = replay.iter().any(|e| e.last);
+    let head = futures_util::stream::iter(
+        priming
+            .into_iter()
+            .chain(replay.into_iter().map(|e| sse_event(Some(&e.id), &e.data))),
+    );
+    let mut tick = tokio::time::interval(keepalive);
+    tick.reset();
+    struct St {
+        live: Option<mpsc::Receiver<Event>>,
+        session: Arc<HttpSession>,
+        tick: tokio::time::Interval,
+        done: bool,
+        _detach: DetachOnDrop,
+    }
+    let st = St {
+        live: if ended { None } else { live },
+        session: session.clone(),
+        tick,
+        done: false,
+        _detach: DetachOnDrop { session, sid },
+    };
+    let tail = futures_util::stream::unfold(st, |mut st| async move {
+        if st.done {
+            return None;
+        }
+        let rx = st.live.as_mut()?;
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(Event { close_retry: Some(retry), .. }) => {
+                    st.done = true;
+                    let frame = match retry {
+                        Some(ms) => Bytes::from(format!("retry: {ms}\n\n")),
+                        None => Bytes::new(),
+                    };
+                    Some((frame, st))
+                }
+                Some(ev) => {
+                    st.done = ev.last;
+                    Some((sse_event(Some(&ev.id), &ev.data), st))
+                }
+                None => None,
+            },
+            _ = st.tick.tick() => Some((sse_keepalive(), st)),
+            _ = st.session.closed.cancelled() => None,
+        }
+    });
+    head.chain(tail)
+}
+
+/// When a response stream goes away, stop forwarding live events to it; they
+/// stay in the log for `Last-Event-ID` resumption.
+struct DetachOnDrop {
+    session: Arc<HttpSession>,
+    sid: u64,
+}
+
+impl Drop for DetachOnDrop {
+    fn drop(&mut self) {
+        if self.sid != GET_STREAM {
+            self.session.detach(self.sid);
+        }
+    }
+}
+
+/// A JSON-RPC batch from a 2025-03-26 session (LEGACY-24): every request in
+/// it is answered in one JSON array; notifications and responses are
+/// handled as usual. `initialize` may not be batched. Server-to-client
+/// requests cannot ride a batch response, so handlers that need client input
+/// fail with -32603 here.
+pub(super) async fn batch(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    elements: Vec<&serde_json::value::RawValue>,
+    session: Arc<HttpSession>,
+) -> Response<McpBody> {
+    let parts = Arc::new(parts);
+    let mut out: Vec<Bytes> = Vec::new();
+    for el in elements {
+        let msg = match ferromcp_protocol::jsonrpc::decode_message(el.get().as_bytes()) {
+            Ok(m) => m,
+            Err(e) => {
+                out.push(Bytes::from(to_vec(&OutgoingError::new(
+                    e.id.as_ref(),
+                    &e.error,
+                ))));
+                continue;
+            }
+        };
+        match msg {
+            Message::Notification(_) | Message::Response(_) => {
+                // A relay that could not be confirmed loses nothing here:
+                // the batch answers what it can, and the client's answer
+                // to a server request times out on the asking replica.
+                if let Err(r) = deliver(inner, &session, &msg).await {
+                    tracing::warn!(status = %r.status(), "a batched message could not be relayed");
+                }
+            }
+            Message::Request(r) => {
+                let typed = if r.method == ferromcp_protocol::method::INITIALIZE {
+                    Err(ErrorObject::invalid_request(
+                        "initialize must not be part of a batch",
+                    ))
+                } else {
+                    admit_call(&r.method, r.params)
+                };
+                let reply = match typed {
+                    Err(e) => Err(e),
+                    Ok(typed) => {
+                        let state = session.state.clone();
+                        let ctx = ContextParts {
+                            id: r.id.clone(),
+                            method: crate::context::method_name(&r.method),
+                            version: state.version,
+                            meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
+                            capabilities: state.capabilities.clone(),
+                            log_level: None,
+                            cancel: session.closed.child_token(),
+                            outbound: None,
+                            principal: parts.extensions.get::<Principal>().cloned(),
+                            http: Some(parts.clone()),
+                        };
+                        let legacy = Legacy {
+                            requester: None,
+                            session: Some(state),
+                        };
+                        inner.shared.clone().dispatch(typed, ctx, legacy).await
+                    }
+                };
+                out.push(match reply {
+                    Ok(b) => b,
+                    Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), &e))),
+                });
+            }
+        }
+    }
+    if out.is_empty() {
+        return accepted();
+    }
+    let mut body = Vec::with_capacity(out.iter().map(Bytes::len).sum::<usize>() + out.len() + 2);
+    body.push(b'[');
+    for (i, b) in out.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b);
+    }
+    body.push(b']');
+    json_response(StatusCode::OK, Bytes::from(body))
+}
+
+/// GET (standalone stream or resumption) and DELETE with a session id.
+pub(super) async fn get_or_delete(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    sid: &[u8],
+) -> Response<McpBody> {
+    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+        Ok(Some(s)) => s,
+        Ok(None) => return Rejection::SessionNotFound.into_response(),
+        Err(r) => return r,
+    };
+    if parts.method == http::Method::DELETE {
+        if let Some(store) = &inner.shared.shared_sessions {
+            if let Err(e) = store.remove(&session.id).await {
+                return shared_store_unavailable(&e);
+            }
+        }
+        inner.sessions.remove(&session.id);
+        let mut r = Response::new(McpBody::empty());
+        *r.status_mut() = StatusCode::OK;
+        return r;
+    }
+    if !super::accepts(&parts.headers).sse {
+        return Rejection::GetNeedsSse.into_response();
+    }
+    let keepalive = inner.shared.limits.sse_keepalive;
+    if let Some(last) = parts
+        .headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        return match session.resume(last.trim()) {
+            Some((replay, live)) => {
+                let sid = last
+                    .split_once('-')
+                    .and_then(|(s, _)| s.parse().ok())
+                    .unwrap_or(GET_STREAM);
+                sse_response(session_stream(
+                    None,
+                    replay,
+                    live,
+                    session.clone(),
+                    sid,
+                    keepalive,
+                ))
+            }
+            // Not 404: on a request with a live Mcp-Session-Id that means
+            // "session expired" (LEGACY-13) and the client would drop a
+            // session that is fine; the event id is what is wrong.
+            None => Rejection::UnknownLastEventId.into_response(),
+        };
+    }
+    let Some(rx) = session.open_get_stream() else {
+        return Rejection::GetStreamOpen.into_response();
+    };
+    start_forwarder(inner, &session);
+    sse_response(session_stream(
+        None,
+        Vec::new(),
+        Some(rx),
+        session.clone(),
+        GET_STREAM,
+        keepalive,
+    ))
+}
+
+/// Forwards list-changed and resource-updated notifications to the
+/// session's GET stream (ERA-12), for as long as the session lives.
+fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
+    use std::sync::atomic::Ordering;
+    if session.forwarding.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let shared = inner.shared.clone();
+    let session = session.clone();
+    let mut rx = shared.bus.subscribe();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = session.closed.cancelled() => break,
+                c = rx.recv() => match c {
+                    Ok(c) => {
+                        // With shared sessions a subscription may have been
+                        // made on another replica: read the record first.
+                        if let (crate::notify::Change::ResourceUpdated(_), Some(store)) =
+                            (&c, &shared.shared_sessions)
+                        {
+                            let idle = shared.limits.session_idle_timeout;
+                            match store.fetch(&session.id, idle).await {
+                                Ok(Some(record)) => session.state.apply(&record),
+                                Ok(None) => break, // ended on another replica
+                                Err(e) => {
+                                    tracing::warn!(error = %e, "shared session record unavailable; using the local subscriptions");
+                                }
+                            }
+                        }
+                        if let Some(m) = listen::render_for_session(&shared, &c, &session.state) {
+                            session.push(GET_STREAM, m, false).await;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        // The bus ended the subscription (a shared bus lost
+                        // its backend): end the GET stream rather than keep
+                        // it open and silent; the client reconnects
+                        // (LEGACY-16), which forwards again.
+                        session.forwarding.store(false, Ordering::Release);
+                        session.close_live(GET_STREAM, Some(BUS_LOST_RETRY_MS));
+                        break;
+                    }
+                },
+            }
+        }
+    });
+}
+
+/// The `retry` hint ending a GET stream whose change feed was lost.
+const BUS_LOST_RETRY_MS: u64 = 1000;

@@ -1,0 +1,735 @@
+//! Streamable HTTP transport: both eras on one endpoint.
+//!
+//! [`McpService`] is a `tower::Service` (mount it in axum or any tower
+//! stack); [`serve`] runs it on a TCP listener with TCP_NODELAY.
+//!
+//! Gates, in order (LADDER-01…LADDER-04): Origin/Host (403 / 421) → HTTP
+//! method (405 + `Allow`) → `Content-Type` (415) → `Accept` (406) → body
+//! size (413, enforced while streaming) and read time (408) → JSON-RPC
+//! decoding (-32700 / -32600, 400) → era classification (ERA-03) → the
+//! modern ladder or the handshake-era session layer.
+//!
+//! A modern request is served directly on the connection's task: parse →
+//! ladder → handler → serialize. A response is JSON unless the handler
+//! emits a notification (progress, log) before finishing; SSE is committed
+//! only then, so every 4xx is still decided before a 200 goes out
+//! (LADDER-13). A request still running after
+//! [`Limits::sse_commit_after`](crate::Limits) is committed to SSE as well,
+//! so keep-alives flow and a client disconnect cancels the handler.
+//!
+//! Files, one concern each: `gate.rs` (Host/Origin, `Content-Type`,
+//! `Accept`, the bounded body read), `reject.rs` (every transport
+//! rejection with its one status), `modern.rs` (the 2026-07-28 path and its
+//! JSON-or-SSE answer), `streams.rs` (listen streams), `legacy.rs` and
+//! `sessions.rs` (the handshake era), `body.rs` (the response body),
+//! `serve.rs` (the accept loop and drain); this file holds the
+//! configuration, the service and the dispatch between them.
+
+mod body;
+mod gate;
+mod legacy;
+mod modern;
+mod reject;
+mod serve;
+mod sessions;
+mod streams;
+
+pub use body::McpBody;
+pub use serve::{serve, serve_layered, serve_listener};
+
+use gate::*;
+use modern::*;
+use streams::*;
+
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::{Legacy, Reply};
+use crate::error::Error;
+use crate::listen;
+use crate::server::{Server, Shared};
+use crate::transport::origin::{OriginPolicy, OriginVerdict};
+use body::{sse_event, sse_keepalive};
+use bytes::Bytes;
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
+use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
+use ferromcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use futures_util::StreamExt;
+use http::header::{self, HeaderMap, HeaderValue};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
+use reject::Rejection;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio_util::sync::CancellationToken;
+
+/// HTTP transport settings.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Origin/Host policy; loopback only by default (SEC-01, SEC-04).
+    pub origin: OriginPolicy,
+    /// Serve only this path (others get 404); `None` serves any path.
+    ///
+    /// The root `/` is served as well: a router that strips its mount
+    /// prefix before calling a nested service (axum's
+    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
+    /// the default config works both standalone at `/mcp` and nested.
+    pub path: Option<String>,
+    /// Never answer with SSE except for `subscriptions/listen`; progress and
+    /// log notifications are then dropped (HTTP-17).
+    pub json_only: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            origin: OriginPolicy::default(),
+            path: Some("/mcp".into()),
+            json_only: false,
+        }
+    }
+}
+
+pub(crate) struct HttpInner {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: sessions::SessionStore,
+    pub(crate) permits: Arc<Semaphore>,
+    pub(crate) shutdown: CancellationToken,
+    /// Whether the session relay task runs (shared sessions only).
+    pub(crate) relay_started: std::sync::atomic::AtomicBool,
+}
+
+/// The MCP endpoint as a `tower::Service`. Cheap to clone.
+#[derive(Clone)]
+pub struct McpService {
+    inner: Arc<HttpInner>,
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpService {
+    /// A service for `server` with `config`.
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        let limits = &server.shared.limits;
+        let sessions =
+            sessions::SessionStore::new(limits.max_sessions, limits.session_idle_timeout);
+        let permits = Arc::new(Semaphore::new(limits.max_concurrent_requests.max(1)));
+        if server.shared.shared_sessions.is_some() {
+            sessions.tag_request_ids();
+        }
+        Self {
+            inner: Arc::new(HttpInner {
+                shared: server.shared,
+                config,
+                sessions,
+                permits,
+                shutdown: CancellationToken::new(),
+                relay_started: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Ends every open stream (listen streams get their final result,
+    /// SUB-10) and session; new requests are still served.
+    pub fn shutdown_streams(&self) {
+        self.inner.shutdown.cancel();
+        self.inner.sessions.clear();
+    }
+
+    /// Frees sessions idle longer than the configured timeout; returns how
+    /// many were freed. [`serve`] calls this periodically.
+    pub fn sweep_sessions(&self) -> usize {
+        self.inner.sessions.sweep()
+    }
+
+    /// Live handshake-era sessions.
+    pub fn session_count(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
+    /// Serves one request.
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        handle(self.inner.clone(), req).await
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpService
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let inner = self.inner.clone();
+        Box::pin(async move { Ok(handle(inner, req).await) })
+    }
+}
+
+/// Raw header lines of an `http::HeaderMap`, duplicates kept (LADDER-07).
+pub(crate) struct Headers<'a>(pub(crate) &'a HeaderMap);
+
+impl HeaderList for Headers<'_> {
+    fn visit<'h>(&'h self, f: &mut dyn FnMut(&'h str, &'h [u8])) {
+        for (n, v) in self.0 {
+            f(n.as_str(), v.as_bytes());
+        }
+    }
+}
+
+pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::full(body));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    if crate::request_state::is_store_unavailable_error(e) {
+        return store_unavailable(id, e);
+    }
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
+    json_response(status, Bytes::from(to_vec(&OutgoingError::new(id, e))))
+}
+
+/// A shared store (single-use `requestState`, shared sessions) could not
+/// answer: 503 with `Retry-After` (the request may be sent again; see
+/// `single_use` and `shared_sessions`).
+pub(crate) fn store_unavailable(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+    let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
+    let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(crate::single_use::RETRY_AFTER_SECS),
+    );
+    r
+}
+
+pub(crate) fn sse_response(
+    stream: impl futures_util::Stream<Item = Bytes> + Send + 'static,
+) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::stream(stream));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache, no-transform"),
+    );
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// Whether the endpoint configured at `configured` answers `path`: that
+/// path, or the root a prefix-stripping router (axum's `nest_service`)
+/// leaves after removing the mount point.
+fn serves_path(configured: &str, path: &str) -> bool {
+    path == configured || path.is_empty() || path == "/"
+}
+
+async fn handle<B>(inner: Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = req.into_parts();
+    if let Some(p) = &inner.config.path {
+        if !serves_path(p, parts.uri.path()) {
+            tracing::debug!(
+                path = parts.uri.path(),
+                endpoint = %p,
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+            );
+            return Rejection::NotFound
+                .into_response_saying(&format!("Not Found: the MCP endpoint is {p}"));
+        }
+    }
+    // LADDER-01: Origin / Host.
+    if let Some(r) = ambiguous_host_or_origin(&parts) {
+        return r;
+    }
+    let host = host_of(&parts);
+    match inner.config.origin.check(
+        host,
+        parts.headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
+    ) {
+        OriginVerdict::Allowed => {}
+        OriginVerdict::BadHost => {
+            return Rejection::HostNotAllowed.into_response();
+        }
+        OriginVerdict::BadOrigin => {
+            return Rejection::OriginNotAllowed.into_response();
+        }
+    }
+    let session_id = parts
+        .headers
+        .get(MCP_SESSION_ID)
+        .map(|v| trim_ows(v.as_bytes()).to_vec());
+    match parts.method {
+        Method::POST => {}
+        Method::GET | Method::DELETE => {
+            return match session_id {
+                Some(id) => legacy::get_or_delete(&inner, parts, &id).await,
+                None => Rejection::MethodNotAllowed("POST").into_response(),
+            };
+        }
+        _ => return Rejection::MethodNotAllowed("GET, POST, DELETE").into_response(),
+    }
+    if !is_json_content_type(&parts.headers) {
+        return Rejection::UnsupportedMediaType.into_response();
+    }
+    let accept = accepts(&parts.headers);
+    if !accept.json && !accept.sse {
+        return Rejection::NotAcceptable.into_response();
+    }
+    let limits = &inner.shared.limits;
+    if let Some(len) = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > limits.max_body_bytes as u64 {
+            return Rejection::BodyTooLarge.into_response();
+        }
+    }
+    // The permit is held until the handler finishes, also when the answer
+    // is an SSE stream or the handler runs on its own task (handshake era).
+    let Ok(permit) = inner.permits.clone().acquire_owned().await else {
+        return Rejection::ShuttingDown.into_response();
+    };
+    let bytes = match read_body(body, limits.max_body_bytes, limits.body_read_timeout).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    // LEGACY-24: a 2025-03-26 session may send JSON-RPC batches.
+    if let Some(Ok(elements)) = ferromcp_protocol::jsonrpc::split_batch(&bytes) {
+        let session = match session_id.as_deref() {
+            Some(id) => {
+                match legacy::find_session(&inner, id, legacy::principal_subject(&parts)).await {
+                    Ok(s) => s,
+                    Err(r) => return r,
+                }
+            }
+            None => None,
+        };
+        if let Some(session) = session {
+            if !session.state.version.forbids_batches() {
+                return legacy::batch(&inner, parts, elements, session).await;
+            }
+        }
+    }
+    let msg = match decode_message(&bytes) {
+        Ok(m) => m,
+        Err(e) => return json_error(e.id.as_ref(), &e.error),
+    };
+    let params = match &msg {
+        Message::Request(r) => r.params,
+        Message::Notification(n) => n.params,
+        Message::Response(_) => None,
+    };
+    let probe = ParamsProbe::parse(params);
+    let hint = match &session_id {
+        None => SessionHint::Absent,
+        Some(id)
+            if inner
+                .sessions
+                .get(id, legacy::principal_subject(&parts))
+                .is_some() =>
+        {
+            SessionHint::Live
+        }
+        Some(_) => SessionHint::Unknown,
+    };
+    let header_version = parts
+        .headers
+        .get(MCP_PROTOCOL_VERSION)
+        .map(|v| trim_ows(v.as_bytes()));
+    match classify_http(hint, header_version, probe.has_modern_envelope()) {
+        HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
+        HttpEra::Handshake { .. } => {
+            legacy::post(
+                &inner,
+                parts,
+                &msg,
+                probe.meta,
+                session_id.as_deref(),
+                accept,
+                permit,
+            )
+            .await
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serve::version_bytes_arrived;
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn accept_of(values: &[&str]) -> (bool, bool) {
+        let mut h = HeaderMap::new();
+        for v in values {
+            if let Ok(v) = HeaderValue::from_str(v) {
+                h.append(header::ACCEPT, v);
+            }
+        }
+        let a = accepts(&h);
+        (a.json, a.sse)
+    }
+
+    #[test]
+    fn the_endpoint_path_or_a_nested_root_is_served() {
+        assert!(serves_path("/mcp", "/mcp"));
+        // axum's nest_service("/mcp", ..) strips the prefix.
+        assert!(serves_path("/mcp", "/"));
+        assert!(serves_path("/mcp", ""));
+        assert!(!serves_path("/mcp", "/other"));
+        assert!(!serves_path("/mcp", "/mcp/"));
+        assert!(!serves_path("/mcp", "/mcp/x"));
+    }
+
+    #[test]
+    fn accept_honours_weights_and_specificity() {
+        // (Accept lines, JSON acceptable, SSE acceptable)
+        let cases: &[(&[&str], bool, bool)] = &[
+            (&[], true, true),
+            (&["application/json, text/event-stream"], true, true),
+            (&["text/event-stream"], false, true),
+            (&["application/json"], true, false),
+            (&["APPLICATION/JSON; charset=utf-8"], true, false),
+            (
+                &["application/json;q=0, text/event-stream;q=0"],
+                false,
+                false,
+            ),
+            (
+                &["application/json;q=0.000, text/event-stream"],
+                false,
+                true,
+            ),
+            (&["application/json; q=0.001"], true, false),
+            (&["application/json;Q=0"], false, false),
+            (&["application/json;q = 0"], false, false),
+            (&["*/*"], true, true),
+            (&["*/*;q=0"], false, false),
+            (&["*/*;q=0, application/json"], true, false),
+            (&["*/*, application/json;q=0"], false, true),
+            (&["text/*"], false, true),
+            (&["application/*;q=0.5"], true, false),
+            (&["application/*;q=0, application/json"], true, false),
+            (&["application/json", "text/event-stream"], true, true),
+            (&["application/json;q=0", "application/json"], true, false),
+            (&["image/png"], false, false),
+            (&["application/json;q=bogus"], true, false),
+            (&[",,, ;q=0"], false, false),
+        ];
+        for (lines, json, sse) in cases {
+            assert_eq!(accept_of(lines), (*json, *sse), "{lines:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The outcome does not depend on the order of the ranges, and any
+        /// bytes parse without panicking.
+        #[test]
+        fn accept_is_order_independent(
+            items in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "application/json", "text/event-stream", "*/*", "application/*",
+                    "text/*", "text/html", "application/json;q=0", "text/event-stream;q=0",
+                    "*/*;q=0", "application/*;q=0", "text/*;q=0.0", "application/json;q=0.5",
+                ]),
+                0..6,
+            ),
+            noise in ".{0,40}",
+        ) {
+            let joined = items.join(", ");
+            let mut reversed = items.clone();
+            reversed.reverse();
+            proptest::prop_assert_eq!(accept_of(&[&joined]), accept_of(&[&reversed.join(",")]));
+            let _ = accept_of(&[&noise]);
+        }
+    }
+
+    #[test]
+    fn host_values_follow_rfc_9110() {
+        for ok in [
+            "",
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "[::1]:443",
+            "EXAMPLE.com",
+            "2130706433",
+        ] {
+            assert!(valid_host_value(ok.as_bytes()), "{ok:?}");
+        }
+        for bad in [
+            "localhost:80@evil.com",
+            "user@localhost",
+            "evil.com#@localhost",
+            "[::1",
+            "local host",
+            "localhost/path",
+            "localhost:-1",
+        ] {
+            assert!(!valid_host_value(bad.as_bytes()), "{bad:?}");
+        }
+    }
+
+    /// A one-byte frame buffer that counts itself live until dropped.
+    struct Tracked(Arc<AtomicUsize>, [u8; 1]);
+
+    impl AsRef<[u8]> for Tracked {
+        fn as_ref(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    type FrameStream = std::pin::Pin<
+        Box<dyn futures_util::Stream<Item = Result<http_body::Frame<Bytes>, Infallible>> + Send>,
+    >;
+
+    /// A body of `n` one-byte frames that records the most frames alive at once.
+    fn one_byte_frames(
+        n: usize,
+        live: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+    ) -> http_body_util::StreamBody<FrameStream> {
+        let frames = futures_util::stream::iter(0..n).map(move |_| {
+            let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+            peak.fetch_max(now, Ordering::SeqCst);
+            Ok(http_body::Frame::data(Bytes::from_owner(Tracked(
+                live.clone(),
+                [b' '],
+            ))))
+        });
+        http_body_util::StreamBody::new(Box::pin(frames) as FrameStream)
+    }
+
+    /// Regression: a chunked body of one-byte chunks used to be collected
+    /// frame by frame (one `Bytes` per chunk held until the end, ~40x the
+    /// body size in memory). Frames are now copied and freed one at a time.
+    #[tokio::test]
+    async fn body_frames_are_copied_not_accumulated() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(10_000, live.clone(), peak.clone());
+        let got = collect_body(body, 10_000, Duration::from_secs(5)).await;
+        assert_eq!(got.map(|b| b.len()), Ok(10_000));
+        assert_eq!(live.load(Ordering::SeqCst), 0);
+        assert!(peak.load(Ordering::SeqCst) <= 2, "frames were accumulated");
+    }
+
+    /// Regression: a connection that sent nothing, or only part of the
+    /// HTTP/2 preface, was never timed out (hyper's header timeout starts
+    /// after version detection).
+    #[tokio::test]
+    async fn silent_and_partial_preface_connections_time_out() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await;
+        let listener = listener.unwrap_or_else(|e| panic!("bind: {e}"));
+        let addr = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("addr: {e}"));
+        let limit = Duration::from_millis(200);
+        for prefix in [&b""[..], b"P", b"PRI * HTTP/2.0\r\n"] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            let started = std::time::Instant::now();
+            assert!(!version_bytes_arrived(&server, limit).await, "{prefix:?}");
+            assert!(started.elapsed() >= limit);
+        }
+        for prefix in [
+            &b"G"[..],
+            b"POST / HTTP/1.1\r\n",
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        ] {
+            let mut client = tokio::net::TcpStream::connect(addr).await;
+            let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
+            client.write_all(prefix).await.ok();
+            let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
+            assert!(version_bytes_arrived(&server, limit).await, "{prefix:?}");
+        }
+    }
+
+    fn post(
+        body: serde_json::Value,
+        extra: &[(&str, &str)],
+    ) -> Request<http_body_util::Full<Bytes>> {
+        let mut b = Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream");
+        for (n, v) in extra {
+            b = b.header(*n, *v);
+        }
+        b.body(http_body_util::Full::new(Bytes::from(body.to_string())))
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: the `max_concurrent_requests` permit was released when
+    /// the response head was ready, so handlers answered over SSE (modern
+    /// wire) or running on their own task (handshake era) were not counted
+    /// and one client could start any number of them.
+    #[tokio::test]
+    async fn sse_and_handshake_handlers_hold_their_concurrency_permit() {
+        use crate::{NoArgs, RequestContext, tool};
+        let limits = crate::Limits {
+            max_concurrent_requests: 1,
+            sse_commit_after: Duration::from_millis(10),
+            ..crate::Limits::default()
+        };
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("wait").handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, None, None);
+                    tokio::select! {
+                        _ = cx.cancelled() => {}
+                        _ = tokio::time::sleep(Duration::from_millis(300)) => {}
+                    }
+                    "done"
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let svc = McpService::new(server, HttpConfig::default());
+        let free = || svc.inner.permits.available_permits();
+        // Modern wire: the handler commits SSE with its progress notification.
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        });
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "wait", "_meta": meta}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "wait"),
+        ];
+        let resp = svc.handle(post(call, &headers)).await;
+        assert_eq!(
+            resp.headers()
+                .get(header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+            Some(&b"text/event-stream"[..])
+        );
+        assert_eq!(free(), 0, "a running SSE handler holds its permit");
+        drop(resp); // client gone: the handler is cancelled
+        assert_eq!(free(), 1);
+        // Handshake era: the handler runs on its own task.
+        let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+        let resp = svc.handle(post(init, &[])).await;
+        let sid = resp
+            .headers()
+            .get(MCP_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        assert!(!sid.is_empty());
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "wait", "_meta": {"progressToken": "p"}}});
+        let resp = svc.handle(post(call, &[("mcp-session-id", &sid)])).await;
+        assert_eq!(resp.status(), StatusCode::OK);
+        drop(resp); // not a cancellation in the handshake era (LEGACY-19)
+        assert_eq!(free(), 0, "the spawned handler holds its permit");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(free(), 1);
+    }
+
+    fn parts(req: http::request::Builder) -> http::request::Parts {
+        req.body(())
+            .map(|r| r.into_parts().0)
+            .unwrap_or_else(|e| panic!("request: {e}"))
+    }
+
+    /// Regression: with two `Host` lines the first was checked, so
+    /// `Host: 127.0.0.1` + `Host: evil.example` passed the DNS-rebinding
+    /// check; two `Origin` lines likewise. An absolute-form target's
+    /// authority was ignored in favour of `Host`.
+    #[test]
+    fn duplicate_host_or_origin_and_absolute_form() {
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("host", "evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::BAD_REQUEST));
+        let p = parts(
+            Request::post("/mcp")
+                .header("host", "127.0.0.1")
+                .header("origin", "http://localhost")
+                .header("origin", "http://evil.example"),
+        );
+        let r = ambiguous_host_or_origin(&p).map(|r| r.status());
+        assert_eq!(r, Some(StatusCode::FORBIDDEN));
+        let p = parts(Request::post("/mcp").header("host", "127.0.0.1"));
+        assert!(ambiguous_host_or_origin(&p).is_none());
+        assert_eq!(host_of(&p), Some(&b"127.0.0.1"[..]));
+        let p = parts(Request::post("http://evil.example/mcp").header("host", "127.0.0.1"));
+        assert_eq!(host_of(&p), Some(&b"evil.example"[..]));
+        let policy = OriginPolicy::default();
+        assert_eq!(policy.check(host_of(&p), None), OriginVerdict::BadHost);
+    }
+
+    #[tokio::test]
+    async fn body_limit_and_timeout() {
+        let live = Arc::new(AtomicUsize::new(0));
+        let body = one_byte_frames(101, live.clone(), live);
+        let got = collect_body(body, 100, Duration::from_secs(5)).await;
+        assert_eq!(got, Err(BodyError::TooLarge));
+        let never: FrameStream = Box::pin(futures_util::stream::pending());
+        let got = collect_body(
+            http_body_util::StreamBody::new(never),
+            100,
+            Duration::from_millis(20),
+        )
+        .await;
+        assert_eq!(got, Err(BodyError::TimedOut));
+    }
+}

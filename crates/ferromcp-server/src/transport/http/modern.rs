@@ -1,0 +1,283 @@
+//! The 2026-07-28 path: a stateless request served on the connection's
+//! task, answered as JSON or (when it streams) committed to SSE.
+
+use super::*;
+use crate::admit::{Admitted, admit};
+use ferromcp_protocol::Era;
+
+/// Outbound for a modern request: a bounded channel read by the response.
+pub(super) struct ChannelOutbound(mpsc::Sender<Bytes>);
+
+impl Outbound for ChannelOutbound {
+    fn notify(&self, message: Bytes) {
+        let _ = self.0.try_send(message);
+    }
+}
+
+pub(super) async fn modern(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    msg: Message<'_>,
+    probe: ParamsProbe<'_>,
+    accept: Accepts,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    let shared = &inner.shared;
+    let headers = Headers(&parts.headers);
+    let req = match &msg {
+        Message::Request(r) => r,
+        Message::Notification(_) => {
+            // LADDER-06: accept and drop (HTTP-15: never cancel by client-chosen id).
+            let verdict = ferromcp_protocol::ladder::classify_inbound_request(
+                &msg,
+                Some(&headers),
+                &shared.modern_versions,
+                None,
+            );
+            return match verdict {
+                Ok(_) => {
+                    let mut r = Response::new(McpBody::empty());
+                    *r.status_mut() = StatusCode::ACCEPTED;
+                    r
+                }
+                Err(rej) => json_error(None, &rej.error),
+            };
+        }
+        Message::Response(_) => {
+            return json_error(
+                None,
+                &ErrorObject::invalid_request("expected a request or notification, got a response"),
+            );
+        }
+    };
+    let registry = shared.registry();
+    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    let members = probe.members();
+    let route = match classify_probed(
+        &req.id,
+        &req.method,
+        probe,
+        Some(&headers),
+        &shared.modern_versions,
+        Some(&lookup),
+    ) {
+        Ok(Verdict::Request(r)) => r,
+        Ok(Verdict::Notification) => {
+            return json_error(
+                Some(&req.id),
+                &ErrorObject::invalid_request("unexpected notification"),
+            );
+        }
+        Err(rej) => return json_error(Some(&req.id), &rej.error),
+    };
+    drop(registry);
+    let typed = match admit(&req.method, req.params, Some(&members), Era::Modern) {
+        Ok(Admitted::Call(t)) => t,
+        Ok(Admitted::Listen(filter)) => {
+            // Listen streams have their own cap (max_listen_streams).
+            drop(permit);
+            if !accept.sse {
+                return Rejection::ListenNeedsSse.into_response();
+            }
+            return listen_stream(inner, req.id.clone(), filter);
+        }
+        Err(e) => return json_error(Some(&req.id), &e),
+    };
+    let wants_notifications = route.meta.progress_token.is_some() || route.meta.log_level.is_some();
+    let sse_allowed = accept.sse_allowed(inner.config.json_only);
+    let (tx, rx) = if wants_notifications && sse_allowed {
+        let (tx, rx) = mpsc::channel::<Bytes>(64);
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let caps = route.meta.client_capabilities.clone().unwrap_or_default();
+    let log_level = route.meta.log_level;
+    let principal = parts.extensions.get::<Principal>().cloned();
+    let cancel = CancellationToken::new();
+    let ctx = ContextParts {
+        id: req.id.clone(),
+        method: crate::context::method_name(&req.method),
+        version: route.version,
+        meta: route.meta,
+        capabilities: caps,
+        log_level,
+        cancel: cancel.clone(),
+        outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
+        principal,
+        http: Some(Arc::new(parts)),
+    };
+    let fut = shared.clone().dispatch(typed, ctx, Legacy::default());
+    respond(
+        req.id.clone(),
+        fut,
+        rx,
+        Accepts {
+            json: accept.json,
+            sse: sse_allowed,
+        },
+        cancel,
+        shared.limits.clone(),
+        permit,
+    )
+    .await
+}
+
+/// The answer of a handler that finished before anything was streamed: JSON,
+/// or (when the client accepts only `text/event-stream`) an SSE stream of
+/// that one message (HTTP-06). A JSON-RPC error keeps its status and JSON
+/// body from the one table (HTTP-08): error responses are not negotiated.
+pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Response<McpBody> {
+    match reply {
+        Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
+        Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
+        Err(e) => json_error(Some(id), &e),
+    }
+}
+
+pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
+    match reply {
+        Ok(b) => b,
+        Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(id), &e))),
+    }
+}
+
+/// Waits for the handler; commits to SSE only when a notification arrives
+/// first or the handler runs long (LADDER-13).
+pub(super) async fn respond(
+    id: RequestId,
+    mut fut: crate::trace::Traced,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    answer_as: Accepts,
+    cancel: CancellationToken,
+    limits: crate::Limits,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    // `answer_as.sse`: the server may stream; `answer_as.json`: a plain
+    // JSON answer is acceptable to the client.
+    let (sse_allowed, json_ok) = (answer_as.sse, answer_as.json);
+    let guard = cancel.drop_guard();
+    let Some(mut rx) = rx else {
+        if !sse_allowed {
+            let r = fut.await;
+            guard.disarm();
+            return reply_response(&id, r, json_ok);
+        }
+        // Most handlers finish on their first poll: answer without arming a timer.
+        if let Poll::Ready(r) = futures_util::poll!(&mut fut) {
+            guard.disarm();
+            return reply_response(&id, r, json_ok);
+        }
+        // No notifications possible, but keep the option of going SSE for long handlers.
+        tokio::select! {
+            r = &mut fut => { guard.disarm(); return reply_response(&id, r, json_ok); }
+            _ = tokio::time::sleep(limits.sse_commit_after) => {}
+        }
+        return sse_response(sse_body(
+            id,
+            fut,
+            None,
+            None,
+            guard,
+            limits.sse_keepalive,
+            permit,
+        ));
+    };
+    let first = tokio::select! {
+        r = &mut fut => {
+            // Finished: anything already queued still goes out, via SSE.
+            match rx.try_recv() {
+                Ok(n) => {
+                    let rest = std::iter::from_fn(|| rx.try_recv().ok()).collect::<Vec<_>>();
+                    let mut events: Vec<Bytes> = std::iter::once(n).chain(rest).map(|b| sse_event(None, &b)).collect();
+                    events.push(sse_event(None, &reply_bytes(&id, r)));
+                    guard.disarm();
+                    return sse_response(futures_util::stream::iter(events));
+                }
+                Err(_) => { guard.disarm(); return reply_response(&id, r, json_ok); }
+            }
+        }
+        n = rx.recv() => n,
+        _ = tokio::time::sleep(limits.sse_commit_after) => None,
+    };
+    sse_response(sse_body(
+        id,
+        fut,
+        Some(rx),
+        first,
+        guard,
+        limits.sse_keepalive,
+        permit,
+    ))
+}
+
+/// The SSE body of a committed request: queued notifications, keep-alives,
+/// then the final response, which ends the stream (SSE-03). Dropping the
+/// body (client gone) drops the handler and cancels its token (CANCEL-01).
+pub(super) fn sse_body(
+    id: RequestId,
+    fut: crate::trace::Traced,
+    rx: Option<mpsc::Receiver<Bytes>>,
+    first: Option<Bytes>,
+    guard: tokio_util::sync::DropGuard,
+    keepalive: Duration,
+    permit: OwnedSemaphorePermit,
+) -> impl futures_util::Stream<Item = Bytes> + Send {
+    struct St {
+        id: RequestId,
+        fut: Option<crate::trace::Traced>,
+        rx: Option<mpsc::Receiver<Bytes>>,
+        first: Option<Bytes>,
+        guard: Option<tokio_util::sync::DropGuard>,
+        tick: tokio::time::Interval,
+        permit: Option<OwnedSemaphorePermit>,
+    }
+    let mut tick = tokio::time::interval(keepalive);
+    tick.reset();
+    let st = St {
+        id,
+        fut: Some(fut),
+        rx,
+        first,
+        guard: Some(guard),
+        tick,
+        permit: Some(permit),
+    };
+    fn final_event(st: &mut St, r: Reply) -> Bytes {
+        // Flush notifications that raced the result, then the result.
+        let mut out = Vec::new();
+        if let Some(rx) = st.rx.as_mut() {
+            while let Ok(n) = rx.try_recv() {
+                out.extend_from_slice(&sse_event(None, &n));
+            }
+        }
+        out.extend_from_slice(&sse_event(None, &reply_bytes(&st.id, r)));
+        if let Some(g) = st.guard.take() {
+            g.disarm();
+        }
+        st.permit = None; // the handler is done
+        Bytes::from(out)
+    }
+    futures_util::stream::unfold(st, |mut st| async move {
+        if let Some(f) = st.first.take() {
+            return Some((sse_event(None, &f), st));
+        }
+        let fut = st.fut.as_mut()?;
+        let out = match st.rx.as_mut() {
+            Some(rx) => tokio::select! {
+                biased;
+                n = rx.recv() => match n {
+                    Some(n) => sse_event(None, &n),
+                    None => { st.rx = None; sse_keepalive() }
+                },
+                r = fut => { st.fut = None; final_event(&mut st, r) }
+                _ = st.tick.tick() => sse_keepalive(),
+            },
+            None => tokio::select! {
+                r = fut => { st.fut = None; final_event(&mut st, r) }
+                _ = st.tick.tick() => sse_keepalive(),
+            },
+        };
+        Some((out, st))
+    })
+}

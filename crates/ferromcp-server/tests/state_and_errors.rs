@@ -1,0 +1,275 @@
+//! Issue 18: application state reaches handlers through `State<T>` /
+//! `RequestContext::app_state` without cloning into closures, and a tool
+//! returning `Result<_, E>` for any `E: Display` (e.g. `String`) turns an
+//! `Err` into an `isError` result carrying the message.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ferromcp_server::protocol::types::{
+    CompleteRequestParams, Completion, ContentBlock, PromptMessage, ResourceContents, Role,
+};
+use ferromcp_server::transport::http::{HttpConfig, McpService};
+use ferromcp_server::{
+    HandlerError, NoArgs, PromptArgs, RequestContext, ResourceRequest, Server, State, prompt,
+    resource, resource_template, tool,
+};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tower::ServiceExt;
+
+/// Application state: shared by `Arc`, never cloned into a closure.
+struct Db {
+    greeting: String,
+    calls: AtomicU64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// An error type that is `Display` but not `std::error::Error`.
+struct NotFound(String);
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} was not found", self.0)
+    }
+}
+
+/// An error type that is a `std::error::Error`.
+#[derive(Debug)]
+struct Denied;
+
+impl std::fmt::Display for Denied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("access denied")
+    }
+}
+
+impl std::error::Error for Denied {}
+
+fn server() -> Server {
+    Server::builder("state", "1.0.0")
+        .with_state(Arc::new(Db {
+            greeting: "Hello".into(),
+            calls: AtomicU64::new(0),
+        }))
+        .with_state(7_u32)
+        .tool(tool("greet").description("Greets").handler_with_state(
+            |State(db): State<Arc<Db>>, a: Name, _cx: RequestContext| async move {
+                db.calls.fetch_add(1, Ordering::Relaxed);
+                format!("{}, {}!", db.greeting, a.name)
+            },
+        ))
+        .tool(tool("calls").handler(|_: NoArgs, cx: RequestContext| async move {
+            let db = cx.app_state::<Arc<Db>>().ok_or("no db")?;
+            Ok::<_, &str>(db.calls.load(Ordering::Relaxed).to_string())
+        }))
+        .tool(
+            tool("lookup").handler(|a: Name, _cx: RequestContext| async move {
+                if a.name == "bob" {
+                    Ok("found bob".to_string())
+                } else {
+                    Err(format!("no user {:?}", a.name))
+                }
+            }),
+        )
+        .tool(
+            tool("custom").handler(|a: Name, _cx: RequestContext| async move {
+                Err::<String, _>(NotFound(a.name))
+            }),
+        )
+        .tool(tool("std").handler(|_: NoArgs, _cx: RequestContext| async move {
+            Err::<String, _>(Denied)
+        }))
+        .tool(tool("protocol").handler(|_: NoArgs, _cx: RequestContext| async move {
+            Err::<String, _>(ferromcp_server::protocol::ErrorObject::invalid_params("bad"))
+        }))
+        .prompt(prompt("hello").argument("name", "Who", true).handler_with_state(
+            |State(db): State<Arc<Db>>, a: PromptArgs, _cx: RequestContext| async move {
+                let name = a.get("name").cloned().unwrap_or_default();
+                let text = format!("{}, {name}", db.greeting);
+                vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
+            },
+        ))
+        .resource(
+            resource("mem://greeting", "greeting")
+                .mime_type("text/plain")
+                .handler_with_state(
+                    |State(db): State<Arc<Db>>, r: ResourceRequest, _cx: RequestContext| async move {
+                        ResourceContents::text(r.uri, None, db.greeting.clone())
+                    },
+                ),
+        )
+        .resource_template(
+            resource_template("mem://n/{n}", "numbers").handler_with_state(
+                |State(k): State<u32>, r: ResourceRequest, _cx: RequestContext| async move {
+                    let n: u32 = r
+                        .vars
+                        .get("n")
+                        .and_then(|n| n.parse().ok())
+                        .ok_or("not a number")?;
+                    Ok::<_, &str>(ResourceContents::text(r.uri, None, (n * k).to_string()))
+                },
+            ),
+        )
+        .completion_with_state(
+            |State(k): State<u32>, _p: CompleteRequestParams, _cx: RequestContext| async move {
+                Ok::<_, HandlerError>(Completion {
+                    values: vec![k.to_string()],
+                    ..Completion::default()
+                })
+            },
+        )
+        .build()
+        .expect("server")
+}
+
+/// One 2026-07-28 request; returns the JSON-RPC response.
+async fn request(svc: &McpService, method: &str, name: &str, mut params: Value) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut req = http::Request::builder()
+        .method(http::Method::POST)
+        .uri("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if !name.is_empty() {
+        req = req.header("mcp-name", name);
+    }
+    let req = req
+        .body(Full::new(bytes::Bytes::from(body.to_string())))
+        .expect("request");
+    let resp = svc.clone().oneshot(req).await.expect("infallible");
+    let raw = resp.into_body().collect().await.expect("body").to_bytes();
+    serde_json::from_slice(&raw).expect("json body")
+}
+
+async fn call(svc: &McpService, name: &str, arguments: Value) -> Value {
+    let params = json!({"name": name, "arguments": arguments});
+    request(svc, "tools/call", name, params).await
+}
+
+fn svc() -> McpService {
+    McpService::new(server(), HttpConfig::default())
+}
+
+#[tokio::test]
+async fn state_reaches_tools_through_the_extractor_and_the_accessor() {
+    let svc = svc();
+    let r = call(&svc, "greet", json!({"name": "Ada"})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
+    let r = call(&svc, "greet", json!({"name": "Bo"})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "Hello, Bo!", "{r}");
+    // The same value (one Arc) is seen by every handler.
+    let r = call(&svc, "calls", json!({})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "2", "{r}");
+}
+
+#[tokio::test]
+async fn state_reaches_prompts_resources_templates_and_completion() {
+    let svc = svc();
+    let params = json!({"name": "hello", "arguments": {"name": "Cy"}});
+    let r = request(&svc, "prompts/get", "hello", params).await;
+    assert_eq!(
+        r["result"]["messages"][0]["content"]["text"], "Hello, Cy",
+        "{r}"
+    );
+    let params = json!({"uri": "mem://greeting"});
+    let r = request(&svc, "resources/read", "mem://greeting", params).await;
+    assert_eq!(r["result"]["contents"][0]["text"], "Hello", "{r}");
+    let params = json!({"uri": "mem://n/6"});
+    let r = request(&svc, "resources/read", "mem://n/6", params).await;
+    assert_eq!(r["result"]["contents"][0]["text"], "42", "{r}");
+    let params = json!({
+        "ref": {"type": "ref/prompt", "name": "hello"},
+        "argument": {"name": "name", "value": ""}
+    });
+    let r = request(&svc, "completion/complete", "", params).await;
+    assert_eq!(r["result"]["completion"]["values"][0], "7", "{r}");
+}
+
+#[tokio::test]
+async fn err_of_a_string_is_an_is_error_result_with_the_message() {
+    let svc = svc();
+    let r = call(&svc, "lookup", json!({"name": "bob"})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "found bob", "{r}");
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let r = call(&svc, "lookup", json!({"name": "eve"})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "no user \"eve\"", "{r}");
+}
+
+#[tokio::test]
+async fn err_of_any_display_type_is_an_is_error_result() {
+    let svc = svc();
+    let r = call(&svc, "custom", json!({"name": "x"})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "x was not found", "{r}");
+    let r = call(&svc, "std", json!({})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(r["result"]["content"][0]["text"], "access denied", "{r}");
+    // A JSON-RPC error object stays a JSON-RPC error.
+    let r = call(&svc, "protocol", json!({})).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
+
+#[test]
+fn a_handler_taking_state_nobody_gave_is_a_config_error() {
+    let def = tool("t").handler_with_state(
+        |State(n): State<u64>, _: NoArgs, _cx: RequestContext| async move { n.to_string() },
+    );
+    let e = Server::builder("s", "1")
+        .tool(def.clone())
+        .build()
+        .expect_err("no u64 state");
+    assert!(e.is_config(), "{e}");
+    assert!(e.to_string().contains("State<u64>"), "{e}");
+    assert!(
+        Server::builder("s", "1")
+            .with_state(1_u64)
+            .tool(def.clone())
+            .build()
+            .is_ok()
+    );
+    // At run time too.
+    let server = Server::builder("s", "1").build().expect("server");
+    let e = server.add_tool(def).expect_err("no u64 state");
+    assert!(e.is_config(), "{e}");
+    let e = Server::builder("s", "1")
+        .completion_with_state(
+            |State(_n): State<u64>, _p: CompleteRequestParams, _cx: RequestContext| async move {
+                Ok(Completion::default())
+            },
+        )
+        .build()
+        .expect_err("no u64 state");
+    assert!(e.to_string().contains("completion"), "{e}");
+}
+
+/// The context parameter needs no annotation: the closure's signature is
+/// taken from the builder's bound (no E0282 for `cx`).
+#[test]
+fn closures_need_no_annotation_for_the_context() {
+    let a = tool("a").handler(|a: Name, cx| async move { format!("{} {}", a.name, cx.method()) });
+    let b = tool("b").handler_with_state(|State(n): State<u32>, _: NoArgs, cx| async move {
+        format!("{n} {}", cx.method())
+    });
+    assert!(
+        Server::builder("s", "1")
+            .with_state(1_u32)
+            .tools([a, b])
+            .build()
+            .is_ok()
+    );
+}
