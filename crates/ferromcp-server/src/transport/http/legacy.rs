@@ -218,43 +218,47 @@ pub(super) async fn post(
 }
 
 /// Acts on a client notification or response in `session` on this
-/// replica. Returns the message to relay when it concerns a request this
-/// process neither runs nor sent: a `notifications/cancelled` for a
-/// request another replica runs, or the answer to another replica's
-/// server-to-client request.
-fn act(session: &HttpSession, msg: &Message<'_>) -> Option<String> {
+/// replica. True when it concerns a request this process neither runs nor
+/// sent (a `notifications/cancelled` for a request another replica runs,
+/// or the answer to another replica's server-to-client request), so only
+/// another replica can act on it.
+fn act(session: &HttpSession, msg: &Message<'_>) -> bool {
     match msg {
         Message::Notification(n) if n.method == NOTIFICATIONS_CANCELLED => {
             let p = n
                 .params
                 .and_then(|p| serde_json::from_str::<CancelledNotificationParams>(p.get()).ok());
-            let id = p.and_then(|p| p.request_id)?;
-            if session.cancel(&id) {
-                return None;
-            }
-            let text = to_vec(&OutgoingNotification::new(
-                NOTIFICATIONS_CANCELLED,
-                n.params,
-            ));
-            String::from_utf8(text).ok()
+            p.and_then(|p| p.request_id)
+                .is_some_and(|id| !session.cancel(&id))
         }
-        Message::Response(r) => {
-            let id = r.id.as_ref()?;
+        Message::Response(r) => r.id.as_ref().is_some_and(|id| {
             let outcome = r
                 .outcome
                 .clone()
                 .map(|raw| serde_json::from_str(raw.get()).unwrap_or(Value::Null));
-            if session.answer(id, outcome) {
-                return None;
-            }
-            let text = match &r.outcome {
+            !session.answer(id, outcome)
+        }),
+        _ => false,
+    }
+}
+
+/// The JSON-RPC text of a cancellation or an answer, for the change bus.
+fn relay_text(msg: &Message<'_>) -> Option<String> {
+    let text = match msg {
+        Message::Notification(n) => to_vec(&OutgoingNotification::new(
+            NOTIFICATIONS_CANCELLED,
+            n.params,
+        )),
+        Message::Response(r) => {
+            let id = r.id.as_ref()?;
+            match &r.outcome {
                 Ok(raw) => to_vec(&OutgoingResult::new(id, *raw)),
                 Err(e) => to_vec(&OutgoingError::new(Some(id), e)),
-            };
-            String::from_utf8(text).ok()
+            }
         }
-        _ => None,
-    }
+        Message::Request(_) => return None,
+    };
+    String::from_utf8(text).ok()
 }
 
 /// Delivers a client notification or response: here when this process can
@@ -267,12 +271,13 @@ async fn deliver(
     session: &HttpSession,
     msg: &Message<'_>,
 ) -> Result<(), Response<McpBody>> {
-    let Some(message) = act(session, msg) else {
+    // Without shared sessions nobody else can have it: dropped, as before.
+    if !act(session, msg) || inner.shared.shared_sessions.is_none() {
+        return Ok(());
+    }
+    let Some(message) = relay_text(msg) else {
         return Ok(());
     };
-    if inner.shared.shared_sessions.is_none() {
-        return Ok(()); // nobody else can have it: dropped, as before
-    }
     let change = Change::SessionMessage {
         session: session.id.clone(),
         message,
@@ -326,7 +331,7 @@ fn ensure_relay(inner: &Arc<HttpInner>) {
                         if let Ok(m) =
                             ferromcp_protocol::jsonrpc::decode_message(message.as_bytes())
                         {
-                            let _ = act(&s, &m); // not ours either: dropped
+                            act(&s, &m); // not ours either: dropped
                         }
                     }
                     Ok(_) => {}
