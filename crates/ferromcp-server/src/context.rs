@@ -35,7 +35,8 @@ pub(crate) struct ContextInner {
     pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
     pub(crate) meta: Box<RequestMeta>,
-    pub(crate) capabilities: ClientCapabilities,
+    /// The session's capabilities (handshake era); `None`: those in `meta`.
+    pub(crate) capabilities: Option<Arc<ClientCapabilities>>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) cancel: CancellationToken,
     pub(crate) outbound: Option<Arc<dyn Outbound>>,
@@ -75,13 +76,34 @@ pub(crate) struct ContextParts {
     pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
     pub(crate) meta: Box<RequestMeta>,
-    pub(crate) capabilities: ClientCapabilities,
+    /// The session's capabilities (handshake era, shared with the session);
+    /// `None`: the request's own, in `meta` (2026-07-28). Either way no copy
+    /// is made per request, and the parts stay small enough to move cheaply.
+    pub(crate) capabilities: Option<Arc<ClientCapabilities>>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) cancel: CancellationToken,
     pub(crate) outbound: Option<Arc<dyn Outbound>>,
     pub(crate) principal: Option<Principal>,
     #[cfg(feature = "http")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
+}
+
+impl ContextParts {
+    /// The client's capabilities for this request.
+    pub(crate) fn capabilities(&self) -> &ClientCapabilities {
+        capabilities_of(self.capabilities.as_deref(), &self.meta)
+    }
+}
+
+/// The session's capabilities, else the request's, else none declared.
+fn capabilities_of<'a>(
+    session: Option<&'a ClientCapabilities>,
+    meta: &'a RequestMeta,
+) -> &'a ClientCapabilities {
+    static NONE: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
+    session
+        .or(meta.client_capabilities.as_ref())
+        .unwrap_or_else(|| NONE.get_or_init(ClientCapabilities::default))
 }
 
 /// The method name of a request, without a copy for the known ones.
@@ -176,7 +198,7 @@ impl RequestContext {
     /// The client's capabilities for this request (META-09: never inferred
     /// from earlier requests on the modern wire).
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.inner.capabilities
+        capabilities_of(self.inner.capabilities.as_deref(), &self.inner.meta)
     }
     /// The client's self-description, for display and logging only (META-10).
     pub fn client_info(&self) -> Option<&Implementation> {
@@ -308,7 +330,7 @@ impl RequestContext {
         if let Some(t) = self.input::<T>(key) {
             return Ok(t);
         }
-        if !request.is_allowed_by(&self.inner.capabilities) {
+        if !request.is_allowed_by(self.client_capabilities()) {
             let required = serde_json::to_value(request.required_capabilities())
                 .unwrap_or_else(|_| serde_json::json!({}));
             return Err(HandlerError::Protocol(
@@ -338,7 +360,7 @@ impl RequestContext {
             if answered {
                 continue;
             }
-            if !req.is_allowed_by(&self.inner.capabilities) {
+            if !req.is_allowed_by(self.client_capabilities()) {
                 let required = serde_json::to_value(req.required_capabilities())
                     .unwrap_or_else(|_| serde_json::json!({}));
                 return Err(HandlerError::Protocol(

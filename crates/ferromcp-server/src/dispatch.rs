@@ -414,16 +414,16 @@ impl Shared {
             }
         }
         if let Some(creation) = self.task_mode(&tool, &parts)? {
-            return self
-                .call_tool_as_task(
-                    tool,
-                    args,
-                    p.input_responses,
-                    p.request_state,
-                    parts,
-                    creation,
-                )
-                .await;
+            // Boxed: the rare branch must not size every call's future.
+            return Box::pin(self.call_tool_as_task(
+                tool,
+                args,
+                p.input_responses,
+                p.request_state,
+                parts,
+                creation,
+            ))
+            .await;
         }
         let runner = {
             let tool = tool.clone();
@@ -659,8 +659,7 @@ impl Shared {
                 // Awaited inline: no store, or the in-process one, answers
                 // at once; a shared store costs one round trip (no spawn).
                 Some(
-                    self.sealer
-                        .open_async(&token, &binding(&args))
+                    Box::pin(self.sealer.open_async(&token, &binding(&args)))
                         .await
                         .map_err(|e| {
                             tracing::debug!(reason = %e, "rejected requestState");
@@ -708,7 +707,8 @@ impl Shared {
                             "this transport cannot send requests to the client",
                         ));
                     };
-                    let answers = fulfil(req, &ir, self.limits.client_request_timeout).await?;
+                    let answers =
+                        Box::pin(fulfil(req, &ir, self.limits.client_request_timeout)).await?;
                     let mut merged = input.take().unwrap_or_default();
                     for (k, v) in answers {
                         merged.insert_raw(k, v);
@@ -795,7 +795,14 @@ pub(crate) async fn guarded<T>(
     timeout: std::time::Duration,
     cx: &RequestContext,
 ) -> Result<T, HandlerError> {
-    match tokio::time::timeout(timeout, AssertUnwindSafe(fut).catch_unwind()).await {
+    let mut fut = AssertUnwindSafe(fut).catch_unwind();
+    // Most handlers finish on their first poll: answer without reading the
+    // clock or arming a timer (the timeout counts from the first pending poll).
+    let outcome = match futures_util::poll!(&mut fut) {
+        std::task::Poll::Ready(r) => Ok(r),
+        std::task::Poll::Pending => tokio::time::timeout(timeout, fut).await,
+    };
+    match outcome {
         Ok(Ok(r)) => r,
         Ok(Err(panic)) => {
             let msg = panic

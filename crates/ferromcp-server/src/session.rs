@@ -16,7 +16,7 @@ pub struct SessionState {
     /// The negotiated revision.
     pub version: ProtocolVersion,
     /// The client's capabilities from `initialize`.
-    pub capabilities: ClientCapabilities,
+    pub capabilities: std::sync::Arc<ClientCapabilities>,
     /// The client's self-description.
     pub client_info: Option<Implementation>,
     log_level: Mutex<Option<LoggingLevel>>,
@@ -27,7 +27,7 @@ impl SessionState {
     pub(crate) fn new(version: ProtocolVersion, params: &InitializeRequestParams) -> Self {
         Self {
             version,
-            capabilities: params.capabilities.clone(),
+            capabilities: std::sync::Arc::new(params.capabilities.clone()),
             client_info: Some(params.client_info.clone()),
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
@@ -39,7 +39,7 @@ impl SessionState {
     pub(crate) fn from_record(r: &crate::shared_sessions::SessionRecord) -> Option<Self> {
         let s = Self {
             version: ProtocolVersion::parse(&r.version)?,
-            capabilities: r.capabilities.clone(),
+            capabilities: std::sync::Arc::new(r.capabilities.clone()),
             client_info: r.client_info.clone(),
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
@@ -58,7 +58,7 @@ impl SessionState {
         subscriptions.sort();
         crate::shared_sessions::SessionRecord {
             version: self.version.as_str().to_owned(),
-            capabilities: self.capabilities.clone(),
+            capabilities: ClientCapabilities::clone(&self.capabilities),
             client_info: self.client_info.clone(),
             log_level: self.log_level(),
             subscriptions,
@@ -126,7 +126,7 @@ mod tests {
     fn sub_resource_matching() {
         let s = SessionState {
             version: ProtocolVersion::V2025_11_25,
-            capabilities: ClientCapabilities::default(),
+            capabilities: Default::default(),
             client_info: None,
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),

@@ -123,7 +123,7 @@ impl ContextBuilder {
             method: crate::context::method_name(&self.method),
             version: self.version,
             meta: Box::new(RequestMeta::default()),
-            capabilities: self.capabilities,
+            capabilities: Some(std::sync::Arc::new(self.capabilities)),
             log_level: self.log_level,
             cancel: self.cancel,
             outbound: None,

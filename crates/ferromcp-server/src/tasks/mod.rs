@@ -253,7 +253,7 @@ impl Shared {
             // Handshake revisions know nothing of this extension.
             return Ok(None);
         }
-        if client_declares_tasks(&parts.capabilities) {
+        if client_declares_tasks(parts.capabilities()) {
             return Ok(Some(tool.def.task_creation));
         }
         if support == TaskSupport::Required {
@@ -416,7 +416,7 @@ impl Shared {
         let Some(tasks) = self.tasks.clone() else {
             return Err(ErrorObject::method_not_found(parts.method.as_ref()));
         };
-        if !client_declares_tasks(&parts.capabilities) {
+        if !client_declares_tasks(parts.capabilities()) {
             return Err(missing_tasks_capability());
         }
         Ok(tasks)

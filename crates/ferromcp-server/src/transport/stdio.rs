@@ -697,14 +697,13 @@ fn prepare(
                 Admitted::Call(t) => t,
                 Admitted::Listen(filter) => return Ok(Prepared::Listen(filter)),
             };
-            let caps = route.meta.client_capabilities.clone().unwrap_or_default();
             let log_level = route.meta.log_level;
             let parts = ContextParts {
                 id: req.id.clone(),
                 method: crate::context::method_name(&req.method),
                 version: route.version,
                 meta: route.meta,
-                capabilities: caps,
+                capabilities: None,
                 log_level,
                 cancel: CancellationToken::new(),
                 outbound: Some(outbound),
@@ -742,7 +741,7 @@ fn prepare(
                 Some(s) => (s.version, s.capabilities.clone(), s.log_level()),
                 None => (
                     ProtocolVersion::V2025_03_26,
-                    ClientCapabilities::default(),
+                    Arc::new(ClientCapabilities::default()),
                     None,
                 ),
             };
@@ -752,7 +751,7 @@ fn prepare(
                 method: crate::context::method_name(&req.method),
                 version,
                 meta,
-                capabilities: caps,
+                capabilities: Some(caps),
                 log_level: level,
                 cancel: CancellationToken::new(),
                 outbound: Some(outbound),

@@ -91,7 +91,6 @@ pub(super) async fn modern(
     } else {
         (None, None)
     };
-    let caps = route.meta.client_capabilities.clone().unwrap_or_default();
     let log_level = route.meta.log_level;
     let principal = parts.extensions.get::<Principal>().cloned();
     let cancel = CancellationToken::new();
@@ -100,7 +99,7 @@ pub(super) async fn modern(
         method: crate::context::method_name(&req.method),
         version: route.version,
         meta: route.meta,
-        capabilities: caps,
+        capabilities: None,
         log_level,
         cancel: cancel.clone(),
         outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
