@@ -19,12 +19,14 @@ use tokio_util::sync::CancellationToken;
 /// Where request-scoped notifications (progress, log) go: the request's SSE
 /// stream on HTTP, stdout on stdio.
 pub(crate) trait Outbound: Send + Sync {
+    // PROG-05
     /// Sends one serialized JSON-RPC notification. Lossy by design: if the
-    /// peer is not keeping up the notification may be dropped (PROG-05).
+    /// peer is not keeping up the notification may be dropped.
     fn notify(&self, message: Bytes);
+    // LEGACY-17
     /// Ends the request's SSE stream early with a `retry` hint so the client
-    /// reconnects with `Last-Event-ID` (handshake-era resumability,
-    /// LEGACY-17). Transports without resumability ignore it.
+    /// reconnects with `Last-Event-ID` (handshake-era resumability).
+    /// Transports without resumability ignore it.
     fn close_stream(&self, _retry_ms: Option<u64>) {}
 }
 
@@ -173,12 +175,14 @@ impl RequestContext {
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.inner.version
     }
-    /// The client's capabilities for this request (META-09: never inferred
+    // META-09
+    /// The client's capabilities for this request (never inferred
     /// from earlier requests on the modern wire).
     pub fn client_capabilities(&self) -> &ClientCapabilities {
         &self.inner.capabilities
     }
-    /// The client's self-description, for display and logging only (META-10).
+    // META-10
+    /// The client's self-description, for display and logging only.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.inner.meta.client_info.as_ref()
     }
@@ -209,14 +213,16 @@ impl RequestContext {
         self.inner.cancel.clone()
     }
 
-    /// The client's progress token, if it asked for progress (PROG-01).
+    // PROG-01
+    /// The client's progress token, if it asked for progress.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.inner.meta.progress_token.as_ref()
     }
 
+    // PROG-02, CANCEL-03
     /// Reports progress. A no-op unless the client sent a progress token;
-    /// values that do not increase are dropped (PROG-02); nothing is sent
-    /// after cancellation (CANCEL-03).
+    /// values that do not increase are dropped; nothing is sent
+    /// after cancellation.
     ///
     /// In a task, progress becomes the task's `statusMessage` instead (the
     /// request that created the task has been answered).
@@ -252,15 +258,17 @@ impl RequestContext {
         out.notify(Bytes::from(to_vec(&msg)));
     }
 
+    // LOG-01
     /// The log level the client asked for on this request (modern) or for
-    /// its session (handshake era). `None` means no log notifications (LOG-01).
+    /// its session (handshake era). `None` means no log notifications.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.inner.log_level
     }
 
+    // LOG-01, LOG-02, LOG-03
     /// Sends a `notifications/message` if the client opted in at or below
-    /// `level` (LOG-01, LOG-02). Logging must be declared in the server
-    /// capabilities (LOG-03); the builder does that when logging is enabled.
+    /// `level`. Logging must be declared in the server
+    /// capabilities; the builder does that when logging is enabled.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
         let (Some(min), Some(out)) = (self.inner.log_level, &self.inner.outbound) else {
             return;
@@ -279,27 +287,30 @@ impl RequestContext {
         self.inner.input.as_ref()
     }
 
+    // MRTR-08
     /// The state the handler attached to its previous `input_required`
-    /// answer, verified and unsealed by the server (MRTR-08).
+    /// answer, verified and unsealed by the server.
     pub fn state(&self) -> Option<&[u8]> {
         self.inner.state.as_deref()
     }
 
+    // MRTR-11
     /// Looks up the answer to input request `key`, decoded as `T`.
     ///
     /// Returns `Ok(Some(t))` when answered, `Ok(None)` when not answered yet
-    /// (or answered with a value of the wrong shape, which MRTR-11 says to
+    /// (or answered with a value of the wrong shape, which the specification says to
     /// re-request rather than trust).
     pub fn input<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         let v = self.inner.input.as_ref()?.get(key)?;
         T::deserialize(v).ok()
     }
 
+    // MRTR-04
     /// Asks for one input, or returns it when the client already answered.
     ///
     /// Use with `?`: without an answer this yields
     /// [`HandlerError::NeedInput`]. When the client's capabilities for this
-    /// request do not allow the request (MRTR-04) it yields -32021 instead.
+    /// request do not allow the request it yields -32021 instead.
     pub fn ask<T: DeserializeOwned>(
         &self,
         key: &str,
@@ -320,8 +331,9 @@ impl RequestContext {
         ))
     }
 
-    /// Asks several inputs at once, so the client can fulfil them together
-    /// (MRTR-05). Returns `Ok(())` when every key is answered; otherwise one
+    // MRTR-05
+    /// Asks several inputs at once, so the client can fulfil them together.
+    /// Returns `Ok(())` when every key is answered; otherwise one
     /// `NeedInput` naming all missing ones. Read the answers with [`Self::input`].
     pub fn ask_all(
         &self,

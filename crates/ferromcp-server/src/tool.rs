@@ -21,7 +21,8 @@
 //!
 //! The params type derives the tool's `inputSchema` (JSON Schema 2020-12 via
 //! schemars); arguments are validated against it before the handler runs,
-//! and failures reach the model as an `isError` result (TOOL-06).
+//! and failures reach the model as an `isError` result.
+// TOOL-06
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
@@ -51,6 +52,7 @@ pub trait ToolHandler: Send + Sync + 'static {
     ) -> BoxFuture<Result<CallToolResult, HandlerError>>;
 }
 
+// TOOL-06
 /// Conversion of a handler's return value into a tool result.
 ///
 /// Implemented for text (`String`, `&'static str`), content blocks,
@@ -59,7 +61,7 @@ pub trait ToolHandler: Send + Sync + 'static {
 /// [`InputRequired`](crate::InputRequired) or anything `Display` (see
 /// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
 /// JSON-RPC error object becomes a result with `isError: true` carrying
-/// the message, which the model reads (TOOL-06).
+/// the message, which the model reads.
 pub trait IntoToolResult {
     /// Converts.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
@@ -95,8 +97,9 @@ impl IntoToolResult for Vec<ContentBlock> {
     }
 }
 
+// TOOL-07
 /// Structured output: serialized into `structuredContent`, with the same
-/// JSON as a text block for clients that read only content (TOOL-07).
+/// JSON as a text block for clients that read only content.
 #[derive(Debug, Clone)]
 pub struct Json<T>(pub T);
 
@@ -117,8 +120,9 @@ impl<T: IntoToolResult, E: IntoHandlerError> IntoToolResult for Result<T, E> {
     }
 }
 
+// TOOL-03
 /// Params type for tools without arguments: schema
-/// `{"type":"object","additionalProperties":false}` (TOOL-03).
+/// `{"type":"object","additionalProperties":false}`.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
@@ -192,7 +196,8 @@ impl ToolBuilder {
         self.tool.title = Some(t.into());
         self
     }
-    /// Behaviour hints (untrusted by clients, TOOL-08).
+    // TOOL-08
+    /// Behaviour hints (untrusted by clients).
     pub fn annotations(mut self, a: ToolAnnotations) -> Self {
         self.tool.annotations = Some(a);
         self
@@ -423,7 +428,8 @@ where
     }
 }
 
-/// The model-visible result for arguments that fail validation (TOOL-06).
+// TOOL-06
+/// The model-visible result for arguments that fail validation.
 pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "Invalid arguments: {detail}"

@@ -132,8 +132,9 @@ impl HttpClient {
         self.get_with_headers(url, &[]).await
     }
 
+    // LEGACY-26
     /// `GET url` with `Accept: application/json` and extra `headers`
-    /// (e.g. `MCP-Protocol-Version` during discovery, LEGACY-26).
+    /// (e.g. `MCP-Protocol-Version` during discovery).
     pub async fn get_with_headers(
         &self,
         url: &str,

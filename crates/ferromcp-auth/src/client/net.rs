@@ -5,14 +5,15 @@
 //! AS metadata), so each fetch is checked twice:
 //!
 //! - [`NetPolicy::check_url`] before connecting: scheme (`https`, or `http`
-//!   only to loopback hosts when [`NetPolicy::allow_loopback`] is set,
-//!   AUTH-28), no userinfo, and IP-literal hosts classified;
+//!   only to loopback hosts when [`NetPolicy::allow_loopback`] is set),
+//!   no userinfo, and IP-literal hosts classified;
 //! - the resolver ([`GuardedResolver`]) at connect time: every address a
 //!   host name resolves to is classified and forbidden ones are dropped, so
 //!   a public name cannot point at `127.0.0.1` or `169.254.169.254` (DNS
 //!   answers are checked where they are used, not in a separate lookup).
 //!
 //! Redirects are never followed (see [`super::http::HttpClient`]).
+// AUTH-28
 
 use super::error::OAuthError;
 use std::future::Future;

@@ -30,11 +30,12 @@ pub trait HttpFetch: Send + Sync + 'static {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>>;
 }
 
+// AUTH-28
 /// The built-in fetcher: hyper's pooled HTTP/1.1 client.
 ///
 /// HTTPS needs the crate feature `rustls` (ring, webpki roots). Plain
 /// `http://` is refused unless [`HyperFetch::allow_plain_http`] is set:
-/// authorization-server endpoints must use TLS (AUTH-28); plain HTTP is for
+/// authorization-server endpoints must use TLS; plain HTTP is for
 /// tests and trusted local networks only.
 #[derive(Clone)]
 pub struct HyperFetch {

@@ -28,9 +28,10 @@ enum JwksSource {
     Static(String),
 }
 
+// AUTH-21
 /// Verifies JWT access tokens: signature with a key from the issuer's JWKS,
 /// then issuer, audience (this resource, RFC 8707), `exp`, `nbf`, `iat`
-/// with a configurable clock skew (AUTH-21).
+/// with a configurable clock skew.
 ///
 /// - Only asymmetric algorithms from a configured allow-list are accepted;
 ///   `none` cannot be expressed and HS* is refused at build time, so a
@@ -545,9 +546,10 @@ pub(crate) async fn get_json(fetch: &dyn HttpFetch, url: &str) -> Result<Bytes, 
     Ok(resp.into_body())
 }
 
+// AUTH-07, AUTH-08
 /// Authorization-server metadata for `issuer`: RFC 8414 then OpenID
-/// Connect discovery, path-inserted first (AUTH-07); the document's
-/// `issuer` must equal `issuer` exactly (AUTH-08).
+/// Connect discovery, path-inserted first; the document's
+/// `issuer` must equal `issuer` exactly.
 pub(crate) async fn discover(
     fetch: &dyn HttpFetch,
     issuer: &str,

@@ -1,5 +1,6 @@
 //! The bearer-token gate: a tower `Layer` that serves the metadata
-//! document, authenticates every request (LADDER-02) and enforces scopes.
+//! document, authenticates every request and enforces scopes.
+// LADDER-02
 
 use super::ConfigError;
 use super::dpop::{DpopChecker, DpopPolicy, ProofRejection, ProofTarget};
@@ -31,23 +32,24 @@ pub type GuardedBody<B> = Either<B, Full<Bytes>>;
 /// 401, 403, …).
 pub type GuardBody<RB> = Either<RB, Full<Bytes>>;
 
+// AUTH-03/AUTH-04, AUTH-20, AUTH-16, LEGACY-27, AUTH-21, AUTH-18
 /// Protects an HTTP service (normally `ferromcp_server::transport::http::McpService`)
 /// with OAuth 2.1 bearer tokens. See the [module docs](super) for an example.
 ///
 /// Per request, in order:
 /// 1. `GET`/`HEAD`/`OPTIONS` on `/.well-known/oauth-protected-resource` or
-///    its path-inserted form answer with the metadata document
-///    (AUTH-03/AUTH-04), unauthenticated.
+///    its path-inserted form answer with the metadata document,
+///    unauthenticated.
 /// 2. A token in the query string (`access_token=`) or more than one
-///    `Authorization` header → 400 `invalid_request` (AUTH-20).
-/// 3. No bearer token → 401 with `resource_metadata` and `scope`
-///    (AUTH-16, LEGACY-27); a malformed, invalid or expired one → 401
-///    `error="invalid_token"` (AUTH-21); verifier unavailable → 503.
+///    `Authorization` header → 400 `invalid_request`.
+/// 3. No bearer token → 401 with `resource_metadata` and `scope`;
+///    a malformed, invalid or expired one → 401
+///    `error="invalid_token"`; verifier unavailable → 503.
 /// 4. Scopes: the endpoint's, plus the method's, plus the tool's for
 ///    `tools/call`; missing any → 403 `error="insufficient_scope"` naming
-///    every scope the operation needs (AUTH-18).
+///    every scope the operation needs.
 /// 5. Otherwise the `Authorization` header is removed (the token never
-///    reaches handlers or anything upstream, AUTH-21), an
+///    reaches handlers or anything upstream), an
 ///    `ferromcp_protocol::Principal` (the type `ferromcp_server::Principal` names) is
 ///    inserted into the request extensions, and the wrapped service is
 ///    called.
@@ -267,8 +269,9 @@ fn collect(scopes: impl IntoIterator<Item = impl Into<String>>) -> Vec<String> {
 }
 
 impl AuthLayerBuilder {
+    // AUTH-03
     /// Adds an authorization server (issuer identifier) to the metadata
-    /// document; at least one is required (AUTH-03).
+    /// document; at least one is required.
     pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
         self.authorization_servers.push(issuer.into());
         self
@@ -307,7 +310,8 @@ impl AuthLayerBuilder {
         self
     }
 
-    /// Scope hierarchy (AUTH-18): a token granted `scope` also satisfies
+    // AUTH-18
+    /// Scope hierarchy: a token granted `scope` also satisfies
     /// requirements for each of `implied` (transitively).
     pub fn scope_implies(
         mut self,
@@ -318,9 +322,10 @@ impl AuthLayerBuilder {
         self
     }
 
+    // AUTH-16
     /// Scopes named in 401 challenges. Default: the endpoint scopes plus,
     /// when the request's `Mcp-Method` / `Mcp-Name` headers name an
-    /// operation, that operation's scopes (AUTH-16).
+    /// operation, that operation's scopes.
     pub fn challenge_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.challenge_scopes = Some(collect(scopes));
         self
@@ -364,16 +369,17 @@ impl AuthLayerBuilder {
         self
     }
 
+    // LADDER-09
     /// Take a modern request's operation from its `Mcp-Method` / `Mcp-Name`
     /// headers instead of reading the body (default on).
     ///
     /// Used only when the request is certain to be served on the modern
     /// wire, where the MCP server rejects any header that disagrees with
-    /// the body (LADDER-09): exactly one `MCP-Protocol-Version` naming a
+    /// the body: exactly one `MCP-Protocol-Version` naming a
     /// modern revision, no `Mcp-Session-Id`, exactly one `Mcp-Method` (and
     /// `Mcp-Name` for `tools/call`). Handshake-era requests and batches
     /// are always read from the body. Turn this off when the wrapped
-    /// service does not enforce LADDER-09.
+    /// service does not reject headers that disagree with the body.
     pub fn trust_routing_headers(mut self, on: bool) -> Self {
         self.trust_routing_headers = on;
         self
@@ -609,8 +615,9 @@ fn header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     Some((method, tool))
 }
 
+// LADDER-09
 /// The operation, when the request is certain to take the modern path
-/// (whose ladder rejects headers that disagree with the body, LADDER-09).
+/// (whose ladder rejects headers that disagree with the body).
 fn trusted_header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     let version = std::str::from_utf8(single(headers, MCP_PROTOCOL_VERSION)?).ok()?;
     if !ProtocolVersion::parse(version).is_some_and(ProtocolVersion::is_modern) {
@@ -804,7 +811,8 @@ fn metadata_response(shared: &Shared, method: &Method) -> Response<Full<Bytes>> 
     r
 }
 
-/// Scopes for a 401 challenge; never `offline_access` (AUTH-16).
+// AUTH-16
+/// Scopes for a 401 challenge; never `offline_access`.
 fn challenge_scopes(shared: &Shared, headers: &HeaderMap) -> Vec<String> {
     let mut out = match &shared.challenge_scopes {
         Some(s) => s.clone(),

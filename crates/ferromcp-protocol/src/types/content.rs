@@ -187,7 +187,8 @@ impl TextContent {
     }
 }
 
-/// Image content: base64 data with a MIME type (PROMPT-04).
+// PROMPT-04
+/// Image content: base64 data with a MIME type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
@@ -232,7 +233,8 @@ pub struct EmbeddedResource {
     pub meta: Option<Meta>,
 }
 
-/// A model's request to call a tool, in sampling (SAMP-04).
+// SAMP-04
+/// A model's request to call a tool, in sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUseContent {
     /// Identifier the matching `tool_result` answers via `toolUseId`.
@@ -246,7 +248,8 @@ pub struct ToolUseContent {
     pub meta: Option<Meta>,
 }
 
-/// The result of a tool use, in sampling (SAMP-04).
+// SAMP-04
+/// The result of a tool use, in sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultContent {

@@ -73,10 +73,12 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// A `_meta` object on a result or notification.
 pub type Meta = JsonObject;
 
-/// An opaque pagination cursor (PAGE-02).
+// PAGE-02
+/// An opaque pagination cursor.
 pub type Cursor = String;
 
-/// `resultType`: how to parse a result (RESULT-01…03).
+// RESULT-01…03
+/// `resultType`: how to parse a result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum ResultType {
     /// `"complete"`: a final result.
@@ -116,7 +118,8 @@ impl<'de> Deserialize<'de> for ResultType {
     }
 }
 
-/// `cacheScope` (CACHE-01).
+// CACHE-01
+/// `cacheScope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {

@@ -80,8 +80,9 @@ impl Body for McpBody {
     }
 }
 
-/// One SSE `message` event carrying a JSON-RPC message (SSE-01), with an
-/// optional event id (handshake-era resumability only; SSE-07).
+// SSE-01, SSE-07
+/// One SSE `message` event carrying a JSON-RPC message, with an
+/// optional event id (handshake-era resumability only).
 pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(data.len() + 48);
     if let Some(id) = id {
@@ -95,7 +96,8 @@ pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-/// A priming event: an id and empty data, with a `retry` hint (LEGACY-17).
+// LEGACY-17
+/// A priming event: an id and empty data, with a `retry` hint.
 pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
     let mut s = format!("id: {id}\n");
     if let Some(r) = retry_ms {
@@ -105,7 +107,8 @@ pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
     Bytes::from(s)
 }
 
-/// A keep-alive comment (SSE-05).
+// SSE-05
+/// A keep-alive comment.
 pub(crate) fn sse_keepalive() -> Bytes {
     Bytes::from_static(b": ping\n\n")
 }
