@@ -141,6 +141,7 @@ pub trait HttpAuth: Send + Sync + 'static {
         request: AuthRequest,
     ) -> BoxFuture<'_, Result<Vec<(String, String)>, AuthError>>;
 
+    // Foreign type: an alias of `Pin<Box<dyn Future + Send>>`; nothing beyond std is exposed.
     /// The server refused `challenge.request` with 401 or 403.
     fn on_challenge(&self, challenge: AuthChallenge) -> BoxFuture<'_, AuthDecision>;
 

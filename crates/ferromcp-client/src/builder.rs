@@ -409,6 +409,8 @@ impl ClientBuilder {
         Client::from_transport(Arc::new(t), config).start().await
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Speaks newline-delimited JSON-RPC (the stdio wire) over `reader` and
     /// `writer` and negotiates, like [`Self::connect_command`] without a
     /// child process. The usual pairing is a server in the same process:

@@ -6,6 +6,9 @@
 //! Handshake-era requests carry no envelope; after `initialize` they carry
 //! the negotiated `MCP-Protocol-Version`.
 // META-03/04, HDR-01…HDR-03, HDR-15, LEGACY-11
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::cache::{CacheRequest, ResponseCache};
 use crate::error::{Error, ErrorKind, Result};

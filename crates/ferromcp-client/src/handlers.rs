@@ -42,6 +42,7 @@ impl fmt::Display for HandlerError {
 
 impl std::error::Error for HandlerError {}
 
+// Foreign type: an alias of `Pin<Box<dyn Future + Send>>`; nothing beyond std is exposed.
 /// The future a handler returns.
 pub type HandlerFuture<T> = BoxFuture<'static, Result<T, HandlerError>>;
 

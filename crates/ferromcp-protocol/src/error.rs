@@ -1,6 +1,9 @@
 //! JSON-RPC error codes, the wire error object, and the single table from
 //! JSON-RPC code to HTTP status.
 // ERR-*; the table is the handbook's Appendix A.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

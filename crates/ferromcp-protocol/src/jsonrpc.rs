@@ -16,6 +16,9 @@
 //! - a message with both `result` and `error` is invalid;
 //! - `params`, when present, must be an object (every MCP method takes one).
 // BASE-*, LADDER-04, BASE-09, LADDER-05, BASE-02
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::types::tagged::Str;

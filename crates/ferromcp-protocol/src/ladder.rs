@@ -30,6 +30,9 @@
 //!    without annotations skips the rung (fail-open).
 // LADDER-05…LADDER-11, LADDER-14. Rungs 1-8: LADDER-05, LADDER-07, LADDER-06, LADDER-08,
 // LADDER-09, LADDER-10, LADDER-12 (with LOG-04), LADDER-11 (HDR-19 fail-open).
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::header::codec::decode_header_value;

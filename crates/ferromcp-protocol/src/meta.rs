@@ -8,6 +8,9 @@
 //! the decode but is recorded in [`RequestMeta::problems`], so the ladder can
 //! report the right rung in the right order (envelope shape before version).
 // META-*, META-12; the rungs are LADDER-08 and LADDER-10.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::jsonrpc::RequestId;
 use crate::types::{ClientCapabilities, Implementation, JsonObject, LoggingLevel};

@@ -10,6 +10,9 @@
 //! Params types carry no `_meta`; the envelope member in the raw params is
 //! skipped by the typed decode and read separately by
 //! [`crate::meta::RequestMeta`]. Outgoing, [`WithMeta`] puts it back.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::jsonrpc::{Notification, Request};

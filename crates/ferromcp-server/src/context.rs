@@ -1,4 +1,7 @@
 //! The per-request context handed to every handler.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::{HandlerError, InputRequired};
 use crate::server::Shared;
@@ -194,6 +197,8 @@ impl RequestContext {
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_ref()
     }
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// The HTTP request head (method, URI, headers), on the HTTP transport.
     #[cfg(feature = "http")]
     pub fn http_parts(&self) -> Option<&http::request::Parts> {
@@ -208,6 +213,8 @@ impl RequestContext {
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
     }
+    // Foreign type: the server runs on tokio; handlers `select!` on this token and hand it to
+    // tokio-based code.
     /// A token that is cancelled with the request; hand it to spawned work.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.inner.cancel.clone()
@@ -382,6 +389,8 @@ impl RequestContext {
         self.ask(key, InputRequest::Elicitation(params))
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Typed form elicitation: the requested schema is derived from `T`
     /// (a struct of string, number, boolean and enum fields; doc comments
     /// become field descriptions), and an accepted answer is read back

@@ -66,6 +66,8 @@ impl std::error::Error for PublishError {}
 pub trait ChangeBus: Send + Sync + 'static {
     /// Publishes a change to every current subscriber.
     fn publish(&self, change: Change);
+    // Foreign type: the bus contract is tokio broadcast's: bounded, and a lagging subscriber is
+    // told (`RecvError::Lagged`); ferromcp-redis implements it.
     // SUB-13
     /// Subscribes; only changes published after this call are received
     /// (subscribe before acknowledging a listen).

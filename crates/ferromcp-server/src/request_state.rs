@@ -81,6 +81,9 @@
 //! [`StateError::StoreUnavailable`] (-32603, HTTP 503 with `Retry-After`).
 //! With a remote store, open tokens with [`StateSealer::open_async`].
 // MRTR-08, MRTR-09, STATE-06, MRTR-06, MRTR-08 POLICY
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use std::fmt;
 use std::sync::Arc;

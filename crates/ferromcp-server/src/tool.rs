@@ -127,6 +127,8 @@ impl<T: IntoToolResult, E: IntoHandlerError> IntoToolResult for Result<T, E> {
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
+// Foreign type: tool and form schemas are derived with schemars; the crate re-exports `schemars` so
+// the versions match.
 impl JsonSchema for NoArgs {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "NoArgs".into()
@@ -219,6 +221,8 @@ impl ToolBuilder {
         self.tool.output_schema = Some(schema);
         self
     }
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Derives the `outputSchema` from `T`.
     pub fn output<T: JsonSchema>(self) -> Self {
         let s = schema_object::<T>();
@@ -242,6 +246,8 @@ impl ToolBuilder {
         self
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Finishes with a typed handler: `async fn(P, RequestContext) -> R`.
     /// Unless [`Self::input_schema`] was called, the schema is derived from `P`.
     pub fn handler<P, F, Fut, R>(mut self, f: F) -> ToolDef
@@ -266,6 +272,8 @@ impl ToolBuilder {
         }
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Finishes with a typed handler that also takes the server's
     /// application state: `async fn(State<S>, P, RequestContext) -> R`
     /// (see [`crate::State`]). `S` must have been given to

@@ -3,6 +3,9 @@
 //! OpenID Connect Discovery), the well-known URLs to try, and the checks
 //! on what comes back.
 // AUTH-05…AUTH-08
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::error::{OAuthError, OAuthErrorKind};
 use crate::core::discovery::{self, AS_WELL_KNOWN, prm_url};

@@ -134,6 +134,8 @@ impl NetPolicy {
         }
     }
 
+    // Foreign type: the OAuth HTTP plumbing speaks `http` types, like the rest of the HTTP stack
+    // (hyper, the MCP client transport).
     /// Checks `url` before any connection: absolute `https` (or `http` to a
     /// loopback host when loopback is allowed), no userinfo, no fragment,
     /// and an IP-literal host of an allowed class.
@@ -200,6 +202,8 @@ impl GuardedResolver {
 
 type Resolved = std::vec::IntoIter<SocketAddr>;
 
+// Foreign type: hyper-util's connector takes its DNS resolver as a tower `Service`; this is how the
+// SSRF policy sees resolved addresses.
 impl tower_service::Service<hyper_util::client::legacy::connect::dns::Name> for GuardedResolver {
     type Response = Resolved;
     type Error = std::io::Error;

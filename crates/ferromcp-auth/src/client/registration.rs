@@ -1,6 +1,9 @@
 //! Client identity: pre-registered credentials, Client ID Metadata
 //! Documents and Dynamic Client Registration.
 // AUTH-10…AUTH-15
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::client_auth::{self, ClientAuthentication, ClientSecret};
 use super::error::OAuthError;

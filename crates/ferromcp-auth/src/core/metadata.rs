@@ -1,6 +1,9 @@
 //! The Protected Resource Metadata document (RFC 9728 §2): the resource
 //! half serves it, the client half reads it.
 // AUTH-03…AUTH-06
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};

@@ -21,6 +21,8 @@ impl std::fmt::Display for FetchError {
 
 impl std::error::Error for FetchError {}
 
+// Foreign type: requests and responses in `http` types with `Bytes` bodies, like the rest of the
+// HTTP stack (hyper, the MCP client transport), so any HTTP client can implement it.
 /// Performs one HTTP request and returns the whole response.
 ///
 /// Implementations must bound time and response size and must not follow

@@ -125,6 +125,8 @@ impl JwtVerifier {
     pub const DEFAULT_JWKS_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
     /// Default cap on keys kept from one key set: 32.
     pub const DEFAULT_MAX_KEYS: usize = 32;
+    // Foreign type: the JOSE algorithm names of jsonwebtoken, which verifies; re-exported as
+    // `resource::Algorithm`.
     /// Algorithms accepted by default: RSA (PKCS#1 v1.5 and PSS), ECDSA
     /// P-256/P-384, Ed25519.
     pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
@@ -180,6 +182,8 @@ impl JwtVerifierBuilder {
         self
     }
 
+    // Foreign type: the JOSE algorithm names of jsonwebtoken, which verifies; re-exported as
+    // `resource::Algorithm`.
     /// The accepted signature algorithms (asymmetric only).
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.algorithms = algorithms.into_iter().collect();

@@ -24,10 +24,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+// Foreign type: the request body a tower middleware hands on: the caller's body or the buffered
+// one, in http-body-util's types.
 /// The request body handed to the wrapped service: the original body, or
 /// the same bytes after the layer read them to find the operation.
 pub type GuardedBody<B> = Either<B, Full<Bytes>>;
 
+// Foreign type: the response body a tower middleware returns: the inner service's or the layer's
+// own, in http-body-util's types.
 /// The response body: the wrapped service's, or the layer's own (metadata,
 /// 401, 403, …).
 pub type GuardBody<RB> = Either<RB, Full<Bytes>>;
@@ -240,6 +244,8 @@ impl AuthLayer {
         &self.shared.metadata_url
     }
 
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// The metadata document as an HTTP response, for mounting it yourself
     /// (e.g. in an axum router) when [`AuthLayerBuilder::serve_metadata`]
     /// is off.
@@ -479,6 +485,8 @@ impl AuthLayerBuilder {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<S> tower_layer::Layer<S> for AuthLayer {
     type Service = RequireBearer<S>;
 
@@ -506,6 +514,8 @@ impl<S: std::fmt::Debug> std::fmt::Debug for RequireBearer<S> {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<S, B, RB> tower_service::Service<Request<B>> for RequireBearer<S>
 where
     S: tower_service::Service<Request<GuardedBody<B>>, Response = Response<RB>>

@@ -30,6 +30,9 @@
 //! counts), while `+42`, `4.2e1`, `42.5`, `0x2A` and surrounding spaces
 //! never match. The comparison is exact in `i128`, with no float round-trip.
 // HDR-15, HDR-16…HDR-20, HDR-15/HDR-17, HDR-16, HDR-18, HDR-05, HDR-09, HDR-10; handbook Appendix C.5
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;

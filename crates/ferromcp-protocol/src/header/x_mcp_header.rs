@@ -50,6 +50,9 @@
 //! bounds programmatically built values and the cost of reconstructing
 //! property paths.
 // HDR-11…HDR-14, HDR-12, HDR-13; handbook Appendix C.6, Appendix C.5
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;

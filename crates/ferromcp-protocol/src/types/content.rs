@@ -4,6 +4,9 @@
 //! [`ContentBlock`] is keyed on `"type"`. Unknown block types are kept
 //! verbatim in [`ContentBlock::Unknown`] instead of failing the whole result,
 //! so a client stays usable against a server that speaks a newer revision.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, deserialize_tagged, keep_unknown};
 use super::{Annotations, JsonObject, Meta, Resource, ResourceContents};

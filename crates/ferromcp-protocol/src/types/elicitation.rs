@@ -6,6 +6,9 @@
 //! does not model are kept in each schema's `other` map, and a property of an
 //! unknown type is kept verbatim in [`PrimitiveSchemaDefinition::Other`].
 // ELICIT-*, LEGACY-22
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, const_str, deserialize_tagged, keep_unknown};
 use super::{JsonObject, Meta, OrderedMap};

@@ -1,5 +1,8 @@
 //! Logging levels and `notifications/message`.
 // LOG-*
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::Meta;
 use serde::{Deserialize, Serialize};

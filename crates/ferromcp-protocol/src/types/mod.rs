@@ -19,6 +19,9 @@
 //!   Unknown content block types are kept in [`ContentBlock::Unknown`].
 //! - Tool schemas are [`JsonObject`]s: every keyword survives, member order
 //!   does not (see [`tools`]).
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 pub mod annotations;
 pub mod cancel;

@@ -3,6 +3,9 @@
 //! back, and [`MaybeInputRequired`], the result of `tools/call`,
 //! `prompts/get` and `resources/read` as a client reads it.
 // MRTR-*
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, const_str, deserialize_tagged};
 use super::{

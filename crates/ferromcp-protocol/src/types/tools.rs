@@ -12,6 +12,9 @@
 //! depend on keyword order, while an object form lets the header rules walk
 //! `properties` without re-parsing, so order is the one thing given up.
 // TOOL-*, SCHEMA-06
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::{CacheScope, ContentBlock, Cursor, Icon, InputResponses, JsonObject, Meta, ResultType};
 use serde::{Deserialize, Serialize};

@@ -74,6 +74,8 @@ impl Server {
         }
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Serves newline-delimited JSON-RPC over any reader/writer pair (pipes,
     /// sockets, in-memory duplexes in tests).
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), Error>
@@ -84,6 +86,8 @@ impl Server {
         serve(self.shared, reader, writer).await
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Serves this server over a fresh in-memory duplex, on a task of its
     /// own, and returns the other end: a client speaking newline-delimited
     /// JSON-RPC on it talks to this server as if it were a stdio child,

@@ -18,6 +18,7 @@ enum Kind {
 }
 
 impl McpBody {
+    // Foreign type: `Bytes` is the chunk type of http-body and hyper.
     /// A complete body.
     pub fn full(b: impl Into<Bytes>) -> Self {
         Self {
@@ -30,6 +31,7 @@ impl McpBody {
             kind: Kind::Full(None),
         }
     }
+    // Foreign type: a `futures` `Stream` of `Bytes` chunks, the body shape hyper streams.
     /// A streamed body; each item is written as it is produced.
     pub fn stream(s: impl Stream<Item = Bytes> + Send + 'static) -> Self {
         Self {
@@ -50,6 +52,8 @@ impl std::fmt::Debug for McpBody {
     }
 }
 
+// Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of hyper,
+// axum and tower, so it plugs into them without conversion.
 impl Body for McpBody {
     type Data = Bytes;
     type Error = Infallible;

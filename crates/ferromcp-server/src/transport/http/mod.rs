@@ -164,6 +164,8 @@ impl McpService {
         self.inner.sessions.len()
     }
 
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// Serves one request.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
@@ -175,6 +177,8 @@ impl McpService {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<B> tower_service::Service<Request<B>> for McpService
 where
     B: http_body::Body + Send + 'static,

@@ -159,6 +159,8 @@ impl Rejection {
     }
 }
 
+// Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of hyper,
+// axum and tower, so it plugs into them without conversion.
 impl From<Rejection> for Response<McpBody> {
     fn from(r: Rejection) -> Self {
         r.into_response()
