@@ -51,6 +51,11 @@ cargo package --workspace --no-verify --allow-dirty --quiet
 echo "== cargo doc -D warnings (every feature)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
 
+echo "== rustdoc cites no requirement IDs (they stay in // comments)"
+# The IDs name entries of a handbook outside this repository; published
+# docs must not point there. Fix: python3 scripts/req-ids-out-of-docs.py
+python3 scripts/req-ids-out-of-docs.py --check
+
 echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
 cargo clippy -p ferromcp-everything -p ferromcp-cli --all-targets --features redis -- -D warnings
 for crate in ferromcp-everything ferromcp-cli ferromcp-server; do

@@ -1,10 +1,11 @@
-//! The header value codec (HDR-06…HDR-10).
+//! The header value codec.
 //!
 //! - decoding any byte string never panics;
 //! - a decoded value re-encodes to a header that decodes to the same value;
 //! - base64 decoding is canonical: whatever decodes re-encodes byte for
 //!   byte (non-canonical sentinels are refused);
 //! - encoding any string yields a valid field value that decodes back to it.
+// HDR-06…HDR-10
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,7 +1,8 @@
-//! JSON-RPC decoding (BASE-*, LADDER-04/05): any byte string is decoded into
+//! JSON-RPC decoding: any byte string is decoded into
 //! a message or a -32700/-32600 error, never a panic; ids round-trip
 //! exactly; request params decode into their typed method or a JSON-RPC
 //! error; batches split without panicking.
+// BASE-*, LADDER-04/05
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,10 +1,11 @@
-//! The validation ladder (LADDER-05…LADDER-14) with hostile headers.
+//! The validation ladder with hostile headers.
 //!
 //! Input: header lines (`name: value`, raw bytes) up to the first empty
 //! line, then the JSON-RPC body. The ladder runs once with the headers
 //! (HTTP) and once without (stdio); it returns a route or a rejection whose
 //! code is one the ladder may produce, never panics, and a rejection's
 //! error serializes.
+// LADDER-05…LADDER-14
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

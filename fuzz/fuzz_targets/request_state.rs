@@ -1,4 +1,4 @@
-//! `requestState` unsealing (MRTR-08/09): any attacker-supplied token is
+//! `requestState` unsealing: any attacker-supplied token is
 //! refused without panicking; a sealed token opens only unmodified and only
 //! under the binding it was sealed with.
 //!
@@ -6,6 +6,7 @@
 //! the rest is state bytes; it is sealed, then one byte of the token (at a
 //! position and with a value taken from the input) is changed, and the
 //! result must not open.
+// MRTR-08/09
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,10 +1,11 @@
-//! The client's incremental SSE parser (SSE-01, SSE-06, LEGACY-17) on
+//! The client's incremental SSE parser on
 //! hostile streams.
 //!
 //! Input: byte 0 picks the chunk size (1…64), the rest is the stream. The
 //! parser never panics; events and lines stay within the cap; `retry` stays
 //! within its cap; and the result does not depend on how the stream is cut
 //! into chunks (CRLF or a BOM split across chunks included).
+// SSE-01, SSE-06, LEGACY-17
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,9 +1,10 @@
-//! stdio line framing (STDIO-01) against a reference model.
+//! stdio line framing against a reference model.
 //!
 //! Input: byte 0 picks the line cap (1…64), byte 1 the chunk size (1…64),
 //! the rest is the stream. Memory stays bounded by cap + chunk; every line
 //! handed out is at most the cap; and when no line exceeds the cap the
 //! framer yields exactly the lines of a plain split (trailing `\r` removed).
+// STDIO-01
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

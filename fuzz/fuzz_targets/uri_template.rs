@@ -1,8 +1,9 @@
-//! RFC 6570 URI templates (RES-04/05): parsing any template, expanding it
+//! RFC 6570 URI templates: parsing any template, expanding it
 //! and matching any URI against it never panics, and matching is bounded.
 //!
 //! Input: a template, a newline, then a URI. When the URI matches, the
 //! bound variables expand back into a URI the template matches again.
+// RES-04/05
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

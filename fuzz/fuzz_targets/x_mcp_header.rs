@@ -1,5 +1,4 @@
-//! `x-mcp-header` schema validation and `Mcp-Param-*` emit/validate
-//! (HDR-11…HDR-20).
+//! `x-mcp-header` schema validation and `Mcp-Param-*` emit/validate.
 //!
 //! Input: a tool `inputSchema` (JSON), a newline, then `arguments` (JSON).
 //! The schema walker never panics on any JSON (deep, cyclic-looking,
@@ -7,6 +6,7 @@
 //! arguments pass the server's validation (both ends agree by construction)
 //! unless an annotated argument has the wrong JSON type (then the server
 //! refuses, fail closed), and a duplicated header line never passes.
+// HDR-11…HDR-20
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

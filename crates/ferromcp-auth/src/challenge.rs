@@ -1,9 +1,10 @@
 //! The `Bearer` authentication challenge carried by `WWW-Authenticate`
 //! (RFC 6750 §3, RFC 9728 §5.1).
 //!
-//! A resource server formats one on every 401 and 403 (AUTH-04, AUTH-16,
-//! AUTH-18, LEGACY-27); a client parses it to find the metadata document
-//! and the scopes to ask for (AUTH-05, AUTH-17).
+//! A resource server formats one on every 401 and 403;
+//! a client parses it to find the metadata document
+//! and the scopes to ask for.
+// AUTH-04, AUTH-16, AUTH-18, LEGACY-27, AUTH-05, AUTH-17
 
 use std::fmt;
 
@@ -30,8 +31,9 @@ pub struct BearerChallenge {
     pub error_description: Option<String>,
     /// `scope`: the scopes needed, space-separated on the wire.
     pub scope: Vec<String>,
+    // AUTH-04
     /// `resource_metadata`: URL of the Protected Resource Metadata
-    /// document (RFC 9728 §5.1, AUTH-04).
+    /// document (RFC 9728 §5.1).
     pub resource_metadata: Option<String>,
     /// `realm`, rarely used by MCP servers.
     pub realm: Option<String>,

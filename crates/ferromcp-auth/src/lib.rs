@@ -19,7 +19,8 @@
 //! Feature `rustls` adds HTTPS to the built-in fetcher used for JWKS,
 //! authorization-server metadata and introspection; without it, supply your
 //! own [`resource::HttpFetch`] (or use plain HTTP on a trusted network,
-//! which must be enabled explicitly: AUTH-28).
+//! which must be enabled explicitly).
+// AUTH-28
 
 pub mod challenge;
 #[cfg(feature = "client")]

@@ -2,15 +2,16 @@
 //! `OAuthClient` installed, against an in-test mock (hyper on 127.0.0.1)
 //! playing MCP server (2026-07-28, stateless), PRM and authorization server.
 //!
-//! Covers AUTH-05 (PRM discovery order), AUTH-06 (resource mismatch),
-//! AUTH-07/08 (AS metadata, issuer check), AUTH-10/13/14 (registration,
-//! per-issuer credentials, migration), AUTH-17/19 (scopes, step-up and its
-//! bound), AUTH-20 (bearer on every request), AUTH-22 (resource in both
-//! requests), AUTH-23 (PKCE S256), AUTH-24/26 (iss, state), AUTH-27
-//! (refresh keeps the old refresh token), AUTH-28 (SSRF policy, file store),
-//! LEGACY-26/28 (a 2025-03-26 server without PRM: AS metadata at its
-//! origin or the default endpoints, `MCP-Protocol-Version` on discovery, no
-//! `resource`; no fallback for servers known to be newer).
+//! Covers PRM discovery order, resource mismatch, AS metadata and the
+//! issuer check, registration (per-issuer credentials, migration), scopes,
+//! step-up and its bound, the bearer on every request, `resource` in both
+//! requests, PKCE S256, `iss` and `state`, refresh (keeping the old refresh
+//! token), the SSRF policy and the file store, and a 2025-03-26 server
+//! without PRM (AS metadata at its origin or the default endpoints,
+//! `MCP-Protocol-Version` on discovery, no `resource`; no fallback for
+//! servers known to be newer).
+// AUTH-05, AUTH-06, AUTH-07/08, AUTH-10/13/14, AUTH-17/19, AUTH-20, AUTH-22, AUTH-23,
+// AUTH-24/26, AUTH-27, AUTH-28, LEGACY-26/28
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -45,7 +46,8 @@ struct Cfg {
     rm_in_challenge: bool,
     /// Path of the current issuer ("" or "/tenant1"...).
     issuer_path: String,
-    /// Metadata `issuer` override (AUTH-08 tests).
+    // AUTH-08
+    /// Metadata `issuer` override (for the issuer-check tests).
     metadata_issuer: Option<String>,
     iss_supported: bool,
     iss: Iss,
@@ -490,7 +492,8 @@ fn legacy(publish_as_metadata: bool) -> Cfg {
     }
 }
 
-/// LEGACY-26: no PRM → AS metadata at the authorization base URL (the
+// LEGACY-26
+/// No PRM → AS metadata at the authorization base URL (the
 /// server URL without its path), fetched with `MCP-Protocol-Version:
 /// 2025-03-26`; the flow then runs on its endpoints, without `resource`.
 #[tokio::test]
@@ -519,7 +522,8 @@ async fn legacy_server_without_prm_uses_metadata_at_its_origin() {
     assert!(!t.contains_key("resource"), "{t:?}");
 }
 
-/// LEGACY-26: no PRM and no AS metadata → the default endpoints
+// LEGACY-26
+/// No PRM and no AS metadata → the default endpoints
 /// `/authorize`, `/token`, `/register` at the base, full flow.
 #[tokio::test]
 async fn legacy_server_without_any_metadata_uses_the_default_endpoints() {

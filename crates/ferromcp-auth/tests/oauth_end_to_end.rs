@@ -16,15 +16,16 @@
 //!   with a `JwtVerifier` reading that JWKS;
 //! - `ferromcp-client` with `ferromcp-auth`'s `OAuthClient` (headless authorization).
 //!
-//! Covers AUTH-04/05 (401 with resource_metadata, discovery), AUTH-10/13
-//! (DCR with application_type), AUTH-17/18/19 (scopes, 403
-//! insufficient_scope, step-up), AUTH-20/21 (tokens on every request;
-//! audience checked), AUTH-22 (resource in both requests), AUTH-23 (PKCE),
-//! AUTH-24/25 (iss), AUTH-26 (state), AUTH-27 (refresh with rotation) and
+//! Covers the 401 with `resource_metadata` and discovery, DCR with
+//! `application_type`, scopes (403 insufficient_scope, step-up), tokens on
+//! every request (audience checked), `resource` in both requests, PKCE,
+//! `iss`, `state`, refresh with rotation and
 //! the principal reaching handlers; plus the extension grants
 //! (client_credentials with private_key_jwt, SEP-1046; workload JWT bearer,
 //! SEP-1933; enterprise-managed authorization, SEP-990) and DPoP-bound
 //! tokens end to end (RFC 9449, SEP-1932).
+// AUTH-04/05, AUTH-10/13, AUTH-17/18/19, AUTH-20/21, AUTH-22, AUTH-23, AUTH-24/25, AUTH-26,
+// AUTH-27
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -227,7 +228,8 @@ fn challenge(headers: &http::HeaderMap) -> BearerChallenge {
 // ---------------------------------------------------------------------------
 // The cases.
 
-/// AUTH-04/AUTH-16: a request without a token is refused with a challenge
+// AUTH-04/AUTH-16
+/// A request without a token is refused with a challenge
 /// naming the metadata document and the scopes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unauthenticated_request_gets_401_with_resource_metadata() {
@@ -248,9 +250,10 @@ async fn unauthenticated_request_gets_401_with_resource_metadata() {
     assert_eq!(c.scope, ["mcp"]);
 }
 
+// AUTH-21
 /// The authorization-code flow end to end: discovery, DCR, PKCE, state,
 /// iss, resource, then a tool call whose handler sees the principal but
-/// not the token (AUTH-21).
+/// not the token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_completes_the_flow_and_the_principal_reaches_the_handler() {
     let (authz, rs) = setup().await;
@@ -280,7 +283,8 @@ async fn client_completes_the_flow_and_the_principal_reaches_the_handler() {
     assert!(tok["code_verifier"].len() >= 43);
 }
 
-/// AUTH-18/19: a tool needing another scope answers 403
+// AUTH-18/19
+/// A tool needing another scope answers 403
 /// insufficient_scope; the client re-authorizes with the union of scopes
 /// and the call succeeds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -318,7 +322,8 @@ async fn insufficient_scope_triggers_step_up() {
     assert_eq!(log.register.len(), 1, "the registration is reused");
 }
 
-/// AUTH-27: an expired access token is refreshed with the (rotated)
+// AUTH-27
+/// An expired access token is refreshed with the (rotated)
 /// refresh token, without a new authorization.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expired_token_is_refreshed() {
@@ -356,7 +361,8 @@ async fn expired_token_is_refreshed() {
     assert_eq!(refresh["resource"], rs.resource);
 }
 
-/// AUTH-21: a token minted by the right issuer for another resource is
+// AUTH-21
+/// A token minted by the right issuer for another resource is
 /// refused, and so is one for this resource signed by another key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_for_another_audience_are_rejected() {
@@ -407,7 +413,8 @@ async fn client_credentials_with_private_key_jwt() {
     assert_eq!(f["scope"], "mcp");
 }
 
-/// AUTH-14: a grant bound to one issuer refuses to present its
+// AUTH-14
+/// A grant bound to one issuer refuses to present its
 /// credentials to another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grant_credentials_stay_with_their_issuer() {

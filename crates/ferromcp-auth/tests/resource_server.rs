@@ -2,10 +2,10 @@
 //! metadata, RFC 7662 introspection) on 127.0.0.1, and an MCP server behind
 //! `AuthLayer` on 127.0.0.1, exercised over real HTTP.
 //!
-//! Covers AUTH-03/04 (metadata at both well-known paths), AUTH-16 and
-//! LEGACY-27 (401 challenges), AUTH-18 (403 insufficient_scope), AUTH-20
-//! (no query tokens), AUTH-21 (audience, expiry, signature; the token never
-//! reaches handlers), LADDER-02, and key rotation.
+//! Covers the metadata at both well-known paths, 401 challenges, 403
+//! insufficient_scope, no query tokens, audience, expiry and signature (the
+//! token never reaches handlers), and key rotation.
+// AUTH-03/04, AUTH-16, LEGACY-27, AUTH-18, AUTH-20, AUTH-21, LADDER-02
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

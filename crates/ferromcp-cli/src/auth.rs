@@ -10,7 +10,8 @@
 //!
 //! Credentials live in `$XDG_CONFIG_HOME/mcp/tokens/` (else
 //! `~/.config/mcp/tokens/`), one `0600` file per issuer and resource, in a
-//! `0700` directory (AUTH-28), through `ferromcp_auth`'s `FileStore`.
+//! `0700` directory, through `ferromcp_auth`'s `FileStore`.
+// AUTH-28
 
 use crate::exit::{Failure, code};
 use ferromcp_auth::client::{
@@ -123,8 +124,9 @@ impl TokenStore for Watched {
     }
 }
 
+// AUTH-17
 /// The store `mcp login` uses: a stored token is not offered back, so the
-/// authorization always runs anew (with the PRM's scopes, AUTH-17), while
+/// authorization always runs anew (with the PRM's scopes), while
 /// the stored client registration is reused.
 struct Fresh(FileStore);
 

@@ -271,8 +271,9 @@ pub fn handler(
     }
 }
 
-/// Runs `attempt` and, while it fails with -32042 (URL elicitation required,
-/// LEGACY-22), shows each interaction's message and URL, offers to open it,
+// LEGACY-22
+/// Runs `attempt` and, while it fails with -32042 (URL elicitation required),
+/// shows each interaction's message and URL, offers to open it,
 /// and retries once the user says it is done, at most `max_rounds` times.
 ///
 /// Without a terminal conversation (`no_input`) or with `json_out` (the

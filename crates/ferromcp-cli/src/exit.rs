@@ -34,7 +34,8 @@ pub struct Failure {
     pub code: u8,
     /// What went wrong.
     pub message: String,
-    /// The URL interactions a -32042 answer asked for (LEGACY-22).
+    // LEGACY-22
+    /// The URL interactions a -32042 answer asked for.
     pub url_elicitations: Vec<ElicitRequestUrlParams>,
 }
 

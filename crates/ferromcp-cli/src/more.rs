@@ -18,8 +18,9 @@ fn first_line(s: Option<&str>) -> String {
     s.unwrap_or("").lines().next().unwrap_or("").to_owned()
 }
 
+// LEGACY-04
 /// A listing of a feature the server does not offer is empty, not an
-/// error: say so plainly on stderr (LEGACY-04: nothing was sent).
+/// error: say so plainly on stderr (nothing was sent).
 pub fn none_offered<T>(
     r: Result<Vec<T>, ferromcp_client::Error>,
     what: &str,
@@ -73,13 +74,15 @@ pub async fn resources(client: &Client, json_out: bool) -> Result<u8, Failure> {
     Ok(code::OK)
 }
 
-/// Backoff before retrying a state-only `input_required` round (MRTR-05).
+// MRTR-05
+/// Backoff before retrying a state-only `input_required` round.
 const STATE_RETRY: Duration = Duration::from_millis(100);
 
+// MRTR-06, MRTR-07
 /// `resources/read` to completion, with progress: each `input_required`
 /// round is fulfilled by the terminal handlers and retried with the
-/// original params, its `inputResponses` and the byte-exact `requestState`
-/// (MRTR-06, MRTR-07), at most `--max-input-rounds` times.
+/// original params, its `inputResponses` and the byte-exact `requestState`,
+/// at most `--max-input-rounds` times.
 async fn read_rounds(
     client: &Client,
     uri: &str,

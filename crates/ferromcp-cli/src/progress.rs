@@ -1,10 +1,11 @@
-//! Long requests: a progress bar from `notifications/progress` (PROG-01)
-//! and Ctrl-C cancellation (CANCEL-02, CANCEL-08).
+//! Long requests: a progress bar from `notifications/progress`
+//! and Ctrl-C cancellation.
 //!
 //! Dropping the request future cancels it the transport's way: in the
 //! handshake era the client sends `notifications/cancelled` (stdio, and a
 //! POST over HTTP); a stateless modern HTTP request is cancelled by closing
 //! its connection.
+// PROG-01, CANCEL-02, CANCEL-08
 
 use crate::exit::{Failure, code};
 use clap::ValueEnum;

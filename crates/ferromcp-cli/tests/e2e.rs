@@ -1,7 +1,8 @@
 //! End to end: the real `mcp` binary against `mcp serve` (the
-//! everything-server fixtures) over stdio and HTTP, in both eras (ERA-01,
-//! LEGACY-01): every subcommand, its readable and `--json` output, and its
+//! everything-server fixtures) over stdio and HTTP, in both eras:
+//! every subcommand, its readable and `--json` output, and its
 //! exit code (0 ok, 1 tool isError, 2 usage, 3 protocol, 4 transport).
+// ERA-01, LEGACY-01
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;

@@ -1,9 +1,10 @@
 //! End to end, the interactive side: elicitation prompts (form and URL
 //! mode, MRTR rounds in the modern era and server requests in the
 //! handshake era), `--no-input`, progress from `notifications/progress`
-//! (PROG-01) and Ctrl-C cancellation (CANCEL-01, CANCEL-02) of `call`,
+//! and Ctrl-C cancellation of `call`,
 //! `read` and `prompt`, over stdio and HTTP in both eras; a tmux terminal
 //! for the real prompt and the progress bar.
+// PROG-01, CANCEL-01, CANCEL-02
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod common;

@@ -6,11 +6,11 @@
 //! /dev/null`: curl follows the authorization URL, the issuer approves at
 //! once and redirects to the CLI's loopback listener.
 //!
-//! Covers AUTH-04/05 (401, discovery), AUTH-13 (DCR), AUTH-17/19
-//! (scopes; insufficient_scope needs a new login), AUTH-20 (the stored
-//! token on every request), AUTH-23/24/26 (PKCE, iss, state through the
-//! loopback redirect), AUTH-27 (refresh with rotation), AUTH-28 (0600
-//! token file in a 0700 directory) and RFC 7009 revocation on logout.
+//! Covers the 401 and discovery, DCR, scopes (insufficient_scope needs a
+//! new login), the stored token on every request, PKCE, `iss` and `state`
+//! through the loopback redirect, refresh with rotation, the 0600 token
+//! file in a 0700 directory and RFC 7009 revocation on logout.
+// AUTH-04/05, AUTH-13, AUTH-17/19, AUTH-20, AUTH-23/24/26, AUTH-27, AUTH-28
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -304,7 +304,8 @@ fn a_token_that_cannot_be_refreshed_needs_a_new_login() {
     assert_eq!(s.authz.log.lock().unwrap().register.len(), 1);
 }
 
-/// AUTH-19 for a CLI: a 403 insufficient_scope cannot be stepped up by an
+// AUTH-19
+/// Step-up for a CLI: a 403 insufficient_scope cannot be stepped up by an
 /// ordinary command (no browser flow there); it says to log in again, and
 /// `mcp login` then re-authorizes with the server's scopes.
 #[test]

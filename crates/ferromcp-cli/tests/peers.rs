@@ -28,7 +28,8 @@ fn no_input_is_exit_5_when_the_server_makes_the_refusal_a_tool_error() {
     assert_eq!(r.code, 0, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
 }
 
-/// Item 6: a server that offers only tools (LEGACY-04). `mcp resources`
+// LEGACY-04
+/// Item 6: a server that offers only tools. `mcp resources`
 /// and `mcp prompts` send nothing, say so plainly and list nothing;
 /// commands that need the feature fail with exit 3 naming the capability.
 #[test]
@@ -117,7 +118,8 @@ fn form_fields_are_asked_in_the_servers_order() {
     );
 }
 
-/// Item 4: -32042 URL elicitation required (LEGACY-22) is not a dead end:
+// LEGACY-22
+/// Item 4: -32042 URL elicitation required is not a dead end:
 /// the message and URL are shown, the call is retried once the user says
 /// the interaction is done, and otherwise the exit code is 7.
 #[test]

@@ -1,6 +1,7 @@
 //! `--protocol-version REV` pins the revision the client speaks, over
-//! stdio and HTTP (VER-03, ERA-08, LEGACY-01); anything but the four
+//! stdio and HTTP; anything but the four
 //! supported revisions is a usage error (exit 2).
+// VER-03, ERA-08, LEGACY-01
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

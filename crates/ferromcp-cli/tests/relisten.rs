@@ -1,7 +1,8 @@
 //! `mcp listen --relisten` across a server restart: `mcp serve` drains on
-//! SIGTERM (the listen stream gets its final result, SUB-10), the CLI
+//! SIGTERM (the listen stream gets its final result), the CLI
 //! listens again with backoff once a new server is up on the same address,
 //! says so on stderr, and receives a change made after the restart.
+// SUB-10
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -8,7 +8,7 @@
 //! resumptions, DELETE, the HTTP+SSE stream and its POSTs):
 //!
 //! 1. ask [`HttpAuth::headers`] for the headers to add, given the request's
-//!    method and URL (`Authorization: Bearer …`, AUTH-20, and any per-request
+//!    method and URL (`Authorization: Bearer …`, and any per-request
 //!    proof such as `DPoP`);
 //! 2. on a `401` or `403` answer, hand the `WWW-Authenticate` values and the
 //!    other response headers to [`HttpAuth::on_challenge`], which answers
@@ -18,10 +18,11 @@
 //!    [`crate::Error`] for which [`crate::Error::is_auth`] holds).
 //!
 //! Retries of one HTTP request are bounded by
-//! [`crate::Limits::max_auth_retries`]. Private cache entries (CACHE-08)
+//! [`crate::Limits::max_auth_retries`]. Private cache entries
 //! are partitioned by [`HttpAuth::cache_partition`], so a change of
 //! credentials (another issuer, client or subject) never reuses entries
 //! cached under the old ones.
+// AUTH-20, CACHE-08
 
 use futures_util::future::BoxFuture;
 use std::fmt;
@@ -130,7 +131,8 @@ impl std::error::Error for AuthError {
 /// must be cheap in [`HttpAuth::headers`] when they already hold a valid
 /// token, since it runs for every HTTP request.
 pub trait HttpAuth: Send + Sync + 'static {
-    /// Headers to add to `request` (AUTH-20: `Authorization`; also any
+    // AUTH-20
+    /// Headers to add to `request` (`Authorization`; also any
     /// proof header such as `DPoP`). An empty list sends the request
     /// unauthenticated (the server's 401 then starts the flow). An error
     /// fails the request with [`crate::Error::is_auth`].
@@ -139,6 +141,7 @@ pub trait HttpAuth: Send + Sync + 'static {
         request: AuthRequest,
     ) -> BoxFuture<'_, Result<Vec<(String, String)>, AuthError>>;
 
+    // Foreign type: an alias of `Pin<Box<dyn Future + Send>>`; nothing beyond std is exposed.
     /// The server refused `challenge.request` with 401 or 403.
     fn on_challenge(&self, challenge: AuthChallenge) -> BoxFuture<'_, AuthDecision>;
 
@@ -146,7 +149,8 @@ pub trait HttpAuth: Send + Sync + 'static {
     /// names); e.g. to pick up a fresh `DPoP-Nonce`. Default: nothing.
     fn on_success(&self, _request: &AuthRequest, _headers: &[(String, String)]) {}
 
-    /// The partition for `"private"` cache entries (CACHE-08), derived from
+    // CACHE-08
+    /// The partition for `"private"` cache entries, derived from
     /// the current credentials (e.g. issuer + client + subject); `None`
     /// while there are none.
     fn cache_partition(&self) -> Option<String>;

@@ -50,7 +50,8 @@ impl std::fmt::Debug for ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// A builder for a client named `name` at `version` (META-04).
+    // META-04
+    /// A builder for a client named `name` at `version`.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             client_info: Implementation::new(name, version),
@@ -90,7 +91,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Leave `clientInfo` out of modern request envelopes (META-04).
+    // META-04
+    /// Leave `clientInfo` out of modern request envelopes.
     pub fn without_client_info(mut self) -> Self {
         self.send_client_info = false;
         self
@@ -105,7 +107,8 @@ impl ClientBuilder {
         self.on_elicitation_modes(true, false, f)
     }
 
-    /// Answers elicitation in the given modes (ELICIT-01; at least form
+    // ELICIT-01
+    /// Answers elicitation in the given modes (at least form
     /// when neither is set).
     pub fn on_elicitation_modes<F, Fut>(mut self, form: bool, url: bool, f: F) -> Self
     where
@@ -142,7 +145,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Extensions to declare in `capabilities.extensions` (VER-07).
+    // VER-07
+    /// Extensions to declare in `capabilities.extensions`.
     pub fn extensions(mut self, extensions: JsonObject) -> Self {
         self.extra_capabilities.extensions = Some(extensions);
         self
@@ -154,8 +158,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Ask for log notifications at `level` on modern requests (META-05,
-    /// LOG-07: off unless set).
+    // META-05, LOG-07
+    /// Ask for log notifications at `level` on modern requests (off unless set).
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);
         self
@@ -173,7 +177,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Keep-alive (LEGACY-06, off by default): in the handshake era (stdio
+    // LEGACY-06
+    /// Keep-alive (off by default): in the handshake era (stdio
     /// or an HTTP session) a `ping` goes out every `interval`; one left
     /// unanswered for `timeout` means the peer is gone, and the connection
     /// is closed: pending and later requests fail with a transport error
@@ -305,14 +310,16 @@ impl ClientBuilder {
         self
     }
 
-    /// The authorization partition for `"private"` cache entries (CACHE-08);
+    // CACHE-08
+    /// The authorization partition for `"private"` cache entries;
     /// set automatically from a bearer token.
     pub fn cache_partition(mut self, partition: impl Into<String>) -> Self {
         self.partition = Some(partition.into());
         self
     }
 
-    /// Sends `Authorization: Bearer <token>` on every HTTP request (AUTH-20)
+    // AUTH-20
+    /// Sends `Authorization: Bearer <token>` on every HTTP request
     /// and partitions private cache entries by it.
     pub fn bearer_token(mut self, token: &str) -> Self {
         let mut h = std::hash::DefaultHasher::new();
@@ -324,10 +331,11 @@ impl ClientBuilder {
         self
     }
 
-    /// Authorizes every HTTP request through `auth` (AUTH-20): its headers
+    // AUTH-20, CACHE-08
+    /// Authorizes every HTTP request through `auth`: its headers
     /// go on each request, and it is asked what to do on 401/403 (bounded
     /// by [`Limits::max_auth_retries`]). Private cache entries are then
-    /// partitioned by its [`crate::HttpAuth::cache_partition`] (CACHE-08).
+    /// partitioned by its [`crate::HttpAuth::cache_partition`].
     pub fn http_auth(mut self, auth: Arc<dyn crate::auth::HttpAuth>) -> Self {
         self.auth = Some(auth);
         self
@@ -401,6 +409,8 @@ impl ClientBuilder {
         Client::from_transport(Arc::new(t), config).start().await
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Speaks newline-delimited JSON-RPC (the stdio wire) over `reader` and
     /// `writer` and negotiates, like [`Self::connect_command`] without a
     /// child process. The usual pairing is a server in the same process:
@@ -446,9 +456,10 @@ impl ClientBuilder {
         Client::from_transport(Arc::new(t), config).start().await
     }
 
+    // ERA-10
     /// Connects to a Streamable HTTP endpoint and negotiates; falls back to
     /// the 2024-11-05 HTTP+SSE transport when the handshake POST is refused
-    /// with 400/404/405 (ERA-10).
+    /// with 400/404/405.
     #[cfg(feature = "http")]
     pub async fn connect_url(self, url: &str) -> Result<Client> {
         use crate::error::Error;

@@ -1,19 +1,19 @@
-//! A response cache honouring the server's `ttlMs` / `cacheScope` hints
-//! (CACHE-05…CACHE-12).
+//! A response cache honouring the server's `ttlMs` / `cacheScope` hints.
 //!
 //! - Key: server identity + protocol version + method + the result-affecting
-//!   params (`cursor`, `uri`, ...; `_meta` excluded) (CACHE-05); each page is
-//!   its own entry (CACHE-11).
+//!   params (`cursor`, `uri`, ...; `_meta` excluded); each page is
+//!   its own entry.
 //! - `"private"` entries carry the caller's authorization partition and are
-//!   reused only within it; `"public"` ones are shared (CACHE-08).
-//! - Fresh while `now < received + ttlMs`; absent or zero TTL → not stored
-//!   (CACHE-07); TTLs are clamped (CACHE-12).
+//!   reused only within it; `"public"` ones are shared.
+//! - Fresh while `now < received + ttlMs`; absent or zero TTL → not stored;
+//!   TTLs are clamped.
 //! - `list_changed` / `resources/updated` notifications drop the matching
-//!   entries (CACHE-10).
+//!   entries.
 //! - The client never stores results of retries carrying `inputResponses`
-//!   or `requestState`, nor `input_required` results (CACHE-06, MRTR-12).
+//!   or `requestState`, nor `input_required` results.
 //!
 //! One cache may be shared by several clients (`Arc<ResponseCache>`).
+// CACHE-05…CACHE-12, CACHE-05, CACHE-11, CACHE-08, CACHE-07, CACHE-12, CACHE-10, CACHE-06, MRTR-12
 
 use ferromcp_protocol::types::CacheScope;
 use serde_json::value::RawValue;
@@ -128,8 +128,9 @@ impl ResponseCache {
         None
     }
 
+    // CACHE-07
     /// Stores a complete result with its hints; a missing or zero TTL
-    /// stores nothing (CACHE-07).
+    /// stores nothing.
     pub(crate) fn put(
         &self,
         req: &CacheRequest<'_>,
@@ -174,8 +175,9 @@ impl ResponseCache {
         );
     }
 
+    // CACHE-10, CACHE-11
     /// Drops every entry of `methods` for `server` (a list_changed
-    /// notification, CACHE-10; a bad cursor drops all pages, CACHE-11).
+    /// notification; a bad cursor drops all pages).
     pub(crate) fn invalidate_methods(&self, server: &str, methods: &[&str]) {
         self.lock()
             .retain(|k, _| !(k.server == server && methods.contains(&k.method.as_str())));

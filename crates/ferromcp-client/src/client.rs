@@ -1,10 +1,14 @@
 //! The client core: one request path for both eras, on any transport.
 //!
-//! Every modern request carries the `_meta` envelope (META-03/04) and, for
+//! Every modern request carries the `_meta` envelope and, for
 //! HTTP, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
-//! computed with the protocol crate's codec (HDR-01…HDR-03, HDR-15).
+//! computed with the protocol crate's codec.
 //! Handshake-era requests carry no envelope; after `initialize` they carry
-//! the negotiated `MCP-Protocol-Version` (LEGACY-11).
+//! the negotiated `MCP-Protocol-Version`.
+// META-03/04, HDR-01…HDR-03, HDR-15, LEGACY-11
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::cache::{CacheRequest, ResponseCache};
 use crate::error::{Error, ErrorKind, Result};
@@ -102,8 +106,9 @@ pub(crate) struct Inner {
     server_requests: Arc<tokio::sync::Semaphore>,
 }
 
-/// Checks the `_meta` keys an application supplied for a request (META-01,
-/// META-02): valid syntax, no non-spec key under a reserved prefix, and none
+// META-01, META-02
+/// Checks the `_meta` keys an application supplied for a request:
+/// valid syntax, no non-spec key under a reserved prefix, and none
 /// of the envelope keys the client sets itself (protocol version, client
 /// capabilities and info, log level; `progressToken` when it asks for
 /// progress). Trace context and other spec keys pass.
@@ -150,14 +155,16 @@ impl std::fmt::Debug for Client {
     }
 }
 
-/// HTTP endpoints found to be handshake-era in this process (VER-05).
+// VER-05
+/// HTTP endpoints found to be handshake-era in this process.
 fn handshake_memo<R>(f: impl FnOnce(&mut std::collections::BTreeSet<String>) -> R) -> R {
     static MEMO: Mutex<std::collections::BTreeSet<String>> =
         Mutex::new(std::collections::BTreeSet::new());
     f(&mut MEMO.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-/// The `notifications/cancelled` body for `id` (CANCEL-02).
+// CANCEL-02
+/// The `notifications/cancelled` body for `id`.
 pub(crate) fn cancelled_notification(id: &RequestId) -> Vec<u8> {
     let params = CancelledNotificationParams {
         request_id: Some(id.clone()),
@@ -210,7 +217,8 @@ impl Inner {
         self.transport.kind() == TransportKind::Http
     }
 
-    /// The envelope for a modern request (META-03, META-04, META-05).
+    // META-03, META-04, META-05
+    /// The envelope for a modern request.
     fn envelope(&self, version: ProtocolVersion) -> RequestMeta {
         let mut meta = RequestMeta::modern(version, self.capabilities.clone());
         if self.config.send_client_info {
@@ -236,8 +244,9 @@ impl Inner {
         self.headers(st, method, params, false)
     }
 
-    /// The MCP headers of a request (HDR-01…HDR-03, HDR-15) or, in the
-    /// handshake era, the negotiated version header (LEGACY-11).
+    // HDR-01…HDR-03, HDR-15, LEGACY-11
+    /// The MCP headers of a request or, in the
+    /// handshake era, the negotiated version header.
     fn headers(
         &self,
         st: &State,
@@ -455,7 +464,8 @@ impl Inner {
         self.lost.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Starts the keep-alive task (LEGACY-06) when it is configured and the
+    // LEGACY-06
+    /// Starts the keep-alive task when it is configured and the
     /// negotiated era has `ping`. It holds only a weak reference: dropping
     /// the last `Client` stops it.
     fn start_keep_alive(self: &Arc<Self>) {
@@ -508,8 +518,9 @@ impl Inner {
             Some(AbortOnDrop(task.abort_handle()));
     }
 
+    // LEGACY-04
     /// Refuses, without sending it, a request for a feature the server's
-    /// capabilities do not offer (LEGACY-04: only negotiated capabilities;
+    /// capabilities do not offer (only negotiated capabilities;
     /// in the modern era the `server/discover` answer). Unknown
     /// capabilities (no discovery made) let everything through.
     fn check_offered(&self, method: &str) -> Result<()> {
@@ -546,9 +557,10 @@ impl Inner {
         }
     }
 
-    /// A request with the protocol-level retries: a new session after 404
-    /// (LEGACY-13), a mutual version after -32022 (VER-03), refreshed
-    /// tool headers after an `Mcp-Param` -32020 (HDR-21).
+    // LEGACY-13, VER-03, HDR-21
+    /// A request with the protocol-level retries: a new session after 404,
+    /// a mutual version after -32022, refreshed
+    /// tool headers after an `Mcp-Param` -32020.
     pub(crate) async fn request_raw(
         self: &Arc<Self>,
         method: &str,
@@ -649,7 +661,8 @@ impl Inner {
         }
     }
 
-    /// Whether a -32020 was caused by `Mcp-Param-*` (HDR-21): the server
+    // HDR-21
+    /// Whether a -32020 was caused by `Mcp-Param-*`: the server
     /// names such a header, or the tool's schema is unknown here.
     fn param_header_caused(&self, obj: &ErrorObject, params: &JsonObject) -> bool {
         if obj.message.to_ascii_lowercase().contains("mcp-param") {
@@ -684,8 +697,9 @@ impl Inner {
         Ok(())
     }
 
+    // HDR-14
     /// Records each tool's header map and drops tools with invalid
-    /// `x-mcp-header` annotations (HDR-14; HTTP only, modern era).
+    /// `x-mcp-header` annotations (HTTP only, modern era).
     pub(crate) fn filter_tools(&self, tools: Vec<Tool>) -> Vec<Tool> {
         let filter = self.is_http() && self.modern();
         let mut map = self.tool_headers.lock().unwrap_or_else(|p| p.into_inner());
@@ -764,7 +778,8 @@ impl Inner {
         cache.put(&req, &self.partition(), raw, h.ttl_ms, h.cache_scope);
     }
 
-    /// The partition for `"private"` cache entries (CACHE-08): the one the
+    // CACHE-08
+    /// The partition for `"private"` cache entries: the one the
     /// authorization hook derives from its current credentials, else the
     /// configured one.
     fn partition(&self) -> String {
@@ -774,7 +789,8 @@ impl Inner {
             .unwrap_or_else(|| self.config.partition.clone())
     }
 
-    /// A request through the cache (CACHE-05…CACHE-08).
+    // CACHE-05…CACHE-08
+    /// A request through the cache.
     pub(crate) async fn request_cached(
         self: &Arc<Self>,
         method: &str,
@@ -813,7 +829,8 @@ impl Inner {
         Ok(raw)
     }
 
-    /// Applies a notification's side effects (CACHE-10) and hands it to the
+    // CACHE-10
+    /// Applies a notification's side effects and hands it to the
     /// user's callback.
     fn on_notification(&self, n: Inbound) {
         let Inbound::Notification { method, params } = n else {
@@ -829,7 +846,8 @@ impl Inner {
         }
     }
 
-    /// Drops cache entries a change notification makes stale (CACHE-10).
+    // CACHE-10
+    /// Drops cache entries a change notification makes stale.
     pub(crate) fn invalidate_for(&self, method: &str, params: Option<&Value>) {
         let Some(cache) = &self.config.cache else {
             return;
@@ -855,8 +873,9 @@ impl Inner {
         }
     }
 
-    /// Answers a handshake-era server request with the user's handlers
-    /// (LEGACY-18, MRTR-15), concurrently with everything else, at most
+    // LEGACY-18, MRTR-15
+    /// Answers a handshake-era server request with the user's handlers,
+    /// concurrently with everything else, at most
     /// [`crate::Limits::max_concurrent_server_requests`] at a time: a request
     /// arriving while all are busy is dropped (a flooding server must not
     /// make the client run unbounded handlers or queue unbounded answers).
@@ -932,7 +951,8 @@ impl Inner {
             .await
     }
 
-    /// The handshake (LEGACY-01…LEGACY-04).
+    // LEGACY-01…LEGACY-04
+    /// The handshake.
     pub(crate) async fn initialize(self: &Arc<Self>) -> Result<()> {
         // A pinned handshake revision is offered instead of the newest.
         let pinned = self.config.pinned.filter(|v| !v.is_modern());
@@ -1021,7 +1041,8 @@ impl Inner {
         }
     }
 
-    /// Negotiates the era (ERA-06…ERA-10) per the caller's preference.
+    // ERA-06…ERA-10
+    /// Negotiates the era per the caller's preference.
     pub(crate) async fn negotiate(self: &Arc<Self>) -> Result<()> {
         let era = match self.config.pinned {
             Some(v) if !v.is_modern() => return self.initialize().await,
@@ -1284,9 +1305,10 @@ impl Client {
         }
     }
 
-    /// Follows `nextCursor` to the end (PAGE-04), bounded by
+    // PAGE-04, PAGE-02
+    /// Follows `nextCursor` to the end, bounded by
     /// [`crate::Limits::max_list_pages`] (a server repeating a cursor must
-    /// not loop the client forever; PAGE-02 allows any string, even "").
+    /// not loop the client forever; the specification allows any string, even "").
     async fn all_pages<T, Fut>(&self, mut page: impl FnMut(Option<String>) -> Fut) -> Result<Vec<T>>
     where
         Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>)>>,
@@ -1321,8 +1343,9 @@ impl Client {
         decode(&raw, method)
     }
 
+    // HDR-14
     /// One page of `tools/list`; tools with invalid `x-mcp-header`
-    /// annotations are left out on HTTP (HDR-14).
+    /// annotations are left out on HTTP.
     pub async fn list_tools_page(&self, cursor: Option<String>) -> Result<ListToolsResult> {
         let mut page: ListToolsResult = self
             .page(method::TOOLS_LIST, cursor, &RequestOptions::default())
@@ -1331,7 +1354,8 @@ impl Client {
         Ok(page)
     }
 
-    /// Every tool, following `nextCursor` (PAGE-04).
+    // PAGE-04
+    /// Every tool, following `nextCursor`.
     pub async fn list_tools(&self) -> Result<Vec<Tool>> {
         self.all_pages(|c| async move {
             let p = self.list_tools_page(c).await?;
@@ -1479,11 +1503,12 @@ impl Client {
         Subscription::open(self.inner.clone(), filter).await
     }
 
+    // SUB-11
     /// `subscriptions/listen` that survives the loss of its stream: when the
     /// stream breaks (or the server ends it, e.g. draining for a restart
     /// behind a load balancer), it listens again with `policy`'s backoff
     /// and yields [`crate::SubscriptionEvent::Relistened`], telling the
-    /// application to refetch (SUB-11). Opt-in; [`Client::listen`] keeps
+    /// application to refetch. Opt-in; [`Client::listen`] keeps
     /// ending at the first loss.
     pub async fn listen_resilient(
         &self,

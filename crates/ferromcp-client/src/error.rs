@@ -3,7 +3,8 @@
 //! A JSON-RPC error sent by the peer ([`Error::is_protocol`], carrying the
 //! [`ErrorObject`]) is kept apart from every failure produced locally by this
 //! SDK (timeouts, transport loss, malformed answers, handler refusals): those
-//! never masquerade as a peer error code (ERR-07).
+//! never masquerade as a peer error code.
+// ERR-07
 
 use ferromcp_protocol::ErrorObject;
 use std::fmt;
@@ -22,8 +23,9 @@ pub enum ErrorKind {
         /// The HTTP status, when the failure was an HTTP answer.
         status: Option<u16>,
     },
+    // LEGACY-13
     /// The handshake-era HTTP session is gone (404 on a request carrying
-    /// `Mcp-Session-Id`, LEGACY-13).
+    /// `Mcp-Session-Id`).
     SessionExpired,
     /// The peer sent more than a configured size limit allows: a response
     /// body, an SSE line or event, or a stdio line (see [`crate::Limits`]).
@@ -38,12 +40,15 @@ pub enum ErrorKind {
     },
     /// The request was cancelled locally.
     Cancelled,
+    // RESULT-03, HTTP-19
     /// The peer sent something this client cannot accept (malformed JSON-RPC,
-    /// unknown `resultType` (RESULT-03), a 202 answer to a request (HTTP-19)).
+    /// unknown `resultType`, a 202 answer to a request).
     InvalidResponse,
-    /// A user handler refused or failed an input request (MRTR-13).
+    // MRTR-13
+    /// A user handler refused or failed an input request.
     Handler,
-    /// The MRTR loop hit its round limit (MRTR-13).
+    // MRTR-13
+    /// The MRTR loop hit its round limit.
     TooManyRounds {
         /// The configured limit.
         limit: u32,
@@ -60,15 +65,17 @@ pub enum ErrorKind {
         /// The tool.
         tool: String,
     },
+    // META-01, META-02
     /// The application put a `_meta` key into a request that the key rules
-    /// forbid (META-01, META-02) or that the client sets itself; the request
+    /// forbid or that the client sets itself; the request
     /// was not sent.
     InvalidMeta {
         /// The offending key (empty when `_meta` was not an object).
         key: String,
     },
-    /// The server's capabilities do not offer the feature the request needs
-    /// (LEGACY-04); the request was not sent.
+    // LEGACY-04
+    /// The server's capabilities do not offer the feature the request needs;
+    /// the request was not sent.
     NotOffered {
         /// The missing capability, e.g. `resources` or `resources.subscribe`.
         capability: &'static str,
@@ -190,8 +197,9 @@ impl Error {
         }
     }
 
+    // LEGACY-22
     /// True when the server answered -32042 URLElicitationRequiredError
-    /// (2025-11-25, LEGACY-22): the request can succeed once the user has
+    /// (2025-11-25): the request can succeed once the user has
     /// completed the interactions in [`Self::url_elicitations`].
     pub fn is_url_elicitation_required(&self) -> bool {
         self.rpc_error()
@@ -240,8 +248,9 @@ impl Error {
         matches!(self.kind, ErrorKind::Protocol(_))
     }
 
+    // ERR-07
     /// Whether this failure was produced by this SDK rather than sent by
-    /// the peer (ERR-07): everything except [`Error::is_protocol`].
+    /// the peer: everything except [`Error::is_protocol`].
     pub fn is_local(&self) -> bool {
         !self.is_protocol()
     }
@@ -324,7 +333,8 @@ impl Error {
         matches!(self.kind, ErrorKind::Closed)
     }
 
-    /// Whether the handshake-era session expired (LEGACY-13).
+    // LEGACY-13
+    /// Whether the handshake-era session expired.
     pub(crate) fn is_session_expired(&self) -> bool {
         matches!(self.kind, ErrorKind::SessionExpired)
     }

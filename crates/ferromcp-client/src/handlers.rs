@@ -2,9 +2,9 @@
 //! sampling and roots.
 //!
 //! One set of handlers serves both eras: modern `input_required` results
-//! (MRTR) and handshake-era server→client requests (MRTR-15, LEGACY-18).
-//! The client's declared capabilities follow from which handlers are set
-//! (ELICIT-01, SAMP-01, ROOTS-01).
+//! (MRTR) and handshake-era server→client requests.
+//! The client's declared capabilities follow from which handlers are set.
+// MRTR-15, LEGACY-18, ELICIT-01, SAMP-01, ROOTS-01
 
 use crate::error::{Error, ErrorKind, Result};
 use ferromcp_protocol::types::{
@@ -17,7 +17,8 @@ use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
 
-/// A handler's refusal, surfaced to the caller of the whole request (MRTR-13).
+// MRTR-13
+/// A handler's refusal, surfaced to the caller of the whole request.
 #[derive(Debug, Clone)]
 pub struct HandlerError {
     /// Why, one sentence.
@@ -41,6 +42,7 @@ impl fmt::Display for HandlerError {
 
 impl std::error::Error for HandlerError {}
 
+// Foreign type: an alias of `Pin<Box<dyn Future + Send>>`; nothing beyond std is exposed.
 /// The future a handler returns.
 pub type HandlerFuture<T> = BoxFuture<'static, Result<T, HandlerError>>;
 
@@ -121,8 +123,9 @@ impl Handlers {
         caps
     }
 
+    // RESULT-05
     /// Answers one input request, as the JSON value to send back
-    /// (RESULT-05: no `resultType`).
+    /// (no `resultType`).
     pub(crate) async fn fulfil(&self, req: InputRequest) -> Result<Value> {
         let refused = |e: HandlerError| {
             Error::new(

@@ -3,16 +3,20 @@
 
 use std::time::Duration;
 
-/// Default per-request timeout (CANCEL-08).
+// CANCEL-08
+/// Default per-request timeout.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+// CANCEL-08
 /// Default hard maximum for one request, even when progress resets the
-/// timeout (CANCEL-08).
+/// timeout.
 pub const DEFAULT_MAX_TOTAL_TIMEOUT: Duration = Duration::from_secs(600);
-/// Default MRTR round limit (MRTR-13, Python's default).
+// MRTR-13
+/// Default MRTR round limit (Python's default).
 pub const DEFAULT_MAX_MRTR_ROUNDS: u32 = 10;
 /// Default largest SSE event (bytes of `data`) accepted.
 pub const DEFAULT_MAX_SSE_EVENT_BYTES: usize = 16 * 1024 * 1024;
-/// Default cap on a server's SSE `retry` value (LEGACY-17).
+// LEGACY-17
+/// Default cap on a server's SSE `retry` value.
 pub const DEFAULT_SSE_RETRY_CAP: Duration = Duration::from_secs(30);
 /// Default reconnection delay when the server sent no `retry`.
 pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
@@ -20,26 +24,31 @@ pub const DEFAULT_SSE_RETRY: Duration = Duration::from_secs(1);
 pub const DEFAULT_MAX_SSE_RESUMES: u32 = 5;
 /// Default largest JSON response body accepted.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
-/// Default cap on a cache entry's TTL (CACHE-12, Python's 24 h clamp).
+// CACHE-12
+/// Default cap on a cache entry's TTL (Python's 24 h clamp).
 pub const DEFAULT_MAX_CACHE_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+// STDIO-08
 /// Default time a stdio child gets to exit after its stdin closes, and again
-/// after SIGTERM, before it is killed (STDIO-08).
+/// after SIGTERM, before it is killed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// How long a keep-alive `ping` may go unanswered before the connection is
 /// taken for dead (when keep-alive is on; see
 /// [`crate::ClientBuilder::keep_alive`]).
 pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+// ERA-06
 /// Default time to wait for a `server/discover` answer on stdio before
-/// falling back to `initialize` (ERA-06).
+/// falling back to `initialize`.
 pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default largest stdio line (one JSON-RPC message) accepted.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+// LEGACY-18
 /// Default number of server→client requests (handshake-era `ping`,
 /// `sampling/createMessage`, `elicitation/create`, `roots/list`) handled at
-/// once; more arriving meanwhile are dropped (LEGACY-18).
+/// once; more arriving meanwhile are dropped.
 pub const DEFAULT_MAX_CONCURRENT_SERVER_REQUESTS: usize = 16;
+// LEGACY-17
 /// Default shortest delay before reconnecting an SSE stream, whatever
-/// `retry` the server sent (LEGACY-17): `retry: 0` must not make a busy loop.
+/// `retry` the server sent: `retry: 0` must not make a busy loop.
 pub const DEFAULT_SSE_MIN_RETRY: Duration = Duration::from_millis(100);
 /// Default number of messages queued for a stdio server's stdin; a server
 /// that stops reading makes writers wait (and time out) instead of growing
@@ -50,7 +59,8 @@ pub const DEFAULT_STDIO_WRITE_QUEUE: usize = 256;
 /// server sending faster than the client handles is slowed down
 /// (backpressure on its connection or pipe) instead of growing memory.
 pub const DEFAULT_MESSAGE_QUEUE: usize = 256;
-/// Default number of pages followed when listing everything (PAGE-04).
+// PAGE-04
+/// Default number of pages followed when listing everything.
 pub const DEFAULT_MAX_LIST_PAGES: usize = 1000;
 /// Default number of times one HTTP request is re-sent after the
 /// authorization hook renewed credentials on a 401/403.

@@ -22,7 +22,8 @@ pub(crate) enum Inbound {
         /// The raw params.
         params: Option<Box<RawValue>>,
     },
-    /// A server→client request (handshake era only, LEGACY-18).
+    // LEGACY-18
+    /// A server→client request (handshake era only).
     Request {
         /// The id to answer.
         id: RequestId,
@@ -34,7 +35,8 @@ pub(crate) enum Inbound {
 }
 
 impl Inbound {
-    /// Decodes one JSON-RPC message (BASE-01; batches are refused, BASE-09).
+    // BASE-01, BASE-09
+    /// Decodes one JSON-RPC message (batches are refused).
     pub(crate) fn decode(bytes: &[u8]) -> Result<Self> {
         let msg = jsonrpc::decode_message(bytes).map_err(|e| {
             Error::invalid(format!("malformed JSON-RPC message: {}", e.error.message))
@@ -67,9 +69,10 @@ impl Inbound {
         }
     }
 
-    /// The `_meta` subscription id of a notification (STDIO-06), or the
+    // STDIO-06, CANCEL-07
+    /// The `_meta` subscription id of a notification, or the
     /// `requestId` of a server `notifications/cancelled` (which only ever
-    /// names a listen stream, CANCEL-07).
+    /// names a listen stream).
     pub(crate) fn stream_id(&self) -> Option<RequestId> {
         let Inbound::Notification { method, params } = self else {
             return None;

@@ -1,10 +1,11 @@
-//! The MRTR driver (MRTR-05…MRTR-07, MRTR-12…MRTR-14): an `input_required`
+//! The MRTR driver: an `input_required`
 //! result is fulfilled by the user's handlers, concurrently, and the request
 //! is retried with a fresh id (and, on HTTP, freshly computed headers), the
 //! original params plus `inputResponses` and the byte-exact `requestState`.
 //! A state-only round retries after a short backoff (50 ms doubling to
-//! 250 ms). A result without `resultType` is complete (RESULT-02); an
-//! unknown `resultType` is invalid (RESULT-03). The loop is bounded.
+//! 250 ms). A result without `resultType` is complete; an
+//! unknown `resultType` is invalid. The loop is bounded.
+// MRTR-05…MRTR-07, MRTR-12…MRTR-14, RESULT-02, RESULT-03
 
 use crate::client::{Client, decode};
 use crate::error::{Error, ErrorKind, Result};
@@ -51,8 +52,8 @@ pub(crate) fn classify<T: DeserializeOwned>(
     }
 }
 
-/// Fulfils every input request concurrently; the first refusal aborts all
-/// (MRTR-13).
+// MRTR-13
+/// Fulfils every input request concurrently; the first refusal aborts all.
 pub(crate) async fn fulfil(
     handlers: &Handlers,
     requests: &InputRequests,

@@ -1,5 +1,4 @@
-//! Era and version negotiation, as pure decisions (ERA-06…ERA-11, VER-03,
-//! DISC-06; Python's `negotiate_auto`).
+//! Era and version negotiation, as pure decisions (Python's `negotiate_auto`).
 //!
 //! The client probes with `server/discover` at its newest modern revision:
 //! a DiscoverResult listing a modern version → modern; a -32022 naming a
@@ -7,8 +6,9 @@
 //! is modern-only and disjoint → fatal; anything else (another JSON-RPC
 //! error, an unparseable result, a result listing no modern version, an
 //! HTTP 4xx without a JSON-RPC body, silence on stdio) → the handshake era
-//! (`initialize`). The fallback never keys on one error code (ERA-07).
+//! (`initialize`). The fallback never keys on one error code.
 //! Connection failures propagate.
+// ERA-06…ERA-11, VER-03, DISC-06, ERA-07
 
 use crate::error::{Error, ErrorKind, Result};
 use ferromcp_protocol::types::DiscoverResult;
@@ -21,10 +21,12 @@ pub enum EraPreference {
     /// Probe, fall back to the handshake era when the server is older.
     #[default]
     Auto,
-    /// Modern (2026-07-28) only: a handshake-era server is an error (ERA-08).
+    // ERA-08
+    /// Modern (2026-07-28) only: a handshake-era server is an error.
     Modern,
-    /// Modern without the `server/discover` probe (VER-04: the probe is
-    /// optional); version errors are still handled per request (VER-03).
+    // VER-04, VER-03
+    /// Modern without the `server/discover` probe (the probe is
+    /// optional); version errors are still handled per request.
     ModernNoProbe,
     /// Skip the probe; `initialize` straight away.
     Handshake,
@@ -38,7 +40,8 @@ pub(crate) enum ProbeVerdict {
         version: ProtocolVersion,
         discover: Box<DiscoverResult>,
     },
-    /// Probe once more at `version` (VER-03).
+    // VER-03
+    /// Probe once more at `version`.
     RetryAt(ProtocolVersion),
     /// Use the handshake era.
     Handshake,

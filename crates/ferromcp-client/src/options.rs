@@ -1,4 +1,5 @@
-//! Per-request options: timeouts (CANCEL-08), progress (PROG-01), cache bypass.
+//! Per-request options: timeouts, progress, cache bypass.
+// CANCEL-08, PROG-01
 
 use ferromcp_protocol::types::ProgressNotificationParams;
 use std::fmt;
@@ -70,9 +71,10 @@ impl RequestOptions {
         self
     }
 
+    // META-01, META-02
     /// Application `_meta` for the request (e.g. `traceparent`, or keys
     /// under your own `com.example/` prefix), sent next to the client's
-    /// envelope. Keys are checked before sending (META-01, META-02): a
+    /// envelope. Keys are checked before sending: a
     /// reserved prefix or a key the client sets itself fails with
     /// [`crate::Error::is_invalid_meta`].
     pub fn meta(mut self, meta: ferromcp_protocol::types::JsonObject) -> Self {

@@ -1,5 +1,5 @@
 //! Client-side checks of `tools/call` results against the tool's
-//! `outputSchema` (TOOL-06/TOOL-07 as the Python and TypeScript clients
+//! `outputSchema` (as the Python and TypeScript clients
 //! apply them): a tool that declares one must return `structuredContent`
 //! that conforms, unless the result is an error (`isError: true`).
 //!
@@ -10,6 +10,7 @@
 //! A schema the validator cannot compile is not enforced (and logged once).
 //! Compiling never fetches anything: `jsonschema` is built without remote
 //! reference resolution.
+// TOOL-06/TOOL-07
 
 use crate::error::{Error, ErrorKind, Result};
 use ferromcp_protocol::types::{CallToolResult, JsonObject};

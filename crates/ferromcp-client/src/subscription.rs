@@ -1,10 +1,11 @@
-//! `subscriptions/listen` (SUB-01…SUB-11): open a stream, wait for the
+//! `subscriptions/listen`: open a stream, wait for the
 //! acknowledgement, then receive the notifications tagged with this
-//! subscription's id (demultiplexed on stdio, STDIO-06). The end is reported
-//! as a graceful completion (the listen result, SUB-10), a server
-//! `notifications/cancelled` (Appendix C.1), or a loss (SUB-11; no automatic
+//! subscription's id (demultiplexed on stdio). The end is reported
+//! as a graceful completion (the listen result), a server
+//! `notifications/cancelled`, or a loss (no automatic
 //! re-listen). Dropping the subscription ends it: the HTTP stream is closed,
-//! or `notifications/cancelled` is sent on stdio (SUB-09).
+//! or `notifications/cancelled` is sent on stdio.
+// SUB-01…SUB-11, STDIO-06, SUB-10, SUB-11, SUB-09; handbook Appendix C.1
 
 use crate::client::Inner;
 use crate::error::{Error, ErrorKind, Result};
@@ -36,9 +37,10 @@ pub enum SubscriptionEvent {
         /// The updated resource.
         uri: String,
     },
+    // SUB-11
     /// A resilient subscription ([`crate::Client::listen_resilient`])
     /// lost its stream and listens again: changes made in between may have
-    /// been missed, so refetch what the application shows (SUB-11).
+    /// been missed, so refetch what the application shows.
     Relistened {
         /// Whether the stream broke without a result (`false`: the server
         /// ended it gracefully, e.g. while draining for a restart).
@@ -56,13 +58,15 @@ pub enum SubscriptionEvent {
 /// How a subscription ended.
 #[derive(Debug, Clone)]
 pub enum SubscriptionEnd {
-    /// The server ended it gracefully with the listen result (SUB-10).
+    // SUB-10
+    /// The server ended it gracefully with the listen result.
     Completed,
     /// The server ended it with `notifications/cancelled`.
     CancelledByServer,
     /// The server answered the listen request with an error.
     Failed(ErrorObject),
-    /// The stream broke without a result (SUB-11): re-listen and refetch.
+    // SUB-11
+    /// The stream broke without a result: re-listen and refetch.
     Lost(Error),
 }
 
@@ -180,7 +184,8 @@ impl Subscription {
         &self.id
     }
 
-    /// The filter the server acknowledged (SUB-03, SUB-05).
+    // SUB-03, SUB-05
+    /// The filter the server acknowledged.
     pub fn acknowledged(&self) -> &SubscriptionFilter {
         &self.acknowledged
     }

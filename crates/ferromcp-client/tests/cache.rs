@@ -1,8 +1,9 @@
 //! Caching against an in-process server that sends `ttlMs > 0`
 //! (the everything-server sends `ttlMs: 0`, which is never cached):
 //! a fresh entry is reused, a `list_changed` notification on a listen
-//! stream invalidates it (CACHE-05…CACHE-10), and results of MRTR retries
-//! are never cached (CACHE-06).
+//! stream invalidates it, and results of MRTR retries
+//! are never cached.
+// CACHE-05…CACHE-10, CACHE-06
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ferromcp_client::protocol::types::{CacheHint, CacheScope, SubscriptionFilter};

@@ -472,9 +472,10 @@ async fn list_changed(wire: Wire, era: EraPreference) {
     client.close().await;
 }
 
+// META-01, META-02
 /// Issue 13 item 12: application `_meta` reaches the server next to the
 /// envelope (it used to be replaced by it), and keys the rules forbid
-/// (META-01, META-02) or the client sets itself are refused before sending.
+/// or the client sets itself are refused before sending.
 async fn application_meta(wire: Wire, era: EraPreference) {
     let c = connect(wire, era).await;
     let client = &c.client;

@@ -1301,7 +1301,8 @@ async fn endless_streams_of_valid_events_end_at_the_timeouts_with_bounded_memory
     }
 }
 
-/// A hostile 2024-11-05 HTTP+SSE server (ERA-10): POSTs on `/mcp` are
+// ERA-10
+/// A hostile 2024-11-05 HTTP+SSE server: POSTs on `/mcp` are
 /// refused, so the client falls back, GETs `/mcp` and POSTs to `/messages`;
 /// every answer travels on the one GET stream, shared by all requests.
 async fn start_legacy() -> SocketAddr {

@@ -1,7 +1,8 @@
-//! The `HttpAuth` hook on the wire: headers on every request (AUTH-20),
+//! The `HttpAuth` hook on the wire: headers on every request,
 //! bounded re-sends after 401/403, `is_auth` errors, and the private-cache
-//! partition following the credentials (CACHE-08). The server is a tiny
+//! partition following the credentials. The server is a tiny
 //! HTTP/1.1 responder on 127.0.0.1 written for this test.
+// AUTH-20, CACHE-08
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

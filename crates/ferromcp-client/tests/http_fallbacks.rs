@@ -1,12 +1,13 @@
 //! Servers that are not our everything-server, each a minimal hand-written
 //! one on a loopback port:
-//! - a 2024-11-05 HTTP+SSE server (ERA-10): POSTs on its URL are refused
+//! - a 2024-11-05 HTTP+SSE server: POSTs on its URL are refused
 //!   (405), so the client GETs the URL, waits for the `endpoint` event,
 //!   POSTs messages there and reads every answer from the SSE stream;
 //! - a redirecting endpoint (redirects are never followed);
-//! - a modern-only server without `server/discover` (VER-06);
-//! - odd HTTP statuses (HTTP-19, HTTP-20, ERR-07);
-//! - a handshake-era Streamable HTTP server (VER-05 verdict memo).
+//! - a modern-only server without `server/discover`;
+//! - odd HTTP statuses;
+//! - a handshake-era Streamable HTTP server (the per-process verdict memo).
+// ERA-10, VER-06, HTTP-19, HTTP-20, ERR-07, VER-05
 
 use ferromcp_client::{ClientBuilder, Era, ProtocolVersion, TransportKind};
 use serde_json::{Value, json};
@@ -174,8 +175,9 @@ async fn redirects_are_never_followed() {
     }
 }
 
+// VER-06
 /// A modern-only server whose `server/discover` is missing: it answers
-/// `initialize` with -32022 naming 2026-07-28 (VER-06).
+/// `initialize` with -32022 naming 2026-07-28.
 async fn serve_modern_only(stream: TcpStream) {
     let mut stream = BufReader::new(stream);
     let Some(req) = read_request(&mut stream).await else {
@@ -226,8 +228,9 @@ async fn initialize_refused_with_a_modern_version_goes_modern() {
     client.close().await;
 }
 
-/// Answers `tools/list` with 202 (HTTP-19) and `tools/call` with a 400
-/// carrying a JSON-RPC error with `id: null` (HTTP-20); anything else with a
+// HTTP-19, HTTP-20
+/// Answers `tools/list` with 202 and `tools/call` with a 400
+/// carrying a JSON-RPC error with `id: null`; anything else with a
 /// 503 and a plain body.
 async fn serve_odd_statuses(stream: TcpStream) {
     let mut stream = BufReader::new(stream);

@@ -1,6 +1,7 @@
 //! `ClientBuilder::protocol_version`: a pinned handshake revision is what
 //! `initialize` offers and the only one accepted back; a pinned modern
-//! revision probes and never falls back (VER-03, ERA-08, LEGACY-01).
+//! revision probes and never falls back.
+// VER-03, ERA-08, LEGACY-01
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

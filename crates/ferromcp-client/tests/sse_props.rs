@@ -1,4 +1,5 @@
-//! Property tests for the incremental SSE parser (SSE-01, SSE-06, LEGACY-17).
+//! Property tests for the incremental SSE parser.
+// SSE-01, SSE-06, LEGACY-17
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ferromcp_client::sse::{SseEvent, SseParser};

@@ -1,7 +1,8 @@
 //! Wire-level abuse suite for the stdio transport: hostile lines written to
 //! a real everything-server's stdin, each with its exact expected outcome on
-//! stdout (which must only ever carry JSON-RPC messages, STDIO-02).
+//! stdout (which must only ever carry JSON-RPC messages).
 //! `docs/SECURITY.md` maps every threat to the test here that covers it.
+// STDIO-02
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -515,7 +516,8 @@ fn flood_of_garbage_lines_is_answered_with_bounded_memory() {
     assert_alive(&mut s);
 }
 
-/// Issue 13 item 11 (server side, LEGACY-06): with keep-alive on, a
+// LEGACY-06
+/// Issue 13 item 11 (server side): with keep-alive on, a
 /// handshake-era stdio connection gets a `ping` every interval; while the
 /// client answers the connection stays, and once it stops answering the
 /// server ends the connection by itself. The modern era gets no pings.

@@ -1,7 +1,8 @@
 //! Graceful drain on SIGTERM (HTTP), against a real everything-server:
 //! the listener closes at once, in-flight requests finish, listen streams
-//! end with their final result (SUB-10), and the process exits 0 within
+//! end with their final result, and the process exits 0 within
 //! `MCP_DRAIN_TIMEOUT_MS`; past the deadline, what is still open is closed.
+// SUB-10
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;

@@ -366,7 +366,8 @@ async fn stderr_abuse_is_captured_lossily_and_bounded() {
     c.close().await;
 }
 
-/// Issue 13 item 11: keep-alive pings (LEGACY-06). A peer that answers is
+// LEGACY-06
+/// Issue 13 item 11: keep-alive pings. A peer that answers is
 /// pinged and kept; one that stops answering is given up after the
 /// timeout: the pending request fails with a transport error that says so,
 /// and so does every later one. The modern era has no `ping` and sends none.

@@ -1,6 +1,7 @@
 //! Wire-level tests of the Streamable HTTP endpoint against a real
-//! everything-server process: every status and error path of REQUIREMENTS
-//! Appendix A, in both eras.
+//! everything-server process: every status and error path of the JSON-RPC
+//! code to HTTP status table, in both eras.
+// The handbook's Appendix A.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -555,10 +556,11 @@ fn handshake_era_sessions() {
     assert_eq!(r.status, 404);
 }
 
+// LEGACY-13
 /// Issue 13 item 1: in a live handshake-era session a JSON-RPC error is
 /// `200` with the error in the body, never a 4xx: deployed clients read any
-/// non-2xx as a transport failure and a 404 as "session expired"
-/// (LEGACY-13). Every revision, JSON and SSE answers, inline and spawned
+/// non-2xx as a transport failure and a 404 as "session expired".
+/// Every revision, JSON and SSE answers, inline and spawned
 /// handlers; the session keeps working after each.
 #[test]
 fn handshake_era_json_rpc_errors_are_200_and_keep_the_session() {
@@ -645,8 +647,8 @@ fn handshake_era_json_rpc_errors_are_200_and_keep_the_session() {
     }
 }
 
-/// Issue 13 item 3: the answer is in a type the client accepts (HTTP-06,
-/// RFC 9110 §12.5.1): SSE when only `text/event-stream` is acceptable, 406
+// HTTP-06
+/// Issue 13 item 3: the answer is in a type the client accepts (RFC 9110 §12.5.1): SSE when only `text/event-stream` is acceptable, 406
 /// when neither JSON nor SSE is (`q=0` refuses a type), JSON otherwise.
 #[test]
 fn accept_is_honoured_on_the_way_out() {

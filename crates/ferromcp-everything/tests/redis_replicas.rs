@@ -173,8 +173,9 @@ fn restart(redis: &mut Redis) {
     redis.0 = spawn_redis(redis.1);
 }
 
+// LEGACY-13
 /// A session created on one replica is served by the other; setLevel and
-/// subscribe there succeed; DELETE on either ends it on both (LEGACY-13).
+/// subscribe there succeed; DELETE on either ends it on both.
 #[test]
 fn a_handshake_session_roams_between_replicas_and_ends_everywhere() {
     let Some(redis) = redis() else { return };

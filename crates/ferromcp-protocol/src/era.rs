@@ -1,10 +1,10 @@
 //! Era classification: does a request follow the modern (2026-07-28,
-//! stateless) rules or the handshake-era rules (ERA-01…ERA-12)?
+//! stateless) rules or the handshake-era rules?
 //!
-//! ## HTTP (per request, ERA-03, POLICY)
+//! ## HTTP (per request; our policy)
 //!
 //! The spec defines dual-era serving by "how the client opens" but not
-//! mechanically (Appendix C.11). We decide per request, in this order:
+//! mechanically. We decide per request, in this order:
 //!
 //! 1. An `Mcp-Session-Id` naming a live handshake session → **handshake**.
 //!    Sessions exist only in the handshake era; a live one is conclusive.
@@ -19,23 +19,24 @@
 //!    that revision.
 //! 4. No `MCP-Protocol-Version` header → **handshake**: `initialize` opens a
 //!    session; anything else is a handshake-era request at the revision the
-//!    session negotiated, or `2025-03-26` when unknowable (LEGACY-11).
+//!    session negotiated, or `2025-03-26` when unknowable.
 //! 5. Anything else (a modern or unknown header value without an envelope) →
 //!    **modern**, so the ladder answers with a structured -32602 / -32022
 //!    instead of a legacy 400.
 //!
 //! An `Mcp-Session-Id` that names no live session does not by itself make a
 //! request handshake-era: a modern request carrying a stray id is served
-//! statelessly (HTTP-10); a handshake-era request with an unknown id gets 404
-//! from the session layer (LEGACY-13).
+//! statelessly; a handshake-era request with an unknown id gets 404
+//! from the session layer.
 //!
-//! ## stdio (per process, ERA-04, POLICY)
+//! ## stdio (per process; our policy)
 //!
 //! The first request decides the era of the whole process: modern iff it is
 //! not `initialize` and carries the modern envelope key. Afterwards,
 //! cross-era traffic is refused: `initialize` on a modern process → -32022
 //! naming the supported versions; an enveloped request on a handshake
 //! process → -32600. See [`StdioEra`].
+// ERA-01…ERA-12, ERA-03, LEGACY-11, HTTP-10, LEGACY-13, ERA-04; handbook Appendix C.11
 
 use crate::error::ErrorObject;
 use crate::version::ProtocolVersion;
@@ -101,7 +102,8 @@ fn parse_version(raw: &[u8]) -> Option<ProtocolVersion> {
         .and_then(ProtocolVersion::parse)
 }
 
-/// The era a stdio process has settled into (ERA-04).
+// ERA-04
+/// The era a stdio process has settled into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StdioEra {
     /// No request seen yet.

@@ -1,5 +1,9 @@
 //! JSON-RPC error codes, the wire error object, and the single table from
-//! JSON-RPC code to HTTP status (REQUIREMENTS Appendix A, ERR-*).
+//! JSON-RPC code to HTTP status.
+// ERR-*; the table is the handbook's Appendix A.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,33 +15,43 @@ use std::fmt;
 pub struct ErrorCode(pub i64);
 
 impl ErrorCode {
-    /// -32700: the body is not valid JSON (LADDER-04).
+    // LADDER-04
+    /// -32700: the body is not valid JSON.
     pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
-    /// -32600: not a valid single JSON-RPC request object (LADDER-05).
+    // LADDER-05
+    /// -32600: not a valid single JSON-RPC request object.
     pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
-    /// -32601: unknown method, or one gated on an unadvertised capability (ERR-08).
+    // ERR-08
+    /// -32601: unknown method, or one gated on an unadvertised capability.
     pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
-    /// -32602: invalid params, including a missing `_meta` envelope (META-06).
+    // META-06
+    /// -32602: invalid params, including a missing `_meta` envelope.
     pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
     /// -32603: internal error.
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
-    /// -32002: resource not found on handshake-era revisions only (LEGACY-08, ERR-05).
+    // LEGACY-08, ERR-05
+    /// -32002: resource not found on handshake-era revisions only.
     pub const LEGACY_RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
-    /// -32020: HTTP headers disagree with the body (LADDER-07/09/11, HDR-20).
+    // LADDER-07/09/11, HDR-20
+    /// -32020: HTTP headers disagree with the body.
     pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
-    /// -32021: the request lacks a client capability it needs (META-09).
+    // META-09
+    /// -32021: the request lacks a client capability it needs.
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
-    /// -32022: unsupported or unknown protocol version (VER-02).
+    // VER-02
+    /// -32022: unsupported or unknown protocol version.
     pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
-    /// -32042: 2025-11-25 URL elicitation required (never on the modern wire, ERR-05).
+    // ERR-05
+    /// -32042: 2025-11-25 URL elicitation required (never on the modern wire).
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 
+    // The handbook's Appendix A; LADDER-12 leaves -32603 open.
     /// The HTTP status a modern server answers with when this code is the
-    /// outcome of a request (REQUIREMENTS Appendix A). This is the ONE table:
+    /// outcome of a request. This is the ONE table:
     /// ladder rejections and handler errors both go through it.
     ///
-    /// -32603 maps to 200 (POLICY, as the Python SDK: an internal failure is
-    /// an in-band JSON-RPC error, not an HTTP failure; LADDER-12 leaves it open).
+    /// -32603 maps to 200 (our choice, as in the Python SDK: an internal failure is
+    /// an in-band JSON-RPC error, not an HTTP failure; the specification leaves it open).
     pub const fn http_status(self) -> u16 {
         match self.0 {
             -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => 400,
@@ -63,7 +77,8 @@ impl fmt::Display for ErrorCode {
 pub struct ErrorObject {
     /// The error code.
     pub code: ErrorCode,
-    /// One concise sentence (BASE-10).
+    // BASE-10
+    /// One concise sentence.
     pub message: String,
     /// Optional structured details.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -123,7 +138,8 @@ impl ErrorObject {
         )
     }
 
-    /// -32020 HeaderMismatch (HDR-20: the message names the header).
+    // HDR-20
+    /// -32020 HeaderMismatch (the message names the header).
     pub fn header_mismatch(detail: impl fmt::Display) -> Self {
         Self::new(
             ErrorCode::HEADER_MISMATCH,

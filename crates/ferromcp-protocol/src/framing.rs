@@ -1,5 +1,6 @@
-//! Newline-delimited framing for stdio with a hard line-length cap
-//! (STDIO-01). Pure buffer logic, no I/O, so it can be fuzzed directly.
+//! Newline-delimited framing for stdio with a hard line-length cap.
+//! Pure buffer logic, no I/O, so it can be fuzzed directly.
+// STDIO-01
 
 /// One framing outcome.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! JSON-RPC 2.0 framing (BASE-*).
+//! JSON-RPC 2.0 framing.
 //!
 //! Decoding is a single borrowed pass: the body is parsed into a
 //! [`Message`] whose `params` / `result` stay as raw JSON slices of the input
@@ -8,13 +8,17 @@
 //! members are present.
 //!
 //! Rules enforced here:
-//! - invalid JSON → -32700 (LADDER-04), even when a data error comes first;
-//! - an array body (batch) or any non-object → -32600 (BASE-09, LADDER-05);
+//! - invalid JSON → -32700, even when a data error comes first;
+//! - an array body (batch) or any non-object → -32600;
 //! - `"jsonrpc"` must be exactly `"2.0"`;
 //! - ids are strings or integers, preserved exactly; `null`, fractions and
-//!   integers outside the 64-bit range are rejected (BASE-02);
+//!   integers outside the 64-bit range are rejected;
 //! - a message with both `result` and `error` is invalid;
 //! - `params`, when present, must be an object (every MCP method takes one).
+// BASE-*, LADDER-04, BASE-09, LADDER-05, BASE-02
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::types::tagged::Str;
@@ -220,7 +224,8 @@ pub enum Message<'a> {
 pub struct DecodeError {
     /// The JSON-RPC error (-32700 or -32600).
     pub error: ErrorObject,
-    /// The request id, when it could be read (BASE-05: echo it).
+    // BASE-05
+    /// The request id, when it could be read (echo it).
     pub id: Option<RequestId>,
 }
 
@@ -483,7 +488,8 @@ fn classify(env: Envelope<'_>) -> Result<Message<'_>, DecodeError> {
     Ok(Message::Response(Response { id, outcome }))
 }
 
-/// For 2025-03-26 peers (LEGACY-24): splits a batch array into its raw
+// LEGACY-24
+/// For 2025-03-26 peers: splits a batch array into its raw
 /// elements. Returns `None` when `bytes` is not a JSON array; `Some(Err)`
 /// for invalid JSON or an empty batch.
 pub fn split_batch(bytes: &[u8]) -> Option<Result<Vec<&RawValue>, DecodeError>> {

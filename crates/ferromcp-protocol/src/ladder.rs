@@ -1,5 +1,5 @@
 //! The inbound validation ladder for modern (2026-07-28) requests, as a pure
-//! function (LADDER-05…LADDER-11, LADDER-14).
+//! function.
 //!
 //! Input: an already-decoded JSON-RPC message, an optional raw header list
 //! (HTTP; `None` on stdio, which skips the header rungs) and the set of
@@ -7,27 +7,32 @@
 //! typed envelope, or the first failing rung as a [`Rejection`].
 //!
 //! Rung order (first failure wins):
-//! 1. LADDER-05: a response object is not a request → -32600.
-//! 2. LADDER-07: a routing header (`MCP-Protocol-Version`, `Mcp-Method`,
+//! 1. A response object is not a request → -32600.
+//! 2. A routing header (`MCP-Protocol-Version`, `Mcp-Method`,
 //!    `Mcp-Name`) present more than once → -32020.
-//! 3. LADDER-06: a notification is accepted (202) unless its
+//! 3. A notification is accepted (202) unless its
 //!    `MCP-Protocol-Version` header names an unsupported version → -32022.
-//! 4. LADDER-08: `params._meta` must be an object with
+//! 4. `params._meta` must be an object with
 //!    `io.modelcontextprotocol/protocolVersion` and
 //!    `io.modelcontextprotocol/clientCapabilities` (a valid capabilities
 //!    object) → else -32602.
-//! 5. LADDER-09 (HTTP only): `MCP-Protocol-Version` byte-equal to the
+//! 5. HTTP only: `MCP-Protocol-Version` byte-equal to the
 //!    envelope version, `Mcp-Method` equal to `method`, decoded `Mcp-Name`
 //!    equal to `params.name` / `params.uri` → else -32020. Runs before the
 //!    version rung so a self-contradicting client gets HeaderMismatch.
-//! 6. LADDER-10: the envelope version must be a string (-32602) naming a
+//! 6. The envelope version must be a string (-32602) naming a
 //!    supported version (-32022 `{supported, requested}`).
 //! 7. Other envelope members with a wrong shape (`logLevel`,
-//!    `progressToken`, `clientInfo`) → -32602 (LADDER-12, LOG-04).
-//! 8. LADDER-11 (HTTP, `tools/call` only): `Mcp-Param-*` headers against the
+//!    `progressToken`, `clientInfo`) → -32602.
+//! 8. HTTP, `tools/call` only: `Mcp-Param-*` headers against the
 //!    called tool's `x-mcp-header` map → -32020. The tool lookup is supplied
 //!    by the caller through [`ToolParamHeaders`]; an unknown tool or one
-//!    without annotations skips the rung (HDR-19 fail-open).
+//!    without annotations skips the rung (fail-open).
+// LADDER-05…LADDER-11, LADDER-14. Rungs 1-8: LADDER-05, LADDER-07, LADDER-06, LADDER-08,
+// LADDER-09, LADDER-10, LADDER-12 (with LOG-04), LADDER-11 (HDR-19 fail-open).
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::header::codec::decode_header_value;
@@ -47,19 +52,26 @@ use std::sync::Arc;
 /// Which rung rejected the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rung {
-    /// LADDER-05: not a request.
+    // LADDER-05
+    /// Not a request.
     NotARequest,
-    /// LADDER-07: duplicated routing header.
+    // LADDER-07
+    /// Duplicated routing header.
     DuplicateHeader,
-    /// LADDER-08: missing or malformed envelope.
+    // LADDER-08
+    /// Missing or malformed envelope.
     Envelope,
-    /// LADDER-09: headers disagree with the body.
+    // LADDER-09
+    /// Headers disagree with the body.
     HeaderMatch,
-    /// LADDER-10: version not a string or unsupported.
+    // LADDER-10
+    /// Version not a string or unsupported.
     Version,
-    /// LADDER-12: another envelope member is malformed.
+    // LADDER-12
+    /// Another envelope member is malformed.
     EnvelopeMember,
-    /// LADDER-11: `Mcp-Param-*` validation.
+    // LADDER-11
+    /// `Mcp-Param-*` validation.
     ParamHeaders,
 }
 
@@ -105,8 +117,9 @@ pub enum Verdict {
     Notification,
 }
 
+// HDR-19
 /// Looks up the `x-mcp-header` map of a tool as this caller would see it in
-/// `tools/list` (HDR-19). `None` skips the `Mcp-Param-*` rung.
+/// `tools/list`. `None` skips the `Mcp-Param-*` rung.
 pub trait ToolParamHeaders {
     /// The tool's header map, if it has a valid, non-empty one.
     fn param_headers(&self, tool: &str) -> Option<Arc<ParamHeaderMap>>;
@@ -374,9 +387,10 @@ fn show(v: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(v)
 }
 
+// LADDER-14
 /// Runs the ladder on a decoded message.
 ///
-/// `headers` is `None` on stdio and in-memory transports (LADDER-14).
+/// `headers` is `None` on stdio and in-memory transports.
 /// `supported` lists the modern versions served; it is also the `supported`
 /// member of a -32022 error. `tools` resolves `x-mcp-header` maps for the
 /// `Mcp-Param-*` rung (HTTP only).

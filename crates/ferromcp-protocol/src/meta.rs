@@ -1,12 +1,16 @@
-//! The `_meta` envelope and `_meta` key rules (META-*).
+//! The `_meta` envelope and `_meta` key rules.
 //!
 //! [`RequestMeta`] is the typed form of a request's `params._meta`, decoded
 //! once per request. Known keys are typed; every other key is kept verbatim
-//! in [`RequestMeta::other`] (META-12).
+//! in [`RequestMeta::other`].
 //!
 //! Decoding is lenient on purpose: a wrongly typed known key does not fail
 //! the decode but is recorded in [`RequestMeta::problems`], so the ladder can
-//! report the right rung in the right order (LADDER-08 vs LADDER-10).
+//! report the right rung in the right order (envelope shape before version).
+// META-*, META-12; the rungs are LADDER-08 and LADDER-10.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::jsonrpc::RequestId;
 use crate::types::{ClientCapabilities, Implementation, JsonObject, LoggingLevel};
@@ -18,19 +22,26 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::fmt;
 
-/// `io.modelcontextprotocol/protocolVersion` (META-03).
+// META-03
+/// `io.modelcontextprotocol/protocolVersion`.
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// `io.modelcontextprotocol/clientInfo` (META-04).
+// META-04
+/// `io.modelcontextprotocol/clientInfo`.
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-/// `io.modelcontextprotocol/clientCapabilities` (META-03).
+// META-03
+/// `io.modelcontextprotocol/clientCapabilities`.
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// `io.modelcontextprotocol/logLevel` (LOG-01).
+// LOG-01
+/// `io.modelcontextprotocol/logLevel`.
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// `io.modelcontextprotocol/serverInfo` on results (META-08).
+// META-08
+/// `io.modelcontextprotocol/serverInfo` on results.
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
-/// `io.modelcontextprotocol/subscriptionId` on listen-stream notifications (META-11).
+// META-11
+/// `io.modelcontextprotocol/subscriptionId` on listen-stream notifications.
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-/// `progressToken` (PROG-01).
+// PROG-01
+/// `progressToken`.
 pub const PROGRESS_TOKEN: &str = "progressToken";
 /// W3C trace context `traceparent`.
 pub const TRACEPARENT: &str = "traceparent";
@@ -39,7 +50,8 @@ pub const TRACESTATE: &str = "tracestate";
 /// W3C `baggage`.
 pub const BAGGAGE: &str = "baggage";
 
-/// A progress token: a string or an integer (PROG-01). Reuses the id type,
+// PROG-01
+/// A progress token: a string or an integer. Reuses the id type,
 /// which has exactly that shape and preserves the JSON type.
 pub type ProgressToken = RequestId;
 
@@ -103,7 +115,8 @@ impl RequestMeta {
             && self.other.is_empty()
     }
 
-    /// Whether the envelope carries the modern protocol-version key (ERA-*).
+    // ERA-*
+    /// Whether the envelope carries the modern protocol-version key.
     pub fn is_modern_envelope(&self) -> bool {
         self.has_protocol_version_key
     }
@@ -327,7 +340,8 @@ impl Serialize for RequestMeta {
     }
 }
 
-/// Why a `_meta` key is not acceptable for a sender (META-01, META-02).
+// META-01, META-02
+/// Why a `_meta` key is not acceptable for a sender.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MetaKeyError {
     /// A prefix label breaks the label syntax.
@@ -411,8 +425,9 @@ pub fn is_reserved_key(key: &str, version: ProtocolVersion) -> bool {
     }
 }
 
+// META-02
 /// Keys the specification itself defines, which may sit under reserved
-/// prefixes or be unprefixed (META-02).
+/// prefixes or be unprefixed.
 pub fn is_spec_key(key: &str) -> bool {
     matches!(
         key,
@@ -431,7 +446,8 @@ pub fn is_spec_key(key: &str) -> bool {
     )
 }
 
-/// Checks the syntax of a `_meta` key (META-01). Applies from 2025-06-18 on;
+// META-01
+/// Checks the syntax of a `_meta` key. Applies from 2025-06-18 on;
 /// earlier revisions accept any key.
 pub fn validate_key_syntax(key: &str, version: ProtocolVersion) -> Result<(), MetaKeyError> {
     if matches!(
@@ -457,8 +473,9 @@ pub fn validate_key_syntax(key: &str, version: ProtocolVersion) -> Result<(), Me
     Ok(())
 }
 
+// META-01, META-02
 /// Checks a key an application wants to *send*: valid syntax, and not a
-/// non-spec key under a reserved prefix (META-01, META-02).
+/// non-spec key under a reserved prefix.
 pub fn validate_outgoing_key(key: &str, version: ProtocolVersion) -> Result<(), MetaKeyError> {
     validate_key_syntax(key, version)?;
     if !is_spec_key(key) && is_reserved_key(key, version) {
@@ -474,8 +491,9 @@ pub fn validate_outgoing_key(key: &str, version: ProtocolVersion) -> Result<(), 
 pub const KEY_RULE_REVISIONS: [ProtocolVersion; 2] =
     [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_06_18];
 
+// META-01, META-02
 /// Checks every key of a `_meta` object an application wants to send
-/// (META-01, META-02) under each of `versions`; the first bad key and why.
+/// under each of `versions`; the first bad key and why.
 pub fn validate_outgoing_meta<'a, V>(
     keys: impl IntoIterator<Item = &'a String>,
     versions: V,

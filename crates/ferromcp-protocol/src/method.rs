@@ -10,6 +10,9 @@
 //! Params types carry no `_meta`; the envelope member in the raw params is
 //! skipped by the typed decode and read separately by
 //! [`crate::meta::RequestMeta`]. Outgoing, [`WithMeta`] puts it back.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::ErrorObject;
 use crate::jsonrpc::{Notification, Request};
@@ -88,7 +91,8 @@ pub const NOTIFICATIONS_ELICITATION_COMPLETE: &str = "notifications/elicitation/
 pub const NOTIFICATIONS_SUBSCRIPTIONS_ACKNOWLEDGED: &str =
     "notifications/subscriptions/acknowledged";
 
-/// Client request methods of the modern wire (BASE-12).
+// BASE-12
+/// Client request methods of the modern wire.
 pub const MODERN_CLIENT_METHODS: [&str; 10] = [
     SERVER_DISCOVER,
     COMPLETION_COMPLETE,
@@ -102,7 +106,8 @@ pub const MODERN_CLIENT_METHODS: [&str; 10] = [
     TOOLS_LIST,
 ];
 
-/// Client request methods removed on the modern wire (BASE-12).
+// BASE-12
+/// Client request methods removed on the modern wire.
 pub const HANDSHAKE_ONLY_CLIENT_METHODS: [&str; 5] = [
     INITIALIZE,
     PING,
@@ -121,7 +126,8 @@ pub const MODERN_ONLY_CLIENT_METHODS: [&str; 5] = [
     TASKS_CANCEL,
 ];
 
-/// Whether client request `method` exists on `era`'s wire (BASE-12): the
+// BASE-12
+/// Whether client request `method` exists on `era`'s wire: the
 /// one era rule for methods. Handshake-only methods are unknown on the
 /// modern wire and modern-only ones in the handshake era (both -32601).
 /// Methods this crate does not know are not ruled out here; they are
@@ -133,10 +139,12 @@ pub fn client_method_exists_in(method: &str, era: crate::Era) -> bool {
     }
 }
 
-/// Methods that may answer `input_required` (MRTR-01).
+// MRTR-01
+/// Methods that may answer `input_required`.
 pub const MRTR_METHODS: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
 
-/// Methods whose complete results carry cache hints (CACHE-01).
+// CACHE-01
+/// Methods whose complete results carry cache hints.
 pub const CACHEABLE_METHODS: [&str; 6] = [
     SERVER_DISCOVER,
     TOOLS_LIST,
@@ -146,7 +154,8 @@ pub const CACHEABLE_METHODS: [&str; 6] = [
     RESOURCES_READ,
 ];
 
-/// Paginated methods (PAGE-01).
+// PAGE-01
+/// Paginated methods.
 pub const PAGINATED_METHODS: [&str; 4] = [
     TOOLS_LIST,
     PROMPTS_LIST,
@@ -164,12 +173,14 @@ pub fn known_client_method(method: &str) -> Option<&'static str> {
         .copied()
 }
 
-/// Whether `method` may answer `input_required` (MRTR-01).
+// MRTR-01
+/// Whether `method` may answer `input_required`.
 pub fn allows_input_required(method: &str) -> bool {
     MRTR_METHODS.contains(&method)
 }
 
-/// Whether complete results of `method` carry cache hints (CACHE-01).
+// CACHE-01
+/// Whether complete results of `method` carry cache hints.
 pub fn is_cacheable(method: &str) -> bool {
     CACHEABLE_METHODS.contains(&method)
 }
@@ -285,8 +296,9 @@ macro_rules! dispatch_enum {
                 Self::decode(&msg.method, msg.params)
             }
 
+            // ERR-08
             /// The same message owning its data. A `Custom` (unknown)
-            /// method is -32601 (ERR-08): nothing past this point serves it.
+            /// method is -32601: nothing past this point serves it.
             pub fn into_owned(self) -> Result<$name<'static>, ErrorObject> {
                 match self {
                     $( Self::$variant(p) => Ok($name::$variant(p)), )*
@@ -400,7 +412,8 @@ fn call_tool_from_members(m: &crate::ladder::ProbedMembers<'_>) -> Option<CallTo
 }
 
 impl ClientRequest<'_> {
-    /// Whether this method exists only on handshake revisions (BASE-12).
+    // BASE-12
+    /// Whether this method exists only on handshake revisions.
     pub fn is_handshake_only(&self) -> bool {
         !client_method_exists_in(self.method(), crate::Era::Modern)
     }
@@ -416,8 +429,9 @@ impl ClientRequest<'_> {
         client_method_exists_in(self.method(), era)
     }
 
+    // CACHE-06
     /// The `inputResponses` / `requestState` of an MRTR retry, if any
-    /// (requests carrying either must not be cached, CACHE-06).
+    /// (requests carrying either must not be cached).
     pub fn mrtr_echo(&self) -> (Option<&InputResponses>, Option<&str>) {
         match self {
             Self::CallTool(p) => (p.input_responses.as_ref(), p.request_state.as_deref()),
@@ -467,8 +481,9 @@ dispatch_enum! {
 }
 
 impl ServerNotification<'_> {
+    // STDIO-06
     /// `_meta["io.modelcontextprotocol/subscriptionId"]`, the key that
-    /// demultiplexes listen streams (STDIO-06).
+    /// demultiplexes listen streams.
     pub fn subscription_id(&self) -> Option<crate::jsonrpc::RequestId> {
         let meta = match self {
             Self::Cancelled(p) => p.meta.as_ref(),
@@ -498,7 +513,8 @@ impl ServerNotification<'_> {
 }
 
 dispatch_enum! {
-    /// A server→client request: handshake revisions only (BASE-07; the
+    // BASE-07
+    /// A server→client request: handshake revisions only (the
     /// modern wire uses MRTR input requests instead).
     ServerRequest from Request {
         /// `sampling/createMessage`
@@ -513,7 +529,8 @@ dispatch_enum! {
 }
 
 impl From<InputRequest> for ServerRequest<'_> {
-    /// The handshake-era request equivalent to an MRTR input request (MRTR-15).
+    // MRTR-15
+    /// The handshake-era request equivalent to an MRTR input request.
     fn from(r: InputRequest) -> Self {
         match r {
             InputRequest::Elicitation(p) => Self::Elicit(p),

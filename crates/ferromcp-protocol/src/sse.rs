@@ -3,15 +3,15 @@
 //!
 //! - Lines end in CRLF, LF or CR, also when a CRLF pair is split across
 //!   chunks.
-//! - Multi-line `data:` fields are joined with `\n` (SSE-01).
-//! - Comment lines (starting with `:`) are ignored (SSE-06).
-//! - `retry:` (ASCII digits only) sets the reconnection delay, capped
-//!   (LEGACY-17).
+//! - Multi-line `data:` fields are joined with `\n`.
+//! - Comment lines (starting with `:`) are ignored.
+//! - `retry:` (ASCII digits only) sets the reconnection delay, capped.
 //! - `id:` sets the last event id (ids containing NUL are ignored); it is
 //!   kept even for events with empty data, the 2025-11-25 priming event.
 //! - A leading UTF-8 BOM is skipped.
 //! - An event whose data or a line longer than the configured cap is an error,
 //!   so a hostile peer cannot make the client buffer without bound.
+// SSE-01, SSE-06, LEGACY-17
 
 use std::fmt;
 use std::time::Duration;

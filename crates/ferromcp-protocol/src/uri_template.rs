@@ -1,4 +1,4 @@
-//! RFC 6570 URI templates for MCP resource templates (RES-04, RES-05).
+//! RFC 6570 URI templates for MCP resource templates.
 //!
 //! A template is parsed once into a [`UriTemplate`]; it then
 //!
@@ -56,7 +56,8 @@
 //! 6. A variable occurring twice must match the same value both times.
 //!
 //! `{+path}` values may contain `..` segments: sanitize them before use as
-//! file paths (RES-05).
+//! file paths.
+// RES-04, RES-05
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -261,7 +262,8 @@ enum Part {
     Expr(Expression),
 }
 
-/// A parsed RFC 6570 URI template (RES-04).
+// RES-04
+/// A parsed RFC 6570 URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
     source: String,

@@ -1,9 +1,10 @@
-//! Protocol revisions as an enumerated registry (VER-09).
+//! Protocol revisions as an enumerated registry.
 //!
 //! Versions are opaque members of two sets, never ordered lexically: the
 //! *handshake* era (`initialize`, sessions) and the *modern* era (stateless,
 //! per-request `_meta` envelope). Unknown strings are representable so they
 //! can be echoed back in a `-32022` error, but they never compare "newer".
+// VER-09
 
 use std::fmt;
 
@@ -83,7 +84,8 @@ impl ProtocolVersion {
         matches!(self.era(), Era::Modern)
     }
 
-    /// Whether this revision forbids JSON-RPC batches (2025-06-18 and later, BASE-09).
+    // BASE-09
+    /// Whether this revision forbids JSON-RPC batches (2025-06-18 and later).
     pub const fn forbids_batches(self) -> bool {
         !matches!(self, Self::V2024_11_05 | Self::V2025_03_26)
     }

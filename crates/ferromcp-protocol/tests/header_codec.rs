@@ -1,6 +1,8 @@
 //! Header codec, `x-mcp-header` rules and `Mcp-Param-*` emit/validate
-//! (REQUIREMENTS HDR-05…HDR-20; CONFORMANCE rows `http-custom-headers`,
-//! `http-invalid-tool-headers`, `http-custom-header-server-validation`).
+//! (the conformance suite's `http-custom-headers`,
+//! `http-invalid-tool-headers` and `http-custom-header-server-validation`
+//! scenarios).
+// HDR-05…HDR-20
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

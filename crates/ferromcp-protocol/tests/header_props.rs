@@ -1,5 +1,6 @@
 //! Property tests for the header codec, the `x-mcp-header` walker and
-//! `Mcp-Param-*` emit/validate (HDR-06…HDR-20).
+//! `Mcp-Param-*` emit/validate.
+// HDR-06…HDR-20
 
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
@@ -165,7 +166,8 @@ fn header_lines() -> impl Strategy<Value = Vec<(String, Vec<u8>)>> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
-    /// HDR-06/HDR-09: every string survives encode → (trim) → decode.
+    // HDR-06/HDR-09
+    /// Every string survives encode → (trim) → decode.
     #[test]
     fn encode_decode_round_trips(s in tricky_string()) {
         let encoded = encode_header_value(&s);
@@ -173,7 +175,8 @@ proptest! {
         prop_assert_eq!(decoded.as_deref(), Some(s.as_str()));
     }
 
-    /// HDR-06: encoded values are always safe, untrimmable field values.
+    // HDR-06
+    /// Encoded values are always safe, untrimmable field values.
     #[test]
     fn encoded_values_are_header_safe(s in tricky_string()) {
         let encoded = encode_header_value(&s);
@@ -189,7 +192,8 @@ proptest! {
         }
     }
 
-    /// HDR-09: decoding arbitrary bytes never panics, and whatever it
+    // HDR-09
+    /// Decoding arbitrary bytes never panics, and whatever it
     /// accepts inside the markers is canonical base64 of UTF-8.
     #[test]
     fn decode_never_panics(raw in proptest::collection::vec(any::<u8>(), 0..64)) {

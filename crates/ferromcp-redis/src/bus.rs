@@ -13,6 +13,7 @@ use crate::{Error, ErrorKind, RedisConfig};
 /// Wire format version of a bus message.
 const WIRE_VERSION: &str = "1";
 
+// SUB-11
 /// A [`ChangeBus`] shared by every replica through one Redis channel,
 /// `<prefix>changes`.
 ///
@@ -24,7 +25,7 @@ const WIRE_VERSION: &str = "1";
 ///   its local subscribers (a bounded broadcast channel, as `LocalBus`).
 /// - When that connection is lost (or a health `PING` goes unanswered),
 ///   every local receiver is closed, so listen streams end and clients
-///   re-listen (SUB-11) instead of silently missing changes; until the
+///   re-listen instead of silently missing changes; until the
 ///   subscription is back, new receivers are closed at once. The bus
 ///   reconnects and resubscribes by itself with capped exponential backoff.
 ///

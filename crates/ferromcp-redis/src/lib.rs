@@ -8,7 +8,7 @@
 //!   `subscriptions/listen` streams (and handshake-era sessions) of every
 //!   replica, through `PUBLISH`/`SUBSCRIBE` on one prefixed channel.
 //! - [`RedisSingleUse`] ([`ferromcp_server::single_use::SingleUseStore`]):
-//!   single-use `requestState` (MRTR-09) across the fleet, with one atomic
+//!   single-use `requestState` across the fleet, with one atomic
 //!   `SET key 1 NX PX ttl` per consumed token, so a token replayed on any
 //!   replica, even concurrently, is accepted exactly once.
 //! - [`RedisSessions`] ([`ferromcp_server::shared_sessions::SharedSessions`]):
@@ -42,7 +42,7 @@
 //! Every Redis call is bounded ([`DEFAULT_COMMAND_TIMEOUT`],
 //! [`DEFAULT_CONNECT_TIMEOUT`], set through [`RedisConfig`]). When the bus
 //! loses its subscription, every local receiver is closed, so listen
-//! streams end and clients re-listen and refetch (SUB-11) instead of
+//! streams end and clients re-listen and refetch instead of
 //! silently missing changes; while it is down new receivers are closed at
 //! once; it reconnects and resubscribes by itself with capped exponential
 //! backoff. The single-use store fails closed: an unanswered `SET` refuses
@@ -51,8 +51,8 @@
 //! request for a session while Redis cannot answer gets 503 with
 //! `Retry-After`, never a 404 that would make a client drop a valid
 //! session. Redis runs without persistence in our recipe, so sessions do
-//! not survive a Redis restart: clients get 404 and re-initialize
-//! (LEGACY-13), as after a server restart.
+//! not survive a Redis restart: clients get 404 and re-initialize,
+//! as after a server restart.
 //!
 //! # Why the `redis` crate
 //!
@@ -66,6 +66,7 @@
 //! `num-bigint`) are off; no TLS backend is compiled in (add a
 //! `redis/tokio-rustls-comp` feature in the application if `rediss://` is
 //! needed). The crate needs Rust 1.88 (the `redis` crate's minimum).
+// MRTR-09, SUB-11, LEGACY-13
 
 use std::fmt;
 use std::time::Duration;
@@ -95,8 +96,9 @@ pub const DEFAULT_PING_INTERVAL: Duration = Duration::from_secs(5);
 /// Default number of changes waiting to be published before `publish`
 /// drops (and logs) new ones.
 pub const DEFAULT_PUBLISH_QUEUE: usize = 1024;
+// SUB-13
 /// Default per-subscriber backlog of the local fan-out; a subscriber that
-/// falls further behind is told it lagged (its listen stream ends, SUB-13).
+/// falls further behind is told it lagged (its listen stream ends).
 pub const DEFAULT_BUS_BACKLOG: usize = 256;
 /// Longest accepted replica id.
 pub const MAX_REPLICA_ID_LEN: usize = 64;

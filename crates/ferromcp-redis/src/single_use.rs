@@ -7,7 +7,8 @@ use futures_util::future::BoxFuture;
 
 use crate::{Error, RedisConfig, hex};
 
-/// A [`SingleUseStore`] in Redis, shared by every replica (MRTR-09).
+// MRTR-09
+/// A [`SingleUseStore`] in Redis, shared by every replica.
 ///
 /// Consuming a token is one command, `SET <prefix>su:<hex id> 1 NX PX <ms>`:
 /// Redis executes it atomically, so of any number of concurrent consumers on

@@ -2,12 +2,13 @@
 //! a request and (modern wire) the ladder has checked its envelope, the
 //! request is admitted here or refused with the JSON-RPC error to send.
 //!
-//! The era rule for methods ([`client_method_exists_in`], BASE-12) is
+//! The era rule for methods ([`client_method_exists_in`]) is
 //! applied before the params are typed, so a method that does not exist on
 //! this wire is -32601 whatever its params; then the params are decoded
 //! (with the ladder's probed members when there are any), unknown methods
-//! are -32601 (ERR-08), and `subscriptions/listen` is split from calls.
+//! are -32601, and `subscriptions/listen` is split from calls.
 //! Adding a method rule touches `ferromcp_protocol::method` only.
+// BASE-12, ERR-08
 
 use ferromcp_protocol::Era;
 use ferromcp_protocol::ErrorObject;

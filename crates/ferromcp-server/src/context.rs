@@ -1,4 +1,7 @@
 //! The per-request context handed to every handler.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::{HandlerError, InputRequired};
 use crate::server::Shared;
@@ -19,12 +22,14 @@ use tokio_util::sync::CancellationToken;
 /// Where request-scoped notifications (progress, log) go: the request's SSE
 /// stream on HTTP, stdout on stdio.
 pub(crate) trait Outbound: Send + Sync {
+    // PROG-05
     /// Sends one serialized JSON-RPC notification. Lossy by design: if the
-    /// peer is not keeping up the notification may be dropped (PROG-05).
+    /// peer is not keeping up the notification may be dropped.
     fn notify(&self, message: Bytes);
+    // LEGACY-17
     /// Ends the request's SSE stream early with a `retry` hint so the client
-    /// reconnects with `Last-Event-ID` (handshake-era resumability,
-    /// LEGACY-17). Transports without resumability ignore it.
+    /// reconnects with `Last-Event-ID` (handshake-era resumability).
+    /// Transports without resumability ignore it.
     fn close_stream(&self, _retry_ms: Option<u64>) {}
 }
 
@@ -195,12 +200,14 @@ impl RequestContext {
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.inner.version
     }
-    /// The client's capabilities for this request (META-09: never inferred
+    // META-09
+    /// The client's capabilities for this request (never inferred
     /// from earlier requests on the modern wire).
     pub fn client_capabilities(&self) -> &ClientCapabilities {
         capabilities_of(self.inner.capabilities.as_deref(), &self.inner.meta)
     }
-    /// The client's self-description, for display and logging only (META-10).
+    // META-10
+    /// The client's self-description, for display and logging only.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.inner.meta.client_info.as_ref()
     }
@@ -212,6 +219,8 @@ impl RequestContext {
     pub fn principal(&self) -> Option<&Principal> {
         self.inner.principal.as_ref()
     }
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// The HTTP request head (method, URI, headers), on the HTTP transport.
     #[cfg(feature = "http")]
     pub fn http_parts(&self) -> Option<&http::request::Parts> {
@@ -226,19 +235,23 @@ impl RequestContext {
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
     }
+    // Foreign type: the server runs on tokio; handlers `select!` on this token and hand it to
+    // tokio-based code.
     /// A token that is cancelled with the request; hand it to spawned work.
     pub fn cancellation_token(&self) -> CancellationToken {
         self.inner.cancel.clone()
     }
 
-    /// The client's progress token, if it asked for progress (PROG-01).
+    // PROG-01
+    /// The client's progress token, if it asked for progress.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.inner.meta.progress_token.as_ref()
     }
 
+    // PROG-02, CANCEL-03
     /// Reports progress. A no-op unless the client sent a progress token;
-    /// values that do not increase are dropped (PROG-02); nothing is sent
-    /// after cancellation (CANCEL-03).
+    /// values that do not increase are dropped; nothing is sent
+    /// after cancellation.
     ///
     /// In a task, progress becomes the task's `statusMessage` instead (the
     /// request that created the task has been answered).
@@ -274,15 +287,17 @@ impl RequestContext {
         out.notify(Bytes::from(to_vec(&msg)));
     }
 
+    // LOG-01
     /// The log level the client asked for on this request (modern) or for
-    /// its session (handshake era). `None` means no log notifications (LOG-01).
+    /// its session (handshake era). `None` means no log notifications.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.inner.log_level
     }
 
+    // LOG-01, LOG-02, LOG-03
     /// Sends a `notifications/message` if the client opted in at or below
-    /// `level` (LOG-01, LOG-02). Logging must be declared in the server
-    /// capabilities (LOG-03); the builder does that when logging is enabled.
+    /// `level`. Logging must be declared in the server
+    /// capabilities; the builder does that when logging is enabled.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: serde_json::Value) {
         let (Some(min), Some(out)) = (self.inner.log_level, &self.inner.outbound) else {
             return;
@@ -301,27 +316,30 @@ impl RequestContext {
         self.inner.input.as_ref()
     }
 
+    // MRTR-08
     /// The state the handler attached to its previous `input_required`
-    /// answer, verified and unsealed by the server (MRTR-08).
+    /// answer, verified and unsealed by the server.
     pub fn state(&self) -> Option<&[u8]> {
         self.inner.state.as_deref()
     }
 
+    // MRTR-11
     /// Looks up the answer to input request `key`, decoded as `T`.
     ///
     /// Returns `Ok(Some(t))` when answered, `Ok(None)` when not answered yet
-    /// (or answered with a value of the wrong shape, which MRTR-11 says to
+    /// (or answered with a value of the wrong shape, which the specification says to
     /// re-request rather than trust).
     pub fn input<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         let v = self.inner.input.as_ref()?.get(key)?;
         T::deserialize(v).ok()
     }
 
+    // MRTR-04
     /// Asks for one input, or returns it when the client already answered.
     ///
     /// Use with `?`: without an answer this yields
     /// [`HandlerError::NeedInput`]. When the client's capabilities for this
-    /// request do not allow the request (MRTR-04) it yields -32021 instead.
+    /// request do not allow the request it yields -32021 instead.
     pub fn ask<T: DeserializeOwned>(
         &self,
         key: &str,
@@ -342,8 +360,9 @@ impl RequestContext {
         ))
     }
 
-    /// Asks several inputs at once, so the client can fulfil them together
-    /// (MRTR-05). Returns `Ok(())` when every key is answered; otherwise one
+    // MRTR-05
+    /// Asks several inputs at once, so the client can fulfil them together.
+    /// Returns `Ok(())` when every key is answered; otherwise one
     /// `NeedInput` naming all missing ones. Read the answers with [`Self::input`].
     pub fn ask_all(
         &self,
@@ -392,6 +411,8 @@ impl RequestContext {
         self.ask(key, InputRequest::Elicitation(params))
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Typed form elicitation: the requested schema is derived from `T`
     /// (a struct of string, number, boolean and enum fields; doc comments
     /// become field descriptions), and an accepted answer is read back

@@ -2,8 +2,9 @@
 //! a serialized JSON-RPC response (or an error object) out.
 //!
 //! Result shaping happens here, in one place: `resultType`, serverInfo and
-//! cache hints on modern results (RESULT-01, META-08, CACHE-01); nothing of
-//! that, and a per-revision sieve, on handshake-era results (LEGACY-25).
+//! cache hints on modern results; nothing of
+//! that, and a per-revision sieve, on handshake-era results.
+// RESULT-01, META-08, CACHE-01, LEGACY-25
 
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
@@ -35,8 +36,9 @@ use std::sync::Arc;
 /// A serialized JSON-RPC response, or the error to answer with.
 pub(crate) type Reply = Result<Bytes, ErrorObject>;
 
+// LEGACY-18
 /// Sends requests to the client and awaits the answers (handshake era only:
-/// sampling, elicitation, roots on the request's stream, LEGACY-18).
+/// sampling, elicitation, roots on the request's stream).
 pub(crate) trait ClientRequester: Send + Sync {
     /// Sends `method` with `params`; resolves with the client's result.
     fn request(&self, method: &'static str, params: Value)
@@ -161,7 +163,8 @@ impl Shared {
         }))
     }
 
-    /// Answers `initialize` (LEGACY-02): echo the requested version when
+    // LEGACY-02
+    /// Answers `initialize`: echo the requested version when
     /// served, else offer the newest handshake revision we serve.
     pub(crate) fn initialize(
         &self,
@@ -234,7 +237,8 @@ impl Shared {
         Bytes::from(out)
     }
 
-    /// Serializes an interim MRTR result: never cache hints (MRTR-12).
+    // MRTR-12
+    /// Serializes an interim MRTR result: never cache hints.
     pub(crate) fn finish_input_required(
         &self,
         id: &RequestId,
@@ -309,8 +313,9 @@ impl Shared {
         Ok(Bytes::from(to_vec(&OutgoingResult::new(id, &page))))
     }
 
+    // LEGACY-25
     /// One page of registered definitions: `item` copies a definition out
-    /// (and sieves it for the request's revision, LEGACY-25).
+    /// (and sieves it for the request's revision).
     fn page<D, T>(
         &self,
         all: &[D],
@@ -621,14 +626,15 @@ impl Shared {
         }
     }
 
-    /// Runs a handler under MRTR rules (MRTR-01…MRTR-15).
+    // MRTR-01…MRTR-15, MRTR-15
+    /// Runs a handler under MRTR rules.
     ///
     /// Modern: one round; an incoming `requestState` is verified and
     /// unsealed first (tampered, expired or mismatched → -32602); a
     /// `NeedInput` becomes an `InputRequiredResult` with freshly sealed state.
     /// Handshake era: the server fulfils `NeedInput` itself by sending the
     /// input requests to the client and calling the handler again, up to
-    /// ten rounds (MRTR-15).
+    /// ten rounds.
     #[allow(clippy::too_many_arguments)]
     async fn run_mrtr<T, F>(
         self: Arc<Self>,
@@ -759,7 +765,8 @@ enum Mrtr<T> {
     InputRequired(InputRequiredResult),
 }
 
-/// Sends every input request to the client concurrently (MRTR-13) and
+// MRTR-13
+/// Sends every input request to the client concurrently and
 /// collects the answers by key.
 async fn fulfil(
     req: Arc<dyn ClientRequester>,

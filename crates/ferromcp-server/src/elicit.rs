@@ -43,7 +43,8 @@ pub enum Elicited<T> {
     Cancelled,
 }
 
-/// Types a form field may have (ELICIT-04: a flat object of primitives).
+// ELICIT-04
+/// Types a form field may have (a flat object of primitives).
 const PRIMITIVES: [&str; 4] = ["string", "number", "integer", "boolean"];
 
 /// The form-mode params asking for a `T`: its JSON Schema (from `schemars`)

@@ -4,10 +4,11 @@ use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{InputRequest, InputRequests};
 use std::fmt;
 
+// TOOL-06
 /// What a handler returns instead of a result.
 ///
 /// - `?` on any `std::error::Error` gives [`HandlerError::Failed`]: for tools
-///   that becomes a result with `isError: true` the model can read (TOOL-06);
+///   that becomes a result with `isError: true` the model can read;
 ///   for other methods a -32603 error.
 /// - `?` on an [`ErrorObject`] gives [`HandlerError::Protocol`]: answered as
 ///   that JSON-RPC error (e.g. -32602, -32021).
@@ -115,7 +116,8 @@ impl<E: fmt::Display + 'static> IntoHandlerError for E {
     }
 }
 
-/// An interim "input required" answer under construction (MRTR-02).
+// MRTR-02
+/// An interim "input required" answer under construction.
 ///
 /// The server seals `state` into `requestState` (bound to the method, the
 /// tool/prompt name or resource URI and a digest of the arguments) and

@@ -32,13 +32,13 @@
 //!   reverse proxy.
 //! - `schema-validation`: tool arguments are checked against the tool's
 //!   `inputSchema` before the handler runs (failures are an `isError`
-//!   result, TOOL-06), `structuredContent` against the `outputSchema`
-//!   (-32603, TOOL-07), and schemas are compiled (so invalid ones rejected)
-//!   at registration (SCHEMA-02). Without it the SDK does no JSON Schema
+//!   result), `structuredContent` against the `outputSchema`
+//!   (-32603), and schemas are compiled (so invalid ones rejected)
+//!   at registration. Without it the SDK does no JSON Schema
 //!   validation: a typed handler still rejects arguments its parameter type
 //!   cannot deserialize (an `isError` result), but schema-only constraints
 //!   (`pattern`, `minimum`, `enum`, …) and output shapes are the handler's
-//!   job (TOOL-09). Turning it off takes the `jsonschema` engine and its
+//!   job. Turning it off takes the `jsonschema` engine and its
 //!   regex engines out of the binary (about 4.4 MB of a 7.8 MB text segment
 //!   and ~4.5 MB of idle RSS for a one-tool server).
 //! - `macros` (off by default): the `#[tool]`, `#[prompt]`, `#[resource]`
@@ -51,6 +51,7 @@
 //! Give shared state once with [`ServerBuilder::with_state`]; handlers take
 //! it as a [`State<T>`] parameter (`handler_with_state`) or read it with
 //! [`RequestContext::app_state`]. See [`State`].
+// TOOL-06, TOOL-07, SCHEMA-02, TOOL-09
 
 // Without a transport the dispatch core has no caller in this crate (a
 // backplane crate such as ferromcp-redis builds against the traits only).

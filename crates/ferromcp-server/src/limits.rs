@@ -7,8 +7,9 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Limits {
+    // HTTP-18
     /// Largest HTTP request body accepted; larger bodies get 413, enforced
-    /// while streaming (HTTP-18). Default 4 MiB.
+    /// while streaming. Default 4 MiB.
     pub max_body_bytes: usize,
     /// Longest stdio line accepted; longer lines are discarded with a -32600
     /// error and reading resumes at the next newline. Default 4 MiB.
@@ -35,10 +36,12 @@ pub struct Limits {
     pub session_idle_timeout: Duration,
     /// Concurrently open `subscriptions/listen` streams. Default 1 000.
     pub max_listen_streams: usize,
+    // SUB-13
     /// Notifications buffered per listen stream before it is ended as
-    /// overflowing (SUB-13). Default 256.
+    /// overflowing. Default 256.
     pub listen_backlog: usize,
-    /// SSE keep-alive comment interval (SSE-05). Default 15 s.
+    // SSE-05
+    /// SSE keep-alive comment interval. Default 15 s.
     pub sse_keepalive: Duration,
     /// A request whose handler has neither finished nor emitted a
     /// notification after this long is committed to SSE so keep-alives can
@@ -49,16 +52,18 @@ pub struct Limits {
     /// How long a server-to-client request (handshake era) waits for the
     /// client's answer. Default 5 minutes.
     pub client_request_timeout: Duration,
-    /// Keep-alive (LEGACY-06): on a handshake-era stdio connection, send the
+    // LEGACY-06
+    /// Keep-alive: on a handshake-era stdio connection, send the
     /// client a `ping` this often. Off (`None`) by default.
     pub keep_alive_interval: Option<Duration>,
     /// How long a keep-alive `ping` may go unanswered before the connection
     /// is ended as dead. Default 10 s.
     pub keep_alive_timeout: Duration,
+    // SUB-10
     /// Graceful drain (HTTP `serve*`): once the shutdown signal arrives, the
     /// listener is closed (new connections are refused, so a load balancer
-    /// moves on at once), open listen streams end with their final result
-    /// (SUB-10), and in-flight requests get this long to finish before the
+    /// moves on at once), open listen streams end with their final result,
+    /// and in-flight requests get this long to finish before the
     /// remaining connections are closed. Default 10 s.
     pub drain_timeout: Duration,
 }

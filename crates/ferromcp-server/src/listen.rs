@@ -1,6 +1,7 @@
-//! `subscriptions/listen` logic shared by the transports (SUB-*): which
+//! `subscriptions/listen` logic shared by the transports: which
 //! notifications a stream honours, the acknowledgement, and rendering of
-//! changes tagged with the subscription id (META-11).
+//! changes tagged with the subscription id.
+// SUB-*, META-11
 
 use crate::notify::Change;
 use crate::server::Shared;
@@ -13,7 +14,8 @@ use ferromcp_protocol::types::{
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenResult,
 };
 
-/// The subset of `requested` this server will deliver (SUB-03): types the
+// SUB-03
+/// The subset of `requested` this server will deliver: types the
 /// server does not support are left out.
 pub(crate) fn honoured(shared: &Shared, requested: &SubscriptionFilter) -> SubscriptionFilter {
     let yes =
@@ -33,7 +35,8 @@ pub(crate) fn honoured(shared: &Shared, requested: &SubscriptionFilter) -> Subsc
     }
 }
 
-/// The acknowledgement, the first message of a stream (SUB-03).
+// SUB-03
+/// The acknowledgement, the first message of a stream.
 pub(crate) fn acknowledgement(id: &RequestId, filter: &SubscriptionFilter) -> Bytes {
     let params = SubscriptionsAcknowledgedNotificationParams::new(id, filter.clone());
     Bytes::from(to_vec(&OutgoingNotification::new(
@@ -42,7 +45,8 @@ pub(crate) fn acknowledgement(id: &RequestId, filter: &SubscriptionFilter) -> By
     )))
 }
 
-/// The listen result ending a stream gracefully (SUB-10).
+// SUB-10
+/// The listen result ending a stream gracefully.
 pub(crate) fn ended(id: &RequestId) -> Bytes {
     Bytes::from(to_vec(&OutgoingResult::new(
         id,
@@ -64,8 +68,9 @@ fn matches_uri(subscribed: &[String], uri: &str) -> bool {
     })
 }
 
+// SUB-02
 /// Renders `change` for a listen stream with `filter`, tagged with the
-/// subscription id; `None` when the stream did not ask for it (SUB-02).
+/// subscription id; `None` when the stream did not ask for it.
 pub(crate) fn render_for_listen(
     change: &Change,
     filter: &SubscriptionFilter,

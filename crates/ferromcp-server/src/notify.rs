@@ -1,9 +1,10 @@
 //! Change-notification fan-out: list changes and resource updates, delivered
 //! to modern `subscriptions/listen` streams and to handshake-era session
-//! streams alike (ERA-12).
+//! streams alike.
 //!
 //! The [`ChangeBus`] trait is small so a shared backend (for many replicas
 //! behind a load balancer) can replace the in-process default later.
+// ERA-12
 
 use futures_util::future::BoxFuture;
 use std::fmt;
@@ -65,8 +66,11 @@ impl std::error::Error for PublishError {}
 pub trait ChangeBus: Send + Sync + 'static {
     /// Publishes a change to every current subscriber.
     fn publish(&self, change: Change);
+    // Foreign type: the bus contract is tokio broadcast's: bounded, and a lagging subscriber is
+    // told (`RecvError::Lagged`); ferromcp-redis implements it.
+    // SUB-13
     /// Subscribes; only changes published after this call are received
-    /// (subscribe before acknowledging a listen, SUB-13).
+    /// (subscribe before acknowledging a listen).
     fn subscribe(&self) -> broadcast::Receiver<Change>;
     /// Publishes and waits until the change has left this process (a
     /// shared bus: the backend accepted it), within a bounded time. The
@@ -78,9 +82,10 @@ pub trait ChangeBus: Send + Sync + 'static {
     }
 }
 
+// SUB-11/SUB-13
 /// The in-process bus: a bounded broadcast channel. A subscriber that falls
 /// more than `backlog` changes behind is told it lagged; listen streams end
-/// then (the client re-listens, SUB-11/SUB-13).
+/// then (the client re-listens).
 #[derive(Debug)]
 pub struct LocalBus {
     tx: broadcast::Sender<Change>,

@@ -1,4 +1,5 @@
-//! Prompts (PROMPT-*) and argument completion (CMPL-*).
+//! Prompts and argument completion.
+// PROMPT-*, CMPL-*
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
@@ -11,7 +12,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
-/// Prompt arguments: name → value (PROMPT-02).
+// PROMPT-02
+/// Prompt arguments: name → value.
 pub type PromptArgs = BTreeMap<String, String>;
 
 /// Conversion of a prompt handler's return value into a `prompts/get` result.
@@ -143,8 +145,9 @@ impl PromptBuilder {
         self.prompt.meta = Some(meta);
         self
     }
+    // PROMPT-03
     /// Declares an argument; required ones are checked before the handler
-    /// runs (missing → -32602, PROMPT-03).
+    /// runs (missing → -32602).
     pub fn argument(
         mut self,
         name: impl Into<String>,

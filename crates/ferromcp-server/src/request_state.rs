@@ -1,8 +1,8 @@
-//! Sealing of the multi round-trip `requestState` (MRTR-08, MRTR-09, STATE-06).
+//! Sealing of the multi round-trip `requestState`.
 //!
 //! A server answering `input_required` may hand the client an opaque
-//! `requestState` that the client echoes byte-for-byte on its retry (MRTR-06).
-//! The echo is attacker-controlled (MRTR-08), so this module seals the
+//! `requestState` that the client echoes byte-for-byte on its retry.
+//! The echo is attacker-controlled, so this module seals the
 //! application's own state bytes into an authenticated, encrypted token and
 //! verifies every echo before the application sees it again.
 //!
@@ -17,7 +17,7 @@
 //!   first key and opens with all of them).
 //! - The AES-256 key is derived from the 32-byte master secret with
 //!   HKDF-SHA256 (`info = "mcp-rs/request-state/v1/aes-256-gcm"`); the nonce is
-//!   96 random bits from the OS CSPRNG (STATE-06).
+//!   96 random bits from the OS CSPRNG.
 //! - The associated data is `"mcp-rs/request-state/v1." || kid`, so a token
 //!   cannot be moved to another format version or ring slot.
 //! - Base64url is the canonical unpadded form only: any non-canonical
@@ -43,13 +43,13 @@
 //!
 //! Tags are domain-separated hashes, so the envelope has a fixed size no
 //! matter how long a resource URI or principal is. Every claim is verified on
-//! [`StateSealer::open`] (MRTR-09); presence of the principal and of the
+//! [`StateSealer::open`]; presence of the principal and of the
 //! audience must match in both directions (fail closed).
 //!
 //! # Errors on the wire
 //!
 //! Every [`StateError`] maps to the same JSON-RPC error, -32602
-//! "Invalid or expired requestState" (MRTR-08 POLICY); the precise reason is
+//! "Invalid or expired requestState"; the precise reason is
 //! for server logs only ([`StateError::to_error_object`]).
 //!
 //! # Key ring and rotation
@@ -69,7 +69,7 @@
 //!
 //! Tokens are stateless, so by default an authentic token is accepted again
 //! while it is fresh. [`StateSealer::with_single_use`] turns on single-use
-//! enforcement (MRTR-09, "MUST when at-most-once semantics matter"): each
+//! enforcement ("MUST when at-most-once semantics matter"): each
 //! opened token is recorded by a SHA-256 digest until it expires (plus the
 //! skew allowance) and refused the second time ([`StateError::Replayed`]).
 //! The in-process record ([`crate::single_use::LocalSingleUse`]) is
@@ -80,6 +80,10 @@
 //! a store that cannot answer refuses the token with
 //! [`StateError::StoreUnavailable`] (-32603, HTTP 503 with `Retry-After`).
 //! With a remote store, open tokens with [`StateSealer::open_async`].
+// MRTR-08, MRTR-09, STATE-06, MRTR-06, MRTR-08 POLICY
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use std::fmt;
 use std::sync::Arc;
@@ -95,10 +99,12 @@ use sha2::{Digest, Sha256};
 
 use crate::single_use::{LocalSingleUse, SingleUseStore, StoreError, TokenId};
 
-/// The wire message for every rejected `requestState` (MRTR-08 POLICY).
+// MRTR-08 POLICY
+/// The wire message for every rejected `requestState`.
 pub const INVALID_STATE_MESSAGE: &str = "Invalid or expired requestState";
 
-/// Default lifetime of a sealed token: 10 minutes (MRTR-09 "short expiry").
+// MRTR-09
+/// Default lifetime of a sealed token: 10 minutes ("short expiry").
 pub const DEFAULT_TTL: Duration = Duration::from_secs(600);
 
 /// Default clock-skew allowance between the sealing and opening server.
@@ -256,7 +262,8 @@ struct RingKey {
     cipher: Aes256Gcm,
 }
 
-/// The master secrets a [`StateSealer`] uses (MRTR-08).
+// MRTR-08
+/// The master secrets a [`StateSealer`] uses.
 ///
 /// The first key seals; every key opens. Zero-downtime rotation, each step
 /// rolled out everywhere before the next: `[old, new]` → `[new, old]` →
@@ -276,9 +283,10 @@ impl fmt::Debug for KeyRing {
 }
 
 impl KeyRing {
+    // STATE-06
     /// A ring whose sealing key is `secret`, named `kid`.
     ///
-    /// `secret` must be 32 bytes of CSPRNG output (STATE-06), shared by every
+    /// `secret` must be 32 bytes of CSPRNG output, shared by every
     /// server instance that must open the tokens.
     pub fn new(kid: &str, secret: [u8; 32]) -> Result<Self, KeyRingError> {
         Ok(Self {
@@ -423,11 +431,12 @@ fn is_valid_kid(kid: &str) -> bool {
 // Binding
 // ---------------------------------------------------------------------------
 
-/// The originating request a token is bound to (MRTR-09).
+// MRTR-09, MRTR-06
+/// The originating request a token is bound to.
 ///
 /// Build it identically when sealing (from the request that returned
 /// `input_required`) and when opening (from the retry, which carries the same
-/// method and original params, MRTR-06).
+/// method and original params).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StateBinding<'a> {
     /// The JSON-RPC method (`tools/call`, `prompts/get`, `resources/read`).
@@ -436,7 +445,8 @@ pub struct StateBinding<'a> {
     pub target: &'a str,
     /// [`arguments_digest`] of the request's `arguments`.
     pub arguments_digest: [u8; 32],
-    /// The authenticated principal, when the transport has one (STATE-06).
+    // STATE-06
+    /// The authenticated principal, when the transport has one.
     pub principal: Option<&'a str>,
 }
 
@@ -457,7 +467,8 @@ impl<'a> StateBinding<'a> {
         }
     }
 
-    /// The binding of a request from its method and `params` (MRTR-09).
+    // MRTR-09
+    /// The binding of a request from its method and `params`.
     ///
     /// An allowlist per method, so a future wire field never silently joins
     /// the binding: `resources/read` binds `uri` (and no arguments); every
@@ -479,7 +490,8 @@ impl<'a> StateBinding<'a> {
     }
 }
 
-/// SHA-256 of the canonical JSON form of a request's `arguments` (MRTR-09).
+// MRTR-09
+/// SHA-256 of the canonical JSON form of a request's `arguments`.
 ///
 /// Canonical form: compact JSON with object keys sorted by their UTF-8 bytes
 /// at every depth, strings escaped as `serde_json` does, numbers written as
@@ -558,7 +570,8 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
 // Errors
 // ---------------------------------------------------------------------------
 
-/// A bound claim that differed between the token and the retry (MRTR-09).
+// MRTR-09
+/// A bound claim that differed between the token and the retry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum BindingField {
@@ -586,7 +599,8 @@ impl fmt::Display for BindingField {
     }
 }
 
-/// Why an echoed `requestState` was refused (MRTR-08).
+// MRTR-08
+/// Why an echoed `requestState` was refused.
 ///
 /// Every variant is answered on the wire with the same error
 /// ([`StateError::to_error_object`]); `Display` gives the log-only reason.
@@ -642,9 +656,10 @@ impl fmt::Display for StateError {
 impl std::error::Error for StateError {}
 
 impl StateError {
+    // MRTR-08 POLICY
     /// The wire error: -32602 "Invalid or expired requestState" with
     /// `data: {"reason": "invalid_request_state"}` for every variant but
-    /// [`StateError::StoreUnavailable`] (MRTR-08 POLICY, as the Python SDK).
+    /// [`StateError::StoreUnavailable`] (as the Python SDK).
     /// The specific reason is not included; log `self` instead. A wrong or
     /// unknown key, a tampered token and a replay all look the same.
     ///
@@ -735,7 +750,8 @@ impl SealError {
 // Sealer
 // ---------------------------------------------------------------------------
 
-/// Seals and opens `requestState` tokens (MRTR-08, MRTR-09).
+// MRTR-08, MRTR-09
+/// Seals and opens `requestState` tokens.
 ///
 /// Cheap to share behind an `Arc`; all methods take `&self`.
 #[derive(Debug)]
@@ -820,8 +836,9 @@ impl StateSealer {
         &self.ring
     }
 
+    // MRTR-08, MRTR-09
     /// Seals `state` (the application's own bytes, possibly empty) bound to
-    /// `binding`, expiring one TTL from now (MRTR-08, MRTR-09).
+    /// `binding`, expiring one TTL from now.
     pub fn seal(&self, binding: &StateBinding<'_>, state: &[u8]) -> Result<String, SealError> {
         let key = self.ring.sealing_key().ok_or(SealError::Crypto)?;
         let sealed_len = NONCE_LEN + HEADER_LEN + state.len() + TAG_LEN;
@@ -887,8 +904,9 @@ impl StateSealer {
         Ok(token)
     }
 
+    // MRTR-08, MRTR-09
     /// Verifies an echoed token against the retry's `binding` and returns the
-    /// state bytes it carries (MRTR-08, MRTR-09).
+    /// state bytes it carries.
     ///
     /// Checks, in order: length bound, format, key id, AEAD tag, envelope
     /// version, issued-at/expiry (with the skew allowance), then method,

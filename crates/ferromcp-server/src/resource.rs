@@ -1,4 +1,4 @@
-//! Resources and resource templates (RES-*).
+//! Resources and resource templates.
 //!
 //! A static resource has a fixed URI; a template (RFC 6570) serves a
 //! family of URIs and receives the variables it matched. Both are declared
@@ -28,6 +28,7 @@
 //!     .build();
 //! assert!(server.is_ok());
 //! ```
+// RES-*
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};

@@ -25,10 +25,12 @@ use std::sync::Arc;
 /// A registered tool with what the server precomputes for it.
 pub(crate) struct RegisteredTool {
     pub(crate) def: ToolDef,
-    /// The compiled `inputSchema` (TOOL-06, TOOL-09; feature `schema-validation`).
+    // TOOL-06, TOOL-09
+    /// The compiled `inputSchema` (feature `schema-validation`).
     #[cfg(feature = "schema-validation")]
     pub(crate) input: Option<Arc<jsonschema::Validator>>,
-    /// The compiled `outputSchema` (TOOL-07; feature `schema-validation`).
+    // TOOL-07
+    /// The compiled `outputSchema` (feature `schema-validation`).
     #[cfg(feature = "schema-validation")]
     pub(crate) output: Option<Arc<jsonschema::Validator>>,
     pub(crate) headers: Option<Arc<ParamHeaderMap>>,
@@ -189,9 +191,10 @@ impl Registry {
     }
 }
 
+// META-01, META-02
 /// The `_meta` an application gives a tool, prompt, resource or template
 /// must follow the key rules of every revision it may be served under
-/// (META-01, META-02: no non-spec key under a reserved prefix such as
+/// (no non-spec key under a reserved prefix such as
 /// `io.modelcontextprotocol/`): refused at registration, where the mistake
 /// is made, rather than sent to clients.
 fn check_meta(what: &str, meta: Option<&ferromcp_protocol::types::Meta>) -> Result<(), Error> {
@@ -250,7 +253,8 @@ fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
     })
 }
 
-/// Caching hints per cacheable method (CACHE-12), used when a handler sets none.
+// CACHE-12
+/// Caching hints per cacheable method, used when a handler sets none.
 #[derive(Debug, Clone)]
 pub struct CacheHints {
     /// `server/discover`.
@@ -323,7 +327,8 @@ impl Shared {
         self.registry.load()
     }
 
-    /// The capabilities this server declares (DISC-05): derived from what is
+    // DISC-05
+    /// The capabilities this server declares: derived from what is
     /// registered so declared capabilities always match behaviour.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
         let reg = self.registry();
@@ -423,7 +428,8 @@ impl Server {
         &self.shared.limits
     }
 
-    /// Adds a tool at run time and notifies subscribers (TOOL-01, SUB-12).
+    // TOOL-01, SUB-12
+    /// Adds a tool at run time and notifies subscribers.
     pub fn add_tool(&self, def: ToolDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
@@ -516,7 +522,8 @@ impl Server {
         )
     }
 
-    /// Tells subscribers that the resource at `uri` changed (SUB-12).
+    // SUB-12
+    /// Tells subscribers that the resource at `uri` changed.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
         self.shared.bus.publish(Change::ResourceUpdated(uri.into()));
     }
@@ -742,8 +749,9 @@ impl ServerBuilder {
         self.completion_needs = vec![StateNeed::of::<S>()];
         self
     }
+    // LOG-03
     /// Declares the `logging` capability so handlers may emit log
-    /// notifications to clients that ask for them (LOG-03).
+    /// notifications to clients that ask for them.
     pub fn logging(mut self, on: bool) -> Self {
         self.logging = on;
         self
@@ -764,7 +772,8 @@ impl ServerBuilder {
         self.declare.prompts = true;
         self
     }
-    /// Advertises an extension in `capabilities.extensions` (VER-07).
+    // VER-07
+    /// Advertises an extension in `capabilities.extensions`.
     pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
         self.extensions
             .get_or_insert_with(JsonObject::new)
@@ -793,7 +802,8 @@ impl ServerBuilder {
         self.state_ttl = ttl;
         self
     }
-    /// Makes every `requestState` single-use (MRTR-09, for tools with
+    // MRTR-09
+    /// Makes every `requestState` single-use (for tools with
     /// at-most-once semantics): a token is accepted once, remembering at most
     /// `max_tokens` unexpired ones per process (default off; see
     /// [`crate::request_state::StateSealer::with_single_use`] and
@@ -802,10 +812,11 @@ impl ServerBuilder {
         self.state_single_use = Some(max_tokens);
         self
     }
+    // MRTR-09
     /// Makes every `requestState` single-use, recorded in `store` instead of
     /// the in-process record: with a store shared by every replica (e.g.
-    /// `ferromcp_redis::RedisSingleUse`) a token is accepted once fleet-wide
-    /// (MRTR-09). Takes precedence over [`Self::state_single_use`]. A store
+    /// `ferromcp_redis::RedisSingleUse`) a token is accepted once fleet-wide.
+    /// Takes precedence over [`Self::state_single_use`]. A store
     /// that cannot answer refuses the retry with -32603 (HTTP 503 with
     /// `Retry-After`); see [`crate::single_use`].
     pub fn state_single_use_store(mut self, store: Arc<dyn SingleUseStore>) -> Self {
@@ -829,8 +840,9 @@ impl ServerBuilder {
         self.bus = Some(bus);
         self
     }
+    // META-08
     /// Whether to stamp `_meta["io.modelcontextprotocol/serverInfo"]` on
-    /// modern results (META-08). Default on.
+    /// modern results. Default on.
     pub fn stamp_server_info(mut self, on: bool) -> Self {
         self.stamp_server_info = on;
         self

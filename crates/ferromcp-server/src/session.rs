@@ -1,7 +1,8 @@
-//! Handshake-era session state (LEGACY-01…LEGACY-21): what `initialize`
+//! Handshake-era session state: what `initialize`
 //! negotiated and what later requests changed (`logging/setLevel`,
 //! `resources/subscribe`). Shared by the stdio transport (one session per
 //! process) and the HTTP transport (one per `Mcp-Session-Id`).
+// LEGACY-01…LEGACY-21
 
 use ferromcp_protocol::ProtocolVersion;
 use ferromcp_protocol::types::{
@@ -102,8 +103,9 @@ impl SessionState {
         }
     }
 
+    // SUB-12
     /// Whether an update of `uri` should reach this session: subscribed to it
-    /// or to a parent (SUB-12: the uri may be a sub-resource).
+    /// or to a parent (the uri may be a sub-resource).
     pub fn is_subscribed(&self, uri: &str) -> bool {
         self.subscriptions
             .lock()

@@ -57,7 +57,8 @@ pub struct SessionRecord {
     /// Subscribed resource URIs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
-    /// The subject of the principal that initialized it (STATE-06).
+    // STATE-06
+    /// The subject of the principal that initialized it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
 }

@@ -1,12 +1,14 @@
-//! What each handshake revision can understand of the newer wire
-//! (LEGACY-25): fields a 2025-06-18 or 2025-03-26 client does not know are
+//! What each handshake revision can understand of the newer wire:
+//! fields a 2025-06-18 or 2025-03-26 client does not know are
 //! removed from what it is sent. Used by the dispatcher (results), the
 //! registry (pre-serialized tool lists per level) and sessions.
+// LEGACY-25
 
 use ferromcp_protocol::ProtocolVersion;
 use ferromcp_protocol::types::{CallToolResult, Tool};
 
-/// How much of the newer wire a handshake revision understands (LEGACY-25).
+// LEGACY-25
+/// How much of the newer wire a handshake revision understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sieve {
     /// 2025-11-25 and modern: everything.

@@ -1,4 +1,4 @@
-//! Where single-use `requestState` tokens are recorded (MRTR-09).
+//! Where single-use `requestState` tokens are recorded.
 //!
 //! A [`crate::request_state::StateSealer`] with single use on asks a
 //! [`SingleUseStore`] to record each authentic, fresh, correctly bound token
@@ -23,6 +23,7 @@
 //! later: the token was not recorded as used. A full store
 //! ([`StoreError::is_full`]) keeps its historic answer,
 //! [`crate::request_state::StateError::ReplayStoreFull`].
+// MRTR-09
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -38,7 +39,8 @@ pub type TokenId = [u8; 32];
 /// store is unavailable.
 pub const RETRY_AFTER_SECS: u32 = 1;
 
-/// A record of consumed single-use tokens (MRTR-09).
+// MRTR-09
+/// A record of consumed single-use tokens.
 ///
 /// Implementations must be atomic: of any number of concurrent
 /// [`consume`](SingleUseStore::consume) calls for one token, across every

@@ -23,6 +23,9 @@
 //! let Ok(Elicited::Accepted(n)) = cx.elicit_form::<Name>("who", "Your name?") else { panic!() };
 //! assert_eq!(n.name, "Ada");
 //! ```
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::Server;
 use crate::context::{ContextParts, RequestContext};
@@ -110,6 +113,8 @@ impl ContextBuilder {
         self
     }
 
+    // Foreign type: the server runs on tokio; handlers `select!` on this token and hand it to
+    // tokio-based code.
     /// The token the context reports as cancelled once cancelled.
     pub fn cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = token;

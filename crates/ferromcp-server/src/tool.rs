@@ -21,7 +21,8 @@
 //!
 //! The params type derives the tool's `inputSchema` (JSON Schema 2020-12 via
 //! schemars); arguments are validated against it before the handler runs,
-//! and failures reach the model as an `isError` result (TOOL-06).
+//! and failures reach the model as an `isError` result.
+// TOOL-06
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
@@ -51,6 +52,7 @@ pub trait ToolHandler: Send + Sync + 'static {
     ) -> BoxFuture<Result<CallToolResult, HandlerError>>;
 }
 
+// TOOL-06
 /// Conversion of a handler's return value into a tool result.
 ///
 /// Implemented for text (`String`, `&'static str`), content blocks,
@@ -59,7 +61,7 @@ pub trait ToolHandler: Send + Sync + 'static {
 /// [`InputRequired`](crate::InputRequired) or anything `Display` (see
 /// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
 /// JSON-RPC error object becomes a result with `isError: true` carrying
-/// the message, which the model reads (TOOL-06).
+/// the message, which the model reads.
 pub trait IntoToolResult {
     /// Converts.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
@@ -95,8 +97,9 @@ impl IntoToolResult for Vec<ContentBlock> {
     }
 }
 
+// TOOL-07
 /// Structured output: serialized into `structuredContent`, with the same
-/// JSON as a text block for clients that read only content (TOOL-07).
+/// JSON as a text block for clients that read only content.
 #[derive(Debug, Clone)]
 pub struct Json<T>(pub T);
 
@@ -117,12 +120,15 @@ impl<T: IntoToolResult, E: IntoHandlerError> IntoToolResult for Result<T, E> {
     }
 }
 
+// TOOL-03
 /// Params type for tools without arguments: schema
-/// `{"type":"object","additionalProperties":false}` (TOOL-03).
+/// `{"type":"object","additionalProperties":false}`.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
+// Foreign type: tool and form schemas are derived with schemars; the crate re-exports `schemars` so
+// the versions match.
 impl JsonSchema for NoArgs {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "NoArgs".into()
@@ -192,7 +198,8 @@ impl ToolBuilder {
         self.tool.title = Some(t.into());
         self
     }
-    /// Behaviour hints (untrusted by clients, TOOL-08).
+    // TOOL-08
+    /// Behaviour hints (untrusted by clients).
     pub fn annotations(mut self, a: ToolAnnotations) -> Self {
         self.tool.annotations = Some(a);
         self
@@ -214,6 +221,8 @@ impl ToolBuilder {
         self.tool.output_schema = Some(schema);
         self
     }
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Derives the `outputSchema` from `T`.
     pub fn output<T: JsonSchema>(self) -> Self {
         let s = schema_object::<T>();
@@ -237,6 +246,8 @@ impl ToolBuilder {
         self
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Finishes with a typed handler: `async fn(P, RequestContext) -> R`.
     /// Unless [`Self::input_schema`] was called, the schema is derived from `P`.
     pub fn handler<P, F, Fut, R>(mut self, f: F) -> ToolDef
@@ -261,6 +272,8 @@ impl ToolBuilder {
         }
     }
 
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
     /// Finishes with a typed handler that also takes the server's
     /// application state: `async fn(State<S>, P, RequestContext) -> R`
     /// (see [`crate::State`]). `S` must have been given to
@@ -423,7 +436,8 @@ where
     }
 }
 
-/// The model-visible result for arguments that fail validation (TOOL-06).
+// TOOL-06
+/// The model-visible result for arguments that fail validation.
 pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "Invalid arguments: {detail}"

@@ -1,7 +1,8 @@
 //! The `_meta` an application puts on its tools, prompts, resources and
-//! templates follows the key rules (META-01, META-02): a misuse is refused
+//! templates follows the key rules: a misuse is refused
 //! when the server is built or the item added, with the key named
 //! (issue 13 item 12).
+// META-01, META-02
 
 use ferromcp_server::protocol::types::JsonObject;
 use ferromcp_server::protocol::types::Resource;

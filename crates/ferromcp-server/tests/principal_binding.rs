@@ -1,8 +1,9 @@
-//! Handles bound to the authenticated principal (STATE-06): handshake-era
-//! sessions answer 404 to any other principal (LEGACY-13), and a sealed
+//! Handles bound to the authenticated principal: handshake-era
+//! sessions answer 404 to any other principal, and a sealed
 //! MRTR `requestState` minted for one principal is refused (-32602) for
-//! another (MRTR-09). The principal is what an authentication layer (e.g.
+//! another. The principal is what an authentication layer (e.g.
 //! ferromcp-auth's `AuthLayer`) puts into the request extensions.
+// STATE-06, LEGACY-13, MRTR-09
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

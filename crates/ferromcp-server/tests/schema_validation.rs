@@ -1,5 +1,5 @@
-//! What the `schema-validation` feature changes (TOOL-06, TOOL-07, TOOL-09,
-//! SCHEMA-02). With it (the default), arguments failing a tool's
+//! What the `schema-validation` feature changes.
+//! With it (the default), arguments failing a tool's
 //! `inputSchema` never reach the handler and come back as an `isError`
 //! result, and `structuredContent` not matching the `outputSchema` is a
 //! -32603. Without it, the schema is only advertised: a typed handler still
@@ -8,6 +8,7 @@
 //! ways:
 //! `cargo nextest run -p ferromcp-server --test schema_validation` and
 //! `cargo nextest run -p ferromcp-server --test schema_validation --no-default-features --features http`.
+// TOOL-06, TOOL-07, TOOL-09, SCHEMA-02
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

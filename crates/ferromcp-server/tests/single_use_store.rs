@@ -1,8 +1,9 @@
-//! A pluggable single-use `requestState` store (MRTR-09) behind the HTTP
+//! A pluggable single-use `requestState` store behind the HTTP
 //! transport: only retry legs carrying a `requestState` reach it, a replay
 //! is refused like tampering (-32602, 400), and a store that cannot answer
 //! refuses the leg with -32603 and HTTP 503 + `Retry-After` without
 //! recording the token, so the same leg succeeds once the store is back.
+// MRTR-09
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -3,7 +3,7 @@
 //! with a short-lived JWT signed by its own key instead of a shared secret.
 //! Used by the `io.modelcontextprotocol/oauth-client-credentials` extension
 //! (SEP-1046, conformance `auth/client-credentials-jwt`) and available to
-//! every grant; AUTH-11 allows it for CIMD clients too.
+//! every grant; the specification allows it for CIMD clients too.
 //!
 //! The assertion's claims: `iss` = `sub` = the client id, `aud` = the
 //! authorization server's issuer identifier (RFC 7523bis; the token
@@ -11,6 +11,7 @@
 //! for servers that want the older form), `jti` random, `iat` now and `exp`
 //! [`PrivateKeyJwt::lifetime`] later (default
 //! [`DEFAULT_ASSERTION_LIFETIME`]).
+// AUTH-11
 
 use super::client_auth::{ClientAuthentication, TokenEndpointContext};
 use super::error::OAuthError;

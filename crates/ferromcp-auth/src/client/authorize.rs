@@ -1,5 +1,5 @@
 //! The user-agent step of the authorization-code flow, and the checks on
-//! what comes back (`state`, AUTH-26; RFC 9207 `iss`, AUTH-24).
+//! what comes back (`state`; RFC 9207 `iss`).
 //!
 //! An [`AuthorizationHandler`] starts a [`AuthorizationSession`] (which
 //! fixes the `redirect_uri`, e.g. by binding a loopback port), then is
@@ -13,6 +13,7 @@
 //!   fixed) port (RFC 8252 §7.3), lets a caller-supplied opener show the
 //!   URL (open a browser, print it), and waits, bounded by a timeout, for
 //!   the browser's redirect.
+// AUTH-26, AUTH-24
 
 use super::BoxFuture;
 use super::error::OAuthError;
@@ -39,7 +40,8 @@ pub trait AuthorizationHandler: Send + Sync + 'static {
     fn start(&self) -> BoxFuture<'_, Result<Box<dyn AuthorizationSession>, OAuthError>>;
     /// The redirect URIs this handler may use, for registration (RFC 7591).
     fn redirect_uris(&self) -> Vec<String>;
-    /// `application_type` for registration (AUTH-13): `native` by default.
+    // AUTH-13
+    /// `application_type` for registration: `native` by default.
     fn application_type(&self) -> &str {
         "native"
     }
@@ -82,9 +84,10 @@ impl CallbackParams {
         p
     }
 
+    // AUTH-26, AUTH-24
     /// Validates the response and returns the code. Order: `state`
-    /// (AUTH-26: a mismatching callback is discarded), then `iss`
-    /// (AUTH-24: before looking at `error*`, which is not acted on or
+    /// (a mismatching callback is discarded), then `iss`
+    /// (before looking at `error*`, which is not acted on or
     /// shown when `iss` is wrong), then `error`, then `code`.
     pub fn validate(
         &self,
@@ -113,7 +116,8 @@ impl CallbackParams {
     }
 }
 
-/// RFC 9207 as AUTH-24 states it: advertised + present → compare;
+// AUTH-24
+/// RFC 9207 as the specification states it: advertised + present → compare;
 /// advertised + absent → reject; not advertised + present → compare; not
 /// advertised + absent → proceed. Exact string comparison (no case
 /// folding, port elision, slash or percent normalization).

@@ -20,9 +20,10 @@
 //! [`is_use_dpop_nonce_challenge`].
 //!
 //! Tokens issued with `token_type: DPoP` are sent as `Authorization: DPoP
-//! <token>` (§7.1) by [`super::OAuthClient`]; AUTH-20 still applies to them
+//! <token>` (§7.1) by [`super::OAuthClient`]; the bearer-token rules still apply to them
 //! (no tokens in query strings, only to the server the token was minted
 //! for).
+// AUTH-20
 
 use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};

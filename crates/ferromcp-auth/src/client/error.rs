@@ -6,24 +6,31 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OAuthErrorKind {
+    // AUTH-28
     /// A URL was refused by the network policy (scheme, destination
-    /// address class, AUTH-28), before any connection was made.
+    /// address class), before any connection was made.
     Policy,
     /// The HTTP exchange failed (connect, timeout, size cap, redirect).
     Network,
+    // AUTH-05, AUTH-07
     /// Protected-resource or authorization-server metadata could not be
-    /// found or was unusable (AUTH-05, AUTH-07).
+    /// found or was unusable.
     Discovery,
-    /// The PRM `resource` does not identify the server (AUTH-06).
+    // AUTH-06
+    /// The PRM `resource` does not identify the server.
     ResourceMismatch,
-    /// The AS metadata `issuer` differs from the issuer used (AUTH-08).
+    // AUTH-08
+    /// The AS metadata `issuer` differs from the issuer used.
     IssuerMismatch,
-    /// The authorization server does not support PKCE `S256` (AUTH-23).
+    // AUTH-23
+    /// The authorization server does not support PKCE `S256`.
     Pkce,
-    /// No client identity could be obtained (AUTH-10…AUTH-15).
+    // AUTH-10…AUTH-15
+    /// No client identity could be obtained.
     Registration,
+    // AUTH-24, AUTH-26
     /// The authorization step failed: the user agent, a `state` or `iss`
-    /// mismatch (AUTH-24, AUTH-26), or an error response from the AS.
+    /// mismatch, or an error response from the AS.
     Authorization,
     /// The token endpoint refused or answered badly; `code` is the OAuth
     /// `error` when the AS sent one.
@@ -31,7 +38,8 @@ pub enum OAuthErrorKind {
         /// The OAuth error code (`invalid_grant`, …).
         code: Option<String>,
     },
-    /// The step-up attempt limit was reached (AUTH-19).
+    // AUTH-19
+    /// The step-up attempt limit was reached.
     StepUpLimit,
     /// The token store failed.
     Storage,
@@ -80,18 +88,20 @@ impl OAuthError {
         self.kind == OAuthErrorKind::Discovery
     }
 
-    /// Whether the PRM `resource` does not identify the server (AUTH-06).
+    // AUTH-06
+    /// Whether the PRM `resource` does not identify the server.
     pub fn is_resource_mismatch(&self) -> bool {
         self.kind == OAuthErrorKind::ResourceMismatch
     }
 
-    /// Whether the AS metadata `issuer` differs from the issuer used
-    /// (AUTH-08).
+    // AUTH-08
+    /// Whether the AS metadata `issuer` differs from the issuer used.
     pub fn is_issuer_mismatch(&self) -> bool {
         self.kind == OAuthErrorKind::IssuerMismatch
     }
 
-    /// Whether the authorization server lacks PKCE `S256` (AUTH-23).
+    // AUTH-23
+    /// Whether the authorization server lacks PKCE `S256`.
     pub fn is_pkce(&self) -> bool {
         self.kind == OAuthErrorKind::Pkce
     }
@@ -111,7 +121,8 @@ impl OAuthError {
         matches!(self.kind, OAuthErrorKind::Token { .. })
     }
 
-    /// Whether the step-up attempt limit was reached (AUTH-19).
+    // AUTH-19
+    /// Whether the step-up attempt limit was reached.
     pub fn is_step_up_limit(&self) -> bool {
         self.kind == OAuthErrorKind::StepUpLimit
     }

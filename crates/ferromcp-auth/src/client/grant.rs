@@ -23,10 +23,11 @@ pub struct GrantContext<'a> {
     pub metadata: &'a AuthServerMetadata,
     /// Where token requests go.
     pub token_endpoint: TokenEndpointContext,
-    /// The `resource` to send (PRM `resource`, exactly as published; AUTH-22).
-    /// For a 2025-03-26 server without PRM (LEGACY-26) it is the MCP
-    /// server URL; the authorization-code flow then sends no `resource`
-    /// (LEGACY-28), a grant decides for itself (the built-in ones, later
+    // AUTH-22, LEGACY-26, LEGACY-28
+    /// The `resource` to send (PRM `resource`, exactly as published).
+    /// For a 2025-03-26 server without PRM it is the MCP
+    /// server URL; the authorization-code flow then sends no `resource`,
+    /// a grant decides for itself (the built-in ones, later
     /// extensions, always send it).
     pub resource: &'a str,
     /// The scopes to request (`None`: leave `scope` out).

@@ -18,9 +18,10 @@
 //!   ID-JAG then goes to that server's token endpoint as a JWT-bearer grant.
 //!
 //! Every request carries `resource` = the MCP server's canonical URI
-//! exactly as its Protected Resource Metadata publishes it (AUTH-22). This
+//! exactly as its Protected Resource Metadata publishes it. This
 //! file builds the form parameters and reads the token-exchange answer; it
 //! does no I/O.
+// AUTH-22
 
 use super::BoxFuture;
 use super::client_auth::{ClientAuthentication, ClientSecret, TokenEndpointContext};
@@ -51,8 +52,9 @@ fn push_opt(form: &mut Form, name: &str, value: Option<&str>) {
     }
 }
 
+// AUTH-22
 /// `grant_type=client_credentials` with `scope` (when chosen) and
-/// `resource` (AUTH-22). Client authentication is added by the caller.
+/// `resource`. Client authentication is added by the caller.
 pub fn client_credentials_form(scope: Option<&str>, resource: &str) -> Form {
     let mut form = vec![("grant_type".into(), GRANT_CLIENT_CREDENTIALS.into())];
     push_opt(&mut form, "scope", scope);
@@ -60,8 +62,9 @@ pub fn client_credentials_form(scope: Option<&str>, resource: &str) -> Form {
     form
 }
 
+// AUTH-22
 /// The RFC 7523 §2.1 JWT-bearer grant with `assertion`, `scope` (when
-/// chosen) and `resource` (AUTH-22).
+/// chosen) and `resource`.
 pub fn jwt_bearer_form(assertion: &str, scope: Option<&str>, resource: &str) -> Form {
     let mut form = vec![
         ("grant_type".into(), GRANT_JWT_BEARER.into()),
@@ -184,7 +187,8 @@ struct Identity {
 }
 
 impl Identity {
-    /// AUTH-14: credentials configured for one issuer are never presented
+    // AUTH-14
+    /// Credentials configured for one issuer are never presented
     /// to another.
     fn check(&self, ctx: &GrantContext<'_>) -> Result<(), OAuthError> {
         match &self.issuer {
@@ -251,8 +255,8 @@ impl ClientCredentialsGrant {
         }
     }
 
-    /// Refuses to present the credentials to any issuer but `issuer`
-    /// (AUTH-14).
+    // AUTH-14
+    /// Refuses to present the credentials to any issuer but `issuer`.
     pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.id.issuer = Some(issuer.into());
         self
@@ -311,7 +315,8 @@ impl JwtBearerGrant {
         self
     }
 
-    /// Refuses every issuer but `issuer` (AUTH-14).
+    // AUTH-14
+    /// Refuses every issuer but `issuer`.
     pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.id.issuer = Some(issuer.into());
         self
@@ -394,7 +399,8 @@ impl EnterpriseManagedGrant {
         }
     }
 
-    /// Refuses every MCP authorization server but `issuer` (AUTH-14).
+    // AUTH-14
+    /// Refuses every MCP authorization server but `issuer`.
     pub fn only_for_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.id.issuer = Some(issuer.into());
         self

@@ -1,6 +1,9 @@
 //! The client flow's HTTP helper: one bounded exchange, never following
 //! redirects, every URL checked by the [`NetPolicy`] (and every resolved
 //! address by the [`GuardedResolver`]).
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::error::OAuthError;
 use super::form;
@@ -19,6 +22,8 @@ pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 256 * 1024;
 /// A complete HTTP response.
 #[derive(Debug, Clone)]
 pub struct HttpResponse {
+    // Foreign type: the OAuth HTTP plumbing speaks `http` types, like the rest of the HTTP stack
+    // (hyper, the MCP client transport).
     /// The status.
     pub status: StatusCode,
     /// The headers.
@@ -98,6 +103,8 @@ impl HttpClient {
         self.policy
     }
 
+    // Foreign type: the OAuth HTTP plumbing speaks `http` types, like the rest of the HTTP stack
+    // (hyper, the MCP client transport).
     /// Sends `request` (absolute URL) and reads the whole response.
     pub async fn send(&self, request: Request<Bytes>) -> Result<HttpResponse, OAuthError> {
         let url = request.uri().to_string();
@@ -132,8 +139,9 @@ impl HttpClient {
         self.get_with_headers(url, &[]).await
     }
 
+    // LEGACY-26
     /// `GET url` with `Accept: application/json` and extra `headers`
-    /// (e.g. `MCP-Protocol-Version` during discovery, LEGACY-26).
+    /// (e.g. `MCP-Protocol-Version` during discovery).
     pub async fn get_with_headers(
         &self,
         url: &str,

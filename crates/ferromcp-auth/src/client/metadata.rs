@@ -1,7 +1,11 @@
 //! Discovery documents as the client reads them: Protected Resource
 //! Metadata (RFC 9728) and authorization-server metadata (RFC 8414 /
 //! OpenID Connect Discovery), the well-known URLs to try, and the checks
-//! on what comes back (AUTH-05…AUTH-08).
+//! on what comes back.
+// AUTH-05…AUTH-08
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::error::{OAuthError, OAuthErrorKind};
 use crate::core::discovery::{self, AS_WELL_KNOWN, prm_url};
@@ -17,7 +21,8 @@ pub type ResourceMetadata = ProtectedResourceMetadata;
 /// Discovery document shares these members).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuthServerMetadata {
-    /// The issuer identifier; must equal the issuer used (AUTH-08).
+    // AUTH-08
+    /// The issuer identifier; must equal the issuer used.
     pub issuer: String,
     /// The authorization endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,7 +39,8 @@ pub struct AuthServerMetadata {
     /// Grant types the AS supports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_types_supported: Option<Vec<String>>,
-    /// PKCE methods; must list `S256` (AUTH-23).
+    // AUTH-23
+    /// PKCE methods; must list `S256`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code_challenge_methods_supported: Option<Vec<String>>,
     /// Token endpoint client authentication methods.
@@ -59,7 +65,8 @@ impl AuthServerMetadata {
             .is_some_and(|s| s.iter().any(|x| x == scope))
     }
 
-    /// AUTH-23: PKCE `S256` must be advertised; metadata without
+    // AUTH-23
+    /// PKCE `S256` must be advertised; metadata without
     /// `code_challenge_methods_supported`, or without `S256` in it, is refused.
     pub fn require_s256(&self) -> Result<(), OAuthError> {
         match &self.code_challenge_methods_supported {
@@ -85,7 +92,8 @@ pub(crate) fn split_url(url: &str) -> Result<(String, String), OAuthError> {
     discovery::split_url(url).map_err(OAuthError::config)
 }
 
-/// AUTH-05: where to look for the PRM document of the MCP endpoint
+// AUTH-05
+/// Where to look for the PRM document of the MCP endpoint
 /// `server_url`: the `resource_metadata` URL from `WWW-Authenticate` when
 /// given, else the path-inserted well-known URL (when the endpoint has a
 /// path), then the root one.
@@ -103,22 +111,25 @@ pub fn prm_urls(server_url: &str, from_challenge: Option<&str>) -> Result<Vec<St
     }
 }
 
-/// AUTH-07: the metadata URLs for `issuer`, in order. With a path
+// AUTH-07
+/// The metadata URLs for `issuer`, in order. With a path
 /// (`https://as/t1`): RFC 8414 path-inserted, OIDC path-inserted, OIDC
 /// path-appended. Without: RFC 8414, then OIDC.
 pub fn as_metadata_urls(issuer: &str) -> Result<Vec<String>, OAuthError> {
     discovery::as_metadata_urls(issuer).map_err(OAuthError::config)
 }
 
-/// The protocol revision whose authorization discovery LEGACY-26 follows.
+// LEGACY-26
+/// The protocol revision whose authorization discovery the fallback follows.
 pub const LEGACY_PROTOCOL_VERSION: &str = "2025-03-26";
 
-/// Whether the LEGACY-26 discovery fallback may apply to a server known to
+// LEGACY-26, AUTH-03, LEGACY-27
+/// Whether the 2025-03-26 discovery fallback may apply to a server known to
 /// speak `version` (`None`: not known yet, as on first contact, where the
 /// 401 comes before any `initialize` answer).
 ///
 /// Revisions up to 2025-03-26 predate Protected Resource Metadata; from
-/// 2025-06-18 a server MUST publish it (AUTH-03, LEGACY-27), so without it
+/// 2025-06-18 a server MUST publish it, so without it
 /// there is nothing to fall back to. A version that is not a
 /// `YYYY-MM-DD` date (a draft name) counts as newer.
 pub fn legacy_discovery_applies(version: Option<&str>) -> bool {
@@ -132,7 +143,8 @@ pub fn legacy_discovery_applies(version: Option<&str>) -> bool {
     date && v <= LEGACY_PROTOCOL_VERSION
 }
 
-/// LEGACY-26: the *authorization base URL* of the MCP endpoint
+// LEGACY-26
+/// The *authorization base URL* of the MCP endpoint
 /// `server_url`: the URL with its path (and query) removed,
 /// `scheme://authority`, no trailing slash. It is the issuer of a
 /// 2025-03-26 server's authorization server.
@@ -140,20 +152,22 @@ pub fn authorization_base_url(server_url: &str) -> Result<String, OAuthError> {
     Ok(split_url(server_url)?.0)
 }
 
-/// LEGACY-26: where a 2025-03-26 client looks for the AS metadata of the
+// LEGACY-26
+/// Where a 2025-03-26 client looks for the AS metadata of the
 /// authorization base URL `base`: `{base}/.well-known/oauth-authorization-server`
 /// (RFC 8414 only; the OpenID Connect location came with 2025-06-18).
 pub fn legacy_as_metadata_url(base: &str) -> String {
     format!("{base}{AS_WELL_KNOWN}")
 }
 
-/// LEGACY-26: the metadata a 2025-03-26 client assumes when the
+// LEGACY-26, AUTH-23
+/// The metadata a 2025-03-26 client assumes when the
 /// authorization base URL `base` publishes none: `{base}/authorize`,
 /// `{base}/token` and `{base}/register`, issuer `base`.
 ///
 /// Nothing else is known: no `code_challenge_methods_supported` (the
 /// client still uses PKCE `S256`, which 2025-03-26 makes mandatory, but
-/// cannot check support beforehand, so AUTH-23's refusal does not apply),
+/// cannot check support beforehand, so the refusal of servers without `S256` does not apply),
 /// no RFC 9207 `iss` support (an `iss` in the callback is still compared),
 /// no CIMD, no scopes.
 pub fn legacy_default_metadata(base: &str) -> AuthServerMetadata {
@@ -172,8 +186,9 @@ pub fn legacy_default_metadata(base: &str) -> AuthServerMetadata {
     }
 }
 
+// AUTH-22
 /// `scheme://host[:port]` lower-cased, default ports dropped, and the path
-/// without a trailing slash (AUTH-22's canonical form, for comparison).
+/// without a trailing slash (the canonical resource form, for comparison).
 fn canonical(url: &str) -> Option<(String, String, Option<u16>, String)> {
     let uri: http::Uri = url.parse().ok()?;
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
@@ -187,9 +202,10 @@ fn canonical(url: &str) -> Option<(String, String, Option<u16>, String)> {
     Some((scheme, host, port, path))
 }
 
-/// AUTH-06 (RFC 9728 §3.3, §7.3): whether the PRM `resource` identifies
+// AUTH-06, AUTH-22
+/// RFC 9728 §3.3, §7.3: whether the PRM `resource` identifies
 /// the MCP endpoint `server_url`. Same scheme, host and port (compared
-/// case-insensitively, default ports elided, AUTH-22), and the resource's
+/// case-insensitively, default ports elided), and the resource's
 /// path equal to the endpoint's path or a parent of it on a segment
 /// boundary (a server may publish its origin, or `/mcp` for `/mcp`).
 pub fn resource_matches(resource: &str, server_url: &str) -> bool {
@@ -202,7 +218,8 @@ pub fn resource_matches(resource: &str, server_url: &str) -> bool {
     r.3.is_empty() || s.3 == r.3 || s.3.starts_with(&format!("{}/", r.3))
 }
 
-/// AUTH-08: the document's `issuer` must equal the issuer used to build
+// AUTH-08
+/// The document's `issuer` must equal the issuer used to build
 /// the URL, by exact string comparison.
 pub fn check_issuer(meta: &AuthServerMetadata, expected: &str) -> Result<(), OAuthError> {
     if meta.issuer == expected {

@@ -1,4 +1,4 @@
-//! The OAuth 2.1 client flow (the MCP specification's *Authorization* section, client side; AUTH-05…AUTH-28),
+//! The OAuth 2.1 client flow (the MCP specification's *Authorization* section, client side),
 //! plugged into `ferromcp-client` through its [`ferromcp_client::HttpAuth`] hook.
 //!
 //! ```no_run
@@ -24,7 +24,7 @@
 //! ([`metadata`]: `resource_metadata` from the challenge, else the
 //! path-inserted then root well-known URL; the PRM `resource` must identify
 //! the server), AS metadata (RFC 8414 / OIDC with path insertion, exact
-//! `issuer`; for a 2025-03-26 server without PRM, LEGACY-26: RFC 8414
+//! `issuer`; for a 2025-03-26 server without PRM: RFC 8414
 //! metadata at the server's origin, else the default `/authorize`,
 //! `/token`, `/register` there, see
 //! [`OAuthClientBuilder::protocol_version`]), client identity ([`registration`]: pre-registered → CIMD →
@@ -68,6 +68,7 @@
 //!   [`grants::JwtBearerGrant`] (workload identity federation, SEP-1933)
 //!   and [`grants::EnterpriseManagedGrant`] (RFC 8693 ID-JAG exchange then
 //!   RFC 7523, SEP-990).
+// AUTH-05…AUTH-28, LEGACY-26
 
 pub mod assertion;
 pub mod authorize;

@@ -5,14 +5,15 @@
 //! AS metadata), so each fetch is checked twice:
 //!
 //! - [`NetPolicy::check_url`] before connecting: scheme (`https`, or `http`
-//!   only to loopback hosts when [`NetPolicy::allow_loopback`] is set,
-//!   AUTH-28), no userinfo, and IP-literal hosts classified;
+//!   only to loopback hosts when [`NetPolicy::allow_loopback`] is set),
+//!   no userinfo, and IP-literal hosts classified;
 //! - the resolver ([`GuardedResolver`]) at connect time: every address a
 //!   host name resolves to is classified and forbidden ones are dropped, so
 //!   a public name cannot point at `127.0.0.1` or `169.254.169.254` (DNS
 //!   answers are checked where they are used, not in a separate lookup).
 //!
 //! Redirects are never followed (see [`super::http::HttpClient`]).
+// AUTH-28
 
 use super::error::OAuthError;
 use std::future::Future;
@@ -133,6 +134,8 @@ impl NetPolicy {
         }
     }
 
+    // Foreign type: the OAuth HTTP plumbing speaks `http` types, like the rest of the HTTP stack
+    // (hyper, the MCP client transport).
     /// Checks `url` before any connection: absolute `https` (or `http` to a
     /// loopback host when loopback is allowed), no userinfo, no fragment,
     /// and an IP-literal host of an allowed class.
@@ -199,6 +202,8 @@ impl GuardedResolver {
 
 type Resolved = std::vec::IntoIter<SocketAddr>;
 
+// Foreign type: hyper-util's connector takes its DNS resolver as a tower `Service`; this is how the
+// SSRF policy sees resolved addresses.
 impl tower_service::Service<hyper_util::client::legacy::connect::dns::Name> for GuardedResolver {
     type Response = Resolved;
     type Error = std::io::Error;

@@ -27,7 +27,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Default bound on consecutive `insufficient_scope` step-ups (AUTH-19).
+// AUTH-19
+/// Default bound on consecutive `insufficient_scope` step-ups.
 pub const DEFAULT_MAX_STEP_UPS: u32 = 3;
 /// Default margin before expiry at which a token is refreshed.
 pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(30);
@@ -110,15 +111,17 @@ impl OAuthClientBuilder {
         self
     }
 
+    // AUTH-11
     /// The Client ID Metadata Document URL to use as `client_id` with
-    /// authorization servers that support CIMD (AUTH-11).
+    /// authorization servers that support CIMD.
     pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
         self.client_metadata_url = Some(url.into());
         self
     }
 
-    /// Credentials registered out of band with the AS `issuer` (AUTH-15);
-    /// used only with that issuer (AUTH-14).
+    // AUTH-15, AUTH-14
+    /// Credentials registered out of band with the AS `issuer`;
+    /// used only with that issuer.
     pub fn pre_registered(mut self, issuer: impl Into<String>, client: PreRegistered) -> Self {
         self.pre_registered.insert(issuer.into(), client);
         self
@@ -130,8 +133,9 @@ impl OAuthClientBuilder {
         self
     }
 
+    // AUTH-19
     /// Bound on consecutive step-up authorizations without a success in
-    /// between (default [`DEFAULT_MAX_STEP_UPS`], AUTH-19).
+    /// between (default [`DEFAULT_MAX_STEP_UPS`]).
     pub fn max_step_ups(mut self, n: u32) -> Self {
         self.max_step_ups = n;
         self
@@ -156,18 +160,19 @@ impl OAuthClientBuilder {
         self
     }
 
+    // LEGACY-26, AUTH-03, LEGACY-27
     /// The protocol version the server is known to speak (e.g. negotiated
     /// in an earlier session). Unknown by default: the first 401 comes
     /// before any `initialize` answer, and the version the client offers
     /// says nothing about the server's.
     ///
     /// It decides whether a server without Protected Resource Metadata is
-    /// taken for a 2025-03-26 server (LEGACY-26): when the version is
+    /// taken for a 2025-03-26 server: when the version is
     /// unknown, 2025-03-26 or older, the client then looks for AS metadata
     /// at the server's origin, else uses the default `/authorize`, `/token`
     /// and `/register` there, and sends this version (default
     /// `2025-03-26`) as `MCP-Protocol-Version` on that discovery request.
-    /// With 2025-06-18 or newer, which require PRM (AUTH-03, LEGACY-27),
+    /// With 2025-06-18 or newer, which require PRM,
     /// missing PRM is an error.
     pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
@@ -226,19 +231,22 @@ struct Config {
     protocol_version: Option<String>,
 }
 
+// AUTH-09, AUTH-14
 /// What the client knows about the current resource and its AS. Client
-/// identity and tokens belong to `issuer`; changing it drops them
-/// (AUTH-09, AUTH-14).
+/// identity and tokens belong to `issuer`; changing it drops them.
 #[derive(Default)]
 struct Session {
-    /// The PRM document; `None` for a 2025-03-26 server (LEGACY-26).
+    // LEGACY-26
+    /// The PRM document; `None` for a 2025-03-26 server.
     prm: Option<ResourceMetadata>,
+    // LEGACY-26
     /// What credentials are stored under: the PRM `resource`, or the
-    /// server URL (LEGACY-26).
+    /// server URL.
     resource: Option<String>,
     issuer: Option<String>,
     meta: Option<AuthServerMetadata>,
-    /// LEGACY-26: `meta` holds the assumed default endpoints. What to add
+    // LEGACY-26
+    /// `meta` holds the assumed default endpoints. What to add
     /// to an error from them, so a server that simply has no
     /// authorization is not reported as a broken `/register`.
     default_endpoints: Option<String>,
@@ -256,7 +264,8 @@ impl Session {
         })
     }
 
-    /// LEGACY-28: RFC 8707 `resource` is sent when the PRM was found (a
+    // LEGACY-28
+    /// RFC 8707 `resource` is sent when the PRM was found (a
     /// server of 2025-06-18 or newer always has one; without it the client
     /// is on the 2025-03-26 path, which has no resource indicators).
     fn resource_indicator(&self) -> Option<String> {
@@ -464,7 +473,8 @@ impl OAuthClient {
         Ok(())
     }
 
-    /// AUTH-10 order: pre-registered for this issuer, CIMD, a stored
+    // AUTH-10
+    /// The order: pre-registered for this issuer, CIMD, a stored
     /// registration, DCR; else an error asking for configuration.
     async fn ensure_client(
         &self,
@@ -861,7 +871,8 @@ impl HttpAuth for OAuthClient {
     }
 }
 
-/// The `MCP-Protocol-Version` header (sent during LEGACY-26 discovery).
+// LEGACY-26
+/// The `MCP-Protocol-Version` header (sent during 2025-03-26 discovery).
 const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
 /// What a metadata lookup found: the document, or nothing because every
@@ -873,38 +884,42 @@ enum Lookup<T> {
 
 /// A protected resource and its authorization server, as discovered.
 pub(crate) struct Discovered {
-    /// The PRM document; `None` on the LEGACY-26 path.
+    // LEGACY-26
+    /// The PRM document; `None` on the 2025-03-26 path.
     pub(crate) prm: Option<ResourceMetadata>,
     /// What credentials are stored under: the PRM `resource`, or on the
-    /// LEGACY-26 path the MCP server URL.
+    /// 2025-03-26 path the MCP server URL.
     pub(crate) resource: String,
-    /// The AS issuer: the PRM's first `authorization_servers` entry
-    /// (AUTH-09), or on the LEGACY-26 path the authorization base URL.
+    // AUTH-09
+    /// The AS issuer: the PRM's first `authorization_servers` entry,
+    /// or on the 2025-03-26 path the authorization base URL.
     pub(crate) issuer: String,
-    /// On the LEGACY-26 path: why the PRM was taken as absent.
+    /// On the 2025-03-26 path: why the PRM was taken as absent.
     legacy: Option<String>,
 }
 
 /// AS metadata as the flow uses it.
 pub(crate) struct DiscoveredAs {
-    /// The validated metadata, or the LEGACY-26 defaults.
+    // LEGACY-26
+    /// The validated metadata, or the 2025-03-26 defaults.
     pub(crate) meta: AuthServerMetadata,
-    /// When `meta` holds the LEGACY-26 default endpoints: a note saying
+    /// When `meta` holds the 2025-03-26 default endpoints: a note saying
     /// why (no PRM, no AS metadata), for errors from them.
     pub(crate) defaults: Option<String>,
 }
 
-/// Finds the resource's authorization server: the PRM (AUTH-05, AUTH-06)
-/// and its first authorization server (AUTH-09).
+// AUTH-05, AUTH-06, AUTH-09, LEGACY-26, AUTH-03, LEGACY-27
+/// Finds the resource's authorization server: the PRM
+/// and its first authorization server.
 ///
-/// LEGACY-26: when the server publishes no PRM (no `resource_metadata` in
+/// When the server publishes no PRM (no `resource_metadata` in
 /// the challenge, every well-known URL answering 4xx) and `version` (what
 /// the server is known to speak) is unknown or 2025-03-26 or older, the
 /// server is taken for a 2025-03-26 server: its authorization server is at
 /// its authorization base URL (the URL without its path). Any other
 /// failure (a PRM named in the challenge but unusable, a resource mismatch,
 /// a network or policy error, a 5xx) is an error, as is missing PRM for a
-/// 2025-06-18+ server (AUTH-03, LEGACY-27).
+/// 2025-06-18+ server.
 pub(crate) async fn discover_resource(
     http: &HttpClient,
     server_url: &str,
@@ -937,13 +952,14 @@ pub(crate) async fn discover_resource(
     })
 }
 
-/// Fetches and validates the metadata of `found`'s authorization server:
-/// AUTH-07/AUTH-08 for an issuer named by PRM.
+// AUTH-07/AUTH-08, LEGACY-26
+/// Fetches and validates the metadata of `found`'s authorization server,
+/// for an issuer named by PRM as RFC 8414 and OpenID Connect Discovery say.
 ///
-/// LEGACY-26 (no PRM): `{base}/.well-known/oauth-authorization-server`
+/// Without PRM (a 2025-03-26 server): `{base}/.well-known/oauth-authorization-server`
 /// only, with `MCP-Protocol-Version: <version>` (default `2025-03-26`);
-/// its `issuer` must be the authorization base URL exactly (RFC 8414 §3.3,
-/// AUTH-08). When it answers 4xx, the default endpoints
+/// its `issuer` must be the authorization base URL exactly (RFC 8414 §3.3).
+/// When it answers 4xx, the default endpoints
 /// ([`legacy_default_metadata`]); any other failure is an error that also
 /// names the missing PRM.
 pub(crate) async fn discover_as(
@@ -995,7 +1011,8 @@ pub(crate) async fn discover_as(
     }
 }
 
-/// Fetches the PRM document (AUTH-05) and checks its `resource` (AUTH-06).
+// AUTH-05, AUTH-06
+/// Fetches the PRM document and checks its `resource`.
 async fn fetch_prm(
     http: &HttpClient,
     server_url: &str,
@@ -1046,8 +1063,9 @@ async fn fetch_prm(
     }
 }
 
+// AUTH-07, AUTH-08
 /// Fetches AS metadata from `urls` in order, sending `headers`, and keeps
-/// the first document whose `issuer` is `issuer` (AUTH-07, AUTH-08).
+/// the first document whose `issuer` is `issuer`.
 async fn fetch_as(
     http: &HttpClient,
     issuer: &str,

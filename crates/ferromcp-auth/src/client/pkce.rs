@@ -1,5 +1,6 @@
-//! PKCE (RFC 7636, `S256` only: AUTH-23) and the random values of the
-//! authorization request (`state`, AUTH-26).
+//! PKCE (RFC 7636, `S256` only) and the random values of the
+//! authorization request (`state`).
+// AUTH-23, AUTH-26
 
 use super::error::OAuthError;
 use crate::core::b64;

@@ -22,6 +22,8 @@ pub trait RequestProof: Send + Sync + 'static {
         access_token: Option<&str>,
     ) -> Result<Vec<(String, String)>, OAuthError>;
 
+    // Foreign type: the OAuth HTTP plumbing speaks `http` types, like the rest of the HTTP stack
+    // (hyper, the MCP client transport).
     /// Sees the status and headers of an answer from `url` (e.g. to store a
     /// `DPoP-Nonce`). Default: nothing.
     fn observe(&self, _url: &str, _status: u16, _headers: &http::HeaderMap) {}

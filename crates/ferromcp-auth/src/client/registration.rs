@@ -1,5 +1,9 @@
 //! Client identity: pre-registered credentials, Client ID Metadata
-//! Documents and Dynamic Client Registration (AUTH-10…AUTH-15).
+//! Documents and Dynamic Client Registration.
+// AUTH-10…AUTH-15
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::client_auth::{self, ClientAuthentication, ClientSecret};
 use super::error::OAuthError;
@@ -9,7 +13,8 @@ use super::store::StoredClient;
 use serde::Deserialize;
 use std::sync::Arc;
 
-/// Credentials configured for one issuer (AUTH-15).
+// AUTH-15
+/// Credentials configured for one issuer.
 #[derive(Clone)]
 pub enum PreRegistered {
     /// A client id and secret; the method is chosen from the AS metadata
@@ -77,7 +82,8 @@ pub struct RegistrationRequest {
     pub client_name: String,
     /// `redirect_uris`.
     pub redirect_uris: Vec<String>,
-    /// `application_type` (AUTH-13): `native` or `web`.
+    // AUTH-13
+    /// `application_type`: `native` or `web`.
     pub application_type: String,
     /// `token_endpoint_auth_method`.
     pub token_endpoint_auth_method: String,
@@ -86,8 +92,9 @@ pub struct RegistrationRequest {
 }
 
 impl RegistrationRequest {
+    // AUTH-27
     /// The JSON body: `grant_types` always includes `refresh_token`
-    /// (AUTH-27: SHOULD request it; never assumed to be granted).
+    /// (SHOULD request it; never assumed to be granted).
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
             "client_name": self.client_name,
@@ -122,8 +129,9 @@ struct RegistrationError {
     error_description: Option<String>,
 }
 
+// AUTH-13
 /// Registers at `endpoint` (RFC 7591). A refusal names the AS's reason; a
-/// redirect-URI refusal says so (AUTH-13).
+/// redirect-URI refusal says so.
 pub async fn register(
     http: &HttpClient,
     endpoint: &str,

@@ -95,10 +95,11 @@ pub struct RevocationReport {
     pub warnings: Vec<String>,
 }
 
+// LEGACY-26
 /// Finds the credentials stored for the MCP endpoint `server_url` (its PRM
 /// `resource` and first authorization server, as
 /// [`super::OAuthClient`] keys them; for a 2025-03-26 server without PRM,
-/// the server URL and its authorization base URL, LEGACY-26) and revokes the refresh token, then
+/// the server URL and its authorization base URL) and revokes the refresh token, then
 /// the access token, at the AS's `revocation_endpoint`, authenticating
 /// with the stored registration. Nothing is deleted: the caller removes
 /// [`RevocationReport::key`] from the store afterwards.

@@ -1,12 +1,14 @@
-//! Scope selection (AUTH-17), step-up unions (AUTH-19) and
-//! `offline_access` (AUTH-27).
+//! Scope selection, step-up unions and
+//! `offline_access`.
+// AUTH-17, AUTH-19, AUTH-27
 
 /// The `offline_access` scope (OpenID Connect Core §11).
 pub const OFFLINE_ACCESS: &str = "offline_access";
 
-/// AUTH-17: the challenge's `scope` when present (authoritative for the
+// AUTH-17, AUTH-27
+/// The challenge's `scope` when present (authoritative for the
 /// operation), else all of the PRM's `scopes_supported`, else `None`
-/// (leave `scope` out). AUTH-27: `offline_access` is added when the AS
+/// (leave `scope` out). `offline_access` is added when the AS
 /// lists it and some scope is being requested, and removed when the AS
 /// does not list it.
 pub fn select(
@@ -40,7 +42,8 @@ pub fn with_offline_access(scopes: Vec<String>, as_supported: Option<&[String]>)
     out
 }
 
-/// AUTH-19: previously requested scopes followed by the challenged ones
+// AUTH-19
+/// Previously requested scopes followed by the challenged ones
 /// not already present (order kept, no duplicates).
 pub fn union(previous: &[String], challenged: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();

@@ -2,8 +2,9 @@
 //!
 //! Entries are keyed by authorization-server issuer *and* resource, so a
 //! registration or token obtained from one AS is never offered to another
-//! (AUTH-09, AUTH-14) and a token is only sent to the resource it was
-//! requested for (AUTH-20).
+//! and a token is only sent to the resource it was
+//! requested for.
+// AUTH-09, AUTH-14, AUTH-20
 
 use super::error::OAuthError;
 use super::token::StoredToken;
@@ -114,8 +115,9 @@ impl TokenStore for MemoryStore {
     }
 }
 
+// AUTH-28
 /// One JSON file per issuer/resource pair in a directory the caller picks
-/// (AUTH-28: secure storage). Files are written to a temporary name with
+/// (secure storage). Files are written to a temporary name with
 /// mode `0600` and renamed into place, so a reader never sees half a file;
 /// the directory is created with mode `0700`.
 #[derive(Debug, Clone)]

@@ -18,7 +18,8 @@ pub struct TokenResponse {
     /// Lifetime in seconds.
     #[serde(default)]
     pub expires_in: Option<u64>,
-    /// A refresh token, when issued (AUTH-27: never assumed).
+    // AUTH-27
+    /// A refresh token, when issued (never assumed).
     #[serde(default)]
     pub refresh_token: Option<String>,
     /// The granted scopes, when they differ from the requested ones.
@@ -43,7 +44,8 @@ pub struct StoredToken {
     pub access_token: String,
     /// `Bearer` or `DPoP`.
     pub token_type: String,
-    /// The refresh token (kept confidential, AUTH-27).
+    // AUTH-27
+    /// The refresh token (kept confidential).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
     /// When the access token expires (seconds since the Unix epoch).
@@ -114,8 +116,9 @@ struct ErrorResponse {
     error_description: Option<String>,
 }
 
+// AUTH-22
 /// Sends one token request: `params` (grant type and its parameters,
-/// including `resource`, AUTH-22) plus the client's authentication and,
+/// including `resource`) plus the client's authentication and,
 /// when given, a proof header for the token endpoint (`DPoP`).
 pub async fn token_request(
     http: &HttpClient,

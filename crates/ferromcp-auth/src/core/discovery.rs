@@ -1,7 +1,8 @@
 //! Well-known discovery URLs, for both halves: where a resource server
 //! serves its Protected Resource Metadata and a client looks for it
-//! (RFC 9728 §3.1, AUTH-04/AUTH-05), and where authorization-server
-//! metadata lives (RFC 8414 §3.1, OpenID Connect Discovery §4, AUTH-07).
+//! (RFC 9728 §3.1), and where authorization-server
+//! metadata lives (RFC 8414 §3.1, OpenID Connect Discovery §4).
+// AUTH-04/AUTH-05, AUTH-07
 
 /// The well-known path prefix of Protected Resource Metadata (RFC 9728 §3).
 pub const PRM_WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
@@ -30,8 +31,9 @@ pub(crate) fn prm_url(origin: &str, path: &str) -> String {
     format!("{origin}{PRM_WELL_KNOWN}{path}")
 }
 
+// AUTH-07
 /// The authorization-server metadata URLs for `issuer`, in the order of
-/// AUTH-07. With a path (`https://as/t1`): RFC 8414 path-inserted, OIDC
+/// With a path (`https://as/t1`): RFC 8414 path-inserted, OIDC
 /// path-inserted, OIDC path-appended. Without: RFC 8414, then OIDC. A
 /// trailing slash on the path is ignored, and so are a query and a
 /// fragment (which an issuer must not have, RFC 8414 §2).

@@ -4,8 +4,9 @@
 //! under a time limit, redirects never followed.
 //!
 //! The policies around it stay with each half: `resource::HyperFetch`
-//! refuses plain HTTP unless allowed (AUTH-28); `client::HttpClient`
+//! refuses plain HTTP unless allowed; `client::HttpClient`
 //! applies its `NetPolicy` to every URL and resolved address.
+// AUTH-28
 
 use bytes::Bytes;
 use http::{Request, Response};

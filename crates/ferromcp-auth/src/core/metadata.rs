@@ -1,5 +1,9 @@
 //! The Protected Resource Metadata document (RFC 9728 §2): the resource
-//! half serves it, the client half reads it (AUTH-03…AUTH-06).
+//! half serves it, the client half reads it.
+// AUTH-03…AUTH-06
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::{Deserialize, Serialize};
@@ -14,18 +18,22 @@ use serde::{Deserialize, Serialize};
 /// [`extra`](Self::extra) (empty when serving, so nothing extra is sent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProtectedResourceMetadata {
+    // AUTH-06
     /// The canonical resource URI (RFC 9728 §3.3: must match the URL the
-    /// document was discovered for; AUTH-06).
+    /// document was discovered for).
     pub resource: String,
+    // AUTH-03
     /// Issuer identifiers of the authorization servers that mint tokens for
-    /// this resource; at least one (AUTH-03).
+    /// this resource; at least one.
     #[serde(default)]
     pub authorization_servers: Vec<String>,
-    /// Scopes the resource understands (AUTH-17 uses them when a challenge
-    /// names none).
+    // AUTH-17
+    /// Scopes the resource understands (a client asks for them when a
+    /// challenge names none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scopes_supported: Option<Vec<String>>,
-    /// How tokens may be presented: only `["header"]` here (AUTH-20).
+    // AUTH-20
+    /// How tokens may be presented: only `["header"]` here.
     #[serde(
         default,
         deserialize_with = "lenient",

@@ -3,7 +3,7 @@
 //! - [`metadata`]: the Protected Resource Metadata document (RFC 9728 §2),
 //!   served by the resource half and read by the client half;
 //! - [`discovery`]: the well-known URLs (RFC 9728 §3.1, RFC 8414 §3.1,
-//!   OpenID Connect Discovery, AUTH-05/AUTH-07);
+//!   OpenID Connect Discovery);
 //! - [`fetch`]: the bounded HTTP exchange (hyper client, optional rustls,
 //!   response size and time caps) behind `resource::HyperFetch` and
 //!   `client::HttpClient`;
@@ -11,6 +11,7 @@
 //!
 //! Public items are re-exported from the paths they had before
 //! (`resource::…`, `client::…`); this module itself is private.
+// AUTH-05/AUTH-07
 
 pub(crate) mod b64;
 pub(crate) mod discovery;

@@ -49,6 +49,8 @@ pub const DEFAULT_MAX_PROOF_BYTES: usize = 8 * 1024;
 /// What the resource server accepts as a DPoP proof.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DpopPolicy {
+    // Foreign type: the JOSE algorithm names of jsonwebtoken, which verifies; re-exported as
+    // `resource::Algorithm`.
     /// Accepted proof algorithms (default ES256, ES384, PS256, PS384,
     /// PS512, RS256, RS384, RS512, EdDSA: asymmetric only).
     pub algorithms: Vec<Algorithm>,

@@ -21,6 +21,8 @@ impl std::fmt::Display for FetchError {
 
 impl std::error::Error for FetchError {}
 
+// Foreign type: requests and responses in `http` types with `Bytes` bodies, like the rest of the
+// HTTP stack (hyper, the MCP client transport), so any HTTP client can implement it.
 /// Performs one HTTP request and returns the whole response.
 ///
 /// Implementations must bound time and response size and must not follow
@@ -30,11 +32,12 @@ pub trait HttpFetch: Send + Sync + 'static {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>>;
 }
 
+// AUTH-28
 /// The built-in fetcher: hyper's pooled HTTP/1.1 client.
 ///
 /// HTTPS needs the crate feature `rustls` (ring, webpki roots). Plain
 /// `http://` is refused unless [`HyperFetch::allow_plain_http`] is set:
-/// authorization-server endpoints must use TLS (AUTH-28); plain HTTP is for
+/// authorization-server endpoints must use TLS; plain HTTP is for
 /// tests and trusted local networks only.
 #[derive(Clone)]
 pub struct HyperFetch {

@@ -13,19 +13,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+// AUTH-21
 /// Verifies tokens by POSTing them to the authorization server's
 /// introspection endpoint with this resource server's client credentials
 /// (HTTP Basic, RFC 6749 §2.3.1).
 ///
 /// A token is accepted only when the response says `"active": true` and
-/// its `aud` names this resource (RFC 8707, AUTH-21; a response without
+/// its `aud` names this resource (RFC 8707; a response without
 /// `aud` is refused unless [`IntrospectionVerifierBuilder::allow_missing_audience`]),
 /// `exp`/`nbf`/`iat` hold with the clock skew, and `iss` matches when an
 /// issuer is configured.
 ///
 /// Positive results are cached under a SHA-256 of the token (never the
 /// token itself) until the earlier of `exp` and the cache TTL; the cache is
-/// bounded. The token is sent only to the configured endpoint (AUTH-21).
+/// bounded. The token is sent only to the configured endpoint.
 pub struct IntrospectionVerifier {
     endpoint: String,
     authorization: String,
@@ -117,9 +118,10 @@ impl IntrospectionVerifierBuilder {
         self
     }
 
+    // AUTH-21
     /// Accept active tokens whose response has no `aud` at all (some
     /// authorization servers omit it). Off by default: without an audience
-    /// the token may have been minted for another resource (AUTH-21).
+    /// the token may have been minted for another resource.
     pub fn allow_missing_audience(mut self, allow: bool) -> Self {
         self.require_audience = !allow;
         self

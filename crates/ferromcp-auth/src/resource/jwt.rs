@@ -28,9 +28,10 @@ enum JwksSource {
     Static(String),
 }
 
+// AUTH-21
 /// Verifies JWT access tokens: signature with a key from the issuer's JWKS,
 /// then issuer, audience (this resource, RFC 8707), `exp`, `nbf`, `iat`
-/// with a configurable clock skew (AUTH-21).
+/// with a configurable clock skew.
 ///
 /// - Only asymmetric algorithms from a configured allow-list are accepted;
 ///   `none` cannot be expressed and HS* is refused at build time, so a
@@ -124,6 +125,8 @@ impl JwtVerifier {
     pub const DEFAULT_JWKS_REFETCH_INTERVAL: Duration = Duration::from_secs(30);
     /// Default cap on keys kept from one key set: 32.
     pub const DEFAULT_MAX_KEYS: usize = 32;
+    // Foreign type: the JOSE algorithm names of jsonwebtoken, which verifies; re-exported as
+    // `resource::Algorithm`.
     /// Algorithms accepted by default: RSA (PKCS#1 v1.5 and PSS), ECDSA
     /// P-256/P-384, Ed25519.
     pub const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
@@ -179,6 +182,8 @@ impl JwtVerifierBuilder {
         self
     }
 
+    // Foreign type: the JOSE algorithm names of jsonwebtoken, which verifies; re-exported as
+    // `resource::Algorithm`.
     /// The accepted signature algorithms (asymmetric only).
     pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
         self.algorithms = algorithms.into_iter().collect();
@@ -545,9 +550,10 @@ pub(crate) async fn get_json(fetch: &dyn HttpFetch, url: &str) -> Result<Bytes, 
     Ok(resp.into_body())
 }
 
+// AUTH-07, AUTH-08
 /// Authorization-server metadata for `issuer`: RFC 8414 then OpenID
-/// Connect discovery, path-inserted first (AUTH-07); the document's
-/// `issuer` must equal `issuer` exactly (AUTH-08).
+/// Connect discovery, path-inserted first; the document's
+/// `issuer` must equal `issuer` exactly.
 pub(crate) async fn discover(
     fetch: &dyn HttpFetch,
     issuer: &str,

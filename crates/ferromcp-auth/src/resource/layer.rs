@@ -1,5 +1,6 @@
 //! The bearer-token gate: a tower `Layer` that serves the metadata
-//! document, authenticates every request (LADDER-02) and enforces scopes.
+//! document, authenticates every request and enforces scopes.
+// LADDER-02
 
 use super::ConfigError;
 use super::dpop::{DpopChecker, DpopPolicy, ProofRejection, ProofTarget};
@@ -23,31 +24,36 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+// Foreign type: the request body a tower middleware hands on: the caller's body or the buffered
+// one, in http-body-util's types.
 /// The request body handed to the wrapped service: the original body, or
 /// the same bytes after the layer read them to find the operation.
 pub type GuardedBody<B> = Either<B, Full<Bytes>>;
 
+// Foreign type: the response body a tower middleware returns: the inner service's or the layer's
+// own, in http-body-util's types.
 /// The response body: the wrapped service's, or the layer's own (metadata,
 /// 401, 403, …).
 pub type GuardBody<RB> = Either<RB, Full<Bytes>>;
 
+// AUTH-03/AUTH-04, AUTH-20, AUTH-16, LEGACY-27, AUTH-21, AUTH-18
 /// Protects an HTTP service (normally `ferromcp_server::transport::http::McpService`)
 /// with OAuth 2.1 bearer tokens. See the [module docs](super) for an example.
 ///
 /// Per request, in order:
 /// 1. `GET`/`HEAD`/`OPTIONS` on `/.well-known/oauth-protected-resource` or
-///    its path-inserted form answer with the metadata document
-///    (AUTH-03/AUTH-04), unauthenticated.
+///    its path-inserted form answer with the metadata document,
+///    unauthenticated.
 /// 2. A token in the query string (`access_token=`) or more than one
-///    `Authorization` header → 400 `invalid_request` (AUTH-20).
-/// 3. No bearer token → 401 with `resource_metadata` and `scope`
-///    (AUTH-16, LEGACY-27); a malformed, invalid or expired one → 401
-///    `error="invalid_token"` (AUTH-21); verifier unavailable → 503.
+///    `Authorization` header → 400 `invalid_request`.
+/// 3. No bearer token → 401 with `resource_metadata` and `scope`;
+///    a malformed, invalid or expired one → 401
+///    `error="invalid_token"`; verifier unavailable → 503.
 /// 4. Scopes: the endpoint's, plus the method's, plus the tool's for
 ///    `tools/call`; missing any → 403 `error="insufficient_scope"` naming
-///    every scope the operation needs (AUTH-18).
+///    every scope the operation needs.
 /// 5. Otherwise the `Authorization` header is removed (the token never
-///    reaches handlers or anything upstream, AUTH-21), an
+///    reaches handlers or anything upstream), an
 ///    `ferromcp_protocol::Principal` (the type `ferromcp_server::Principal` names) is
 ///    inserted into the request extensions, and the wrapped service is
 ///    called.
@@ -238,6 +244,8 @@ impl AuthLayer {
         &self.shared.metadata_url
     }
 
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// The metadata document as an HTTP response, for mounting it yourself
     /// (e.g. in an axum router) when [`AuthLayerBuilder::serve_metadata`]
     /// is off.
@@ -267,8 +275,9 @@ fn collect(scopes: impl IntoIterator<Item = impl Into<String>>) -> Vec<String> {
 }
 
 impl AuthLayerBuilder {
+    // AUTH-03
     /// Adds an authorization server (issuer identifier) to the metadata
-    /// document; at least one is required (AUTH-03).
+    /// document; at least one is required.
     pub fn authorization_server(mut self, issuer: impl Into<String>) -> Self {
         self.authorization_servers.push(issuer.into());
         self
@@ -307,7 +316,8 @@ impl AuthLayerBuilder {
         self
     }
 
-    /// Scope hierarchy (AUTH-18): a token granted `scope` also satisfies
+    // AUTH-18
+    /// Scope hierarchy: a token granted `scope` also satisfies
     /// requirements for each of `implied` (transitively).
     pub fn scope_implies(
         mut self,
@@ -318,9 +328,10 @@ impl AuthLayerBuilder {
         self
     }
 
+    // AUTH-16
     /// Scopes named in 401 challenges. Default: the endpoint scopes plus,
     /// when the request's `Mcp-Method` / `Mcp-Name` headers name an
-    /// operation, that operation's scopes (AUTH-16).
+    /// operation, that operation's scopes.
     pub fn challenge_scopes(mut self, scopes: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.challenge_scopes = Some(collect(scopes));
         self
@@ -364,16 +375,17 @@ impl AuthLayerBuilder {
         self
     }
 
+    // LADDER-09
     /// Take a modern request's operation from its `Mcp-Method` / `Mcp-Name`
     /// headers instead of reading the body (default on).
     ///
     /// Used only when the request is certain to be served on the modern
     /// wire, where the MCP server rejects any header that disagrees with
-    /// the body (LADDER-09): exactly one `MCP-Protocol-Version` naming a
+    /// the body: exactly one `MCP-Protocol-Version` naming a
     /// modern revision, no `Mcp-Session-Id`, exactly one `Mcp-Method` (and
     /// `Mcp-Name` for `tools/call`). Handshake-era requests and batches
     /// are always read from the body. Turn this off when the wrapped
-    /// service does not enforce LADDER-09.
+    /// service does not reject headers that disagree with the body.
     pub fn trust_routing_headers(mut self, on: bool) -> Self {
         self.trust_routing_headers = on;
         self
@@ -473,6 +485,8 @@ impl AuthLayerBuilder {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<S> tower_layer::Layer<S> for AuthLayer {
     type Service = RequireBearer<S>;
 
@@ -500,6 +514,8 @@ impl<S: std::fmt::Debug> std::fmt::Debug for RequireBearer<S> {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<S, B, RB> tower_service::Service<Request<B>> for RequireBearer<S>
 where
     S: tower_service::Service<Request<GuardedBody<B>>, Response = Response<RB>>
@@ -609,8 +625,9 @@ fn header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     Some((method, tool))
 }
 
+// LADDER-09
 /// The operation, when the request is certain to take the modern path
-/// (whose ladder rejects headers that disagree with the body, LADDER-09).
+/// (whose ladder rejects headers that disagree with the body).
 fn trusted_header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
     let version = std::str::from_utf8(single(headers, MCP_PROTOCOL_VERSION)?).ok()?;
     if !ProtocolVersion::parse(version).is_some_and(ProtocolVersion::is_modern) {
@@ -804,7 +821,8 @@ fn metadata_response(shared: &Shared, method: &Method) -> Response<Full<Bytes>> 
     r
 }
 
-/// Scopes for a 401 challenge; never `offline_access` (AUTH-16).
+// AUTH-16
+/// Scopes for a 401 challenge; never `offline_access`.
 fn challenge_scopes(shared: &Shared, headers: &HeaderMap) -> Vec<String> {
     let mut out = match &shared.challenge_scopes {
         Some(s) => s.clone(),

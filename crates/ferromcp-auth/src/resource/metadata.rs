@@ -1,17 +1,19 @@
-//! The canonical resource URI (AUTH-22) and the Protected Resource Metadata
-//! document (RFC 9728, AUTH-03/AUTH-04).
+//! The canonical resource URI and the Protected Resource Metadata
+//! document (RFC 9728).
+// AUTH-22, AUTH-03/AUTH-04
 
 use super::ConfigError;
 pub use crate::core::discovery::PRM_WELL_KNOWN;
 use crate::core::discovery::prm_url;
 pub use crate::core::metadata::ProtectedResourceMetadata;
 
-/// This server's canonical resource URI (RFC 8707, AUTH-22): absolute,
+// AUTH-22, AUTH-21
+/// This server's canonical resource URI (RFC 8707): absolute,
 /// lowercase scheme and host, no default port, no fragment, no query, no
 /// trailing slash, e.g. `https://mcp.example.com/mcp`.
 ///
 /// It is the `resource` of the metadata document, the audience every token
-/// must carry (AUTH-21), and the base of the metadata URL. The metadata URL
+/// must carry, and the base of the metadata URL. The metadata URL
 /// is derived from it, never from the request's `Host` header.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ResourceUri {
@@ -21,8 +23,9 @@ pub struct ResourceUri {
 }
 
 impl ResourceUri {
+    // AUTH-22
     /// Parses and canonicalizes `input`. Uppercase scheme and host are
-    /// accepted and lowered (AUTH-22); a trailing slash and a default port
+    /// accepted and lowered; a trailing slash and a default port
     /// (`:443` for https, `:80` for http) are dropped; fragments, queries,
     /// userinfo and schemes other than `http`/`https` are rejected.
     pub fn parse(input: &str) -> Result<Self, ConfigError> {

@@ -5,19 +5,17 @@
 //!
 //! - serves its Protected Resource Metadata (RFC 9728) at
 //!   `/.well-known/oauth-protected-resource` and at the path-inserted form
-//!   `/.well-known/oauth-protected-resource/<mcp path>` (AUTH-03, AUTH-04);
+//!   `/.well-known/oauth-protected-resource/<mcp path>`;
 //! - answers requests without a valid bearer token with 401 and
 //!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`
-//!   (`error="invalid_token"` when a token was presented; AUTH-16,
-//!   AUTH-21, LEGACY-27), and requests lacking scopes with 403
-//!   `error="insufficient_scope"` naming every scope the operation needs
-//!   (AUTH-18);
+//!   (`error="invalid_token"` when a token was presented),
+//!   and requests lacking scopes with 403
+//!   `error="insufficient_scope"` naming every scope the operation needs;
 //! - hands handlers the caller as `ctx.principal()` (a
 //!   [`ferromcp_protocol::Principal`], re-exported as `ferromcp_server::Principal`,
 //!   with the token's subject, scopes and client id), never the token
-//!   itself (AUTH-21). The server binds MRTR
-//!   `requestState` and handshake-era sessions to `principal.subject`
-//!   (STATE-06, MRTR-09).
+//!   itself. The server binds MRTR
+//!   `requestState` and handshake-era sessions to `principal.subject`.
 //!
 //! Tokens are checked by a [`TokenVerifier`]: [`JwtVerifier`] (signed JWTs,
 //! keys from the issuer's JWKS) or [`IntrospectionVerifier`] (RFC 7662), or
@@ -63,6 +61,7 @@
 //! two well-known paths to the same layered service (or turn
 //! [`AuthLayerBuilder::serve_metadata`] off and serve
 //! [`AuthLayer::metadata_response`] from your own route).
+// AUTH-03, AUTH-04, AUTH-16, AUTH-21, LEGACY-27, AUTH-18, STATE-06, MRTR-09
 
 mod dpop;
 mod fetch;

@@ -1,5 +1,6 @@
 //! The pluggable token verifier and the claim rules shared by the built-in
-//! verifiers (OAuth 2.1 §5.2, RFC 9068, RFC 7662, AUTH-21).
+//! verifiers (OAuth 2.1 §5.2, RFC 9068, RFC 7662).
+// AUTH-21
 
 use ferromcp_protocol::Principal;
 use serde_json::{Map, Value};
@@ -8,8 +9,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub use crate::core::BoxFuture;
 
+// AUTH-21
 /// What a verifier learned from a valid access token. It never holds the
-/// token itself (AUTH-21).
+/// token itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct VerifiedToken {
@@ -102,12 +104,13 @@ impl std::fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
+// AUTH-21
 /// Checks a bearer token. Implement it to plug in any token format; the
 /// crate ships [`JwtVerifier`](super::JwtVerifier) and
 /// [`IntrospectionVerifier`](super::IntrospectionVerifier).
 ///
 /// An implementation must validate the audience (the token was minted for
-/// this resource, RFC 8707), expiry and issuer (AUTH-21), and must not send
+/// this resource, RFC 8707), expiry and issuer, and must not send
 /// the token anywhere except to its own authorization server.
 pub trait TokenVerifier: Send + Sync + 'static {
     /// Verifies `token` (the bearer credential, without the scheme).

@@ -2,23 +2,25 @@
 //! `TCP_NODELAY`.
 //!
 //! - Every message is its own POST with `Accept: application/json,
-//!   text/event-stream` and `Content-Type: application/json` (HTTP-02,
-//!   HTTP-03) plus the MCP headers the core computed (HTTP-04).
+//!   text/event-stream` and `Content-Type: application/json`
+//!   plus the MCP headers the core computed.
 //! - Answers may be JSON or SSE, matched case-insensitively without
-//!   parameters (HTTP-07); SSE goes through [`crate::sse::SseParser`].
-//! - A 202 to a request is an error for it (HTTP-19); a non-2xx carrying a
-//!   JSON-RPC error surfaces that error, re-keyed to the request id
-//!   (HTTP-20); any other non-2xx is a local transport error (ERR-07).
+//!   parameters; SSE goes through [`crate::sse::SseParser`].
+//! - A 202 to a request is an error for it; a non-2xx carrying a
+//!   JSON-RPC error surfaces that error, re-keyed to the request id;
+//!   any other non-2xx is a local transport error.
 //! - Redirects are never followed, so credentials never reach another origin.
-//! - Handshake era: `Mcp-Session-Id` is captured and echoed (LEGACY-13),
+//! - Handshake era: `Mcp-Session-Id` is captured and echoed,
 //!   404 on a session request means the session expired, a standalone GET
-//!   stream carries unrelated messages (LEGACY-15), a broken POST stream is
-//!   resumed with `Last-Event-ID` after the server's `retry` (LEGACY-17),
-//!   and `close` DELETEs the session (LEGACY-14).
-//! - Dropping an exchange aborts its HTTP request (HTTP-15, CANCEL-01).
+//!   stream carries unrelated messages, a broken POST stream is
+//!   resumed with `Last-Event-ID` after the server's `retry`,
+//!   and `close` DELETEs the session.
+//! - Dropping an exchange aborts its HTTP request.
 //! - Every request goes through [`Sender`], which applies the optional
-//!   [`HttpAuth`] hook: its headers on every request (AUTH-20), and a
+//!   [`HttpAuth`] hook: its headers on every request, and a
 //!   bounded re-send after it renewed credentials on a 401/403.
+// HTTP-02, HTTP-03, HTTP-04, HTTP-07, HTTP-19, HTTP-20, ERR-07, LEGACY-13, LEGACY-15, LEGACY-17,
+// LEGACY-14, HTTP-15, CANCEL-01, AUTH-20
 
 use super::{AbortOnDrop, Exchange, Outbound, Transport, TransportKind};
 use crate::auth::{AuthChallenge, AuthDecision, AuthError, AuthRequest, HttpAuth};
@@ -66,9 +68,10 @@ fn header_pairs(headers: &http::HeaderMap) -> Vec<(String, String)> {
 }
 
 impl Sender {
+    // AUTH-20, AUTH-19
     /// Sends the request `make` builds (called again for every re-send),
     /// with the hook's headers; on 401/403 asks the hook whether to retry,
-    /// at most `max_auth_retries` times (AUTH-20, AUTH-19).
+    /// at most `max_auth_retries` times.
     pub(crate) async fn send(
         &self,
         mut make: impl FnMut() -> Result<Request<Full<Bytes>>>,
@@ -165,8 +168,9 @@ pub(crate) struct HttpLimits {
 }
 
 impl HttpLimits {
+    // LEGACY-17
     /// The delay before reconnecting: the server's `retry` (already capped
-    /// by the parser) or the default, never below the floor (LEGACY-17).
+    /// by the parser) or the default, never below the floor.
     fn reconnect_delay(&self, parser: &SseParser) -> Duration {
         parser
             .retry()
@@ -228,8 +232,9 @@ pub(crate) fn origin(uri: &Uri) -> String {
     )
 }
 
+// HTTP-07
 /// Whether a `Content-Type` value names `mime` (case-insensitive, parameters
-/// ignored; HTTP-07).
+/// ignored).
 pub(crate) fn is_media_type(value: Option<&HeaderValue>, mime: &str) -> bool {
     value
         .and_then(|v| v.to_str().ok())
@@ -275,8 +280,9 @@ pub(crate) struct HttpTransport {
 }
 
 impl HttpTransport {
+    // AUTH-20
     /// A transport for `url`; `extra` headers go on every request
-    /// (e.g. `Authorization`, AUTH-20).
+    /// (e.g. `Authorization`).
     pub(crate) fn new(
         sender: Sender,
         url: Uri,
@@ -379,7 +385,8 @@ impl Inner {
         Ok((resp, had_session))
     }
 
-    /// Turns a non-2xx answer into the error to report (HTTP-20, LEGACY-13).
+    // HTTP-20, LEGACY-13
+    /// Turns a non-2xx answer into the error to report.
     async fn failure(
         &self,
         resp: Response<Incoming>,
@@ -580,7 +587,8 @@ impl Inner {
         Ok(()) // the channel closes without a response: the request is lost (HTTP-13)
     }
 
-    /// The handshake-era standalone GET stream (LEGACY-15), reconnecting
+    // LEGACY-15
+    /// The handshake-era standalone GET stream, reconnecting
     /// after `retry` with `Last-Event-ID` while the server keeps it open.
     async fn get_stream(self: Arc<Self>, headers: Vec<(String, String)>) {
         let mut parser = SseParser::new(self.limits.max_event, self.limits.retry_cap);

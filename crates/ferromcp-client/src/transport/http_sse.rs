@@ -1,6 +1,7 @@
-//! The deprecated HTTP+SSE transport of 2024-11-05, used only as a fallback
-//! (ERA-10): `GET` the URL for an SSE stream whose first event, `endpoint`,
+//! The deprecated HTTP+SSE transport of 2024-11-05, used only as a fallback:
+//! `GET` the URL for an SSE stream whose first event, `endpoint`,
 //! names where to POST messages; every answer then arrives on that stream.
+// ERA-10
 
 use super::http::{HttpLimits, Sender, is_media_type, origin, read_body};
 use super::router::{CancelFn, CancelGuard, Router};

@@ -6,7 +6,8 @@
 //! yields an [`Exchange`]: the messages related to it (notifications,
 //! handshake-era server requests, then its response). Dropping an exchange
 //! before its response cancels the request the transport's way: an aborted
-//! HTTP exchange (HTTP-15) or `notifications/cancelled` on stdio (CANCEL-02).
+//! HTTP exchange or `notifications/cancelled` on stdio.
+// HTTP-15, CANCEL-02
 
 use crate::error::Result;
 use crate::message::Inbound;
@@ -29,7 +30,8 @@ pub enum TransportKind {
     Stdio,
     /// Streamable HTTP.
     Http,
-    /// The deprecated HTTP+SSE transport of 2024-11-05 (ERA-10).
+    // ERA-10
+    /// The deprecated HTTP+SSE transport of 2024-11-05.
     HttpSse,
     /// An in-process transport (tests).
     Memory,
@@ -49,11 +51,13 @@ pub(crate) struct Outbound {
     /// MCP request headers (HTTP only): `MCP-Protocol-Version`,
     /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`.
     pub headers: Vec<(String, String)>,
+    // LEGACY-05, DISC-07
     /// Whether dropping the exchange early should cancel the request
-    /// (never for `initialize` (LEGACY-05) or `server/discover` (DISC-07)).
+    /// (never for `initialize` or `server/discover`).
     pub cancellable: bool,
+    // SSE-07
     /// Whether a broken SSE response may be resumed with `Last-Event-ID`
-    /// (handshake era only; SSE-07).
+    /// (handshake era only).
     pub resumable: bool,
 }
 
@@ -71,26 +75,31 @@ pub(crate) struct Exchange {
 pub(crate) trait Transport: Send + Sync + 'static {
     /// Sends a request and returns the exchange for it.
     fn request(&self, out: Outbound) -> BoxFuture<'_, Result<Exchange>>;
+    // LEGACY-10
     /// Sends a notification, or (handshake era) a response to a server
-    /// request (LEGACY-10).
+    /// request.
     fn send(&self, out: Outbound) -> BoxFuture<'_, Result<()>>;
     /// Messages not related to any request (stdio notifications and server
     /// requests, the handshake-era GET stream); taken once by the core.
     fn take_unsolicited(&self) -> Option<mpsc::Receiver<Inbound>>;
     /// The kind of wire.
     fn kind(&self) -> TransportKind;
+    // CACHE-05
     /// A string naming the server (origin or command line), used to
-    /// partition caches (CACHE-05).
+    /// partition caches.
     fn identity(&self) -> String;
+    // CACHE-08
     /// The private-cache partition the authorization hook derives from
-    /// its current credentials (CACHE-08); `None` without a hook.
+    /// its current credentials; `None` without a hook.
     fn auth_partition(&self) -> Option<String> {
         None
     }
+    // LEGACY-15
     /// Handshake era: the session is initialized; open what the transport
-    /// opens then (the HTTP GET stream, LEGACY-15).
+    /// opens then (the HTTP GET stream).
     fn session_started(&self, _headers: Vec<(String, String)>) {}
-    /// Handshake era: forget the session (before re-initializing, LEGACY-13).
+    // LEGACY-13
+    /// Handshake era: forget the session (before re-initializing).
     fn reset_session(&self) {}
     /// Shuts the transport down (DELETE the session, stop the child).
     fn close(&self) -> BoxFuture<'_, ()>;

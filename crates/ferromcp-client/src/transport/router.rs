@@ -1,8 +1,9 @@
 //! Correlation for message-stream transports (stdio, HTTP+SSE), where every
 //! server message arrives on one stream: responses go to their request by
-//! `id` (STDIO-06), progress by `progressToken` (the client uses the request
+//! `id`, progress by `progressToken` (the client uses the request
 //! id as token), listen-stream notifications by `subscriptionId`; everything
 //! else (server requests, unrelated notifications) is unsolicited.
+// STDIO-06
 
 use crate::error::{Error, Result};
 use crate::message::Inbound;

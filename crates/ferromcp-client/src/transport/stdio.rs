@@ -1,11 +1,10 @@
-//! stdio: the server is a child process speaking newline-delimited JSON-RPC
-//! (STDIO-01).
+//! stdio: the server is a child process speaking newline-delimited JSON-RPC.
 //!
 //! The child runs in its own process group, so shutdown reaches every process
-//! it started. `close` follows STDIO-08: close stdin, wait, SIGTERM the group,
+//! it started. `close` follows the spec's shutdown order: close stdin, wait, SIGTERM the group,
 //! wait, SIGKILL it, and reap the child. Dropping the transport without
 //! `close` kills the group at once; tokio reaps the child (no zombies).
-//! stderr is forwarded, discarded or captured line by line (STDIO-04: never
+//! stderr is forwarded, discarded or captured line by line (never
 //! an error signal; captured lines are decoded lossily and cut at
 //! `max_line_bytes`, so a hostile server cannot stall or bloat the capture).
 //!
@@ -15,6 +14,7 @@
 //! requests with a size-limit error and ends the connection; a line that is
 //! not a valid JSON-RPC message but names a pending request's id fails that
 //! request at once; other garbage is skipped.
+// STDIO-01, STDIO-08, STDIO-04
 
 use super::router::{CancelFn, CancelGuard, Router};
 use super::{Exchange, Outbound, Transport, TransportKind};
@@ -90,7 +90,8 @@ impl StdioCommand {
 pub(crate) struct StdioLimits {
     /// Largest stdout (and captured stderr) line.
     pub max_line: usize,
-    /// Grace period of each shutdown step (STDIO-08).
+    // STDIO-08
+    /// Grace period of each shutdown step.
     pub grace: Duration,
     /// Messages queued for the child's stdin.
     pub write_queue: usize,
@@ -327,7 +328,8 @@ async fn read_lines(out: impl AsyncRead + Unpin, max_line: usize, router: &Route
     }
 }
 
-/// Hands each stderr line to `cb`: decoded lossily (STDIO-04: stderr is
+// STDIO-04
+/// Hands each stderr line to `cb`: decoded lossily (stderr is
 /// free-form), a line longer than `max_line` cut there and the rest of it
 /// skipped, so neither bad bytes nor an endless line stall the child.
 async fn capture_stderr(

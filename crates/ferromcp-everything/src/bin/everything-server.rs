@@ -38,7 +38,7 @@
 //! either, the key is random per process. `MCP_STATE_TTL_MS` sets the token
 //! lifetime (whole seconds, at least one). `MCP_STATE_SINGLE_USE` (a number
 //! of tokens) makes every `requestState` single-use, remembering at most
-//! that many unexpired tokens (MRTR-09); with `--redis` the record is in
+//! that many unexpired tokens; with `--redis` the record is in
 //! Redis, shared by every replica.
 //!
 //! `--redis redis://HOST:PORT/DB` (feature `redis`) shares the change bus
@@ -46,6 +46,7 @@
 //! replicas; it refuses to start without `MCP_STATE_KEYS`/`MCP_STATE_KEY`.
 //! `MCP_REDIS_PREFIX` sets the key/channel prefix (default `mcp:`),
 //! `MCP_REPLICA_ID` this replica's id (default random).
+// MRTR-09
 
 use ferromcp_everything::config::{RedisOptions, state_key_ring, with_redis};
 use ferromcp_server::Limits;

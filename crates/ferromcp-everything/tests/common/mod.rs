@@ -468,7 +468,8 @@ impl StdioPipe {
         self.send_line(v.to_string().as_bytes());
     }
 
-    /// The next stdout line as JSON; panics if it is not JSON (STDIO-02) or
+    // STDIO-02
+    /// The next stdout line as JSON; panics if it is not JSON or
     /// nothing arrives within `within`.
     pub fn recv_within(&self, within: Duration) -> Value {
         let line = self

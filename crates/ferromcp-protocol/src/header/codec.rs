@@ -1,4 +1,4 @@
-//! The header value codec shared by `Mcp-Name` and `Mcp-Param-*` (HDR-06…HDR-10).
+//! The header value codec shared by `Mcp-Name` and `Mcp-Param-*`.
 //!
 //! A value travels *plain* when it is already a safe HTTP field value, and
 //! otherwise as `=?base64?<B64>?=`, where `<B64>` is the canonical RFC 4648
@@ -6,19 +6,22 @@
 //!
 //! Encoding never fails. Decoding is strict: anything that is not exactly
 //! what [`encode_header_value`] could have produced for *some* string is
-//! "no value" (`None`), which never equals a body value (HDR-09), so a
+//! "no value" (`None`), which never equals a body value, so a
 //! server rejects it with -32020.
 //!
 //! The base64 codec is written here (no dependency) and is canonical in both
 //! directions: [`base64_decode`] accepts exactly the strings
 //! [`base64_encode`] produces.
+// HDR-06…HDR-10, HDR-09
 
 use std::borrow::Cow;
 use std::fmt;
 
-/// Opening marker of an encoded value; exact and lowercase (HDR-07).
+// HDR-07
+/// Opening marker of an encoded value; exact and lowercase.
 pub const SENTINEL_PREFIX: &str = "=?base64?";
-/// Closing marker of an encoded value; exact (HDR-07).
+// HDR-07
+/// Closing marker of an encoded value; exact.
 pub const SENTINEL_SUFFIX: &str = "?=";
 
 /// The RFC 4648 §4 standard alphabet.
@@ -87,7 +90,8 @@ pub fn base64_encode(input: &[u8]) -> String {
     out
 }
 
-/// Strictly decodes canonical RFC 4648 standard base64 (HDR-09).
+// HDR-09
+/// Strictly decodes canonical RFC 4648 standard base64.
 ///
 /// Returns `None` unless `input` is exactly what [`base64_encode`] produces
 /// for some byte string: length a multiple of 4, only the standard alphabet,
@@ -150,15 +154,17 @@ pub fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+// HDR-10
 /// True when `raw` contains only bytes RFC 9110 allows in a field value we
-/// accept: visible ASCII 0x21–0x7E, SP and HTAB (HDR-10). `obs-text`
+/// accept: visible ASCII 0x21–0x7E, SP and HTAB. `obs-text`
 /// (0x80–0xFF), DEL and every other control byte are rejected. The empty
 /// value is valid.
 pub fn is_valid_field_value(raw: &[u8]) -> bool {
     raw.iter().all(|&b| matches!(b, 0x20..=0x7E | b'\t'))
 }
 
-/// True when `value` starts with `=?base64?` and ends with `?=` (HDR-08).
+// HDR-08
+/// True when `value` starts with `=?base64?` and ends with `?=`.
 ///
 /// This is the *encoder's* test and deliberately lets the markers overlap
 /// (`"=?base64?="` counts), so no decoder, however it splits the markers,
@@ -167,7 +173,8 @@ pub fn is_sentinel_shaped(value: &[u8]) -> bool {
     value.starts_with(SENTINEL_PREFIX.as_bytes()) && value.ends_with(SENTINEL_SUFFIX.as_bytes())
 }
 
-/// True when [`encode_header_value`] sends `value` unchanged (HDR-06, HDR-08):
+// HDR-06, HDR-08
+/// True when [`encode_header_value`] sends `value` unchanged:
 /// every char is 0x20–0x7E, the first and last are not a space, and the
 /// value is not sentinel-shaped. The empty string is plain.
 pub fn is_plain_header_value(value: &str) -> bool {
@@ -178,14 +185,15 @@ pub fn is_plain_header_value(value: &str) -> bool {
         && !is_sentinel_shaped(bytes)
 }
 
-/// Encodes `value` for `Mcp-Name` / `Mcp-Param-*` (HDR-06, HDR-08).
+// HDR-06, HDR-08; handbook Appendix C.8 (empty fields)
+/// Encodes `value` for `Mcp-Name` / `Mcp-Param-*`.
 ///
 /// Plain values are borrowed unchanged; anything else becomes
 /// `=?base64?<standard padded base64 of the UTF-8 bytes>?=`. The result is
 /// always a safe field value: only 0x20–0x7E, no leading or trailing space.
 ///
 /// The empty string stays empty (the conformance suite expects an empty
-/// header for `""`; REQUIREMENTS Appendix C.8 notes that some stacks drop
+/// header for `""`; note that some HTTP stacks drop
 /// empty fields, which a server then reports as a missing header).
 pub fn encode_header_value(value: &str) -> Cow<'_, str> {
     if is_plain_header_value(value) {
@@ -206,14 +214,18 @@ pub fn wrap_base64(bytes: &[u8]) -> String {
     out
 }
 
-/// Why a received header value has no decoded value (HDR-09, HDR-10).
+// HDR-09, HDR-10
+/// Why a received header value has no decoded value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DecodeError {
-    /// A plain value contains a byte outside visible ASCII / SP / HTAB (HDR-10).
+    // HDR-10
+    /// A plain value contains a byte outside visible ASCII / SP / HTAB.
     InvalidCharacters,
-    /// A `=?base64?…?=` payload is not canonical standard padded base64 (HDR-09).
+    // HDR-09
+    /// A `=?base64?…?=` payload is not canonical standard padded base64.
     InvalidBase64,
-    /// A base64 payload decodes to bytes that are not UTF-8 (HDR-09).
+    // HDR-09
+    /// A base64 payload decodes to bytes that are not UTF-8.
     InvalidUtf8,
 }
 
@@ -229,21 +241,23 @@ impl fmt::Display for DecodeError {
 
 impl std::error::Error for DecodeError {}
 
+// HDR-07
 /// The payload between the markers when `raw` is wrapped as
-/// `=?base64?<payload>?=` with exact lowercase markers that do not overlap
-/// (HDR-07); `None` for a plain value.
+/// `=?base64?<payload>?=` with exact lowercase markers that do not overlap;
+/// `None` for a plain value.
 pub fn sentinel_payload(raw: &[u8]) -> Option<&[u8]> {
     raw.strip_prefix(SENTINEL_PREFIX.as_bytes())?
         .strip_suffix(SENTINEL_SUFFIX.as_bytes())
 }
 
+// HDR-05, HDR-07, HDR-09, HDR-10
 /// Decodes a received `Mcp-Name` / `Mcp-Param-*` value, reporting why it
-/// has no value on failure. `raw` must already be OWS-trimmed (HDR-05).
+/// has no value on failure. `raw` must already be OWS-trimmed.
 ///
-/// - Wrapped in the exact lowercase markers (HDR-07): the payload must be
-///   canonical standard base64 ([`base64_decode`]) of UTF-8 (HDR-09).
+/// - Wrapped in the exact lowercase markers: the payload must be
+///   canonical standard base64 ([`base64_decode`]) of UTF-8.
 /// - Otherwise the value is literal and must contain only visible ASCII,
-///   SP and HTAB (HDR-10); it is borrowed, not copied. Uppercase markers,
+///   SP and HTAB; it is borrowed, not copied. Uppercase markers,
 ///   a missing suffix and similar near-misses are literal values.
 pub fn try_decode_header_value(raw: &[u8]) -> Result<Cow<'_, str>, DecodeError> {
     if let Some(payload) = sentinel_payload(raw) {
@@ -261,7 +275,8 @@ pub fn try_decode_header_value(raw: &[u8]) -> Result<Cow<'_, str>, DecodeError> 
         .map_err(|_| DecodeError::InvalidCharacters)
 }
 
-/// Decodes a received `Mcp-Name` / `Mcp-Param-*` value (HDR-07…HDR-10).
+// HDR-07…HDR-10
+/// Decodes a received `Mcp-Name` / `Mcp-Param-*` value.
 ///
 /// `None` means "no value": it must never compare equal to a body value, so
 /// the server rejects the request with -32020. See

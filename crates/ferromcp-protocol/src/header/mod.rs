@@ -1,4 +1,4 @@
-//! The one header codec shared by client emit and server validate (HDR-*).
+//! The one header codec shared by client emit and server validate.
 //!
 //! - [`codec`]: `=?base64?…?=` value encoding/decoding and header-value safety.
 //! - [`x_mcp_header`]: validation of `x-mcp-header` annotations in a tool's
@@ -7,26 +7,33 @@
 //!   validation of received headers against arguments (server).
 //!
 //! Header lists are passed as [`HeaderList`], a raw list of lines (not a
-//! folded map) so duplicates stay visible (LADDER-07, HDR-19).
+//! folded map) so duplicates stay visible.
+// HDR-*, LADDER-07, HDR-19
 
 pub mod codec;
 pub mod params;
 pub mod x_mcp_header;
 
-/// `MCP-Protocol-Version` (HDR-01).
+// HDR-01
+/// `MCP-Protocol-Version`.
 pub const MCP_PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
-/// `Mcp-Method` (HDR-02).
+// HDR-02
+/// `Mcp-Method`.
 pub const MCP_METHOD: &str = "Mcp-Method";
-/// `Mcp-Name` (HDR-03).
+// HDR-03
+/// `Mcp-Name`.
 pub const MCP_NAME: &str = "Mcp-Name";
-/// `Mcp-Session-Id` (handshake era, LEGACY-12).
+// LEGACY-12
+/// `Mcp-Session-Id` (handshake era).
 pub const MCP_SESSION_ID: &str = "Mcp-Session-Id";
-/// Prefix of custom parameter headers, `Mcp-Param-<Name>` (HDR-15).
+// HDR-15
+/// Prefix of custom parameter headers, `Mcp-Param-<Name>`.
 pub const MCP_PARAM_PREFIX: &str = "Mcp-Param-";
 
+// HDR-04
 /// A raw list of HTTP header lines as received, duplicates included.
 ///
-/// Names compare case-insensitively (HDR-04); values are raw bytes, so
+/// Names compare case-insensitively; values are raw bytes, so
 /// non-ASCII and control bytes remain visible to the validators.
 pub trait HeaderList {
     /// Calls `f(name, value)` once per header line, in arrival order.
@@ -47,7 +54,8 @@ impl<N: AsRef<str>, V: AsRef<[u8]>> HeaderList for Vec<(N, V)> {
     }
 }
 
-/// Strips RFC 9110 optional whitespace (SP / HTAB) around a field value (HDR-05).
+// HDR-05
+/// Strips RFC 9110 optional whitespace (SP / HTAB) around a field value.
 pub fn trim_ows(v: &[u8]) -> &[u8] {
     let start = v
         .iter()
@@ -60,7 +68,8 @@ pub fn trim_ows(v: &[u8]) -> &[u8] {
     &v[start..end]
 }
 
-/// The methods whose name travels in `Mcp-Name`, and the params member it mirrors (HDR-03).
+// HDR-03
+/// The methods whose name travels in `Mcp-Name`, and the params member it mirrors.
 pub fn name_bearing_param(method: &str) -> Option<&'static str> {
     match method {
         "tools/call" | "prompts/get" => Some("name"),

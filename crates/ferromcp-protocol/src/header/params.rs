@@ -1,5 +1,5 @@
-//! `Mcp-Param-*` headers: client emission (HDR-15) and server validation
-//! (HDR-16…HDR-20), both driven by one [`ParamHeaderMap`].
+//! `Mcp-Param-*` headers: client emission and server validation,
+//! both driven by one [`ParamHeaderMap`].
 //!
 //! # Rendering (shared by both sides)
 //!
@@ -10,25 +10,29 @@
 //! - `integer`: a JSON number with no fractional part, in plain decimal
 //!   (`42`, `-7`). An integral float such as `42.0` (a valid JSON Schema
 //!   integer) renders as `42`. Integers outside the JS safe range are
-//!   rendered exactly, never rounded (Appendix C.5).
+//!   rendered exactly, never rounded.
 //!
-//! `null` renders as nothing (absent, HDR-15/HDR-17). A value of the wrong
+//! `null` renders as nothing (absent). A value of the wrong
 //! JSON type for its kind (a number for a `string` property, `3.5` for an
 //! `integer` one, an object, …) has no rendering: the client omits the
 //! header, and the server, which sees a non-null body value, rejects the
 //! request with -32020 whatever header arrives, because no header can
-//! mirror it (HDR-16, fail closed). Such a call violates the tool's schema
+//! mirror it (fail closed). Such a call violates the tool's schema
 //! anyway.
 //!
-//! # Server comparison (HDR-18)
+//! # Server comparison
 //!
-//! After OWS trimming (HDR-05) and decoding (HDR-09, HDR-10), strings
+//! After OWS trimming and decoding, strings
 //! compare exactly and booleans must be exactly `true` / `false`. Integers
 //! compare numerically: the header must match `-?[0-9]+(\.[0-9]+)?` with an
 //! all-zero fraction, so `42.0`, `042` and `-0` are accepted as 42, 42 and
 //! 0 (the requirement's regex admits leading zeros; the value is what
 //! counts), while `+42`, `4.2e1`, `42.5`, `0x2A` and surrounding spaces
 //! never match. The comparison is exact in `i128`, with no float round-trip.
+// HDR-15, HDR-16…HDR-20, HDR-15/HDR-17, HDR-16, HDR-18, HDR-05, HDR-09, HDR-10; handbook Appendix C.5
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
@@ -81,7 +85,8 @@ pub fn integral_value(n: &Number) -> Option<i128> {
     }
 }
 
-/// Parses a header integer per HDR-18: `-?[0-9]+(\.[0-9]+)?` whose fraction
+// HDR-18
+/// Parses a header integer: `-?[0-9]+(\.[0-9]+)?` whose fraction
 /// (if any) is all zeros. `None` for anything else, including exponent
 /// forms, a `+` sign, whitespace, a non-zero fraction and values beyond
 /// `i128`.
@@ -120,8 +125,9 @@ fn encode_rendered(text: Cow<'_, str>) -> String {
 }
 
 impl ParamHeaderMap {
-    /// The `Mcp-Param-*` headers a client sends for a `tools/call` over HTTP
-    /// (HDR-15), as `(header name, encoded value)` pairs in path order.
+    // HDR-15
+    /// The `Mcp-Param-*` headers a client sends for a `tools/call` over HTTP,
+    /// as `(header name, encoded value)` pairs in path order.
     ///
     /// For each annotation the argument is read at its exact `properties`
     /// path; absent, `null` or wrong-typed arguments emit nothing (see the
@@ -142,8 +148,9 @@ impl ParamHeaderMap {
         out
     }
 
+    // HDR-16…HDR-20, LADDER-11, HDR-19, HDR-17, HDR-16, HDR-18, HDR-09, HDR-10, HDR-20
     /// Server-side check of the `Mcp-Param-*` headers of a `tools/call`
-    /// against its arguments (HDR-16…HDR-20, LADDER-11).
+    /// against its arguments.
     ///
     /// `arguments` is `params.arguments` (`None` when absent or not an
     /// object); `headers` is the raw header list, duplicates included. Only
@@ -151,17 +158,15 @@ impl ParamHeaderMap {
     /// recognized; any other `Mcp-Param-*` header is ignored. For each
     /// annotation:
     ///
-    /// - more than one recognized header line → mismatch (HDR-19);
-    /// - argument absent or `null` → the header must be absent (HDR-17,
-    ///   POLICY as the Python SDK);
+    /// - more than one recognized header line → mismatch;
+    /// - argument absent or `null` → the header must be absent (our choice, as in the Python SDK);
     /// - argument present → exactly one header whose trimmed, decoded
-    ///   value equals the argument (HDR-16, HDR-18); a value with invalid
-    ///   characters or a malformed `=?base64?…?=` never matches (HDR-09,
-    ///   HDR-10).
+    ///   value equals the argument; a value with invalid
+    ///   characters or a malformed `=?base64?…?=` never matches.
     ///
-    /// The first failure is returned as -32020 naming the header (HDR-20).
+    /// The first failure is returned as -32020 naming the header.
     /// Callers skip this check when the tool's schema is unavailable or has
-    /// an invalid annotation (HDR-19), i.e. when no map could be built.
+    /// an invalid annotation, i.e. when no map could be built.
     pub fn validate(
         &self,
         arguments: Option<&Map<String, Value>>,

@@ -1,11 +1,11 @@
-//! `x-mcp-header` annotations in a tool's `inputSchema` (HDR-11…HDR-14).
+//! `x-mcp-header` annotations in a tool's `inputSchema`.
 //!
 //! [`x_mcp_header_map`] walks the schema once, checks every annotation and
 //! returns the [`ParamHeaderMap`] (property path → header name) that both the
 //! client ([`ParamHeaderMap::emit`]) and the server
 //! ([`ParamHeaderMap::validate`]) use, so both ends agree by construction.
 //!
-//! # Rules (HDR-12, HDR-13)
+//! # Rules
 //!
 //! An annotation is valid only when all of these hold; one invalid
 //! annotation makes the whole tool invalid:
@@ -14,7 +14,7 @@
 //! - it is unique, ASCII case-insensitively, across the whole schema;
 //! - the annotated schema has `type` exactly `"string"`, `"integer"` or
 //!   `"boolean"` (`"number"`, `"null"`, `"object"`, `"array"`, type arrays
-//!   such as `["string","null"]` and a missing `type` are invalid; Appendix C.6);
+//!   such as `["string","null"]` and a missing `type` are invalid);
 //! - it is reached from the root schema through `properties` keys only (any
 //!   depth). On the root schema itself, or below any other subschema keyword
 //!   (`items`, `prefixItems`, `additionalItems`, `contains`,
@@ -27,7 +27,7 @@
 //! `enum`) or unknown keywords, so data that merely *mentions*
 //! `x-mcp-header` is ignored, and it never dereferences `$ref`.
 //!
-//! # Safe-integer decision (Appendix C.5)
+//! # Safe-integer decision
 //!
 //! The spec says integer values MUST lie in −(2^53−1)…2^53−1 but not whether
 //! that constrains the schema or the runtime values. We check the schema:
@@ -49,6 +49,10 @@
 //! (which is always nested inside a larger message) can trip it; it only
 //! bounds programmatically built values and the cost of reconstructing
 //! property paths.
+// HDR-11…HDR-14, HDR-12, HDR-13; handbook Appendix C.6, Appendix C.5
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use serde_json::{Map, Number, Value};
 use std::collections::HashMap;
@@ -57,29 +61,34 @@ use std::sync::Arc;
 
 use super::MCP_PARAM_PREFIX;
 
-/// The annotation keyword (HDR-11).
+// HDR-11
+/// The annotation keyword.
 pub const X_MCP_HEADER: &str = "x-mcp-header";
 
 /// Maximum JSON nesting depth of a schema object below the root schema.
 pub const MAX_SCHEMA_DEPTH: usize = 128;
 
-/// Largest integer exactly representable in an IEEE 754 double, 2^53−1 (HDR-12).
+// HDR-12
+/// Largest integer exactly representable in an IEEE 754 double, 2^53−1.
 pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
-/// The primitive JSON Schema type of an annotated property (HDR-12).
+// HDR-12
+/// The primitive JSON Schema type of an annotated property.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ParamKind {
     /// `"type": "string"`: mirrored as-is.
     String,
-    /// `"type": "integer"`: mirrored in decimal, compared numerically (HDR-18).
+    // HDR-18
+    /// `"type": "integer"`: mirrored in decimal, compared numerically.
     Integer,
     /// `"type": "boolean"`: mirrored as `true` / `false`.
     Boolean,
 }
 
 impl ParamKind {
+    // HDR-12
     /// The kind for a JSON Schema `type` name; `None` for any other type,
-    /// including `"number"` (HDR-12).
+    /// including `"number"`.
     pub fn from_type_name(name: &str) -> Option<Self> {
         match name {
             "string" => Some(ParamKind::String),
@@ -112,7 +121,8 @@ pub struct HeaderParam {
 }
 
 impl HeaderParam {
-    /// The full header name, `Mcp-Param-<name>` (HDR-15).
+    // HDR-15
+    /// The full header name, `Mcp-Param-<name>`.
     pub fn header_name(&self) -> String {
         let mut s = String::with_capacity(MCP_PARAM_PREFIX.len() + self.name.len());
         s.push_str(MCP_PARAM_PREFIX);
@@ -120,8 +130,9 @@ impl HeaderParam {
         s
     }
 
+    // HDR-04
     /// True when `header` names this parameter's header, compared ASCII
-    /// case-insensitively as HTTP field names are (HDR-04).
+    /// case-insensitively as HTTP field names are.
     pub fn matches_header_name(&self, header: &str) -> bool {
         match header.as_bytes().split_at_checked(MCP_PARAM_PREFIX.len()) {
             Some((prefix, rest)) => {
@@ -132,9 +143,10 @@ impl HeaderParam {
         }
     }
 
+    // HDR-17
     /// The argument at [`path`](Self::path) in `arguments`, following object
     /// members only; `None` when any step is missing or not an object. A
-    /// JSON `null` is returned as is (callers treat it as absent, HDR-17).
+    /// JSON `null` is returned as is (callers treat it as absent).
     pub fn argument<'a>(&self, arguments: &'a Map<String, Value>) -> Option<&'a Value> {
         let (last, parents) = self.path.split_last()?;
         let mut object = arguments;
@@ -205,16 +217,18 @@ impl<'a> IntoIterator for &'a ParamHeaderMap {
     }
 }
 
+// HDR-14, HDR-19
 /// Why `input_schema` has an invalid `x-mcp-header` annotation, naming the
 /// schema location and the problem; `None` when every annotation is valid
-/// (or there is none). Clients drop such tools (HDR-14); servers skip
-/// `Mcp-Param-*` validation for them (HDR-19).
+/// (or there is none). Clients drop such tools; servers skip
+/// `Mcp-Param-*` validation for them.
 pub fn find_invalid_x_mcp_header(input_schema: &Value) -> Option<String> {
     x_mcp_header_map(input_schema).err()
 }
 
-/// Validates every `x-mcp-header` annotation in `input_schema` (HDR-12,
-/// HDR-13) and returns the header map, or the reason of the first invalid
+// HDR-12, HDR-13
+/// Validates every `x-mcp-header` annotation in `input_schema`
+/// and returns the header map, or the reason of the first invalid
 /// annotation found. A non-object schema has no annotations.
 pub fn x_mcp_header_map(input_schema: &Value) -> Result<ParamHeaderMap, String> {
     let Value::Object(root) = input_schema else {
@@ -227,7 +241,8 @@ pub fn x_mcp_header_map(input_schema: &Value) -> Result<ParamHeaderMap, String> 
     })
 }
 
-/// Subschema keywords whose value is one schema (HDR-13).
+// HDR-13
+/// Subschema keywords whose value is one schema.
 const SINGLE_SCHEMA_KEYWORDS: &[&str] = &[
     "additionalItems",
     "contains",
@@ -242,10 +257,12 @@ const SINGLE_SCHEMA_KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
-/// Subschema keywords whose value is an array of schemas (HDR-13).
+// HDR-13
+/// Subschema keywords whose value is an array of schemas.
 const SCHEMA_ARRAY_KEYWORDS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 
-/// Subschema keywords whose value maps names to schemas (HDR-13). For the
+// HDR-13
+/// Subschema keywords whose value maps names to schemas. For the
 /// draft-07 `dependencies`, string-array members are not schemas and are
 /// skipped like every non-object.
 const SCHEMA_MAP_KEYWORDS: &[&str] = &[
@@ -291,7 +308,8 @@ struct Walker<'a> {
     /// Every visited schema object, so locations can be rebuilt on demand.
     links: Vec<Link<'a>>,
     stack: Vec<Frame<'a>>,
-    /// Lowercased annotation → location of its first use (uniqueness, HDR-12).
+    // HDR-12
+    /// Lowercased annotation → location of its first use (uniqueness).
     seen: HashMap<String, usize>,
     params: Vec<HeaderParam>,
 }
@@ -325,7 +343,8 @@ impl<'a> Walker<'a> {
         Ok(self.params)
     }
 
-    /// Queues the subschemas of `frame` (HDR-13). Instance keywords,
+    // HDR-13
+    /// Queues the subschemas of `frame`. Instance keywords,
     /// `$ref` and unknown keywords are not entered.
     fn push_children(&mut self, index: usize, frame: &Frame<'a>) {
         for (keyword, value) in frame.schema {
@@ -403,7 +422,8 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Checks one annotation found at schema object `index` (HDR-12, HDR-13).
+    // HDR-12, HDR-13
+    /// Checks one annotation found at schema object `index`.
     fn annotation(
         &mut self,
         index: usize,
@@ -556,8 +576,9 @@ fn is_tchar(b: u8) -> bool {
         )
 }
 
+// handbook Appendix C.5
 /// Checks the declared numeric bounds of an integer property against the
-/// safe range (Appendix C.5); the offending keyword on failure. Non-numeric
+/// safe range; the offending keyword on failure. Non-numeric
 /// bounds (such as draft-04 boolean `exclusiveMaximum`) are ignored.
 fn check_safe_bounds(schema: &Map<String, Value>) -> Result<(), &'static str> {
     const INCLUSIVE: f64 = 9_007_199_254_740_991.0; // 2^53 - 1, exact in f64

@@ -1,4 +1,5 @@
-//! `Annotations` on resources, templates and content blocks (RES-07).
+//! `Annotations` on resources, templates and content blocks.
+// RES-07
 
 use super::Role;
 use serde::{Deserialize, Serialize};

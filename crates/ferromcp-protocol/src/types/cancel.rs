@@ -1,4 +1,5 @@
-//! `notifications/cancelled` (CANCEL-*).
+//! `notifications/cancelled`.
+// CANCEL-*
 
 use super::Meta;
 use crate::jsonrpc::RequestId;
@@ -11,10 +12,12 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CancelledNotificationParams {
-    /// The id of the request to cancel (or the listen request to end, CANCEL-07).
+    // CANCEL-07
+    /// The id of the request to cancel (or the listen request to end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<RequestId>,
-    /// Why, for logs (CANCEL-09).
+    // CANCEL-09
+    /// Why, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Open metadata.

@@ -1,11 +1,13 @@
-//! Client and server capabilities, including `extensions` (VER-07).
+//! Client and server capabilities, including `extensions`.
 //!
 //! Known members are typed; unknown members are preserved in `other`.
+// VER-07
 
 use super::JsonObject;
 use serde::{Deserialize, Serialize};
 
-/// Elicitation modes a client supports. `{}` means form only (ELICIT-01).
+// ELICIT-01
+/// Elicitation modes a client supports. `{}` means form only.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ElicitationCapability {
     /// Form mode.
@@ -30,7 +32,8 @@ impl ElicitationCapability {
     }
 }
 
-/// Sampling support (SAMP-01).
+// SAMP-01
+/// Sampling support.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SamplingCapability {
     /// Deprecated `includeContext` support.
@@ -71,7 +74,8 @@ pub struct ResourcesCapability {
     pub other: JsonObject,
 }
 
-/// What a client supports; sent per request in the modern envelope (META-03).
+// META-03
+/// What a client supports; sent per request in the modern envelope.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ClientCapabilities {
     /// Elicitation (form / url).
@@ -86,7 +90,8 @@ pub struct ClientCapabilities {
     /// Experimental, non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<JsonObject>,
-    /// Extensions by identifier (VER-07).
+    // VER-07
+    /// Extensions by identifier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<JsonObject>,
     /// 2025-11-25 experimental tasks, and any other unknown member.
@@ -94,7 +99,8 @@ pub struct ClientCapabilities {
     pub other: JsonObject,
 }
 
-/// What a server supports (DISC-05).
+// DISC-05
+/// What a server supports.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ServerCapabilities {
     /// Argument completion.
@@ -115,7 +121,8 @@ pub struct ServerCapabilities {
     /// Experimental, non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<JsonObject>,
-    /// Extensions by identifier (VER-07).
+    // VER-07
+    /// Extensions by identifier.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<JsonObject>,
     /// Unknown members, kept verbatim.

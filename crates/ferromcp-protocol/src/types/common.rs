@@ -1,7 +1,8 @@
 //! Shapes shared by many methods: empty and notification params, pagination,
 //! the empty result, cache hints, and traits through which a server stamps
 //! `resultType`, `_meta` and cache hints on any result without knowing its
-//! concrete type (RESULT-01, META-08, CACHE-01).
+//! concrete type.
+// RESULT-01, META-08, CACHE-01
 
 use super::{CacheScope, Cursor, Implementation, Meta, ResultType};
 use crate::meta::SERVER_INFO;
@@ -17,12 +18,14 @@ pub struct EmptyParams {}
 /// (`notifications/*/list_changed`, `notifications/initialized`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct NotificationParams {
-    /// Open metadata; on a listen stream it carries the subscription id (META-11).
+    // META-11
+    /// Open metadata; on a listen stream it carries the subscription id.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
 }
 
-/// Params of a paginated list request (PAGE-01).
+// PAGE-01
+/// Params of a paginated list request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PaginatedRequestParams {
     /// Opaque cursor from a previous page's `nextCursor`; absent for the first page.
@@ -43,7 +46,8 @@ pub struct EmptyResult {
     pub meta: Option<Meta>,
 }
 
-/// Caching hints of a cacheable result: `ttlMs` and `cacheScope` (CACHE-01).
+// CACHE-01
+/// Caching hints of a cacheable result: `ttlMs` and `cacheScope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct CacheHint {
     /// Freshness lifetime in milliseconds; `0` means stale immediately.
@@ -53,7 +57,8 @@ pub struct CacheHint {
 }
 
 impl CacheHint {
-    /// `ttlMs: 0, cacheScope: "private"`: the conservative default (CACHE-12).
+    // CACHE-12
+    /// `ttlMs: 0, cacheScope: "private"`: the conservative default.
     pub const UNCACHED: CacheHint = CacheHint {
         ttl_ms: 0,
         scope: CacheScope::Private,
@@ -77,15 +82,17 @@ pub trait McpResult {
     /// The `_meta` object, created empty when absent.
     fn meta_mut(&mut self) -> &mut Meta;
 
-    /// Puts `resultType: "complete"` on a result lacking one (RESULT-01).
+    // RESULT-01
+    /// Puts `resultType: "complete"` on a result lacking one.
     fn ensure_result_type(&mut self) {
         if self.result_type().is_none() {
             self.set_result_type(Some(ResultType::Complete));
         }
     }
 
+    // META-08
     /// Adds `_meta["io.modelcontextprotocol/serverInfo"]` unless the result
-    /// already has one (META-08: a handler-provided value wins).
+    /// already has one (a handler-provided value wins).
     fn stamp_server_info(&mut self, info: &Implementation) {
         if self.meta().is_some_and(|m| m.contains_key(SERVER_INFO)) {
             return;
@@ -96,7 +103,8 @@ pub trait McpResult {
     }
 }
 
-/// A result that carries caching hints (CACHE-01): `server/discover`, the
+// CACHE-01
+/// A result that carries caching hints: `server/discover`, the
 /// four lists and `resources/read`.
 pub trait CacheableResult: McpResult {
     /// `ttlMs`, if set.
@@ -114,7 +122,8 @@ pub trait CacheableResult: McpResult {
         })
     }
 
-    /// Fills hints from `hint` when the handler set none (CACHE-12).
+    // CACHE-12
+    /// Fills hints from `hint` when the handler set none.
     fn fill_cache_hint(&mut self, hint: CacheHint) {
         if self.ttl_ms().is_none() || self.cache_scope().is_none() {
             let h = CacheHint {
@@ -126,7 +135,8 @@ pub trait CacheableResult: McpResult {
     }
 }
 
-/// A paginated result (PAGE-01).
+// PAGE-01
+/// A paginated result.
 pub trait PaginatedResult {
     /// The cursor of the next page; `None` at the end.
     fn next_cursor(&self) -> Option<&str>;

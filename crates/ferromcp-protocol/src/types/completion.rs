@@ -1,11 +1,13 @@
-//! Argument completion: `completion/complete` (CMPL-*).
+//! Argument completion: `completion/complete`.
+// CMPL-*
 
 use super::tagged::{Tagged, deserialize_tagged};
 use super::{Meta, ResultType};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 
-/// `completion/complete` params (CMPL-02).
+// CMPL-02
+/// `completion/complete` params.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompleteRequestParams {
     /// What is being completed.
@@ -117,7 +119,8 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The most values one result may carry (CMPL-02).
+    // CMPL-02
+    /// The most values one result may carry.
     pub const MAX_VALUES: usize = 100;
 
     /// Suggestions from `values`, truncated to [`Completion::MAX_VALUES`]

@@ -4,6 +4,9 @@
 //! [`ContentBlock`] is keyed on `"type"`. Unknown block types are kept
 //! verbatim in [`ContentBlock::Unknown`] instead of failing the whole result,
 //! so a client stays usable against a server that speaks a newer revision.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, deserialize_tagged, keep_unknown};
 use super::{Annotations, JsonObject, Meta, Resource, ResourceContents};
@@ -187,7 +190,8 @@ impl TextContent {
     }
 }
 
-/// Image content: base64 data with a MIME type (PROMPT-04).
+// PROMPT-04
+/// Image content: base64 data with a MIME type.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
@@ -232,7 +236,8 @@ pub struct EmbeddedResource {
     pub meta: Option<Meta>,
 }
 
-/// A model's request to call a tool, in sampling (SAMP-04).
+// SAMP-04
+/// A model's request to call a tool, in sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUseContent {
     /// Identifier the matching `tool_result` answers via `toolUseId`.
@@ -246,7 +251,8 @@ pub struct ToolUseContent {
     pub meta: Option<Meta>,
 }
 
-/// The result of a tool use, in sampling (SAMP-04).
+// SAMP-04
+/// The result of a tool use, in sampling.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultContent {

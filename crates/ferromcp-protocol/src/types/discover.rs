@@ -1,22 +1,27 @@
-//! `server/discover` (DISC-*, VER-04).
+//! `server/discover`.
+// DISC-*, VER-04
 
 use super::{CacheScope, Meta, ResultType, ServerCapabilities};
 use serde::{Deserialize, Serialize};
 
-/// `server/discover` params: nothing besides the envelope (DISC-01).
+// DISC-01
+/// `server/discover` params: nothing besides the envelope.
 pub type DiscoverRequestParams = super::EmptyParams;
 
-/// `server/discover` result (DISC-02; cacheable).
+// DISC-02
+/// `server/discover` result (cacheable).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoverResult {
     /// `resultType`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_type: Option<ResultType>,
-    /// Versions the server serves, possibly including handshake ones (DISC-04).
+    // DISC-04
+    /// Versions the server serves, possibly including handshake ones.
     /// Raw strings: a client must cope with versions it does not know.
     pub supported_versions: Vec<String>,
-    /// What the server offers (DISC-05).
+    // DISC-05
+    /// What the server offers.
     pub capabilities: ServerCapabilities,
     /// Guidance for the model about this server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,8 +38,9 @@ pub struct DiscoverResult {
 }
 
 impl DiscoverResult {
+    // DISC-06
     /// Whether `supportedVersions` names at least one modern revision this
-    /// crate knows (DISC-06: otherwise it is a legacy advertisement).
+    /// crate knows (otherwise it is a legacy advertisement).
     pub fn lists_modern_version(&self) -> bool {
         self.supported_versions
             .iter()

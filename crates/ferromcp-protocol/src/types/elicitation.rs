@@ -1,10 +1,14 @@
-//! Elicitation: `elicitation/create` (ELICIT-*), asked through MRTR on the
+//! Elicitation: `elicitation/create`, asked through MRTR on the
 //! modern wire and as a server→client request on handshake revisions, plus
-//! the 2025-11-25 `notifications/elicitation/complete` (LEGACY-22).
+//! the 2025-11-25 `notifications/elicitation/complete`.
 //!
 //! Requested schemas are typed by their `"type"` keyword; keywords this crate
 //! does not model are kept in each schema's `other` map, and a property of an
 //! unknown type is kept verbatim in [`PrimitiveSchemaDefinition::Other`].
+// ELICIT-*, LEGACY-22
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, const_str, deserialize_tagged, keep_unknown};
 use super::{JsonObject, Meta, OrderedMap};
@@ -14,8 +18,9 @@ use serde_json::Number;
 use std::collections::BTreeMap;
 use std::fmt;
 
+// ELICIT-02
 /// `elicitation/create` params: form or URL mode, keyed on `"mode"`. A
-/// missing `mode` means form (ELICIT-02); `mode` is always written.
+/// missing `mode` means form; `mode` is always written.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "mode")]
 pub enum ElicitRequestParams {
@@ -60,17 +65,20 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
     }
 }
 
-/// Form-mode params (ELICIT-03).
+// ELICIT-03
+/// Form-mode params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitRequestFormParams {
     /// Why the input is needed.
     pub message: String,
-    /// A flat object schema of primitive properties (ELICIT-04).
+    // ELICIT-04
+    /// A flat object schema of primitive properties.
     pub requested_schema: ElicitationSchema,
 }
 
-/// URL-mode params (ELICIT-03, LEGACY-22).
+// ELICIT-03, LEGACY-22
+/// URL-mode params.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitRequestUrlParams {
@@ -105,7 +113,8 @@ pub struct ElicitationSchema {
     pub required: Option<Vec<String>>,
 }
 
-/// A property schema of a form, keyed on `"type"` (ELICIT-04).
+// ELICIT-04
+/// A property schema of a form, keyed on `"type"`.
 ///
 /// Single-select enums are string schemas with `enum` or `oneOf`;
 /// multi-select enums are `"array"` schemas.
@@ -324,8 +333,9 @@ pub enum ElicitAction {
     Cancel,
 }
 
-/// The client's answer to `elicitation/create` (ELICIT-05). An input
-/// response on the modern wire, so it carries no `resultType` (RESULT-05).
+// ELICIT-05, RESULT-05
+/// The client's answer to `elicitation/create`. An input
+/// response on the modern wire, so it carries no `resultType`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ElicitResult {
     /// What the user did.
@@ -454,7 +464,8 @@ impl<'de> Deserialize<'de> for ElicitValue {
     }
 }
 
-/// `notifications/elicitation/complete` params (2025-11-25 only, LEGACY-22).
+// LEGACY-22
+/// `notifications/elicitation/complete` params (2025-11-25 only).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitationCompleteNotificationParams {

@@ -45,7 +45,8 @@ pub enum IconTheme {
     Dark,
 }
 
-/// An optionally sized icon (ICON-*).
+// ICON-*
+/// An optionally sized icon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {

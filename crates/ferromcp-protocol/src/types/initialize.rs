@@ -1,10 +1,12 @@
-//! The handshake: `initialize`, `notifications/initialized` and `ping`
-//! (LEGACY-01…06). None of these exist on the modern wire (BASE-12).
+//! The handshake: `initialize`, `notifications/initialized` and `ping`.
+//! None of these exist on the modern wire.
+// LEGACY-01…06, BASE-12
 
 use super::{ClientCapabilities, Implementation, Meta, ServerCapabilities};
 use serde::{Deserialize, Serialize};
 
-/// `initialize` params (LEGACY-01).
+// LEGACY-01
+/// `initialize` params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeRequestParams {
@@ -16,7 +18,8 @@ pub struct InitializeRequestParams {
     pub client_info: Implementation,
 }
 
-/// `initialize` result (LEGACY-02). Handshake-era: no `resultType`.
+// LEGACY-02
+/// `initialize` result. Handshake-era: no `resultType`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InitializeResult {

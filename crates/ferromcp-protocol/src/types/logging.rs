@@ -1,10 +1,15 @@
-//! Logging levels and `notifications/message` (LOG-*).
+//! Logging levels and `notifications/message`.
+// LOG-*
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::Meta;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Log severity, ascending (LOG-05). `Ord` follows severity, not the wire string.
+// LOG-05
+/// Log severity, ascending. `Ord` follows severity, not the wire string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LoggingLevel {
@@ -27,7 +32,8 @@ pub enum LoggingLevel {
 }
 
 impl LoggingLevel {
-    /// Parses a wire string; `None` for an unknown level (LOG-04 → -32602).
+    // LOG-04
+    /// Parses a wire string; `None` for an unknown level (-32602).
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "debug" => Self::Debug,
@@ -43,7 +49,8 @@ impl LoggingLevel {
     }
 }
 
-/// `notifications/message` params (LOG-02).
+// LOG-02
+/// `notifications/message` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoggingMessageNotificationParams {
     /// Severity.
@@ -70,7 +77,8 @@ impl LoggingMessageNotificationParams {
     }
 }
 
-/// Legacy `logging/setLevel` params (LEGACY-21).
+// LEGACY-21
+/// Legacy `logging/setLevel` params.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetLevelRequestParams {
     /// The minimum level the client wants for the session.

@@ -19,6 +19,9 @@
 //!   Unknown content block types are kept in [`ContentBlock::Unknown`].
 //! - Tool schemas are [`JsonObject`]s: every keyword survives, member order
 //!   does not (see [`tools`]).
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 pub mod annotations;
 pub mod cancel;
@@ -73,10 +76,12 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 /// A `_meta` object on a result or notification.
 pub type Meta = JsonObject;
 
-/// An opaque pagination cursor (PAGE-02).
+// PAGE-02
+/// An opaque pagination cursor.
 pub type Cursor = String;
 
-/// `resultType`: how to parse a result (RESULT-01…03).
+// RESULT-01…03
+/// `resultType`: how to parse a result.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum ResultType {
     /// `"complete"`: a final result.
@@ -116,7 +121,8 @@ impl<'de> Deserialize<'de> for ResultType {
     }
 }
 
-/// `cacheScope` (CACHE-01).
+// CACHE-01
+/// `cacheScope`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheScope {

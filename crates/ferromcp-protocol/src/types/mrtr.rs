@@ -1,7 +1,11 @@
-//! Multi round-trip requests (MRTR-*): `InputRequiredResult`, the input
+//! Multi round-trip requests: `InputRequiredResult`, the input
 //! requests a server may embed in it, the `inputResponses` a client sends
 //! back, and [`MaybeInputRequired`], the result of `tools/call`,
 //! `prompts/get` and `resources/read` as a client reads it.
+// MRTR-*
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::tagged::{Tagged, const_str, deserialize_tagged};
 use super::{
@@ -22,8 +26,9 @@ use crate::method::{
     ELICITATION_CREATE as ELICIT, ROOTS_LIST as ROOTS, SAMPLING_CREATE_MESSAGE as SAMPLING,
 };
 
+// MRTR-03
 /// A request a server embeds in an `InputRequiredResult`: `{method, params}`
-/// without `jsonrpc`/`id` (MRTR-03). Only three methods are allowed; any
+/// without `jsonrpc`/`id`. Only three methods are allowed; any
 /// other `method` fails to decode.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputRequest {
@@ -50,7 +55,8 @@ impl InputRequest {
         Self::ListRoots(None)
     }
 
-    /// The client capabilities this request needs (MRTR-04): `elicitation`
+    // MRTR-04
+    /// The client capabilities this request needs: `elicitation`
     /// with the mode used, `sampling` (plus `tools` for tool-enabled
     /// sampling and `context` for the deprecated `includeContext` values),
     /// or `roots`. Usable as `data.requiredCapabilities` of a -32021 error.
@@ -83,8 +89,9 @@ impl InputRequest {
         caps
     }
 
+    // MRTR-04
     /// Whether `caps` (the request's own `clientCapabilities`) allows this
-    /// input request (MRTR-04).
+    /// input request.
     pub fn is_allowed_by(&self, caps: &ClientCapabilities) -> bool {
         match self {
             Self::Elicitation(p) => caps.elicitation.as_ref().is_some_and(|e| match p {
@@ -155,16 +162,18 @@ impl<'de> Deserialize<'de> for InputRequest {
     }
 }
 
-/// `inputRequests`: server-chosen keys → input requests (MRTR-03).
+// MRTR-03
+/// `inputRequests`: server-chosen keys → input requests.
 pub type InputRequests = BTreeMap<String, InputRequest>;
 
+// MRTR-06, MRTR-11
 /// `inputResponses`: the keys of a previous round's `inputRequests` → the
-/// client's answers (MRTR-06).
+/// client's answers.
 ///
 /// Values are kept as raw JSON: what a value means depends on what the
 /// server asked under that key, so the server decodes each one with the
 /// typed accessors ([`InputResponses::elicit_result`] and friends). Unknown
-/// extra keys are simply never asked for (MRTR-11).
+/// extra keys are simply never asked for.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct InputResponses(pub JsonObject);
@@ -217,8 +226,9 @@ impl InputResponses {
         Ok(())
     }
 
+    // MRTR-11
     /// Decodes the answer under `key` as `T`: `None` when absent, a -32602
-    /// error naming the key when malformed (MRTR-11).
+    /// error naming the key when malformed.
     pub fn decode<T: DeserializeOwned>(&self, key: &str) -> Option<Result<T, ErrorObject>> {
         let v = self.0.get(key)?;
         Some(
@@ -258,10 +268,10 @@ const_str!(
     InputRequiredTag = "input_required"
 );
 
+// MRTR-02, MRTR-12
 /// An interim MRTR result: `{"resultType":"input_required", inputRequests?,
-/// requestState?, _meta?}` (MRTR-02). `resultType` is implied by the type:
-/// always written, and required on read. It never carries cache hints
-/// (MRTR-12).
+/// requestState?, _meta?}`. `resultType` is implied by the type:
+/// always written, and required on read. It never carries cache hints.
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(from = "InputRequiredWire")]
 pub struct InputRequiredResult {
@@ -337,19 +347,21 @@ impl InputRequiredResult {
         self
     }
 
+    // MRTR-02
     /// Whether it carries at least one of `inputRequests` / `requestState`,
-    /// as MRTR-02 requires.
+    /// as the specification requires.
     pub fn is_well_formed(&self) -> bool {
         self.input_requests.is_some() || self.request_state.is_some()
     }
 }
 
+// RESULT-02, RESULT-03
 /// A result that is either final (`T`) or an MRTR interim result, as a
 /// client reads `tools/call`, `prompts/get` and `resources/read` results.
 ///
-/// Decoding dispatches on `resultType`: absent or `"complete"` → `Complete`
-/// (RESULT-02), `"input_required"` → `InputRequired`, anything else → an
-/// error (RESULT-03; a client that negotiated an extension defining more
+/// Decoding dispatches on `resultType`: absent or `"complete"` → `Complete`,
+/// `"input_required"` → `InputRequired`, anything else → an
+/// error (a client that negotiated an extension defining more
 /// values checks [`probe_result_type`] first). Encoding writes the inner
 /// value unchanged.
 #[derive(Debug, Clone, PartialEq)]

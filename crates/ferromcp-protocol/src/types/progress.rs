@@ -1,10 +1,12 @@
-//! `notifications/progress` (PROG-*).
+//! `notifications/progress`.
+// PROG-*
 
 use super::Meta;
 use crate::meta::ProgressToken;
 use serde::{Deserialize, Serialize};
 
-/// `notifications/progress` params (PROG-02).
+// PROG-02
+/// `notifications/progress` params.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ProgressNotificationParams {

@@ -1,4 +1,5 @@
-//! Prompts: `prompts/list`, `prompts/get` (PROMPT-*).
+//! Prompts: `prompts/list`, `prompts/get`.
+// PROMPT-*
 
 use super::{CacheScope, ContentBlock, Cursor, Icon, InputResponses, Meta, ResultType, Role};
 use serde::{Deserialize, Serialize};
@@ -69,7 +70,8 @@ pub struct ListPromptsResult {
     pub meta: Option<Meta>,
 }
 
-/// `prompts/get` params (PROMPT-02; MRTR on the modern wire).
+// PROMPT-02
+/// `prompts/get` params (MRTR on the modern wire).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GetPromptRequestParams {
@@ -78,7 +80,8 @@ pub struct GetPromptRequestParams {
     /// Template arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<BTreeMap<String, String>>,
-    /// Answers to the input requests of a previous round (MRTR-06).
+    // MRTR-06
+    /// Answers to the input requests of a previous round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// Opaque state echoed from the previous round, byte for byte.

@@ -1,6 +1,7 @@
 //! Resources: `resources/list`, `resources/templates/list`, `resources/read`,
 //! legacy `resources/subscribe` / `resources/unsubscribe`, and
-//! `notifications/resources/updated` (RES-*, SUB-12, LEGACY-21).
+//! `notifications/resources/updated`.
+// RES-*, SUB-12, LEGACY-21
 
 use super::{Annotations, CacheScope, Cursor, Icon, InputResponses, Meta, ResultType};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -51,7 +52,8 @@ impl Resource {
 /// The body of a `resource_link` content block: the same shape as [`Resource`].
 pub type ResourceLink = Resource;
 
-/// A parameterized family of resources (RES-04).
+// RES-04
+/// A parameterized family of resources.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
@@ -111,8 +113,9 @@ pub struct BlobResourceContents {
     pub meta: Option<Meta>,
 }
 
+// RES-02
 /// Text or binary resource contents, told apart by the presence of `text`
-/// or `blob` (RES-02). An object with both is read as text; one with neither
+/// or `blob`. An object with both is read as text; one with neither
 /// is rejected.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -259,13 +262,15 @@ pub struct ListResourceTemplatesResult {
     pub meta: Option<Meta>,
 }
 
-/// `resources/read` params (RES-02; MRTR on the modern wire).
+// RES-02
+/// `resources/read` params (MRTR on the modern wire).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResourceRequestParams {
     /// The URI to read.
     pub uri: String,
-    /// Answers to the input requests of a previous round (MRTR-06).
+    // MRTR-06
+    /// Answers to the input requests of a previous round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// Opaque state echoed from the previous round, byte for byte.
@@ -303,7 +308,8 @@ pub struct ReadResourceResult {
     pub meta: Option<Meta>,
 }
 
-/// Legacy `resources/subscribe` and `resources/unsubscribe` params (LEGACY-21).
+// LEGACY-21
+/// Legacy `resources/subscribe` and `resources/unsubscribe` params.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SubscribeRequestParams {
     /// The resource URI.
@@ -313,7 +319,8 @@ pub struct SubscribeRequestParams {
 /// Legacy `resources/unsubscribe` params.
 pub type UnsubscribeRequestParams = SubscribeRequestParams;
 
-/// `notifications/resources/updated` params (SUB-12).
+// SUB-12
+/// `notifications/resources/updated` params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ResourceUpdatedNotificationParams {
     /// The resource (possibly a sub-resource of a subscribed URI) that changed.

@@ -1,6 +1,7 @@
-//! Roots: `roots/list` (ROOTS-*), asked through MRTR on the modern wire and
+//! Roots: `roots/list`, asked through MRTR on the modern wire and
 //! as a server→client request on handshake revisions, plus the legacy
-//! `notifications/roots/list_changed` (LEGACY-21).
+//! `notifications/roots/list_changed`.
+// ROOTS-*, LEGACY-21
 
 use super::Meta;
 use serde::{Deserialize, Serialize};
@@ -8,7 +9,8 @@ use serde::{Deserialize, Serialize};
 /// `roots/list` params: nothing besides `_meta`.
 pub type ListRootsRequestParams = super::EmptyParams;
 
-/// A root the client exposes (ROOTS-02).
+// ROOTS-02
+/// A root the client exposes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Root {
     /// A `file://` URI.
@@ -31,8 +33,9 @@ impl Root {
     }
 }
 
+// RESULT-05
 /// The client's answer to `roots/list`. An input response on the modern
-/// wire, so it carries no `resultType` (RESULT-05).
+/// wire, so it carries no `resultType`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ListRootsResult {
     /// The roots.

@@ -1,6 +1,7 @@
-//! Sampling: `sampling/createMessage` (SAMP-*). A server asks for it through
+//! Sampling: `sampling/createMessage`. A server asks for it through
 //! MRTR on the modern wire and as a server→client request on handshake
-//! revisions (MRTR-15).
+//! revisions.
+// SAMP-*, MRTR-15
 
 use super::{ContentBlock, JsonObject, Meta, Role, Tool};
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
@@ -20,13 +21,15 @@ pub struct CreateMessageRequestParams {
     /// A system prompt the client may modify or omit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// Context to attach (deprecated values need `sampling.context`, SAMP-02).
+    // SAMP-02
+    /// Context to attach (deprecated values need `sampling.context`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_context: Option<IncludeContext>,
     /// Sampling temperature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// Upper bound on generated tokens; the client must respect it (SAMP-03).
+    // SAMP-03
+    /// Upper bound on generated tokens; the client must respect it.
     pub max_tokens: u64,
     /// Sequences that stop generation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -34,7 +37,8 @@ pub struct CreateMessageRequestParams {
     /// Provider-specific metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<JsonObject>,
-    /// Tools the model may use; needs `sampling.tools` (SAMP-02).
+    // SAMP-02
+    /// Tools the model may use; needs `sampling.tools`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<Tool>>,
     /// How the model may use `tools`; needs `sampling.tools`.
@@ -65,7 +69,8 @@ impl SamplingMessage {
     }
 }
 
-/// Sampling content: one block, or an array of blocks (SAMP-04).
+// SAMP-04
+/// Sampling content: one block, or an array of blocks.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(
     clippy::large_enum_variant,
@@ -131,7 +136,8 @@ impl<'de> Deserialize<'de> for SamplingContent {
     }
 }
 
-/// Advisory model-selection preferences (SAMP-03).
+// SAMP-03
+/// Advisory model-selection preferences.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelPreferences {
@@ -191,8 +197,9 @@ pub enum ToolChoiceMode {
     None,
 }
 
-/// The client's answer to `sampling/createMessage` (SAMP-05). An input
-/// response on the modern wire, so it carries no `resultType` (RESULT-05).
+// SAMP-05, RESULT-05
+/// The client's answer to `sampling/createMessage`. An input
+/// response on the modern wire, so it carries no `resultType`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateMessageResult {

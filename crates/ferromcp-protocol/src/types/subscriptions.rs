@@ -1,13 +1,15 @@
 //! `subscriptions/listen` and `notifications/subscriptions/acknowledged`
-//! (SUB-*, modern wire only).
+//! (modern wire only).
+// SUB-*
 
 use super::{Meta, ResultType};
 use crate::jsonrpc::RequestId;
 use crate::meta::SUBSCRIPTION_ID;
 use serde::{Deserialize, Serialize};
 
+// SUB-01
 /// Which notifications a listen stream carries. An omitted member means
-/// "not subscribed" (SUB-01).
+/// "not subscribed".
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionFilter {
@@ -45,8 +47,9 @@ pub struct SubscriptionsListenRequestParams {
     pub notifications: SubscriptionFilter,
 }
 
+// SUB-10
 /// `subscriptions/listen` result: sent only when the server ends the
-/// subscription gracefully (SUB-10). `_meta` carries the subscription id.
+/// subscription gracefully. `_meta` carries the subscription id.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SubscriptionsListenResult {
@@ -73,7 +76,8 @@ impl SubscriptionsListenResult {
     }
 }
 
-/// `notifications/subscriptions/acknowledged` params (SUB-03).
+// SUB-03
+/// `notifications/subscriptions/acknowledged` params.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SubscriptionsAcknowledgedNotificationParams {
     /// The subset of the requested filter the server will honour.
@@ -98,16 +102,18 @@ impl SubscriptionsAcknowledgedNotificationParams {
     }
 }
 
+// META-11
 /// A `_meta` object holding only `io.modelcontextprotocol/subscriptionId: id`
-/// (same JSON type as the id, META-11).
+/// (same JSON type as the id).
 pub fn subscription_meta(id: &RequestId) -> Meta {
     let mut m = Meta::new();
     m.insert(SUBSCRIPTION_ID.to_owned(), id.to_value());
     m
 }
 
+// STDIO-06
 /// Reads `io.modelcontextprotocol/subscriptionId` from a `_meta` object
-/// (the demultiplexing key of listen-stream notifications, STDIO-06).
+/// (the demultiplexing key of listen-stream notifications).
 pub fn subscription_id(meta: Option<&Meta>) -> Option<RequestId> {
     meta?.get(SUBSCRIPTION_ID).and_then(RequestId::from_value)
 }

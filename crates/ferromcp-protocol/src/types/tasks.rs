@@ -5,6 +5,9 @@
 //! `tasks/result` and no `tasks/list`), fed input with `tasks/update` and
 //! cancelled with `tasks/cancel`. Durations are integer milliseconds
 //! (`ttlMs`, `pollIntervalMs`); the wire carries no `requestState`.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::{InputResponses, JsonObject, Meta, ResultType};
 use serde::{Deserialize, Serialize};

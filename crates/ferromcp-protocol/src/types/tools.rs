@@ -1,26 +1,32 @@
-//! Tools: `tools/list`, `tools/call` (TOOL-*).
+//! Tools: `tools/list`, `tools/call`.
 //!
 //! ## Schemas are kept as [`JsonObject`]
 //!
 //! `inputSchema` / `outputSchema` are stored as an open JSON object, so every
 //! keyword survives a decode/encode round trip unchanged in value: unknown
 //! keywords such as `x-mcp-header`, `$defs`, `$anchor`, `$ref` (never
-//! dereferenced), `$schema` and vendor extensions (SCHEMA-06). What is *not*
+//! dereferenced), `$schema` and vendor extensions. What is *not*
 //! kept is member order: `serde_json::Map` is sorted unless the
 //! `preserve_order` feature is on, and this crate does not turn it on. JSON
 //! objects are unordered (RFC 8259 §4) and JSON Schema semantics do not
 //! depend on keyword order, while an object form lets the header rules walk
 //! `properties` without re-parsing, so order is the one thing given up.
+// TOOL-*, SCHEMA-06
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use super::{CacheScope, ContentBlock, Cursor, Icon, InputResponses, JsonObject, Meta, ResultType};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A tool the server offers (TOOL-03).
+// TOOL-03
+/// A tool the server offers.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
-    /// Programmatic name, unique per server (TOOL-04).
+    // TOOL-04
+    /// Programmatic name, unique per server.
     pub name: String,
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,7 +43,8 @@ pub struct Tool {
     /// JSON Schema of `structuredContent`, if the tool returns structured output.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<JsonObject>,
-    /// Untrusted behaviour hints (TOOL-08).
+    // TOOL-08
+    /// Untrusted behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
     /// Open metadata.
@@ -55,8 +62,9 @@ impl Tool {
         }
     }
 
+    // TOOL-03
     /// `{"type":"object","additionalProperties":false}`: the recommended
-    /// schema of a tool without arguments (TOOL-03).
+    /// schema of a tool without arguments.
     pub fn no_arguments_schema() -> JsonObject {
         let mut s = JsonObject::new();
         s.insert("type".into(), Value::String("object".into()));
@@ -64,7 +72,8 @@ impl Tool {
         s
     }
 
-    /// The name to show: `title`, else `annotations.title`, else `name` (TOOL-08).
+    // TOOL-08
+    /// The name to show: `title`, else `annotations.title`, else `name`.
     pub fn display_name(&self) -> &str {
         self.title
             .as_deref()
@@ -73,7 +82,8 @@ impl Tool {
     }
 }
 
-/// Hints about a tool's behaviour. Untrusted unless the server is (TOOL-08).
+// TOOL-08
+/// Hints about a tool's behaviour. Untrusted unless the server is.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolAnnotations {
@@ -120,7 +130,8 @@ pub struct ListToolsResult {
     pub meta: Option<Meta>,
 }
 
-/// `tools/call` params (TOOL-05; MRTR on the modern wire).
+// TOOL-05
+/// `tools/call` params (MRTR on the modern wire).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolRequestParams {
@@ -129,7 +140,8 @@ pub struct CallToolRequestParams {
     /// Arguments, checked against the tool's `inputSchema` by the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<JsonObject>,
-    /// Answers to the input requests of a previous round (MRTR-06).
+    // MRTR-06
+    /// Answers to the input requests of a previous round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_responses: Option<InputResponses>,
     /// Opaque state echoed from the previous round, byte for byte.
@@ -148,8 +160,9 @@ impl CallToolRequestParams {
     }
 }
 
-/// `tools/call` result (TOOL-05). Execution failures are results with
-/// `isError: true`, not JSON-RPC errors (TOOL-06).
+// TOOL-05, TOOL-06
+/// `tools/call` result. Execution failures are results with
+/// `isError: true`, not JSON-RPC errors.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
@@ -193,8 +206,9 @@ impl CallToolResult {
         Self::success(vec![ContentBlock::text(text)])
     }
 
+    // TOOL-07
     /// A structured result, with its serialization as a text block as
-    /// TOOL-07 recommends.
+    /// the specification recommends.
     pub fn structured(value: Value) -> Self {
         let text = value.to_string();
         Self {

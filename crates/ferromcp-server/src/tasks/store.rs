@@ -5,6 +5,9 @@
 //! one hash per task, a Lua script per update, keyspace expiry for the TTL,
 //! pub/sub for [`TaskStore::changed`]) can implement it and a task created
 //! on one replica can be polled, updated and cancelled on another.
+// Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
+// signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
+// schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::tool::BoxFuture;
 use ferromcp_protocol::types::{GetTaskResult, JsonObject, ResultType, Task, TaskStatus};

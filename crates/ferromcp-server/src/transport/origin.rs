@@ -1,6 +1,7 @@
-//! Origin and Host validation against DNS rebinding (SEC-01, SEC-04,
-//! LADDER-01). On by default: only loopback hosts and origins are allowed
+//! Origin and Host validation against DNS rebinding.
+//! On by default: only loopback hosts and origins are allowed
 //! until the operator configures others.
+// SEC-01, SEC-04, LADDER-01
 
 /// Where a request came from, as far as the browser-facing headers tell.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! stdio transport: newline-delimited JSON-RPC on stdin/stdout (STDIO-*).
+//! stdio transport: newline-delimited JSON-RPC on stdin/stdout.
 //!
 //! - Lines longer than [`Limits::max_line_bytes`](crate::Limits) are
 //!   discarded as they stream in and answered with -32600; memory stays
@@ -7,10 +7,10 @@
 //!   reading pauses while the cap is reached (backpressure instead of an
 //!   unbounded queue), but notifications such as `notifications/cancelled`
 //!   already read are still handled in order.
-//! - One connection task owns stdout; every message is one line (STDIO-01).
+//! - One connection task owns stdout; every message is one line.
 //!   [`serve_stdio`] also points file descriptor 1 at stderr, so a stray
-//!   `println!` in a handler cannot corrupt the protocol stream (STDIO-02).
-//! - The first request decides the era of the process (ERA-04).
+//!   `println!` in a handler cannot corrupt the protocol stream.
+//! - The first request decides the era of the process.
 //!
 //! Hot path (bench/RESULTS.md): when stdin and stdout are pipes (the usual
 //! case: a client spawned us), they are reopened non-blocking and driven by
@@ -23,6 +23,7 @@
 //! socket on stdin/stdout falls back to tokio's blocking handles.
 //!
 //! [`serve_stdio`]: crate::Server::serve_stdio
+// STDIO-*, STDIO-01, STDIO-02, ERA-04
 
 use crate::admit::{Admitted, admit};
 use crate::context::{ContextParts, Outbound};
@@ -73,6 +74,8 @@ impl Server {
         }
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Serves newline-delimited JSON-RPC over any reader/writer pair (pipes,
     /// sockets, in-memory duplexes in tests).
     pub async fn serve_io<R, W>(self, reader: R, writer: W) -> Result<(), Error>
@@ -83,6 +86,8 @@ impl Server {
         serve(self.shared, reader, writer).await
     }
 
+    // Foreign type: the transports are tokio I/O; any tokio byte stream (pipe, socket, in-memory
+    // duplex) works.
     /// Serves this server over a fresh in-memory duplex, on a task of its
     /// own, and returns the other end: a client speaking newline-delimited
     /// JSON-RPC on it talks to this server as if it were a stdio child,
@@ -212,7 +217,8 @@ impl Conn {
         self.session.lock().ok().and_then(|g| g.clone())
     }
 
-    /// BASE-03: ids must not collide with in-flight ones.
+    // BASE-03
+    /// Ids must not collide with in-flight ones.
     fn is_in_flight(&self, id: &RequestId) -> bool {
         match self.in_flight.lock() {
             Ok(map) => !map.is_empty() && map.contains_key(id),
@@ -589,7 +595,8 @@ enum Prepared {
     Call(ClientRequest<'static>, Box<ContextParts>, Legacy),
 }
 
-/// Keep-alive (LEGACY-06, [`crate::Limits::keep_alive_interval`]): pings
+// LEGACY-06
+/// Keep-alive ([`crate::Limits::keep_alive_interval`]): pings
 /// the client of a handshake-era connection every interval; any answer (an
 /// error too) proves it alive, none within the timeout ends the connection
 /// (`serve_stdio` returns a timed-out I/O error). The modern era has no
@@ -625,8 +632,9 @@ fn start_keep_alive(conn: &Arc<Conn>) {
     });
 }
 
+// ERA-12
 /// Forwards list changes and resource updates to the handshake-era session
-/// of this process (ERA-12), until stdout is gone.
+/// of this process, until stdout is gone.
 fn forward_session_changes(conn: &Arc<Conn>, session: Arc<SessionState>) {
     let conn = conn.clone();
     let mut rx = conn.shared.bus.subscribe();

@@ -18,6 +18,7 @@ enum Kind {
 }
 
 impl McpBody {
+    // Foreign type: `Bytes` is the chunk type of http-body and hyper.
     /// A complete body.
     pub fn full(b: impl Into<Bytes>) -> Self {
         Self {
@@ -30,6 +31,7 @@ impl McpBody {
             kind: Kind::Full(None),
         }
     }
+    // Foreign type: a `futures` `Stream` of `Bytes` chunks, the body shape hyper streams.
     /// A streamed body; each item is written as it is produced.
     pub fn stream(s: impl Stream<Item = Bytes> + Send + 'static) -> Self {
         Self {
@@ -50,6 +52,8 @@ impl std::fmt::Debug for McpBody {
     }
 }
 
+// Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of hyper,
+// axum and tower, so it plugs into them without conversion.
 impl Body for McpBody {
     type Data = Bytes;
     type Error = Infallible;
@@ -80,8 +84,9 @@ impl Body for McpBody {
     }
 }
 
-/// One SSE `message` event carrying a JSON-RPC message (SSE-01), with an
-/// optional event id (handshake-era resumability only; SSE-07).
+// SSE-01, SSE-07
+/// One SSE `message` event carrying a JSON-RPC message, with an
+/// optional event id (handshake-era resumability only).
 pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(data.len() + 48);
     if let Some(id) = id {
@@ -95,7 +100,8 @@ pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
-/// A priming event: an id and empty data, with a `retry` hint (LEGACY-17).
+// LEGACY-17
+/// A priming event: an id and empty data, with a `retry` hint.
 pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
     let mut s = format!("id: {id}\n");
     if let Some(r) = retry_ms {
@@ -105,7 +111,8 @@ pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
     Bytes::from(s)
 }
 
-/// A keep-alive comment (SSE-05).
+// SSE-05
+/// A keep-alive comment.
 pub(crate) fn sse_keepalive() -> Bytes {
     Bytes::from_static(b": ping\n\n")
 }

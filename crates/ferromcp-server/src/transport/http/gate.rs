@@ -1,5 +1,6 @@
-//! The gates before any JSON-RPC is read (LADDER-01…LADDER-04): Host and
+//! The gates before any JSON-RPC is read: Host and
 //! Origin, `Content-Type`, `Accept`, and the bounded body read.
+// LADDER-01…LADDER-04
 
 use super::*;
 
@@ -11,9 +12,10 @@ pub(crate) struct Accepts {
 }
 
 impl Accepts {
+    // HTTP-06
     /// Whether a response may be an SSE stream: the client accepts it, and
     /// either the server is not configured for JSON only or JSON is not
-    /// acceptable (then SSE is the one answer left, HTTP-06).
+    /// acceptable (then SSE is the one answer left).
     pub(crate) fn sse_allowed(self, json_only: bool) -> bool {
         self.sse && (!json_only || !self.json)
     }

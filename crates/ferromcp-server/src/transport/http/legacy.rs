@@ -2,7 +2,8 @@
 //! `initialize` opens a session, later requests carry `Mcp-Session-Id`,
 //! server→client requests and request-related notifications travel on the
 //! POST's SSE stream, unrelated notifications on the GET stream, and a
-//! dropped stream can be resumed with `Last-Event-ID` (LEGACY-09…LEGACY-20).
+//! dropped stream can be resumed with `Last-Event-ID`.
+// LEGACY-09…LEGACY-20
 
 use super::McpBody;
 use super::body::{sse_event, sse_keepalive, sse_priming};
@@ -76,18 +77,19 @@ pub(super) fn principal_subject(parts: &http::request::Parts) -> Option<&str> {
         .map(|p| p.subject.as_str())
 }
 
+// HTTP-08, LEGACY-13, LEGACY-11, HTTP-05
 /// A JSON-RPC error answering a well-formed request in a live handshake-era
 /// session: always `200 OK` with the error in the body.
 ///
-/// The code → HTTP status table (`ErrorCode::http_status`, HTTP-08) is a
+/// The code → HTTP status table (`ErrorCode::http_status`) is a
 /// 2026-07-28 rule. The 2025-xx transports define no status for JSON-RPC
 /// errors, and the deployed clients read any non-2xx as a transport failure
 /// (the TypeScript SDK never hands the error to the application), while a
 /// 404 on a request carrying `Mcp-Session-Id` means "session expired"
-/// (LEGACY-13) and makes a conforming client drop a live session and
+/// and makes a conforming client drop a live session and
 /// re-initialize. So in this era 4xx stays with what the transport itself
 /// refuses (missing/unknown session, bad protocol-version header, malformed
-/// body, media types: LEGACY-11, LEGACY-13, HTTP-05), as the Python and
+/// body, media types), as the Python and
 /// TypeScript servers do.
 fn handshake_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
     json_response(
@@ -632,7 +634,8 @@ impl Drop for DetachOnDrop {
     }
 }
 
-/// A JSON-RPC batch from a 2025-03-26 session (LEGACY-24): every request in
+// LEGACY-24
+/// A JSON-RPC batch from a 2025-03-26 session: every request in
 /// it is answered in one JSON array; notifications and responses are
 /// handled as usual. `initialize` may not be batched. Server-to-client
 /// requests cannot ride a batch response, so handlers that need client input
@@ -784,8 +787,9 @@ pub(super) async fn get_or_delete(
     ))
 }
 
+// ERA-12
 /// Forwards list-changed and resource-updated notifications to the
-/// session's GET stream (ERA-12), for as long as the session lives.
+/// session's GET stream, for as long as the session lives.
 fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
     use std::sync::atomic::Ordering;
     if session.forwarding.swap(true, Ordering::AcqRel) {

@@ -3,17 +3,17 @@
 //! [`McpService`] is a `tower::Service` (mount it in axum or any tower
 //! stack); [`serve`] runs it on a TCP listener with TCP_NODELAY.
 //!
-//! Gates, in order (LADDER-01…LADDER-04): Origin/Host (403 / 421) → HTTP
+//! Gates, in order: Origin/Host (403 / 421) → HTTP
 //! method (405 + `Allow`) → `Content-Type` (415) → `Accept` (406) → body
 //! size (413, enforced while streaming) and read time (408) → JSON-RPC
-//! decoding (-32700 / -32600, 400) → era classification (ERA-03) → the
+//! decoding (-32700 / -32600, 400) → era classification → the
 //! modern ladder or the handshake-era session layer.
 //!
 //! A modern request is served directly on the connection's task: parse →
 //! ladder → handler → serialize. A response is JSON unless the handler
 //! emits a notification (progress, log) before finishing; SSE is committed
-//! only then, so every 4xx is still decided before a 200 goes out
-//! (LADDER-13). A request still running after
+//! only then, so every 4xx is still decided before a 200 goes out.
+//! A request still running after
 //! [`Limits::sse_commit_after`](crate::Limits) is committed to SSE as well,
 //! so keep-alives flow and a client disconnect cancels the handler.
 //!
@@ -24,6 +24,7 @@
 //! `sessions.rs` (the handshake era), `body.rs` (the response body),
 //! `serve.rs` (the accept loop and drain); this file holds the
 //! configuration, the service and the dispatch between them.
+// LADDER-01…LADDER-04, ERA-03, LADDER-13
 
 mod body;
 mod gate;
@@ -72,7 +73,8 @@ use tokio_util::sync::CancellationToken;
 /// HTTP transport settings.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
-    /// Origin/Host policy; loopback only by default (SEC-01, SEC-04).
+    // SEC-01, SEC-04
+    /// Origin/Host policy; loopback only by default.
     pub origin: OriginPolicy,
     /// Serve only this path (others get 404); `None` serves any path.
     ///
@@ -81,8 +83,9 @@ pub struct HttpConfig {
     /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
     /// the default config works both standalone at `/mcp` and nested.
     pub path: Option<String>,
+    // HTTP-17
     /// Never answer with SSE except for `subscriptions/listen`; progress and
-    /// log notifications are then dropped (HTTP-17).
+    /// log notifications are then dropped.
     pub json_only: bool,
 }
 
@@ -142,8 +145,9 @@ impl McpService {
         }
     }
 
-    /// Ends every open stream (listen streams get their final result,
-    /// SUB-10) and session; new requests are still served.
+    // SUB-10
+    /// Ends every open stream (listen streams get their final result)
+    /// and session; new requests are still served.
     pub fn shutdown_streams(&self) {
         self.inner.shutdown.cancel();
         self.inner.sessions.clear();
@@ -160,6 +164,8 @@ impl McpService {
         self.inner.sessions.len()
     }
 
+    // Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of
+    // hyper, axum and tower, so it plugs into them without conversion.
     /// Serves one request.
     pub async fn handle<B>(&self, req: Request<B>) -> Response<McpBody>
     where
@@ -171,6 +177,8 @@ impl McpService {
     }
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum.
 impl<B> tower_service::Service<Request<B>> for McpService
 where
     B: http_body::Body + Send + 'static,
@@ -191,7 +199,8 @@ where
     }
 }
 
-/// Raw header lines of an `http::HeaderMap`, duplicates kept (LADDER-07).
+// LADDER-07
+/// Raw header lines of an `http::HeaderMap`, duplicates kept.
 pub(crate) struct Headers<'a>(pub(crate) &'a HeaderMap);
 
 impl HeaderList for Headers<'_> {

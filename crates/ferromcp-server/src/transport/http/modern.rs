@@ -122,10 +122,11 @@ pub(super) async fn modern(
     .await
 }
 
+// HTTP-06, HTTP-08
 /// The answer of a handler that finished before anything was streamed: JSON,
 /// or (when the client accepts only `text/event-stream`) an SSE stream of
-/// that one message (HTTP-06). A JSON-RPC error keeps its status and JSON
-/// body from the one table (HTTP-08): error responses are not negotiated.
+/// that one message. A JSON-RPC error keeps its status and JSON
+/// body from the one table: error responses are not negotiated.
 pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Response<McpBody> {
     match reply {
         Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
@@ -141,8 +142,9 @@ pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
     }
 }
 
+// LADDER-13
 /// Waits for the handler; commits to SSE only when a notification arrives
-/// first or the handler runs long (LADDER-13).
+/// first or the handler runs long.
 pub(super) async fn respond(
     id: RequestId,
     mut fut: crate::trace::Traced,
@@ -210,9 +212,10 @@ pub(super) async fn respond(
     ))
 }
 
+// SSE-03, CANCEL-01
 /// The SSE body of a committed request: queued notifications, keep-alives,
-/// then the final response, which ends the stream (SSE-03). Dropping the
-/// body (client gone) drops the handler and cancels its token (CANCEL-01).
+/// then the final response, which ends the stream. Dropping the
+/// body (client gone) drops the handler and cancels its token.
 pub(super) fn sse_body(
     id: RequestId,
     fut: crate::trace::Traced,

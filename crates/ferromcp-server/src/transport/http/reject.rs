@@ -26,9 +26,11 @@ pub(crate) enum Rejection {
     DuplicateHost,
     /// A `Host` value that is no authority (RFC 9110 §7.2).
     InvalidHost,
-    /// A host the origin policy does not serve (SEC-04).
+    // SEC-04
+    /// A host the origin policy does not serve.
     HostNotAllowed,
-    /// A foreign `Origin`, or more than one (SEC-01).
+    // SEC-01
+    /// A foreign `Origin`, or more than one.
     OriginNotAllowed,
     /// An HTTP method the endpoint does not serve; `Allow` lists those it does.
     MethodNotAllowed(&'static str),
@@ -52,14 +54,18 @@ pub(crate) enum Rejection {
     TooManySessions,
     /// `Limits::max_listen_streams` are open.
     TooManySubscriptions,
-    /// A handshake-era request without `Mcp-Session-Id` (LEGACY-13).
+    // LEGACY-13
+    /// A handshake-era request without `Mcp-Session-Id`.
     MissingSessionId,
-    /// An unknown, ended or foreign session (LEGACY-13, STATE-06).
+    // LEGACY-13, STATE-06
+    /// An unknown, ended or foreign session.
     SessionNotFound,
+    // LEGACY-11
     /// A session request with an invalid or unsupported
-    /// `MCP-Protocol-Version` (LEGACY-11).
+    /// `MCP-Protocol-Version`.
     UnsupportedProtocolVersion,
-    /// A `Last-Event-ID` naming no stream of the session (LEGACY-17).
+    // LEGACY-17
+    /// A `Last-Event-ID` naming no stream of the session.
     UnknownLastEventId,
     /// The session already has its GET stream open.
     GetStreamOpen,
@@ -153,6 +159,8 @@ impl Rejection {
     }
 }
 
+// Foreign type: this is an HTTP transport; `http`/`http-body` are the shared vocabulary of hyper,
+// axum and tower, so it plugs into them without conversion.
 impl From<Rejection> for Response<McpBody> {
     fn from(r: Rejection) -> Self {
         r.into_response()

@@ -48,6 +48,7 @@ pub async fn serve(
     .await
 }
 
+// Foreign type: the caller binds the tokio listener (port 0, socket options, systemd sockets).
 /// Serves `service` on an already bound listener until `shutdown` completes:
 /// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2, header read
 /// timeout, then a graceful drain: the listener closes (new connections are
@@ -62,6 +63,8 @@ pub async fn serve_listener(
     serve_wrapped(service.clone(), service, listener, shutdown).await
 }
 
+// Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
+// hyper and axum; the caller binds the tokio listener.
 /// Like [`serve_listener`], with `layer` wrapped around the MCP service
 /// (for example `ferromcp_auth::resource::AuthLayer`, or any tower layer).
 ///

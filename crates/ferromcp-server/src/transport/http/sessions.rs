@@ -1,16 +1,17 @@
-//! Handshake-era HTTP sessions (LEGACY-12…LEGACY-20): cryptographically
+//! Handshake-era HTTP sessions: cryptographically
 //! random ids, a cap on live sessions, idle expiry that really frees them,
-//! and per-stream event logs for `Last-Event-ID` resumption (LEGACY-17).
+//! and per-stream event logs for `Last-Event-ID` resumption.
 //!
 //! The store is in-process; replicas behind a load balancer need sticky
-//! routing for the handshake era (LEGACY-20).
+//! routing for the handshake era.
 //!
-//! A session belongs to the principal that initialized it (STATE-06: a
+//! A session belongs to the principal that initialized it (a
 //! session id is a handle, not a credential). The subject of the request's
 //! `Principal` (set by an authentication layer) is recorded at
 //! `initialize`; a later request, GET or DELETE naming the session under a
 //! different principal (or none, when it had one) is treated as naming an
-//! unknown session: 404 (LEGACY-13), without touching the session.
+//! unknown session: 404, without touching the session.
+// LEGACY-12…LEGACY-20, LEGACY-17, LEGACY-20, STATE-06, LEGACY-13
 
 use crate::session::SessionState;
 use bytes::Bytes;
@@ -113,8 +114,9 @@ impl HttpSession {
         }
     }
 
+    // BASE-03
     /// Tracks an in-flight client request so `notifications/cancelled` can
-    /// reach it; `None` when the id is already in flight (BASE-03).
+    /// reach it; `None` when the id is already in flight.
     pub(crate) fn register(&self, id: &RequestId) -> Option<CancellationToken> {
         let mut m = self.in_flight.lock().ok()?;
         if m.contains_key(id) {
@@ -230,8 +232,9 @@ impl HttpSession {
         }
     }
 
+    // PROG-05
     /// Like [`Self::push`] without waiting: the live copy is dropped when the
-    /// reader is behind (progress and log notifications, PROG-05).
+    /// reader is behind (progress and log notifications).
     pub(crate) fn push_now(&self, sid: u64, data: Bytes) {
         if let Some((ev, Some(tx))) = self.append(sid, data, false) {
             let _ = tx.try_send(ev);
@@ -266,9 +269,10 @@ impl HttpSession {
         }
     }
 
+    // LEGACY-17
     /// Resumes the stream named by a `Last-Event-ID`: the events after it,
     /// and a live receiver when the stream is still running. Never replays
-    /// another stream's events (LEGACY-17).
+    /// another stream's events.
     pub(crate) fn resume(
         &self,
         last_event_id: &str,
@@ -431,8 +435,9 @@ impl SessionStore {
         Ok(s)
     }
 
+    // LEGACY-13
     /// Terminates a session (DELETE or expiry): its streams end and later
-    /// requests with its id get 404 (LEGACY-13).
+    /// requests with its id get 404.
     pub(crate) fn remove(&self, id: &str) -> bool {
         let s = self.map.lock().ok().and_then(|mut m| m.remove(id));
         match s {
@@ -475,7 +480,8 @@ impl SessionStore {
     }
 }
 
-/// 32 bytes from the OS CSPRNG as 64 hex characters (visible ASCII, LEGACY-12).
+// LEGACY-12
+/// 32 bytes from the OS CSPRNG as 64 hex characters (visible ASCII).
 fn new_session_id() -> Option<String> {
     let mut b = [0u8; 32];
     getrandom::fill(&mut b).ok()?;

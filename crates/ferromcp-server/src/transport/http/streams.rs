@@ -2,7 +2,8 @@
 
 use super::*;
 
-/// A `subscriptions/listen` stream (SUB-*, HTTP-16): acknowledgement first,
+// SUB-*, HTTP-16
+/// A `subscriptions/listen` stream: acknowledgement first,
 /// then matching changes tagged with the subscription id, keep-alives, and
 /// the listen result on server shutdown.
 pub(super) fn listen_stream(
