@@ -137,6 +137,17 @@ pub mod macros {
 pub mod __private {
     pub use schemars;
     pub use serde;
+
+    /// What a `#[tool]` parameter must be; the macro checks each parameter
+    /// type against it, so that a missing derive is reported at the
+    /// parameter with how to fix it.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a `#[tool]` parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+        label = "this parameter's type",
+        note = "derive both on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or take a type that has them"
+    )]
+    pub trait ToolParam {}
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 }
 
 /// Re-export of the protocol crate.
