@@ -68,17 +68,35 @@ for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
   fi
 done
 
+echo "== the otel feature (opt-in): lint it with its example and test, and keep it out of default builds"
+cargo clippy -p ferromcp-server -p ferromcp-client -p ferromcp-examples --all-targets \
+  --features ferromcp-server/otel,ferromcp-client/otel,ferromcp-examples/otel -- -D warnings
+cargo clippy -p ferromcp-client --no-default-features --features otel -- -D warnings
+for crate in ferromcp-server ferromcp-client; do
+  tree=$(cargo tree -p "$crate" -e normal)
+  if grep -qE '(^| )(opentelemetry|tracing-opentelemetry) v' <<<"$tree"; then
+    echo "a default build of $crate depends on OpenTelemetry" >&2
+    exit 1
+  fi
+done
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
   # What turning schema-validation off changes, pinned (defaults ran above).
   cargo nextest run -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  # The otel feature: the server's remote parent, and the client-to-server
+  # parent relationship through an in-memory OpenTelemetry exporter.
+  cargo nextest run -p ferromcp-server --features otel --lib -E 'test(otel::)'
+  cargo nextest run -p ferromcp-examples --features otel --test otel_parent
   # The binaries with the Redis backplane (ferromcp-redis itself ran above).
   cargo nextest run -p ferromcp-everything -p ferromcp-cli --features redis \
     -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis)'
 else
   cargo test --workspace --no-fail-fast
   cargo test -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  cargo test -p ferromcp-server --features otel --lib otel::
+  cargo test -p ferromcp-examples --features otel --test otel_parent
   cargo test -p ferromcp-everything --features redis --test redis_replicas --test bins
   cargo test -p ferromcp-cli --features redis --test serve_redis
 fi

@@ -349,6 +349,9 @@ impl Inner {
                 Some(cx) => Some(cx.clone()),
                 None => self.config.trace_context.as_ref().and_then(|f| f()),
             };
+            // Feature `otel`: the request span's OpenTelemetry context.
+            #[cfg(feature = "otel")]
+            let cx = cx.or_else(|| crate::otel::current(span));
             if let Some((tp, ts)) = cx.as_ref().and_then(crate::TraceContext::validated) {
                 if !span.is_disabled() {
                     span.record("trace_id", tracing::field::display(tp.trace_id_hex()));

@@ -23,6 +23,20 @@
 //! TLS for `https` URLs behind `rustls` (default). Everything wire-related
 //! comes from `ferromcp-protocol`, including the header codec the server
 //! validates with.
+//!
+//! ## Cargo features
+//!
+//! - `stdio` (default): spawn the server as a child process.
+//! - `http` (default): Streamable HTTP (both eras) and the deprecated
+//!   HTTP+SSE fallback.
+//! - `rustls` (default): `https` URLs through rustls.
+//! - `output-validation` (default): check `tools/call` results against the
+//!   tool's `outputSchema` with `jsonschema`.
+//! - `otel` (off by default): with a `tracing-opentelemetry` layer
+//!   installed and no explicit trace context, send the `mcp.client.request`
+//!   span's OpenTelemetry context as `_meta.traceparent` / `tracestate`, so
+//!   the server's span continues the client's trace. Example:
+//!   `cargo run -p ferromcp-examples --features otel --example otel_stdout`.
 
 // With a transport feature off, some of the core's helpers have no caller.
 #![cfg_attr(
@@ -41,6 +55,8 @@ mod message;
 mod mrtr;
 mod negotiate;
 mod options;
+#[cfg(feature = "otel")]
+mod otel;
 mod output;
 pub mod retry;
 pub use ferromcp_protocol::sse;

@@ -15,7 +15,9 @@
 //! ([`crate::ClientBuilder::trace_context`], e.g. reading the application's
 //! OpenTelemetry context) is sent as `_meta.traceparent` (and
 //! `tracestate`). A `traceparent` the application put in `_meta` itself
-//! wins; an invalid one from the options or the hook is not sent.
+//! wins; an invalid one from the options or the hook is not sent. With
+//! neither, the `otel` feature sends the span's OpenTelemetry context
+//! ([`crate::otel`]).
 
 use ferromcp_protocol::trace_context::{TraceParent, tracestate_is_valid};
 use ferromcp_protocol::types::JsonObject;

@@ -13,6 +13,8 @@
 //! span records the same `trace_id`. In a real service, install
 //! `tracing-subscriber` (or `tracing-opentelemetry`) instead of the printer
 //! below; the SDK only emits `tracing` spans and has no exporter of its own.
+//! The `otel_stdout` example (feature `otel`) does that with OpenTelemetry,
+//! the client's OTel context propagated without a hook.
 
 use ferromcp_client::{ClientBuilder, EraPreference, TraceContext};
 use serde_json::{Map, Value, json};

@@ -1,7 +1,7 @@
 //! The expansions, as functions from tokens to tokens so that they (and
 //! their error messages) can be unit-tested without a compiler run.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -242,7 +242,13 @@ fn analyze(
     if sig.asyncness.is_none() {
         push_err(
             &mut errors,
-            syn::Error::new_spanned(sig.fn_token, format!("{what} functions must be `async fn`")),
+            syn::Error::new_spanned(
+                sig.fn_token,
+                format!(
+                    "{what} functions must be `async fn`: write `async fn {}(..)` (the handler is awaited; a synchronous body works inside it)",
+                    sig.ident
+                ),
+            ),
         );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
@@ -591,15 +597,20 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             )
         }
     };
+    // The builder call's trait bounds (the return type's) are reported at
+    // the return type when there is one, not at the attribute.
+    let ret_span = h.ret.as_ref().map_or_else(Span::call_site, |r| r.span());
+    let handler_with_state = Ident::new("handler_with_state", ret_span);
+    let handler_fn = Ident::new("handler", ret_span);
     let handler = match state_ty {
         Some(st) => quote! {
-            .handler_with_state(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
+            .#handler_with_state(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
                 #unpack
                 #call
             })
         },
         None => quote! {
-            .handler(move |__mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
+            .#handler_fn(move |__mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
                 #unpack
                 #call
             })
@@ -618,8 +629,26 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             let _ = __mcp_returns::<#ret>;
         }
     });
+    // A tool parameter type without `Deserialize` / `JsonSchema` is
+    // reported at the parameter, with the fix, before the derives' errors.
+    let check_params = (h.kind == Kind::Tool).then(|| {
+        let checks = h.roles.iter().filter_map(|r| match r {
+            Role::Arg { ty, .. } => {
+                let fixed = fix(ty);
+                Some(quote_spanned! {ty.span()=>
+                    let _ = __mcp_param::<#fixed>;
+                })
+            }
+            _ => None,
+        });
+        quote! {
+            fn __mcp_param<P: #k::__private::ToolParam>() {}
+            #(#checks)*
+        }
+    });
     quote! {
         {
+            #check_params
             #prelude
             #check_ret
             #this

@@ -72,6 +72,24 @@
 //! #[resource(uri = "notes://{id}")]
 //! async fn note(name: String) -> String { name } // error at `name`: not a variable of the uri
 //! ```
+//!
+//! Type errors the compiler finds are reported at the user's tokens too,
+//! with the fix: a tool parameter type without `serde::Deserialize` and
+//! `schemars::JsonSchema` (at the parameter's type), a return type that is
+//! not a tool result (at the return type):
+//!
+//! ```compile_fail,E0277
+//! # use ferromcp_server::macros::tool;
+//! struct Point { x: f64, y: f64 } // no Deserialize, no JsonSchema
+//! #[tool]
+//! async fn norm(p: Point) -> String { p.x.hypot(p.y).to_string() } // error at `Point`
+//! ```
+//!
+//! ```compile_fail,E0277
+//! # use ferromcp_server::macros::tool;
+//! #[tool]
+//! async fn add(a: i64, b: i64) -> i64 { a + b } // error at `i64`: not a tool result
+//! ```
 
 mod expand;
 

@@ -21,7 +21,7 @@
 //!
 //! ## Cargo features
 //!
-//! All on by default except `macros`; each one only adds code, never
+//! All on by default except `macros` and `otel`; each one only adds code, never
 //! changes a trait bound.
 //!
 //! - `stdio`: newline-delimited JSON-RPC over stdin/stdout.
@@ -45,6 +45,13 @@
 //!   and `#[router]` attribute macros in `macros`, an optional layer over the builder.
 //!   Off by default because the builder is the primary API and the macros
 //!   add a proc-macro crate to the build.
+//! - `otel` (off by default): with a `tracing-opentelemetry` layer
+//!   installed, the `mcp.request` span's OpenTelemetry parent is the W3C
+//!   trace context from the request's `_meta` (`traceparent`, `tracestate`),
+//!   so the server span joins the client's trace as a child of its span.
+//!   Adds `opentelemetry` and `tracing-opentelemetry` (with
+//!   `tracing-subscriber`'s registry) to the build. Example:
+//!   `cargo run -p ferromcp-examples --features otel --example otel_stdout`.
 //!
 //! ## Application state
 //!
@@ -66,6 +73,8 @@ mod future;
 mod limits;
 mod listen;
 pub mod notify;
+#[cfg(feature = "otel")]
+mod otel;
 mod prompt;
 pub mod request_state;
 mod resource;
@@ -129,6 +138,17 @@ pub mod macros {
 pub mod __private {
     pub use schemars;
     pub use serde;
+
+    /// What a `#[tool]` parameter must be; the macro checks each parameter
+    /// type against it, so that a missing derive is reported at the
+    /// parameter with how to fix it.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be a `#[tool]` parameter: it must implement `serde::Deserialize` and `schemars::JsonSchema`",
+        label = "this parameter's type",
+        note = "derive both on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`, or take a type that has them"
+    )]
+    pub trait ToolParam {}
+    impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
 }
 
 /// Re-export of the protocol crate.

@@ -17,6 +17,11 @@ use std::sync::Arc;
 pub type PromptArgs = BTreeMap<String, String>;
 
 /// Conversion of a prompt handler's return value into a `prompts/get` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a prompt handler",
+    label = "not a prompt result type",
+    note = "a prompt returns `GetPromptResult`, `Vec<PromptMessage>`, or a `Result<_, E>` of one of these"
+)]
 pub trait IntoPromptResult {
     /// Converts.
     fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError>;

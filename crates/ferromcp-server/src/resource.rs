@@ -52,6 +52,11 @@ pub struct ResourceRequest {
 }
 
 /// Conversion of a resource handler's return value into a read result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a resource handler",
+    label = "not a resource read result type",
+    note = "a resource returns `ReadResourceResult`, `ResourceContents`, `Vec<ResourceContents>`, or a `Result<_, E>` of one of these"
+)]
 pub trait IntoReadResult {
     /// Converts.
     fn into_read_result(self) -> Result<ReadResourceResult, HandlerError>;

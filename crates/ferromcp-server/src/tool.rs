@@ -62,6 +62,11 @@ pub trait ToolHandler: Send + Sync + 'static {
 /// [`IntoHandlerError`](crate::IntoHandlerError)): an `Err` that is not a
 /// JSON-RPC error object becomes a result with `isError: true` carrying
 /// the message, which the model reads.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned by a tool handler",
+    label = "not a tool result type",
+    note = "a tool returns `String`, `&'static str`, `Json<T>` (structured output, `T: Serialize + JsonSchema`), `CallToolResult`, `ContentBlock`, `Vec<ContentBlock>`, or a `Result<_, E>` of one of these: wrap the value (`Json(value)`) or format it (`value.to_string()`)"
+)]
 pub trait IntoToolResult {
     /// Converts.
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;

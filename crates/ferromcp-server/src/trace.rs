@@ -14,6 +14,9 @@
 //! - recorded at the end: `outcome` (`ok`, `error`, `input_required`,
 //!   `cancelled`), `error_code` (on `error`), `duration_us`.
 //!
+//! With the `otel` feature, that trace context is also the span's
+//! OpenTelemetry parent ([`crate::otel`]).
+//!
 //! With no subscriber interested in the span, creating it is one callsite
 //! interest check; no field is formatted, nothing is allocated and no clock
 //! is read.
@@ -72,11 +75,13 @@ pub(crate) fn request_span(req: &ClientRequest<'static>, parts: &ContextParts) -
         duration_us = Empty,
     );
     if !span.is_disabled() {
-        record_trace_context(
-            &span,
+        let (tp, ts) = (
             parts.meta.traceparent.as_deref(),
             parts.meta.tracestate.as_deref(),
         );
+        record_trace_context(&span, tp, ts);
+        #[cfg(feature = "otel")]
+        crate::otel::set_parent(&span, tp, ts);
     }
     span
 }
