@@ -2,7 +2,8 @@
 //! the connect calls for each transport.
 
 use crate::cache::ResponseCache;
-use crate::client::{Client, Config, Notice, NoticeCallback};
+use crate::client::Client;
+use crate::core::{Config, Notice, NoticeCallback};
 use crate::error::Result;
 use crate::handlers::{HandlerError, Handlers};
 use crate::limits::Limits;

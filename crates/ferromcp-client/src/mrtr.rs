@@ -7,7 +7,7 @@
 //! unknown `resultType` is invalid. The loop is bounded.
 // MRTR-05…MRTR-07, MRTR-12…MRTR-14, RESULT-02, RESULT-03
 
-use crate::client::{Client, decode};
+use crate::core::{Inner, decode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::handlers::Handlers;
 use crate::options::RequestOptions;
@@ -20,6 +20,7 @@ use futures_util::future::try_join_all;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// First state-only backoff.
@@ -69,12 +70,11 @@ pub(crate) async fn fulfil(
 
 /// Runs `method` to completion.
 pub(crate) async fn drive<T: DeserializeOwned>(
-    client: &Client,
+    inner: &Arc<Inner>,
     method: &str,
     base: JsonObject,
     opts: &RequestOptions,
 ) -> Result<T> {
-    let inner = &client.inner;
     let limit = inner.config.limits.max_mrtr_rounds;
     let mut params = base.clone();
     let mut backoff = STATE_BACKOFF_START;

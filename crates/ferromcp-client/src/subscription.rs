@@ -7,7 +7,7 @@
 //! or `notifications/cancelled` is sent on stdio.
 // SUB-01…SUB-11, STDIO-06, SUB-10, SUB-11, SUB-09; handbook Appendix C.1
 
-use crate::client::Inner;
+use crate::core::Inner;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::Inbound;
 use crate::transport::{Exchange, Outbound};

@@ -11,7 +11,8 @@
 //! reports every status to a callback. [`Client::call_tool_task`] does it
 //! all and returns the tool result.
 
-use crate::client::{Client, decode};
+use crate::client::Client;
+use crate::core::decode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::RequestOptions;
 use ferromcp_protocol::method;

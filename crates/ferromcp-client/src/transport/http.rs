@@ -689,7 +689,7 @@ impl Drop for HttpGuard {
             return;
         }
         if let Some((inner, id, headers)) = self.cancel.take() {
-            let body = Bytes::from(crate::client::cancelled_notification(&id));
+            let body = Bytes::from(crate::core::cancelled_notification(&id));
             tokio::spawn(async move {
                 let _ = inner.send(Method::POST, &headers, body, None).await;
             });

@@ -222,7 +222,7 @@ impl Transport for HttpSseTransport {
                 let inner = self.inner.clone();
                 Some(Box::new(move |id: &RequestId| {
                     let inner = inner.clone();
-                    let body = crate::client::cancelled_notification(id);
+                    let body = crate::core::cancelled_notification(id);
                     tokio::spawn(async move {
                         let _ = inner.post(body).await;
                     });

@@ -391,7 +391,7 @@ impl Transport for StdioTransport {
                     // Best effort: with the queue full the server is not
                     // reading, and the cancellation is dropped.
                     if let Some(w) = &w {
-                        let _ = w.try_send(crate::client::cancelled_notification(id));
+                        let _ = w.try_send(crate::core::cancelled_notification(id));
                     }
                 }))
             } else {
