@@ -269,17 +269,11 @@ pub fn ath(access_token: &str) -> String {
 /// Scheme and host are lower-cased (RFC 3986 §6.2.2.1); the rest is kept.
 pub fn htu(url: &str) -> Result<String, DpopError> {
     let bad = || DpopError::BadUrl(url.to_owned());
-    let cut = url.find(['?', '#']).unwrap_or(url.len());
-    let base = &url[..cut];
-    let (scheme, rest) = base.split_once("://").ok_or_else(bad)?;
+    let (scheme, authority, path) = crate::core::uri::split(url).ok_or_else(bad)?;
     let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
+    if crate::core::uri::default_port_suffix(&scheme).is_none() {
         return Err(bad());
     }
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
     if authority.is_empty()
         || authority.contains('@')
         || authority

@@ -7,7 +7,10 @@
 //! - [`fetch`]: the bounded HTTP exchange (hyper client, optional rustls,
 //!   response size and time caps) behind `resource::HyperFetch` and
 //!   `client::HttpClient`;
-//! - [`b64`]: base64 and base64url, through the `base64` crate only.
+//! - [`b64`]: base64 and base64url, through the `base64` crate only;
+//! - [`form`]: `application/x-www-form-urlencoded` encoding and parsing;
+//! - [`uri`]: splitting absolute http(s) URLs and the default-port rule,
+//!   for the resource indicator, `htu` and redirect URI comparisons.
 //!
 //! Public items are re-exported from the paths they had before
 //! (`resource::…`, `client::…`); this module itself is private.
@@ -16,7 +19,11 @@
 pub(crate) mod b64;
 pub(crate) mod discovery;
 pub(crate) mod fetch;
+// The resource half encodes only; parsing is the client half's.
+#[cfg_attr(not(feature = "client"), allow(dead_code))]
+pub(crate) mod form;
 pub(crate) mod metadata;
+pub(crate) mod uri;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -195,12 +195,7 @@ pub(crate) struct ProofTarget<'a> {
 /// `scheme://authority/path`, lower-cased scheme and authority, query and
 /// fragment removed, trailing slash trimmed: what `htu` comparisons use.
 pub(crate) fn normalize_htu(url: &str) -> Option<String> {
-    let cut = url.find(['?', '#']).unwrap_or(url.len());
-    let (scheme, rest) = url[..cut].split_once("://")?;
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
-    };
+    let (scheme, authority, path) = crate::core::uri::split(url)?;
     if authority.is_empty() {
         return None;
     }

@@ -6,6 +6,7 @@ use super::verifier::{
     BoxFuture, ClaimRules, TokenVerifier, VerifiedToken, VerifyError, check_claims, now_unix,
 };
 use super::{ConfigError, as_metadata};
+use crate::core::form;
 use bytes::Bytes;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -172,8 +173,8 @@ impl IntrospectionVerifierBuilder {
         // RFC 6749 §2.3.1: form-encode id and secret, then Basic.
         let credentials = format!(
             "{}:{}",
-            form_encode(&self.client_id),
-            form_encode(&self.client_secret)
+            form::encode_component(&self.client_id),
+            form::encode_component(&self.client_secret)
         );
         let authorization = format!("Basic {}", crate::core::b64::encode(credentials));
         if http::HeaderValue::from_str(&authorization).is_err() {
@@ -195,21 +196,6 @@ impl IntrospectionVerifierBuilder {
             cache: Mutex::new(HashMap::new()),
         })
     }
-}
-
-/// `application/x-www-form-urlencoded` encoding of one value.
-pub(crate) fn form_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
-                out.push(char::from(b))
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 impl IntrospectionVerifier {
@@ -260,7 +246,10 @@ impl IntrospectionVerifier {
         {
             return Ok(t);
         }
-        let body = format!("token={}&token_type_hint=access_token", form_encode(token));
+        let body = format!(
+            "token={}&token_type_hint=access_token",
+            form::encode_component(token)
+        );
         let req = http::Request::post(&self.endpoint)
             .header(
                 http::header::CONTENT_TYPE,
@@ -308,12 +297,6 @@ mod tests {
     use super::*;
     use crate::resource::fetch::FetchError;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    #[test]
-    fn form_encoding() {
-        assert_eq!(form_encode("a b&c=d/é"), "a+b%26c%3Dd%2F%C3%A9");
-        assert_eq!(form_encode("Az09-._*"), "Az09-._*");
-    }
 
     /// Answers every introspection with a fixed JSON body and counts calls.
     struct Canned {

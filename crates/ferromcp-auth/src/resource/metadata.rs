@@ -6,6 +6,7 @@ use super::ConfigError;
 pub use crate::core::discovery::PRM_WELL_KNOWN;
 use crate::core::discovery::prm_url;
 pub use crate::core::metadata::ProtectedResourceMetadata;
+use crate::core::uri;
 
 // AUTH-22, AUTH-21
 /// This server's canonical resource URI (RFC 8707): absolute,
@@ -39,19 +40,10 @@ impl ResourceUri {
         if input.bytes().any(|b| !b.is_ascii_graphic()) {
             return Err(bad("must be visible ASCII (percent-encode the rest)"));
         }
-        let (scheme, rest) = input
-            .split_once("://")
-            .ok_or_else(|| bad("must be absolute"))?;
+        let (scheme, authority, path) = uri::split(input).ok_or_else(|| bad("must be absolute"))?;
         let scheme = scheme.to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "https" => ":443",
-            "http" => ":80",
-            _ => return Err(bad("scheme must be https or http")),
-        };
-        let (authority, path) = match rest.find('/') {
-            Some(i) => rest.split_at(i),
-            None => (rest, ""),
-        };
+        let default_port =
+            uri::default_port_suffix(&scheme).ok_or_else(|| bad("scheme must be https or http"))?;
         if authority.is_empty() {
             return Err(bad("has no host"));
         }
