@@ -6,13 +6,12 @@
 
 use ferromcp_server::macros::{prompt, resource, router, tool};
 use ferromcp_server::protocol::types::{ContentBlock, PromptMessage, ResourceContents, Role};
+use ferromcp_server::testing::{call_tool, request};
 use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{Json, RequestContext, ResourceRequest, Server, State};
-use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tower::ServiceExt;
 
 #[derive(serde::Serialize, schemars::JsonSchema)]
 struct Sum {
@@ -184,39 +183,8 @@ fn service() -> McpService {
     McpService::new(server, HttpConfig::default())
 }
 
-async fn request(svc: &McpService, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if !name.is_empty() {
-        req = req.header("mcp-name", name);
-    }
-    let req = req
-        .body(Full::new(bytes::Bytes::from(body.to_string())))
-        .expect("request");
-    let resp = svc.clone().oneshot(req).await.expect("infallible");
-    let raw = resp.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&raw).expect("json body")
-}
-
-async fn call(svc: &McpService, name: &str, arguments: Value) -> Value {
-    let params = json!({"name": name, "arguments": arguments});
-    request(svc, "tools/call", name, params).await
-}
-
 async fn listed(svc: &McpService, method: &str, key: &str) -> Vec<Value> {
-    let r = request(svc, method, "", json!({})).await;
+    let r = request(svc, method, json!({})).await;
     r["result"][key].as_array().cloned().expect("a list")
 }
 
@@ -290,36 +258,36 @@ async fn tools_are_listed_with_schemas_and_descriptions_from_the_declaration() {
 #[tokio::test(flavor = "current_thread")]
 async fn free_function_tools_are_called() {
     let svc = service();
-    let r = call(&svc, "add", json!({"a": 2, "b": 3})).await;
+    let r = call_tool(&svc, "add", json!({"a": 2, "b": 3})).await;
     assert_eq!(r["result"]["structuredContent"], json!({"sum": 5}), "{r}");
-    let r = call(&svc, "add", json!({"a": 2, "b": 3, "c": 10})).await;
+    let r = call_tool(&svc, "add", json!({"a": 2, "b": 3, "c": 10})).await;
     assert_eq!(r["result"]["structuredContent"], json!({"sum": 15}), "{r}");
-    let r = call(&svc, "add", json!({"a": "two", "b": 3})).await;
+    let r = call_tool(&svc, "add", json!({"a": "two", "b": 3})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
 
-    let r = call(&svc, "user", json!({"index": 1})).await;
+    let r = call_tool(&svc, "user", json!({"index": 1})).await;
     assert_eq!(r["result"]["content"][0]["text"], "bo", "{r}");
-    let r = call(&svc, "user", json!({"index": 9})).await;
+    let r = call_tool(&svc, "user", json!({"index": 9})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "no user 9", "{r}");
 
-    let r = call(&svc, "ping", json!({})).await;
+    let r = call_tool(&svc, "ping", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "pong", "{r}");
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn router_methods_share_the_server_value() {
     let svc = service();
-    let r = call(&svc, "bump", json!({"by": 2})).await;
+    let r = call_tool(&svc, "bump", json!({"by": 2})).await;
     assert_eq!(r["result"]["structuredContent"], 2, "{r}");
-    let r = call(&svc, "bump", json!({"by": 5})).await;
+    let r = call_tool(&svc, "bump", json!({"by": 5})).await;
     assert_eq!(r["result"]["structuredContent"], 7, "{r}");
-    let r = call(&svc, "read", json!({})).await;
+    let r = call_tool(&svc, "read", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "ada 7 tools/call", "{r}");
-    let r = call(&svc, "fail", json!({})).await;
+    let r = call_tool(&svc, "fail", json!({})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "it failed", "{r}");
-    let r = call(&svc, "version", json!({})).await;
+    let r = call_tool(&svc, "version", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "v1", "{r}");
 }
 
@@ -340,18 +308,18 @@ async fn prompts_are_listed_with_their_arguments_and_rendered() {
     assert_eq!(d["arguments"][0]["name"], "style", "{d}");
 
     let params = json!({"name": "summarize", "arguments": {"text": "hi"}});
-    let r = request(&svc, "prompts/get", "summarize", params).await;
+    let r = request(&svc, "prompts/get", params).await;
     assert_eq!(
         r["result"]["messages"][0]["content"]["text"], "Summarize in 50 words: hi",
         "{r}"
     );
     // A required argument missing is refused before the handler runs.
     let params = json!({"name": "summarize", "arguments": {}});
-    let r = request(&svc, "prompts/get", "summarize", params).await;
+    let r = request(&svc, "prompts/get", params).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 
     let params = json!({"name": "describe", "arguments": {"style": "a fine"}});
-    let r = request(&svc, "prompts/get", "describe", params).await;
+    let r = request(&svc, "prompts/get", params).await;
     assert_eq!(
         r["result"]["messages"][0]["content"]["text"], "a fine counter at 0",
         "{r}"
@@ -378,7 +346,7 @@ async fn resources_and_templates_are_listed_and_read() {
 
     let read = |uri: &'static str| {
         let svc = svc.clone();
-        async move { request(&svc, "resources/read", uri, json!({"uri": uri})).await }
+        async move { request(&svc, "resources/read", json!({"uri": uri})).await }
     };
     let r = read("users://all").await;
     assert_eq!(r["result"]["contents"][0]["text"], "ada,bo", "{r}");
@@ -394,7 +362,7 @@ async fn resources_and_templates_are_listed_and_read() {
             .contains("no user 7"),
         "{r}"
     );
-    call(&svc, "bump", json!({"by": 3})).await;
+    call_tool(&svc, "bump", json!({"by": 3})).await;
     let r = read("counter://value").await;
     assert_eq!(r["result"]["contents"][0]["text"], "3", "{r}");
     let r = read("counter://plus/4").await;

@@ -139,3 +139,124 @@ impl ContextBuilder {
         RequestContext::new(parts, self.input, self.state, self.server.shared.clone())
     }
 }
+
+/// Sends one 2026-07-28 JSON-RPC request to `service` as a Streamable HTTP
+/// `POST /mcp` (with the `_meta` envelope and the `MCP-Protocol-Version`,
+/// `Mcp-Method` and `Mcp-Name` headers a client sends) and returns the
+/// JSON-RPC response: `{"result": …}` or `{"error": …}`. Nothing is
+/// listened on; the request goes straight through [`McpService::handle`](crate::transport::http::McpService::handle)(crate::transport::http::McpService::handle).
+/// A response sent as an event stream (when the handler sent progress or
+/// logs first) is reduced to its final response.
+///
+/// For integration tests of a server's own tools, prompts and resources,
+/// and of what its HTTP layer (auth, limits) makes of a plain request.
+/// `_meta` keys already in `params` are kept (the envelope is added to them).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use ferromcp_server::transport::http::{HttpConfig, McpService};
+/// use ferromcp_server::{NoArgs, RequestContext, Server, testing, tool};
+/// use serde_json::json;
+///
+/// let server = Server::builder("demo", "1.0.0")
+///     .tool(tool("ping").handler(|_: NoArgs, _cx: RequestContext| async { "pong".to_owned() }))
+///     .build()
+///     .unwrap();
+/// let service = McpService::new(server, HttpConfig::default());
+/// let r = testing::call_tool(&service, "ping", json!({})).await;
+/// assert_eq!(r["result"]["content"][0]["text"], "pong");
+/// let r = testing::request(&service, "tools/list", json!({})).await;
+/// assert_eq!(r["result"]["tools"][0]["name"], "ping");
+/// # }
+/// ```
+///
+/// # Panics
+///
+/// When the response is not a JSON-RPC message (an HTTP-level refusal
+/// such as 401 or 413 has no JSON-RPC body: test those with
+/// [`McpService::handle`](crate::transport::http::McpService::handle)(crate::transport::http::McpService::handle) directly).
+#[cfg(feature = "http")]
+pub async fn request(
+    service: &crate::transport::http::McpService,
+    method: &str,
+    mut params: serde_json::Value,
+) -> serde_json::Value {
+    use ferromcp_protocol::header::codec::encode_header_value;
+    use ferromcp_protocol::header::name_bearing_param;
+    use http_body_util::BodyExt;
+    use serde_json::{Value, json};
+
+    let version = ProtocolVersion::V2026_07_28.as_str();
+    let envelope = json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "ferromcp-server-testing", "version": "1"}
+    });
+    if let Value::Object(p) = &mut params {
+        match p.get_mut("_meta") {
+            Some(Value::Object(m)) => {
+                if let Value::Object(e) = envelope {
+                    for (k, v) in e {
+                        m.entry(k).or_insert(v);
+                    }
+                }
+            }
+            _ => {
+                p.insert("_meta".into(), envelope);
+            }
+        }
+    }
+    let name = name_bearing_param(method)
+        .and_then(|k| params.get(k))
+        .and_then(Value::as_str)
+        .map(|n| encode_header_value(n).into_owned());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let mut req = http::Request::builder()
+        .method(http::Method::POST)
+        .uri("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", version)
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        req = req.header("mcp-name", name);
+    }
+    let req = req
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            body.to_string(),
+        )))
+        .unwrap_or_else(|e| panic!("testing::request: cannot build the request: {e}"));
+    let resp = service.handle(req).await;
+    let status = resp.status();
+    let raw = match resp.into_body().collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => panic!("testing::request: reading the {status} response failed: {e}"),
+    };
+    let text = String::from_utf8_lossy(&raw);
+    // An event stream: its last `data:` line carrying an `id` is the answer.
+    let message = text
+        .lines()
+        .rev()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some());
+    match message {
+        Some(v) => v,
+        None => serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!("testing::request: {method} got {status} with no JSON-RPC body ({e}): {text}")
+        }),
+    }
+}
+
+/// `tools/call` of `name` with `arguments` through [`request`]; returns the
+/// JSON-RPC response (the tool's result under `"result"`).
+#[cfg(feature = "http")]
+pub async fn call_tool(
+    service: &crate::transport::http::McpService,
+    name: &str,
+    arguments: serde_json::Value,
+) -> serde_json::Value {
+    let params = serde_json::json!({"name": name, "arguments": arguments});
+    request(service, "tools/call", params).await
+}

@@ -12,11 +12,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use ferromcp_server::testing::call_tool;
 use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{Json, RequestContext, Server, tool};
-use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Word {
@@ -57,43 +56,16 @@ fn service() -> McpService {
     McpService::new(server, HttpConfig::default())
 }
 
-/// One 2026-07-28 `tools/call`; returns the JSON-RPC response.
-async fn call(svc: &McpService, name: &str, arguments: Value) -> Value {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": name,
-        "arguments": arguments,
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
-        }
-    }});
-    let req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", name)
-        .body(Full::new(bytes::Bytes::from(body.to_string())))
-        .expect("request");
-    let resp = svc.clone().oneshot(req).await.expect("infallible");
-    let raw = resp.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&raw).expect("json body")
-}
-
 #[tokio::test]
 async fn arguments_matching_the_schema_reach_the_handler() {
-    let r = call(&service(), "lower", json!({"word": "hello"})).await;
+    let r = call_tool(&service(), "lower", json!({"word": "hello"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "hello", "{r}");
     assert_ne!(r["result"]["isError"], true, "{r}");
 }
 
 #[tokio::test]
 async fn undeserializable_arguments_are_an_is_error_result_either_way() {
-    let r = call(&service(), "lower", json!({"word": 42})).await;
+    let r = call_tool(&service(), "lower", json!({"word": 42})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert!(r.get("error").is_none(), "{r}");
 }
@@ -101,7 +73,7 @@ async fn undeserializable_arguments_are_an_is_error_result_either_way() {
 #[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn schema_only_constraints_are_enforced_with_schema_validation() {
-    let r = call(&service(), "lower", json!({"word": "Hello"})).await;
+    let r = call_tool(&service(), "lower", json!({"word": "Hello"})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
     assert!(text.contains("/word"), "names the failing property: {text}");
@@ -110,14 +82,14 @@ async fn schema_only_constraints_are_enforced_with_schema_validation() {
 #[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn structured_content_breaking_the_output_schema_is_an_internal_error() {
-    let r = call(&service(), "count", json!({"word": "x"})).await;
+    let r = call_tool(&service(), "count", json!({"word": "x"})).await;
     assert_eq!(r["error"]["code"], -32603, "{r}");
 }
 
 #[cfg(not(feature = "schema-validation"))]
 #[tokio::test]
 async fn schema_only_constraints_are_the_handlers_job_without_schema_validation() {
-    let r = call(&service(), "lower", json!({"word": "Hello"})).await;
+    let r = call_tool(&service(), "lower", json!({"word": "Hello"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "Hello", "{r}");
     assert_ne!(r["result"]["isError"], true, "{r}");
 }
@@ -125,6 +97,6 @@ async fn schema_only_constraints_are_the_handlers_job_without_schema_validation(
 #[cfg(not(feature = "schema-validation"))]
 #[tokio::test]
 async fn structured_content_is_not_checked_without_schema_validation() {
-    let r = call(&service(), "count", json!({"word": "x"})).await;
+    let r = call_tool(&service(), "count", json!({"word": "x"})).await;
     assert_eq!(r["result"]["structuredContent"]["n"], -1, "{r}");
 }

@@ -8,16 +8,15 @@
 use ferromcp_server::protocol::types::{
     CompleteRequestParams, Completion, ContentBlock, PromptMessage, ResourceContents, Role,
 };
+use ferromcp_server::testing::{call_tool, request};
 use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{
     HandlerError, NoArgs, PromptArgs, RequestContext, ResourceRequest, Server, State, prompt,
     resource, resource_template, tool,
 };
-use http_body_util::{BodyExt, Full};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tower::ServiceExt;
 
 /// Application state: shared by `Arc`, never cloned into a closure.
 struct Db {
@@ -128,38 +127,6 @@ fn server() -> Server {
         .expect("server")
 }
 
-/// One 2026-07-28 request; returns the JSON-RPC response.
-async fn request(svc: &McpService, method: &str, name: &str, mut params: Value) -> Value {
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
-    });
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    if !name.is_empty() {
-        req = req.header("mcp-name", name);
-    }
-    let req = req
-        .body(Full::new(bytes::Bytes::from(body.to_string())))
-        .expect("request");
-    let resp = svc.clone().oneshot(req).await.expect("infallible");
-    let raw = resp.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&raw).expect("json body")
-}
-
-async fn call(svc: &McpService, name: &str, arguments: Value) -> Value {
-    let params = json!({"name": name, "arguments": arguments});
-    request(svc, "tools/call", name, params).await
-}
-
 fn svc() -> McpService {
     McpService::new(server(), HttpConfig::default())
 }
@@ -167,12 +134,12 @@ fn svc() -> McpService {
 #[tokio::test]
 async fn state_reaches_tools_through_the_extractor_and_the_accessor() {
     let svc = svc();
-    let r = call(&svc, "greet", json!({"name": "Ada"})).await;
+    let r = call_tool(&svc, "greet", json!({"name": "Ada"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "Hello, Ada!", "{r}");
-    let r = call(&svc, "greet", json!({"name": "Bo"})).await;
+    let r = call_tool(&svc, "greet", json!({"name": "Bo"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "Hello, Bo!", "{r}");
     // The same value (one Arc) is seen by every handler.
-    let r = call(&svc, "calls", json!({})).await;
+    let r = call_tool(&svc, "calls", json!({})).await;
     assert_eq!(r["result"]["content"][0]["text"], "2", "{r}");
 }
 
@@ -180,32 +147,32 @@ async fn state_reaches_tools_through_the_extractor_and_the_accessor() {
 async fn state_reaches_prompts_resources_templates_and_completion() {
     let svc = svc();
     let params = json!({"name": "hello", "arguments": {"name": "Cy"}});
-    let r = request(&svc, "prompts/get", "hello", params).await;
+    let r = request(&svc, "prompts/get", params).await;
     assert_eq!(
         r["result"]["messages"][0]["content"]["text"], "Hello, Cy",
         "{r}"
     );
     let params = json!({"uri": "mem://greeting"});
-    let r = request(&svc, "resources/read", "mem://greeting", params).await;
+    let r = request(&svc, "resources/read", params).await;
     assert_eq!(r["result"]["contents"][0]["text"], "Hello", "{r}");
     let params = json!({"uri": "mem://n/6"});
-    let r = request(&svc, "resources/read", "mem://n/6", params).await;
+    let r = request(&svc, "resources/read", params).await;
     assert_eq!(r["result"]["contents"][0]["text"], "42", "{r}");
     let params = json!({
         "ref": {"type": "ref/prompt", "name": "hello"},
         "argument": {"name": "name", "value": ""}
     });
-    let r = request(&svc, "completion/complete", "", params).await;
+    let r = request(&svc, "completion/complete", params).await;
     assert_eq!(r["result"]["completion"]["values"][0], "7", "{r}");
 }
 
 #[tokio::test]
 async fn err_of_a_string_is_an_is_error_result_with_the_message() {
     let svc = svc();
-    let r = call(&svc, "lookup", json!({"name": "bob"})).await;
+    let r = call_tool(&svc, "lookup", json!({"name": "bob"})).await;
     assert_eq!(r["result"]["content"][0]["text"], "found bob", "{r}");
     assert_ne!(r["result"]["isError"], true, "{r}");
-    let r = call(&svc, "lookup", json!({"name": "eve"})).await;
+    let r = call_tool(&svc, "lookup", json!({"name": "eve"})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "no user \"eve\"", "{r}");
 }
@@ -213,14 +180,14 @@ async fn err_of_a_string_is_an_is_error_result_with_the_message() {
 #[tokio::test]
 async fn err_of_any_display_type_is_an_is_error_result() {
     let svc = svc();
-    let r = call(&svc, "custom", json!({"name": "x"})).await;
+    let r = call_tool(&svc, "custom", json!({"name": "x"})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "x was not found", "{r}");
-    let r = call(&svc, "std", json!({})).await;
+    let r = call_tool(&svc, "std", json!({})).await;
     assert_eq!(r["result"]["isError"], true, "{r}");
     assert_eq!(r["result"]["content"][0]["text"], "access denied", "{r}");
     // A JSON-RPC error object stays a JSON-RPC error.
-    let r = call(&svc, "protocol", json!({})).await;
+    let r = call_tool(&svc, "protocol", json!({})).await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
