@@ -21,6 +21,11 @@ const WIRE_VERSION: &str = "1";
 ///   `PUBLISH` (one background task, so one replica's changes reach the
 ///   others in the order it published them). Messages carry the replica id;
 ///   each replica skips its own, so the publisher sees no duplicate.
+/// - A [`Change::SessionMessage`] (a cancellation or an answer relayed for
+///   shared sessions) goes to the other replicas only: its publisher could
+///   not act on it. One bus is therefore one replica: services that share
+///   sessions relay to each other only through separate buses (each with
+///   its own replica id), even within one process.
 /// - Each replica holds one `SUBSCRIBE` connection and fans messages out to
 ///   its local subscribers (a bounded broadcast channel, as `LocalBus`).
 /// - When that connection is lost (or a health `PING` goes unanswered),
@@ -60,7 +65,15 @@ struct Shared {
 }
 
 impl Shared {
+    /// Hands a change this replica publishes to its own subscribers, at
+    /// once (Redis does not echo it back). Not a
+    /// [`Change::SessionMessage`]: the replica publishes one only because
+    /// it could not act on it itself, so its own session relay would
+    /// decode it just to drop it, and its listen streams never show it.
     fn deliver_locally(&self, change: &Change) {
+        if matches!(change, Change::SessionMessage { .. }) {
+            return;
+        }
         let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(tx) = local.as_ref() {
             // No subscribers is not an error.

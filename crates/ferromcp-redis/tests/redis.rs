@@ -162,6 +162,47 @@ async fn changes_fan_out_across_replicas_in_order_without_self_duplicates() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_messages_go_to_other_replicas_only() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let a = redis.config("a").connect_change_bus().await.unwrap();
+    let b = redis.config("b").connect_change_bus().await.unwrap();
+    let mut on_a = a.subscribe();
+    let mut on_b = b.subscribe();
+    let relayed = |n: u32| Change::SessionMessage {
+        session: "ab12".into(),
+        message: format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{n}}}}}"
+        ),
+    };
+    // A relays what it could not act on itself, both ways of publishing.
+    a.publish(relayed(1));
+    a.publish_checked(relayed(2)).await.unwrap();
+    a.publish(Change::ToolsListChanged);
+    // The other replica gets every one, in order.
+    assert_eq!(recv(&mut on_b).await, relayed(1));
+    assert_eq!(recv(&mut on_b).await, relayed(2));
+    assert_eq!(recv(&mut on_b).await, Change::ToolsListChanged);
+    // The publisher's own subscribers get only the ordinary change: its
+    // session relay is not handed back what it could not act on.
+    assert_eq!(recv(&mut on_a).await, Change::ToolsListChanged);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(matches!(
+        on_a.try_recv(),
+        Err(tokio::sync::broadcast::error::TryRecvError::Empty)
+    ));
+    // And B's relayed answer reaches A, not B itself.
+    b.publish_checked(relayed(3)).await.unwrap();
+    assert_eq!(recv(&mut on_a).await, relayed(3));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(matches!(
+        on_b.try_recv(),
+        Err(tokio::sync::broadcast::error::TryRecvError::Empty)
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_token_consumed_concurrently_on_three_replicas_succeeds_once() {
     let Some(redis) = RedisServer::start() else {
         return;
