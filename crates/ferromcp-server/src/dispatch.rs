@@ -8,7 +8,7 @@
 
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
-use crate::future::BoxFuture;
+use crate::future::{BoxFuture, Dispatch, Reply};
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Shared};
 use crate::session::SessionState;
@@ -32,9 +32,6 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-
-/// A serialized JSON-RPC response, or the error to answer with.
-pub(crate) type Reply = Result<Bytes, ErrorObject>;
 
 // LEGACY-18
 /// Sends requests to the client and awaits the answers (handshake era only:
@@ -729,32 +726,6 @@ impl Shared {
         Err(ErrorObject::internal(
             "the handler kept asking for input; giving up after 10 rounds",
         ))
-    }
-}
-
-/// The future [`Shared::dispatch`] returns: already answered, or one boxed
-/// method future.
-pub(crate) enum Dispatch {
-    /// Answered synchronously; taken on the first poll.
-    Ready(Option<Reply>),
-    /// A handler-backed method.
-    Pending(BoxFuture<Reply>),
-}
-
-impl std::future::Future for Dispatch {
-    type Output = Reply;
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Reply> {
-        match self.get_mut() {
-            Dispatch::Ready(r) => {
-                std::task::Poll::Ready(r.take().unwrap_or_else(|| {
-                    Err(ErrorObject::internal("dispatch polled after completion"))
-                }))
-            }
-            Dispatch::Pending(f) => f.as_mut().poll(cx),
-        }
     }
 }
 

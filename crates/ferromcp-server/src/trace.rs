@@ -22,7 +22,7 @@
 //! is read.
 
 use crate::context::ContextParts;
-use crate::dispatch::{Dispatch, Reply};
+use crate::future::{Dispatch, Reply};
 use ferromcp_protocol::method::ClientRequest;
 use ferromcp_protocol::trace_context::{TraceParent, tracestate_is_valid};
 use std::cell::Cell;

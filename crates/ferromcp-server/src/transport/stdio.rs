@@ -27,8 +27,9 @@
 
 use crate::admit::{Admitted, admit};
 use crate::context::{ContextParts, Outbound};
-use crate::dispatch::{ClientRequester, Legacy, Reply};
+use crate::dispatch::{ClientRequester, Legacy};
 use crate::error::Error;
+use crate::future::Reply;
 use crate::listen;
 use crate::server::{Server, Shared};
 use crate::session::SessionState;

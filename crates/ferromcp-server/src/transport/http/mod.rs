@@ -43,8 +43,9 @@ use modern::*;
 use streams::*;
 
 use crate::context::{ContextParts, Outbound, Principal};
-use crate::dispatch::{Legacy, Reply};
+use crate::dispatch::Legacy;
 use crate::error::Error;
+use crate::future::Reply;
 use crate::listen;
 use crate::server::{Server, Shared};
 use crate::transport::origin::{OriginPolicy, OriginVerdict};
