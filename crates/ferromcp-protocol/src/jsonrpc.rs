@@ -116,7 +116,7 @@ impl Serialize for RequestId {
 }
 
 /// What an `id` member held, before validation.
-enum IdField {
+pub(crate) enum IdField {
     Valid(RequestId),
     Invalid(&'static str),
 }
@@ -251,7 +251,7 @@ struct Envelope<'a> {
 }
 
 /// A string member that may turn out not to be a string.
-enum MaybeStr<'a> {
+pub(crate) enum MaybeStr<'a> {
     Str(Cow<'a, str>),
     NotStr,
 }

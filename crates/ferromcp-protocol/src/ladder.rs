@@ -349,6 +349,101 @@ impl<'de> Visitor<'de> for ProbeVisitor {
     }
 }
 
+/// A `tools/call` request decoded in one pass over the body: the envelope,
+/// the params members the ladder needs (with `_meta` decoded in place) and
+/// the typed params, without first holding `params` as a raw value (which
+/// costs a second scan of it). See [`decode_tools_call`].
+#[derive(Debug)]
+pub struct ProbedCall<'a> {
+    /// The request id.
+    pub id: RequestId,
+    /// The probed params members, exactly as [`ParamsProbe::parse`] gives
+    /// them for the same params.
+    pub probe: ParamsProbe<'a>,
+    /// The typed params, exactly as the full decode types them.
+    pub params: crate::types::CallToolRequestParams,
+}
+
+/// The one-pass decode of the common request, a well-formed `tools/call`
+/// whose `method` precedes its `params` and whose params type at once.
+/// `None` means "take the general path" (`decode_message`, then
+/// [`ParamsProbe::parse`] and the typed decode), which owns every error
+/// text: anything unusual (invalid JSON, an error of any kind, another
+/// method, `params` before `method`, a duplicate, a member that does not
+/// type) gives `None`, never a different answer. Property tests pin that.
+pub fn decode_tools_call(bytes: &[u8]) -> Option<ProbedCall<'_>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let call = de.deserialize_map(CallEnvelope).ok()?;
+    de.end().ok()?;
+    call
+}
+
+/// The envelope visitor of [`decode_tools_call`]: `Ok(None)` or an error
+/// both mean "not the fast case".
+struct CallEnvelope;
+
+impl<'de> Visitor<'de> for CallEnvelope {
+    type Value = Option<ProbedCall<'de>>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use crate::jsonrpc::{IdField, MaybeStr};
+        let (mut version_ok, mut id, mut method_ok, mut probe) = (false, None, false, None);
+        let bail = || serde::de::Error::custom("not the fast case");
+        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
+            match &*key {
+                "jsonrpc" if !version_ok => match map.next_value::<MaybeStr<'de>>()? {
+                    MaybeStr::Str(v) if v == crate::jsonrpc::JSONRPC_VERSION => version_ok = true,
+                    _ => return Err(bail()),
+                },
+                "id" if id.is_none() => match map.next_value::<IdField>()? {
+                    IdField::Valid(v) => id = Some(v),
+                    IdField::Invalid(_) => return Err(bail()),
+                },
+                "method" if !method_ok => match map.next_value::<MaybeStr<'de>>()? {
+                    MaybeStr::Str(m) if m == crate::method::TOOLS_CALL => method_ok = true,
+                    _ => return Err(bail()),
+                },
+                // Only once the method is known to be `tools/call`: then the
+                // params are probed where they stand.
+                "params" if method_ok && probe.is_none() => {
+                    probe = Some(map.next_value_seed(ProbeSeed)?.out);
+                }
+                "jsonrpc" | "id" | "method" | "params" | "result" | "error" => {
+                    return Err(bail());
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let (true, Some(id), Some(probe)) = (version_ok, id, probe) else {
+            return Ok(None);
+        };
+        let members = probe.members();
+        if !members.usable {
+            return Ok(None);
+        }
+        let Some(params) = crate::method::call_tool_from_members(&members) else {
+            return Ok(None);
+        };
+        Ok(Some(ProbedCall { id, probe, params }))
+    }
+}
+
+/// Probes a params value in place; anything but an object is an error
+/// (the general path reports it).
+struct ProbeSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for ProbeSeed {
+    type Value = ProbeOut<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(ProbeVisitor { inline_meta: true })
+    }
+}
+
 fn duplicate<E: serde::de::Error>(key: &str) -> E {
     E::custom(format_args!("duplicate params member {key:?}"))
 }
@@ -697,7 +792,130 @@ mod tests {
         ]
     }
 
+    /// What the general path makes of a body: the request, its probe and
+    /// its typed params, as comparable text.
+    fn general(body: &str) -> Option<(String, String, String)> {
+        let Ok(Message::Request(r)) = decode_message(body.as_bytes()) else {
+            return None;
+        };
+        let probe = ParamsProbe::parse(r.params);
+        let typed =
+            crate::method::ClientRequest::decode_probed(&r.method, r.params, &probe.members());
+        let Ok(crate::method::ClientRequest::CallTool(p)) = typed else {
+            return None;
+        };
+        Some((
+            format!("{:?}", r.id),
+            format!("{probe:?}"),
+            format!("{p:?}"),
+        ))
+    }
+
+    #[test]
+    fn the_common_tools_call_takes_the_one_pass_decode() {
+        let bodies = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}"#,
+            r#" {"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"a"},"jsonrpc":"2.0","id":"x","extra":[1,{}]} "#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"e\u0041","inputResponses":{},"requestState":"s"}}"#,
+        ];
+        for body in bodies {
+            let fast = decode_tools_call(body.as_bytes()).expect(body);
+            let (id, probe, params) = general(body).expect(body);
+            assert_eq!(format!("{:?}", fast.id), id);
+            assert_eq!(format!("{:?}", fast.probe), probe);
+            assert_eq!(format!("{:?}", fast.params), params);
+        }
+        // Not the fast case: the general path answers these.
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"params":{"name":"a"},"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"id":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"a"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}} x"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"result":{}}"#,
+        ] {
+            assert!(decode_tools_call(body.as_bytes()).is_none(), "{body}");
+        }
+    }
+
+    /// Envelope members in any order, of any shape, sometimes twice.
+    fn any_envelope_member() -> impl Strategy<Value = String> {
+        let params = (
+            prop::option::of(any_meta()),
+            prop::option::of(prop_oneof![Just(json!("echo")), any_json()]),
+            prop::option::of(prop_oneof![Just(json!({"text": "hi"})), any_json()]),
+            prop::option::of(any_json()),
+        )
+            .prop_map(|(meta, name, arguments, responses)| {
+                let mut m = serde_json::Map::new();
+                if let Some(v) = meta {
+                    m.insert("_meta".into(), v);
+                }
+                if let Some(v) = name {
+                    m.insert("name".into(), v);
+                }
+                if let Some(v) = arguments {
+                    m.insert("arguments".into(), v);
+                }
+                if let Some(v) = responses {
+                    m.insert("inputResponses".into(), v);
+                }
+                Value::Object(m)
+            });
+        prop_oneof![
+            Just(r#""jsonrpc":"2.0""#.to_string()),
+            Just(r#""jsonrpc":"1.0""#.to_string()),
+            Just(r#""method":"tools/call""#.to_string()),
+            Just(r#""method":"tools/list""#.to_string()),
+            any_json().prop_map(|v| format!(r#""id":{v}"#)),
+            Just(r#""id":7"#.to_string()),
+            params.prop_map(|p| format!(r#""params":{p}"#)),
+            any_json().prop_map(|v| format!(r#""params":{v}"#)),
+            any_json().prop_map(|v| format!(r#""result":{v}"#)),
+            any_json().prop_map(|v| format!(r#""other":{v}"#)),
+        ]
+    }
+
     proptest! {
+        /// The one-pass `tools/call` decode answers only what the general
+        /// path answers the same way: same id, same probe, same params.
+        #[test]
+        fn one_pass_tools_call_equals_the_general_path(
+            members in prop::collection::vec(any_envelope_member(), 0..7),
+            valid in (prop::option::of(any_meta()), any_json().prop_map(|v| format!(r#""other":{v}"#)))
+                .prop_map(|(meta, extra)| {
+                    let mut params = json!({"name": "echo", "arguments": {"text": "hi"}});
+                    if let Some(m) = meta {
+                        params["_meta"] = m;
+                    }
+                    vec![
+                        r#""jsonrpc":"2.0""#.to_string(),
+                        r#""id":7"#.to_string(),
+                        r#""method":"tools/call""#.to_string(),
+                        format!(r#""params":{params}"#),
+                        extra,
+                    ]
+                })
+                .prop_shuffle(),
+            near_valid in any::<bool>(),
+        ) {
+            // Half the cases start from a valid request's members, shuffled,
+            // so the fast path is taken often.
+            let members = if near_valid { valid } else { members };
+            let body = format!("{{{}}}", members.join(","));
+            if let Some(fast) = decode_tools_call(body.as_bytes()) {
+                let general = general(&body);
+                prop_assert!(general.is_some(), "fast path took {}", body);
+                let (id, probe, params) = general.unwrap();
+                prop_assert_eq!(format!("{:?}", fast.id), id);
+                prop_assert_eq!(format!("{:?}", fast.probe), probe);
+                prop_assert_eq!(format!("{:?}", fast.params), params);
+            }
+        }
+
         /// The one-pass probe (meta decoded in place) and the
         /// member-by-member path agree on every input, problems included.
         #[test]

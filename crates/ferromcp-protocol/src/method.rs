@@ -396,7 +396,9 @@ impl<'a> ClientRequest<'a> {
 
 /// `tools/call` params from probed members; `None` when any member does
 /// not type (the full decode then reports it).
-fn call_tool_from_members(m: &crate::ladder::ProbedMembers<'_>) -> Option<CallToolRequestParams> {
+pub(crate) fn call_tool_from_members(
+    m: &crate::ladder::ProbedMembers<'_>,
+) -> Option<CallToolRequestParams> {
     fn member<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>) -> Option<Option<T>> {
         match raw {
             None => Some(None),

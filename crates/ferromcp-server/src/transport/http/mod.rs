@@ -360,6 +360,26 @@ where
             }
         }
     }
+    let header_version = parts
+        .headers
+        .get(MCP_PROTOCOL_VERSION)
+        .map(|v| trim_ows(v.as_bytes()));
+    // The common request, a sessionless 2026-07-28 `tools/call`, is decoded,
+    // probed and typed in one scan of the body; anything else (or anything
+    // unusual about it) takes the general path below, which answers it
+    // exactly as before.
+    if session_id.is_none() {
+        if let Some(call) = ferromcp_protocol::ladder::decode_tools_call(&bytes) {
+            let era = classify_http(
+                SessionHint::Absent,
+                header_version,
+                call.probe.has_modern_envelope(),
+            );
+            if era == HttpEra::Modern {
+                return modern::modern_call(&inner, parts, call, accept, permit).await;
+            }
+        }
+    }
     let msg = match decode_message(&bytes) {
         Ok(m) => m,
         Err(e) => return json_error(e.id.as_ref(), &e.error),
@@ -382,10 +402,6 @@ where
         }
         Some(_) => SessionHint::Unknown,
     };
-    let header_version = parts
-        .headers
-        .get(MCP_PROTOCOL_VERSION)
-        .map(|v| trim_ows(v.as_bytes()));
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
         HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { .. } => {

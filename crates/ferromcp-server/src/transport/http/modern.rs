@@ -83,6 +83,73 @@ pub(super) async fn modern(
         }
         Err(e) => return json_error(Some(&req.id), &e),
     };
+    serve_typed(
+        inner,
+        parts,
+        &req.id,
+        &req.method,
+        route,
+        typed,
+        accept,
+        permit,
+    )
+    .await
+}
+
+/// The one-pass path of the common request: a `tools/call` the protocol
+/// crate decoded, probed and typed in one scan of the body
+/// (`ferromcp_protocol::ladder::decode_tools_call`); then the same ladder
+/// and the same serving as [`modern`].
+pub(super) async fn modern_call(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    call: ferromcp_protocol::ladder::ProbedCall<'_>,
+    accept: Accepts,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    use ferromcp_protocol::method::TOOLS_CALL;
+    let shared = &inner.shared;
+    let headers = Headers(&parts.headers);
+    let registry = shared.registry();
+    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    let route = match classify_probed(
+        &call.id,
+        TOOLS_CALL,
+        call.probe,
+        Some(&headers),
+        &shared.modern_versions,
+        Some(&lookup),
+    ) {
+        Ok(Verdict::Request(r)) => r,
+        Ok(Verdict::Notification) => {
+            return json_error(
+                Some(&call.id),
+                &ErrorObject::invalid_request("unexpected notification"),
+            );
+        }
+        Err(rej) => return json_error(Some(&call.id), &rej.error),
+    };
+    drop(registry);
+    let typed = ferromcp_protocol::method::ClientRequest::CallTool(call.params);
+    serve_typed(
+        inner, parts, &call.id, TOOLS_CALL, route, typed, accept, permit,
+    )
+    .await
+}
+
+/// Serves an admitted, typed modern request: JSON, or SSE when it streams.
+#[allow(clippy::too_many_arguments)]
+async fn serve_typed(
+    inner: &Arc<HttpInner>,
+    parts: http::request::Parts,
+    id: &RequestId,
+    method: &str,
+    route: Box<ferromcp_protocol::ladder::ModernRoute>,
+    typed: ferromcp_protocol::method::ClientRequest<'static>,
+    accept: Accepts,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    let shared = &inner.shared;
     let wants_notifications = route.meta.progress_token.is_some() || route.meta.log_level.is_some();
     let sse_allowed = accept.sse_allowed(inner.config.json_only);
     let (tx, rx) = if wants_notifications && sse_allowed {
@@ -95,8 +162,8 @@ pub(super) async fn modern(
     let principal = parts.extensions.get::<Principal>().cloned();
     let cancel = CancellationToken::new();
     let ctx = ContextParts {
-        id: req.id.clone(),
-        method: crate::context::method_name(&req.method),
+        id: id.clone(),
+        method: crate::context::method_name(method),
         version: route.version,
         meta: route.meta,
         capabilities: None,
@@ -108,7 +175,7 @@ pub(super) async fn modern(
     };
     let fut = shared.clone().dispatch(typed, ctx, Legacy::default());
     respond(
-        req.id.clone(),
+        id.clone(),
         fut,
         rx,
         Accepts {
