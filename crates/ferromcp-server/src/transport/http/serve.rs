@@ -60,7 +60,20 @@ pub async fn serve_listener(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error> {
-    serve_wrapped(service.clone(), service, listener, shutdown).await
+    // Served directly, not through the tower `Service`: hyper keeps each
+    // request's future in the connection's own slot, so no per-request box
+    // (the tower path boxes the whole request future: a large allocation).
+    let make = {
+        let inner = service.inner.clone();
+        move || {
+            let inner = inner.clone();
+            hyper::service::service_fn(move |req| {
+                let inner = inner.clone();
+                async move { Ok::<_, Infallible>(super::handle(inner, req).await) }
+            })
+        }
+    };
+    accept_loop(make, service, listener, shutdown).await
 }
 
 // Foreign type: tower `Service`/`Layer` is how HTTP middleware (auth, CORS, limits) composes with
@@ -109,6 +122,38 @@ where
     RB::Data: Send,
     RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let make = move || {
+        let svc = wrapped.clone();
+        hyper::service::service_fn(move |req| {
+            let mut svc = svc.clone();
+            async move {
+                futures_util::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
+                svc.call(req).await
+            }
+        })
+    };
+    accept_loop(make, service, listener, shutdown).await
+}
+
+/// The accept loop and the drain, for any hyper service `make` builds per
+/// connection.
+async fn accept_loop<M, H, RB>(
+    make: M,
+    service: McpService,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), Error>
+where
+    M: Fn() -> H,
+    H: hyper::service::Service<Request<hyper::body::Incoming>, Response = Response<RB>>
+        + Send
+        + 'static,
+    H::Future: Send + 'static,
+    H::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    RB: http_body::Body + Send + 'static,
+    RB::Data: Send,
+    RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     #[cfg(feature = "http2")]
     use hyper_util::rt::TokioExecutor;
     use hyper_util::rt::{TokioIo, TokioTimer};
@@ -151,14 +196,7 @@ where
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let svc = wrapped.clone();
-                let hyper_svc = hyper::service::service_fn(move |req| {
-                    let mut svc = svc.clone();
-                    async move {
-                        futures_util::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
-                        svc.call(req).await
-                    }
-                });
+                let hyper_svc = make();
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let first_bytes_timeout = limits.header_read_timeout;
