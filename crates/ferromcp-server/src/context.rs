@@ -94,6 +94,31 @@ pub(crate) struct ContextParts {
 }
 
 impl ContextParts {
+    /// The one constructor: what every request has. The rest (the session's
+    /// capabilities, log level, outbound, principal, HTTP parts) starts
+    /// empty; transports set what they have with struct-update syntax.
+    pub(crate) fn new(
+        id: RequestId,
+        method: &str,
+        version: ProtocolVersion,
+        meta: Box<RequestMeta>,
+        cancel: CancellationToken,
+    ) -> Self {
+        Self {
+            id,
+            method: method_name(method),
+            version,
+            meta,
+            capabilities: None,
+            log_level: None,
+            cancel,
+            outbound: None,
+            principal: None,
+            #[cfg(feature = "http")]
+            http: None,
+        }
+    }
+
     /// The client's capabilities for this request.
     pub(crate) fn capabilities(&self) -> &ClientCapabilities {
         capabilities_of(self.capabilities.as_deref(), &self.meta)

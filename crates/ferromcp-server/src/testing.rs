@@ -29,7 +29,6 @@
 
 use crate::Server;
 use crate::context::{ContextParts, RequestContext};
-use ferromcp_protocol::meta::RequestMeta;
 use ferromcp_protocol::types::{ClientCapabilities, InputResponses, LoggingLevel};
 use ferromcp_protocol::{ProtocolVersion, RequestId};
 use tokio_util::sync::CancellationToken;
@@ -124,17 +123,15 @@ impl ContextBuilder {
     /// The context.
     pub fn build(self) -> RequestContext {
         let parts = ContextParts {
-            id: self.id,
-            method: crate::context::method_name(&self.method),
-            version: self.version,
-            meta: Box::new(RequestMeta::default()),
             capabilities: Some(std::sync::Arc::new(self.capabilities)),
             log_level: self.log_level,
-            cancel: self.cancel,
-            outbound: None,
-            principal: None,
-            #[cfg(feature = "http")]
-            http: None,
+            ..ContextParts::new(
+                self.id,
+                &self.method,
+                self.version,
+                Box::default(),
+                self.cancel,
+            )
         };
         RequestContext::new(parts, self.input, self.state, self.server.shared.clone())
     }

@@ -708,17 +708,15 @@ fn prepare(
             };
             let log_level = route.meta.log_level;
             let parts = ContextParts {
-                id: req.id.clone(),
-                method: crate::context::method_name(&req.method),
-                version: route.version,
-                meta: route.meta,
-                capabilities: None,
                 log_level,
-                cancel: CancellationToken::new(),
                 outbound: Some(outbound),
-                principal: None,
-                #[cfg(feature = "http")]
-                http: None,
+                ..ContextParts::new(
+                    req.id.clone(),
+                    &req.method,
+                    route.version,
+                    route.meta,
+                    CancellationToken::new(),
+                )
             };
             Ok(Prepared::Call(typed, Box::new(parts), Legacy::default()))
         }
@@ -756,17 +754,16 @@ fn prepare(
             };
             let meta = probe.meta.unwrap_or_default();
             let parts = ContextParts {
-                id: req.id.clone(),
-                method: crate::context::method_name(&req.method),
-                version,
-                meta,
                 capabilities: Some(caps),
                 log_level: level,
-                cancel: CancellationToken::new(),
                 outbound: Some(outbound),
-                principal: None,
-                #[cfg(feature = "http")]
-                http: None,
+                ..ContextParts::new(
+                    req.id.clone(),
+                    &req.method,
+                    version,
+                    meta,
+                    CancellationToken::new(),
+                )
             };
             let legacy = Legacy {
                 requester: Some(Arc::new(StdioRequester(conn.clone()))),

@@ -462,16 +462,12 @@ async fn request(
         sid,
     };
     let ctx = ContextParts {
-        id: r.id.clone(),
-        method: crate::context::method_name(&r.method),
-        version: state.version,
-        meta,
         capabilities: Some(state.capabilities.clone()),
         log_level: state.log_level(),
-        cancel: cancel.clone(),
         outbound: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn Outbound>),
         principal: parts.extensions.get::<Principal>().cloned(),
         http: Some(Arc::new(parts)),
+        ..ContextParts::new(r.id.clone(), &r.method, state.version, meta, cancel.clone())
     };
     let legacy = Legacy {
         requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
@@ -681,16 +677,16 @@ pub(super) async fn batch(
                     Ok(typed) => {
                         let state = session.state.clone();
                         let ctx = ContextParts {
-                            id: r.id.clone(),
-                            method: crate::context::method_name(&r.method),
-                            version: state.version,
-                            meta: ParamsProbe::parse(r.params).meta.unwrap_or_default(),
                             capabilities: Some(state.capabilities.clone()),
-                            log_level: None,
-                            cancel: session.closed.child_token(),
-                            outbound: None,
                             principal: parts.extensions.get::<Principal>().cloned(),
                             http: Some(parts.clone()),
+                            ..ContextParts::new(
+                                r.id.clone(),
+                                &r.method,
+                                state.version,
+                                ParamsProbe::parse(r.params).meta.unwrap_or_default(),
+                                session.closed.child_token(),
+                            )
                         };
                         let legacy = Legacy {
                             requester: None,

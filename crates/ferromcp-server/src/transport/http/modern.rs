@@ -162,16 +162,17 @@ async fn serve_typed(
     let principal = parts.extensions.get::<Principal>().cloned();
     let cancel = CancellationToken::new();
     let ctx = ContextParts {
-        id: id.clone(),
-        method: crate::context::method_name(method),
-        version: route.version,
-        meta: route.meta,
-        capabilities: None,
         log_level,
-        cancel: cancel.clone(),
         outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
         principal,
         http: Some(Arc::new(parts)),
+        ..ContextParts::new(
+            id.clone(),
+            method,
+            route.version,
+            route.meta,
+            cancel.clone(),
+        )
     };
     let fut = shared.clone().dispatch(typed, ctx, Legacy::default());
     respond(
