@@ -372,6 +372,8 @@ pub struct ProbedCall<'a> {
 /// method, `params` before `method`, a duplicate, a member that does not
 /// type) gives `None`, never a different answer. Property tests pin that.
 pub fn decode_tools_call(bytes: &[u8]) -> Option<ProbedCall<'_>> {
+    // Other methods leave at once, not after a partial parse.
+    memchr::memmem::find(bytes, b"\"tools/call\"")?;
     let text = std::str::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
     let call = de.deserialize_map(CallEnvelope).ok()?;
@@ -816,7 +818,7 @@ mod tests {
         let bodies = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}"#,
             r#" {"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"a"},"jsonrpc":"2.0","id":"x","extra":[1,{}]} "#,
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"e\u0041","inputResponses":{},"requestState":"s"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e\u0041","inputResponses":{},"requestState":"s"}}"#,
         ];
         for body in bodies {
             let fast = decode_tools_call(body.as_bytes()).expect(body);
@@ -827,6 +829,7 @@ mod tests {
         }
         // Not the fast case: the general path answers these.
         for body in [
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"a"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"params":{"name":"a"},"method":"tools/call"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"id":2}"#,
