@@ -606,7 +606,14 @@ impl<'a> OutgoingError<'a> {
 pub fn to_vec<T: Serialize>(msg: &T) -> Vec<u8> {
     // Most messages (results of a call, notifications) fit in 256 bytes:
     // one allocation instead of growing from serde_json's 128.
-    let mut out = Vec::with_capacity(256);
+    to_vec_with_capacity(msg, 256)
+}
+
+/// [`to_vec`] into a buffer of `capacity` bytes to start with: for large
+/// messages whose size is known ahead (a page of pre-serialized
+/// definitions), so the buffer is not grown and copied on the way.
+pub fn to_vec_with_capacity<T: Serialize>(msg: &T, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
     match serde_json::to_writer(&mut out, msg) {
         Ok(()) => out,
         Err(e) => {

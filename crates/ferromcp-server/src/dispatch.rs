@@ -294,9 +294,13 @@ impl Shared {
         let (start, end, next) = self.page_bounds(reg.tools.len(), p.cursor.as_deref())?;
         let level = Sieve::for_version(version);
         let all = reg.serialized_tools(level);
+        let tools = all.get(start..end).unwrap_or_default();
+        // The page's size is known: one buffer, never grown (tools/list
+        // answers run to tens of KB).
+        let size: usize = tools.iter().map(|t| t.get().len() + 1).sum::<usize>() + 512;
         let page = ToolsPage {
             result_type: version.is_modern().then_some(ResultType::Complete),
-            tools: all.get(start..end).unwrap_or_default(),
+            tools,
             next_cursor: next,
             ttl_ms: version
                 .is_modern()
@@ -307,7 +311,9 @@ impl Shared {
             meta: (version.is_modern() && self.stamp_server_info)
                 .then_some(ServerInfoMeta { info: &self.info }),
         };
-        Ok(Bytes::from(to_vec(&OutgoingResult::new(id, &page))))
+        Ok(Bytes::from(
+            ferromcp_protocol::jsonrpc::to_vec_with_capacity(&OutgoingResult::new(id, &page), size),
+        ))
     }
 
     // LEGACY-25
