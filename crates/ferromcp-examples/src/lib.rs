@@ -8,6 +8,12 @@
 //! Run one with `cargo run -p ferromcp-examples --example <name>`; each example
 //! starts with a comment on how to run and talk to it.
 
+// The README's Rust blocks are this crate's doctests, so what a new user
+// copies first always builds.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 use ferromcp_server::protocol::types::{
     ContentBlock, PromptMessage, Resource, ResourceContents, ResourceTemplate, Role,
 };
