@@ -88,7 +88,8 @@ if cargo nextest --version >/dev/null 2>&1; then
   # The otel feature: the server's remote parent, and the client-to-server
   # parent relationship through an in-memory OpenTelemetry exporter.
   cargo nextest run -p ferromcp-server --features otel --lib -E 'test(otel::)'
-  cargo nextest run -p ferromcp-examples --features otel --test otel_parent
+  cargo nextest run -p ferromcp-examples --features otel \
+    -E 'binary(otel_parent) | test(the_otel_example_prints_spans)'
   # The binaries with the Redis backplane (ferromcp-redis itself ran above).
   cargo nextest run -p ferromcp-everything -p ferromcp-cli --features redis \
     -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis)'
@@ -97,6 +98,7 @@ else
   cargo test -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
   cargo test -p ferromcp-server --features otel --lib otel::
   cargo test -p ferromcp-examples --features otel --test otel_parent
+  cargo test -p ferromcp-examples --features otel --test examples_run the_otel_example_prints_spans
   cargo test -p ferromcp-everything --features redis --test redis_replicas --test bins
   cargo test -p ferromcp-cli --features redis --test serve_redis
 fi

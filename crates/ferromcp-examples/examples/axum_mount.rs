@@ -2,7 +2,7 @@
 //! its other routes.
 //!
 //! ```sh
-//! cargo run -p ferromcp-examples --example axum_mount
+//! cargo run -p ferromcp-examples --example axum_mount               # or: -- 127.0.0.1:9000
 //! curl http://127.0.0.1:3000/health                     # another terminal
 //! mcp tools http://127.0.0.1:3000/mcp
 //! cargo run -p ferromcp-examples --example client -- http://127.0.0.1:3000/mcp
@@ -32,8 +32,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .route("/health", get(|| async { "ok\n" }))
         .nest_service("/mcp", mcp.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-    eprintln!("axum_mount: http://127.0.0.1:3000/ (MCP at /mcp; Ctrl-C stops)");
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3000".into());
+    let listener = tokio::net::TcpListener::bind(&addr).await?;
+    eprintln!("axum_mount: http://{addr}/ (MCP at /mcp; Ctrl-C stops)");
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             let _ = tokio::signal::ctrl_c().await;

@@ -66,7 +66,7 @@ impl Visit for Fields<'_> {
 impl Subscriber for StdoutExporter {
     fn enabled(&self, m: &Metadata<'_>) -> bool {
         // Only the SDK's request spans (and events inside them).
-        m.target().starts_with("mcp_")
+        m.target().starts_with("ferromcp_")
     }
     fn new_span(&self, attrs: &Attributes<'_>) -> Id {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;

@@ -1,0 +1,213 @@
+//! Every example runs, not only builds: each is started as the user would
+//! start it (the binaries `cargo test` builds next to this test) and talked
+//! to with the `client` example or over plain HTTP.
+//!
+//! `oauth_server` and `in_memory_test` have their own tests; `otel_stdout`
+//! runs here when the `otel` feature is on.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// `target/<profile>/examples/<name>`, beside this test's own binary in
+/// `target/<profile>/deps/`.
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>")
+        .join("examples");
+    let path = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    build_examples();
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test -p ferromcp-examples` builds the examples",
+        path.display()
+    );
+    path
+}
+
+/// `cargo test` of the whole package builds the examples; a run of this
+/// test alone (`--test examples_run`) does not, and would find stale ones:
+/// build them once per test process (a no-op when they are up to date).
+fn build_examples() {
+    static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BUILT.get_or_init(|| {
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo.args(["build", "-p", "ferromcp-examples", "--examples"]);
+        if cfg!(feature = "otel") {
+            cargo.args(["--features", "otel"]);
+        }
+        if !cfg!(debug_assertions) {
+            cargo.arg("--release");
+        }
+        let status = cargo.status().expect("run cargo build --examples");
+        assert!(status.success(), "cargo build --examples failed");
+    });
+}
+
+fn run(name: &str, args: &[&str]) -> Output {
+    let out = Command::new(example(name))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run example");
+    assert!(
+        out.status.success(),
+        "{name} {args:?} failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn free_addr() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr")
+}
+
+/// A server example, killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(name: &str, addr: SocketAddr) -> Running {
+    let child = Command::new(example(name))
+        .arg(addr.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn example");
+    let running = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "{name} never listened on {addr}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    running
+}
+
+#[test]
+fn the_client_calls_the_stdio_server() {
+    let server = example("stdio_server");
+    let server = server.to_str().expect("utf-8 path");
+    let out = run(
+        "client",
+        &["--call", "add", "--args", r#"{"a":2,"b":3}"#, server],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("tool add"), "{text}");
+    assert!(text.contains(r#"add → {"sum":5}"#), "{text}");
+    // The handshake era too.
+    let out = run(
+        "client",
+        &[
+            "--era",
+            "handshake",
+            "--call",
+            "add",
+            "--args",
+            r#"{"a":1,"b":1}"#,
+            server,
+        ],
+    );
+    assert!(
+        stdout(&out).contains(r#"add → {"sum":2}"#),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn the_client_calls_the_http_server() {
+    let addr = free_addr();
+    let _server = start("http_server", addr);
+    let url = format!("http://{addr}/mcp");
+    let out = run(
+        "client",
+        &[
+            "--call",
+            "word_count",
+            "--args",
+            r#"{"text":"a b c"}"#,
+            &url,
+        ],
+    );
+    let text = stdout(&out);
+    assert!(text.contains("Modern"), "{text}");
+    assert!(text.contains("word_count → structured"), "{text}");
+    assert!(text.contains("\"words\":3"), "{text}");
+}
+
+#[test]
+fn the_axum_app_serves_mcp_beside_its_routes() {
+    let addr = free_addr();
+    let _server = start("axum_mount", addr);
+    let mut s = TcpStream::connect(addr).expect("connect");
+    write!(
+        s,
+        "GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("write");
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("read");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.ends_with("ok\n"), "{reply}");
+    let out = run(
+        "client",
+        &[
+            "--call",
+            "add",
+            "--args",
+            r#"{"a":20,"b":22}"#,
+            &format!("http://{addr}/mcp"),
+        ],
+    );
+    assert!(
+        stdout(&out).contains(r#"add → {"sum":42}"#),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn the_elicitation_demo_runs_in_both_eras() {
+    let text = stdout(&run("mrtr_elicitation", &[]));
+    assert!(text.contains("Modern era"), "{text}");
+    assert!(text.contains("Handshake era"), "{text}");
+    assert_eq!(text.matches("user asked:").count(), 2, "{text}");
+    assert_eq!(text.matches("result:").count(), 2, "{text}");
+}
+
+#[test]
+fn the_tracing_example_prints_request_spans() {
+    let text = stdout(&run("tracing_stdout", &[]));
+    assert!(text.contains("mcp.request"), "{text}");
+    assert!(text.contains("mcp.client.request"), "{text}");
+    assert!(text.contains("4bf92f3577b34da6a3ce929d0e0e4736"), "{text}");
+}
+
+#[cfg(feature = "otel")]
+#[test]
+fn the_otel_example_prints_spans() {
+    let out = run("otel_stdout", &[]);
+    let text = stdout(&out);
+    assert!(
+        text.to_lowercase().contains("traceid") || text.contains("TraceId"),
+        "{text}"
+    );
+}
