@@ -5,6 +5,8 @@
 //! `oauth_server` and `in_memory_test` have their own tests; `otel_stdout`
 //! runs here when the `otel` feature is on.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
