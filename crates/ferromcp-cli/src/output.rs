@@ -136,6 +136,7 @@ pub fn schema_summary(schema: &Map<String, Value>) -> String {
     props
         .iter()
         .map(|(k, p)| {
+            let p = resolve_ref(schema, p);
             let ty = match p.get("type") {
                 Some(Value::String(t)) => t.clone(),
                 Some(Value::Array(ts)) => ts
@@ -143,7 +144,7 @@ pub fn schema_summary(schema: &Map<String, Value>) -> String {
                     .filter_map(Value::as_str)
                     .collect::<Vec<_>>()
                     .join("|"),
-                _ if p.get("enum").is_some() => "enum".to_owned(),
+                _ if p.get("enum").is_some() || is_const_union(p) => "enum".to_owned(),
                 _ => "any".to_owned(),
             };
             let star = if required.contains(&k.as_str()) {
@@ -155,6 +156,59 @@ pub fn schema_summary(schema: &Map<String, Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Follows local `$ref`s (`#/$defs/Mode`, `#/definitions/…`, any JSON
+/// pointer into the tool's own schema), and an `allOf` of one `$ref`, so a
+/// derived enum or struct shows its type rather than `any`. Bounded: a
+/// reference cycle or a remote reference stops where it is.
+fn resolve_ref<'a>(root: &'a Map<String, Value>, mut p: &'a Value) -> &'a Value {
+    for _ in 0..16 {
+        let only_ref = p
+            .get("allOf")
+            .and_then(Value::as_array)
+            .filter(|a| a.len() == 1)
+            .and_then(|a| a.first());
+        let reference = p
+            .get("$ref")
+            .or_else(|| only_ref.and_then(|o| o.get("$ref")))
+            .and_then(Value::as_str);
+        let Some(pointer) = reference.and_then(|r| r.strip_prefix('#')) else {
+            return p;
+        };
+        let mut at: Option<&Value> = None;
+        let mut first = true;
+        for token in pointer.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            at = if first {
+                root.get(&token)
+            } else {
+                at.and_then(|v| match v {
+                    Value::Object(o) => o.get(&token),
+                    Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                })
+            };
+            first = false;
+        }
+        match at {
+            Some(target) => p = target,
+            None => return p,
+        }
+    }
+    p
+}
+
+/// `oneOf`/`anyOf` of constants: how derived enums with documented variants
+/// come out.
+fn is_const_union(p: &Value) -> bool {
+    ["oneOf", "anyOf"].iter().any(|k| {
+        p.get(*k).and_then(Value::as_array).is_some_and(|a| {
+            !a.is_empty()
+                && a.iter()
+                    .all(|v| v.get("const").is_some() || v.get("enum").is_some())
+        })
+    })
 }
 
 fn one_line(s: &str, max: usize) -> String {
@@ -510,6 +564,31 @@ mod tests {
         let s = json!({"type":"object","required":["a"],"properties":{"a":{"type":"string"},"b":{"type":["integer","null"]}}});
         let Value::Object(m) = s else { return };
         assert_eq!(schema_summary(&m), "a*:string b:integer|null");
+    }
+
+    #[test]
+    fn summary_follows_local_refs() {
+        let v = json!({
+            "type": "object",
+            "properties": {
+                "mode": {"$ref": "#/$defs/Mode"},
+                "pos": {"allOf": [{"$ref": "#/$defs/Point"}]},
+                "kind": {"oneOf": [{"const": "a"}, {"const": "b"}]},
+                "loop": {"$ref": "#/$defs/Loop"},
+                "far": {"$ref": "https://example.com/schema"}
+            },
+            "required": ["mode"],
+            "$defs": {
+                "Mode": {"type": "string", "enum": ["fast", "slow"]},
+                "Point": {"type": "object"},
+                "Loop": {"$ref": "#/$defs/Loop"}
+            }
+        });
+        let Value::Object(m) = v else { unreachable!() };
+        assert_eq!(
+            schema_summary(&m),
+            "far:any kind:enum loop:any mode*:string pos:object"
+        );
         assert_eq!(one_line("abcdef\nx", 4), "abc…");
         assert_eq!(safe_stem("a/b"), "a_b");
         assert_eq!(uri_stem("test://static-binary"), "static-binary");

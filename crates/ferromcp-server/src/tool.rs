@@ -346,8 +346,14 @@ impl ToolBuilder {
 }
 
 /// The root schema of `T` as a JSON object with `"type":"object"`.
+/// Subschemas (a derived enum or struct used as a field) are inlined, so a
+/// client sees each parameter's shape where it stands rather than a `$ref`
+/// into `$defs`; only recursive types keep a reference.
 pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
-    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>();
     match schema.to_value() {
         Value::Object(mut m) => {
             m.entry("type")
@@ -447,4 +453,53 @@ pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "Invalid arguments: {detail}"
     ))])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    enum Mode {
+        Fast,
+        Slow,
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Point {
+        x: i64,
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        mode: Mode,
+        at: Option<Point>,
+    }
+
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Tree {
+        children: Vec<Tree>,
+    }
+
+    #[test]
+    fn derived_parameter_types_are_inlined() {
+        let s = Value::Object(schema_object::<Args>());
+        let text = s.to_string();
+        assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+        assert_eq!(
+            s["properties"]["mode"]["enum"],
+            serde_json::json!(["Fast", "Slow"])
+        );
+        assert_eq!(s["type"], "object");
+    }
+
+    #[test]
+    fn recursive_types_keep_their_reference() {
+        let text = Value::Object(schema_object::<Tree>()).to_string();
+        assert!(text.contains("$ref"), "{text}");
+    }
 }

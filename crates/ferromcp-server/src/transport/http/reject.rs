@@ -117,8 +117,12 @@ impl Rejection {
             MissingHost => "Bad Request: HTTP/1.1 request without a Host header",
             DuplicateHost => "Bad Request: more than one Host header",
             InvalidHost => "Bad Request: invalid Host header",
-            HostNotAllowed => "Host not allowed",
-            OriginNotAllowed => "Origin not allowed",
+            HostNotAllowed => {
+                "Host not allowed: this server answers only the hosts its OriginPolicy allows (loopback by default, against DNS rebinding); serve another name with OriginPolicy::allow_host"
+            }
+            OriginNotAllowed => {
+                "Origin not allowed: browsers may call this server only from the origins its OriginPolicy allows; add one with OriginPolicy::allow_origin"
+            }
             MethodNotAllowed(_) => "Method Not Allowed",
             UnsupportedMediaType => "Content-Type must be application/json",
             NotAcceptable => "Accept must include application/json or text/event-stream",
@@ -130,9 +134,15 @@ impl Rejection {
             ShuttingDown => "Server shutting down",
             TooManySessions => "Too many sessions",
             TooManySubscriptions => "Too many open subscriptions",
-            MissingSessionId => "Bad Request: missing Mcp-Session-Id header",
-            SessionNotFound => "Session not found",
-            UnsupportedProtocolVersion => "Bad Request: unsupported MCP-Protocol-Version",
+            MissingSessionId => {
+                "Bad Request: missing Mcp-Session-Id header. A 2026-07-28 request needs no session: send the MCP-Protocol-Version header and the protocol version in params._meta (\"io.modelcontextprotocol/protocolVersion\"). A 2025 client sends initialize first, then the Mcp-Session-Id it gets back"
+            }
+            SessionNotFound => {
+                "Session not found: it ended or expired; send initialize again for a new one"
+            }
+            UnsupportedProtocolVersion => {
+                "Bad Request: unsupported MCP-Protocol-Version (server/discover lists the supported versions)"
+            }
             UnknownLastEventId => "Unknown Last-Event-ID",
             GetStreamOpen => "A GET stream is already open for this session",
         }
