@@ -176,21 +176,17 @@ fn resolve_ref<'a>(root: &'a Map<String, Value>, mut p: &'a Value) -> &'a Value 
         let Some(pointer) = reference.and_then(|r| r.strip_prefix('#')) else {
             return p;
         };
-        let mut at: Option<&Value> = None;
-        let mut first = true;
-        for token in pointer.split('/').skip(1) {
-            let token = token.replace("~1", "/").replace("~0", "~");
-            at = if first {
-                root.get(&token)
-            } else {
-                at.and_then(|v| match v {
-                    Value::Object(o) => o.get(&token),
-                    Value::Array(a) => token.parse::<usize>().ok().and_then(|i| a.get(i)),
-                    _ => None,
-                })
-            };
-            first = false;
-        }
+        // `#/$defs/Mode`: the first token names a member of the root
+        // object, the rest is a JSON pointer into it.
+        let Some(path) = pointer.strip_prefix('/') else {
+            return p;
+        };
+        let (first, rest) = match path.find('/') {
+            Some(i) => path.split_at(i),
+            None => (path, ""),
+        };
+        let first = first.replace("~1", "/").replace("~0", "~");
+        let at = root.get(&first).and_then(|v| v.pointer(rest));
         match at {
             Some(target) => p = target,
             None => return p,

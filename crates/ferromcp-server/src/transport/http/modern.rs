@@ -50,27 +50,11 @@ pub(super) async fn modern(
             );
         }
     };
-    let registry = shared.registry();
-    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
     let members = probe.members();
-    let route = match classify_probed(
-        &req.id,
-        &req.method,
-        probe,
-        Some(&headers),
-        &shared.modern_versions,
-        Some(&lookup),
-    ) {
-        Ok(Verdict::Request(r)) => r,
-        Ok(Verdict::Notification) => {
-            return json_error(
-                Some(&req.id),
-                &ErrorObject::invalid_request("unexpected notification"),
-            );
-        }
-        Err(rej) => return json_error(Some(&req.id), &rej.error),
+    let route = match route(shared, &headers, &req.id, &req.method, probe) {
+        Ok(r) => r,
+        Err(e) => return json_error(Some(&req.id), &e),
     };
-    drop(registry);
     let typed = match admit(&req.method, req.params, Some(&members), Era::Modern) {
         Ok(Admitted::Call(t)) => t,
         Ok(Admitted::Listen(filter)) => {
@@ -108,33 +92,42 @@ pub(super) async fn modern_call(
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     use ferromcp_protocol::method::TOOLS_CALL;
-    let shared = &inner.shared;
     let headers = Headers(&parts.headers);
-    let registry = shared.registry();
-    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
-    let route = match classify_probed(
-        &call.id,
-        TOOLS_CALL,
-        call.probe,
-        Some(&headers),
-        &shared.modern_versions,
-        Some(&lookup),
-    ) {
-        Ok(Verdict::Request(r)) => r,
-        Ok(Verdict::Notification) => {
-            return json_error(
-                Some(&call.id),
-                &ErrorObject::invalid_request("unexpected notification"),
-            );
-        }
-        Err(rej) => return json_error(Some(&call.id), &rej.error),
+    let route = match route(&inner.shared, &headers, &call.id, TOOLS_CALL, call.probe) {
+        Ok(r) => r,
+        Err(e) => return json_error(Some(&call.id), &e),
     };
-    drop(registry);
     let typed = ferromcp_protocol::method::ClientRequest::CallTool(call.params);
     serve_typed(
         inner, parts, &call.id, TOOLS_CALL, route, typed, accept, permit,
     )
     .await
+}
+
+/// The modern ladder for a request (headers, versions, the tool's
+/// `x-mcp-header` map), shared by the general and the one-pass path; a
+/// refusal comes back as the JSON-RPC error to answer with.
+fn route(
+    shared: &Shared,
+    headers: &Headers<'_>,
+    id: &RequestId,
+    method: &str,
+    probe: ParamsProbe<'_>,
+) -> Result<Box<ferromcp_protocol::ladder::ModernRoute>, ErrorObject> {
+    let registry = shared.registry();
+    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    match classify_probed(
+        id,
+        method,
+        probe,
+        Some(headers),
+        &shared.modern_versions,
+        Some(&lookup),
+    ) {
+        Ok(Verdict::Request(r)) => Ok(r),
+        Ok(Verdict::Notification) => Err(ErrorObject::invalid_request("unexpected notification")),
+        Err(rej) => Err(rej.error),
+    }
 }
 
 /// Serves an admitted, typed modern request: JSON, or SSE when it streams.
