@@ -37,6 +37,11 @@ pub struct ServeArgs {
     /// finish, then exit 0.
     #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
     drain_timeout: f64,
+    /// During the drain, keep idle keep-alive connections open this many
+    /// seconds (answers on them say `connection: close`), so a request a
+    /// load balancer already sent on one is not lost.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_GRACE.as_secs_f64())]
+    drain_grace: f64,
 }
 
 /// The servers `mcp serve` can run instead of the fixtures.
@@ -96,13 +101,19 @@ pub struct DocsArgs {
     /// As `mcp serve --drain-timeout`.
     #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_TIMEOUT.as_secs_f64())]
     drain_timeout: f64,
+    /// As `mcp serve --drain-grace`.
+    #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_GRACE.as_secs_f64())]
+    drain_grace: f64,
 }
 
-fn drain_limits(seconds: f64) -> Result<ferromcp_server::Limits, Failure> {
-    let drain = std::time::Duration::try_from_secs_f64(seconds)
-        .map_err(|_| Failure::usage("--drain-timeout wants a number of seconds, at least 0"))?;
+fn drain_limits(timeout: f64, grace: f64) -> Result<ferromcp_server::Limits, Failure> {
+    let seconds = |v: f64, flag: &str| {
+        std::time::Duration::try_from_secs_f64(v)
+            .map_err(|_| Failure::usage(format!("{flag} wants a number of seconds, at least 0")))
+    };
     let mut limits = ferromcp_server::Limits::default();
-    limits.drain_timeout = drain;
+    limits.drain_timeout = seconds(timeout, "--drain-timeout")?;
+    limits.drain_grace = seconds(grace, "--drain-grace")?;
     Ok(limits)
 }
 
@@ -174,7 +185,7 @@ fn docs_options(a: &DocsArgs) -> Result<ferromcp_docs::Options, Failure> {
 async fn run_docs(a: DocsArgs) -> Result<u8, Failure> {
     let opts = docs_options(&a)?;
     let lib = open_library(&a.dir, opts)?;
-    let limits = drain_limits(a.drain_timeout)?;
+    let limits = drain_limits(a.drain_timeout, a.drain_grace)?;
     let builder = Server::builder("ferromcp-docs", env!("CARGO_PKG_VERSION"))
         .instructions(ferromcp_docs::instructions(&lib))
         .limits(limits);
@@ -227,7 +238,7 @@ async fn build_server(
     let ring = ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
         .map_err(Failure::usage)?;
     let shared_keys = ring.is_some();
-    let limits = drain_limits(a.drain_timeout)?;
+    let limits = drain_limits(a.drain_timeout, a.drain_grace)?;
     let mut builder = ferromcp_everything::everything_builder().limits(limits);
     if let Some(lib) = docs {
         // The fixtures' completion handler stays.

@@ -170,3 +170,101 @@ fn the_drain_deadline_closes_what_is_still_running() {
     let status = wait_exit(&mut server, Duration::from_secs(4)).expect("exit after the deadline");
     assert!(status.success(), "{status:?}");
 }
+
+/// An echo request on an open keep-alive connection; its answer, or `None`
+/// when the connection was closed under it.
+fn echo_on(conn: &mut BufReader<TcpStream>, port: u16, id: i64) -> Option<Response> {
+    let body = request(
+        id,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let req = http_request(
+        &format!("127.0.0.1:{port}"),
+        &modern_headers(&body),
+        body.to_string().as_bytes(),
+        false,
+    );
+    conn.get_mut().write_all(&req).ok()?;
+    read_response(conn)
+}
+
+fn keep_alive(port: u16) -> BufReader<TcpStream> {
+    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    BufReader::new(s)
+}
+
+/// What nginx's upstream keep-alive pool does at a rolling restart: it
+/// sends a request on a connection that was idle when SIGTERM arrived.
+/// Closing idle connections at once would lose that request (nginx answers
+/// 502 for a POST it may not retry); during the drain grace they stay open,
+/// the request is answered with `connection: close`, and the server exits
+/// as soon as the last connection is gone, without waiting out the grace.
+#[test]
+fn an_idle_keep_alive_connection_is_still_answered_during_the_drain_grace() {
+    let mut server = HttpServer::start_with(&[
+        ("MCP_DRAIN_TIMEOUT_MS", "60000"),
+        ("MCP_DRAIN_GRACE_MS", "30000"),
+    ]);
+    let port = server.port;
+    let mut first = keep_alive(port);
+    let mut second = keep_alive(port);
+    for (conn, id) in [(&mut first, 1), (&mut second, 2)] {
+        let r = echo_on(conn, port, id).expect("an answer before the drain");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("connection"), None, "keep-alive before the drain");
+    }
+
+    let signalled = Instant::now();
+    sigterm(server.child.id());
+    let refused = eventually(Duration::from_secs(10), || {
+        TcpStream::connect(("127.0.0.1", port)).is_err()
+    });
+    assert!(refused, "the listener still accepts after SIGTERM");
+    // The peer's next request comes a moment later (without a grace, the
+    // drain has closed idle connections by now).
+    std::thread::sleep(Duration::from_millis(500));
+
+    // Both connections were idle at the signal; each still gets its answer,
+    // which tells the peer to close.
+    for (conn, id) in [(&mut first, 3), (&mut second, 4)] {
+        let r = echo_on(conn, port, id).expect("an answer on an idle connection during the grace");
+        assert_eq!(r.status, 200);
+        assert_eq!(r.json()["id"], id, "{:?}", r.json());
+        assert_eq!(r.header("connection"), Some("close"));
+        // The server closes it after that answer.
+        let mut rest = Vec::new();
+        let n = std::io::Read::read_to_end(conn, &mut rest).expect("end of stream");
+        assert_eq!(n, 0, "nothing after a connection: close answer");
+    }
+
+    // No connection left: the grace ends early and the process exits 0.
+    let status =
+        wait_exit(&mut server, Duration::from_secs(20)).expect("exit once no connection is left");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(25),
+        "waited out the 30 s grace although every connection had closed"
+    );
+}
+
+/// `MCP_DRAIN_GRACE_MS=0`: idle connections close as soon as the drain
+/// begins (the behaviour before the grace existed), so the grace is what
+/// the test above exercises.
+#[test]
+fn without_a_grace_idle_connections_close_at_once() {
+    let mut server = HttpServer::start_with(&[
+        ("MCP_DRAIN_TIMEOUT_MS", "60000"),
+        ("MCP_DRAIN_GRACE_MS", "0"),
+    ]);
+    let port = server.port;
+    let mut conn = keep_alive(port);
+    assert_eq!(echo_on(&mut conn, port, 1).expect("an answer").status, 200);
+    sigterm(server.child.id());
+    let mut rest = Vec::new();
+    let n = std::io::Read::read_to_end(&mut conn, &mut rest).expect("end of stream");
+    assert_eq!(n, 0, "the idle connection is closed by the drain");
+    let status = wait_exit(&mut server, Duration::from_secs(20)).expect("exit");
+    assert!(status.success(), "{status:?}");
+}

@@ -66,6 +66,16 @@ pub struct Limits {
     /// and in-flight requests get this long to finish before the
     /// remaining connections are closed. Default 10 s.
     pub drain_timeout: Duration,
+    /// The first part of the drain (within [`Limits::drain_timeout`]):
+    /// connections with no request in flight stay open this long instead
+    /// of closing at once, and every answer on them carries
+    /// `connection: close`. A keep-alive peer such as a load balancer may
+    /// already have sent a request on an idle connection when the drain
+    /// begins; closing the connection under it loses that request (nginx
+    /// answers 502 for a POST it may not retry). The grace ends early once
+    /// every connection has closed. Default 1 s; zero closes idle
+    /// connections at once.
+    pub drain_grace: Duration,
 }
 
 impl Limits {
@@ -77,6 +87,8 @@ impl Limits {
     pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
     /// Default graceful-drain deadline: 10 s.
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default drain grace for idle connections: 1 s.
+    pub const DEFAULT_DRAIN_GRACE: Duration = Duration::from_secs(1);
 }
 
 impl Default for Limits {
@@ -101,6 +113,7 @@ impl Default for Limits {
             keep_alive_interval: None,
             keep_alive_timeout: Duration::from_secs(10),
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
+            drain_grace: Self::DEFAULT_DRAIN_GRACE,
         }
     }
 }

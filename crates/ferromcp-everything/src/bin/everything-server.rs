@@ -28,6 +28,7 @@
 //! | `MCP_KEEP_ALIVE_MS` | `keep_alive_interval` (unset: off) |
 //! | `MCP_KEEP_ALIVE_TIMEOUT_MS` | `keep_alive_timeout` |
 //! | `MCP_DRAIN_TIMEOUT_MS` | `drain_timeout` (SIGTERM/Ctrl-C: graceful drain, exit 0) |
+//! | `MCP_DRAIN_GRACE_MS` | `drain_grace` (idle connections kept open during the drain) |
 //!
 //! `requestState` keys: `MCP_STATE_KEYS=hex1,hex2,…` (64 hex digits each)
 //! is a key ring shared by replicas: the first key seals, all open, so keys
@@ -138,6 +139,7 @@ fn limits_from_env() -> Result<Limits, String> {
     }
     set_millis("MCP_KEEP_ALIVE_TIMEOUT_MS", &mut l.keep_alive_timeout)?;
     set_millis("MCP_DRAIN_TIMEOUT_MS", &mut l.drain_timeout)?;
+    set_millis("MCP_DRAIN_GRACE_MS", &mut l.drain_grace)?;
     Ok(l)
 }
 

@@ -108,6 +108,9 @@ pub(crate) struct HttpInner {
     pub(crate) shutdown: CancellationToken,
     /// Whether the session relay task runs (shared sessions only).
     pub(crate) relay_started: std::sync::atomic::AtomicBool,
+    /// Set by [`McpService::shutdown_streams`]: HTTP/1 answers carry
+    /// `connection: close` from then on.
+    pub(crate) draining: std::sync::atomic::AtomicBool,
 }
 
 /// The MCP endpoint as a `tower::Service`. Cheap to clone.
@@ -142,14 +145,21 @@ impl McpService {
                 permits,
                 shutdown: CancellationToken::new(),
                 relay_started: std::sync::atomic::AtomicBool::new(false),
+                draining: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
 
     // SUB-10
     /// Ends every open stream (listen streams get their final result)
-    /// and session; new requests are still served.
+    /// and session; new requests are still served, and from now on every
+    /// HTTP/1 answer carries `connection: close`, so a keep-alive peer (a
+    /// load balancer's connection pool) closes its connection after the
+    /// answer instead of sending more there.
     pub fn shutdown_streams(&self) {
+        self.inner
+            .draining
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.inner.shutdown.cancel();
         self.inner.sessions.clear();
     }
@@ -273,6 +283,26 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let http1 = req.version() < http::Version::HTTP_2;
+    let mut response = respond(&inner, req).await;
+    // Draining: the peer must not reuse this connection (closing it under
+    // a request the peer just sent would lose that request). Checked when
+    // the answer is ready, so a request in flight when the drain began is
+    // covered too. HTTP/2 has GOAWAY for this, and forbids the header.
+    if http1 && inner.draining.load(std::sync::atomic::Ordering::Relaxed) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+async fn respond<B>(inner: &Arc<HttpInner>, req: Request<B>) -> Response<McpBody>
+where
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let (parts, body) = req.into_parts();
     if let Some(p) = &inner.config.path {
         if !serves_path(p, parts.uri.path()) {
@@ -310,7 +340,7 @@ where
         Method::POST => {}
         Method::GET | Method::DELETE => {
             return match session_id {
-                Some(id) => legacy::get_or_delete(&inner, parts, &id).await,
+                Some(id) => legacy::get_or_delete(inner, parts, &id).await,
                 None => Rejection::MethodNotAllowed("POST").into_response(),
             };
         }
@@ -347,7 +377,7 @@ where
     if let Some(Ok(elements)) = ferromcp_protocol::jsonrpc::split_batch(&bytes) {
         let session = match session_id.as_deref() {
             Some(id) => {
-                match legacy::find_session(&inner, id, legacy::principal_subject(&parts)).await {
+                match legacy::find_session(inner, id, legacy::principal_subject(&parts)).await {
                     Ok(s) => s,
                     Err(r) => return r,
                 }
@@ -356,7 +386,7 @@ where
         };
         if let Some(session) = session {
             if !session.state.version.forbids_batches() {
-                return legacy::batch(&inner, parts, elements, session).await;
+                return legacy::batch(inner, parts, elements, session).await;
             }
         }
     }
@@ -376,7 +406,7 @@ where
                 call.probe.has_modern_envelope(),
             );
             if era == HttpEra::Modern {
-                return modern::modern_call(&inner, parts, call, accept, permit).await;
+                return modern::modern_call(inner, parts, call, accept, permit).await;
             }
         }
     }
@@ -403,10 +433,10 @@ where
         Some(_) => SessionHint::Unknown,
     };
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern(&inner, parts, msg, probe, accept, permit).await,
+        HttpEra::Modern => modern(inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { .. } => {
             legacy::post(
-                &inner,
+                inner,
                 parts,
                 &msg,
                 probe.meta,

@@ -52,9 +52,11 @@ pub async fn serve(
 /// Serves `service` on an already bound listener until `shutdown` completes:
 /// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2, header read
 /// timeout, then a graceful drain: the listener closes (new connections are
-/// refused), listen streams end with their final result, in-flight
-/// requests finish within [`crate::Limits::drain_timeout`], and the function
-/// returns.
+/// refused), listen streams end with their final result, HTTP/1 answers
+/// carry `connection: close`, idle connections stay open for
+/// [`crate::Limits::drain_grace`] (a request a load balancer already sent
+/// on one is still answered), in-flight requests finish within
+/// [`crate::Limits::drain_timeout`], and the function returns.
 pub async fn serve_listener(
     service: McpService,
     listener: tokio::net::TcpListener,
@@ -172,6 +174,9 @@ where
         .max_headers(limits.max_headers);
     let builder = Arc::new(builder);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // One receiver per open connection; `closed()` on the sender resolves
+    // when the last one is dropped.
+    let (open_tx, open_rx) = tokio::sync::watch::channel(());
     let sweeper = {
         let s = service.clone();
         tokio::spawn(async move {
@@ -200,7 +205,11 @@ where
                 let builder = builder.clone();
                 let watcher = graceful.watcher();
                 let first_bytes_timeout = limits.header_read_timeout;
+                // Held for the connection's life: the drain grace waits
+                // until every copy is gone.
+                let open = open_rx.clone();
                 tokio::spawn(async move {
+                    let _open = open;
                     if !version_bytes_arrived(&stream, first_bytes_timeout).await {
                         return;
                     }
@@ -221,11 +230,19 @@ where
     drop(listener);
     sweeper.abort();
     // Listen streams end with their final result (SUB-10), handshake-era
-    // GET streams close; in-flight requests finish (their connections
-    // answer with `connection: close`, idle ones close now), within the
-    // drain deadline.
+    // GET streams close, and HTTP/1 answers carry `connection: close` from
+    // now on.
     service.shutdown_streams();
-    if tokio::time::timeout(limits.drain_timeout, graceful.shutdown())
+    let deadline = tokio::time::Instant::now() + limits.drain_timeout;
+    // The grace: idle keep-alive connections stay open, so a request a
+    // load balancer already sent on one is answered (and the connection
+    // then closed) instead of lost. Ends early when no connection is left.
+    drop(open_rx);
+    let grace_end = deadline.min(tokio::time::Instant::now() + limits.drain_grace);
+    let _ = tokio::time::timeout_at(grace_end, open_tx.closed()).await;
+    // Then in-flight requests finish (their connections close after the
+    // answer), idle connections close now, within the drain deadline.
+    if tokio::time::timeout_at(deadline, graceful.shutdown())
         .await
         .is_err()
     {
