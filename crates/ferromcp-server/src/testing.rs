@@ -141,13 +141,17 @@ impl ContextBuilder {
 /// `POST /mcp` (with the `_meta` envelope and the `MCP-Protocol-Version`,
 /// `Mcp-Method` and `Mcp-Name` headers a client sends) and returns the
 /// JSON-RPC response: `{"result": …}` or `{"error": …}`. Nothing is
-/// listened on; the request goes straight through [`McpService::handle`](crate::transport::http::McpService::handle)(crate::transport::http::McpService::handle).
+/// listened on; the request goes straight through
+/// [`McpService::handle`](crate::transport::http::McpService::handle).
 /// A response sent as an event stream (when the handler sent progress or
 /// logs first) is reduced to its final response.
 ///
 /// For integration tests of a server's own tools, prompts and resources,
 /// and of what its HTTP layer (auth, limits) makes of a plain request.
 /// `_meta` keys already in `params` are kept (the envelope is added to them).
+/// To change the request first (say, insert an authenticated
+/// [`Principal`](crate::Principal) as an extension), build it with
+/// [`modern_request`] and pass it to [`send`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -169,18 +173,30 @@ impl ContextBuilder {
 ///
 /// # Panics
 ///
-/// When the response is not a JSON-RPC message (an HTTP-level refusal
-/// such as 401 or 413 has no JSON-RPC body: test those with
-/// [`McpService::handle`](crate::transport::http::McpService::handle)(crate::transport::http::McpService::handle) directly).
+/// As [`send`].
 #[cfg(feature = "http")]
 pub async fn request(
     service: &crate::transport::http::McpService,
     method: &str,
-    mut params: serde_json::Value,
+    params: serde_json::Value,
 ) -> serde_json::Value {
+    send(service, modern_request(method, params)).await
+}
+
+/// The request [`request`] sends, unsent: a 2026-07-28 `POST /mcp` of
+/// `method` with `params` (id 1), the `_meta` envelope added to `params`
+/// (keys already in its `_meta` are kept) and the headers a client sends.
+///
+/// # Panics
+///
+/// When `method` or the `Mcp-Name` value cannot be an HTTP header value.
+#[cfg(feature = "http")]
+pub fn modern_request(
+    method: &str,
+    mut params: serde_json::Value,
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
     use ferromcp_protocol::header::codec::encode_header_value;
     use ferromcp_protocol::header::name_bearing_param;
-    use http_body_util::BodyExt;
     use serde_json::{Value, json};
 
     let version = ProtocolVersion::V2026_07_28.as_str();
@@ -219,16 +235,40 @@ pub async fn request(
     if let Some(name) = name {
         req = req.header("mcp-name", name);
     }
-    let req = req
-        .body(http_body_util::Full::new(bytes::Bytes::from(
-            body.to_string(),
-        )))
-        .unwrap_or_else(|e| panic!("testing::request: cannot build the request: {e}"));
+    req.body(http_body_util::Full::new(bytes::Bytes::from(
+        body.to_string(),
+    )))
+    .unwrap_or_else(|e| panic!("testing::modern_request: cannot build the request: {e}"))
+}
+
+/// Sends `req` (built by [`modern_request`], then changed as the test
+/// needs) through [`McpService::handle`](crate::transport::http::McpService::handle)
+/// and returns the JSON-RPC response, as [`request`] does.
+///
+/// # Panics
+///
+/// When the response is not a JSON-RPC message (an HTTP-level refusal
+/// such as 401 or 413 has no JSON-RPC body: test those with
+/// [`McpService::handle`](crate::transport::http::McpService::handle) directly).
+#[cfg(feature = "http")]
+pub async fn send(
+    service: &crate::transport::http::McpService,
+    req: http::Request<http_body_util::Full<bytes::Bytes>>,
+) -> serde_json::Value {
+    use http_body_util::BodyExt;
+    use serde_json::Value;
+
+    let method = req
+        .headers()
+        .get("mcp-method")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("the request")
+        .to_owned();
     let resp = service.handle(req).await;
     let status = resp.status();
     let raw = match resp.into_body().collect().await {
         Ok(b) => b.to_bytes(),
-        Err(e) => panic!("testing::request: reading the {status} response failed: {e}"),
+        Err(e) => panic!("testing::send: reading the {status} response failed: {e}"),
     };
     let text = String::from_utf8_lossy(&raw);
     // An event stream: its last `data:` line carrying an `id` is the answer.
@@ -241,7 +281,7 @@ pub async fn request(
     match message {
         Some(v) => v,
         None => serde_json::from_str(&text).unwrap_or_else(|e| {
-            panic!("testing::request: {method} got {status} with no JSON-RPC body ({e}): {text}")
+            panic!("testing::send: {method} got {status} with no JSON-RPC body ({e}): {text}")
         }),
     }
 }

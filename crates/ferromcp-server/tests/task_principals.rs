@@ -7,10 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ferromcp_server::transport::http::{HttpConfig, McpService};
-use ferromcp_server::{HandlerError, NoArgs, Principal, RequestContext, Server, TaskSupport, tool};
-use http_body_util::{BodyExt, Full};
+use ferromcp_server::{
+    HandlerError, NoArgs, Principal, RequestContext, Server, TaskSupport, testing, tool,
+};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 
@@ -55,29 +55,11 @@ async fn send(svc: &McpService, method: &str, params: Value, p: Option<Principal
         "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}, "elicitation": {}},
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}
     });
-    let name = params["taskId"]
-        .as_str()
-        .or(params["name"].as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-    let mut req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method)
-        .header("mcp-name", name)
-        .body(Full::new(bytes::Bytes::from(body.to_string())))
-        .expect("request");
+    let mut req = testing::modern_request(method, params);
     if let Some(p) = p {
         req.extensions_mut().insert(p);
     }
-    let resp = svc.clone().oneshot(req).await.expect("infallible");
-    let raw = resp.into_body().collect().await.expect("body").to_bytes();
-    serde_json::from_slice(&raw).unwrap_or(Value::Null)
+    testing::send(svc, req).await
 }
 
 #[tokio::test]
