@@ -109,7 +109,9 @@ pub(crate) struct HttpInner {
     /// Whether the session relay task runs (shared sessions only).
     pub(crate) relay_started: std::sync::atomic::AtomicBool,
     /// Set by [`McpService::shutdown_streams`]: HTTP/1 answers carry
-    /// `connection: close` from then on.
+    /// `connection: close` from then on. The same moment as `shutdown`'s
+    /// cancellation, kept apart because every answer reads it and
+    /// `CancellationToken::is_cancelled` takes a lock.
     pub(crate) draining: std::sync::atomic::AtomicBool,
 }
 

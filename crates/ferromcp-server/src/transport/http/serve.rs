@@ -104,26 +104,6 @@ where
     RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let wrapped = layer.layer(service.clone());
-    serve_wrapped(wrapped, service, listener, shutdown).await
-}
-
-pub(super) async fn serve_wrapped<S, RB>(
-    wrapped: S,
-    service: McpService,
-    listener: tokio::net::TcpListener,
-    shutdown: impl Future<Output = ()> + Send,
-) -> Result<(), Error>
-where
-    S: tower_service::Service<Request<hyper::body::Incoming>, Response = Response<RB>>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    RB: http_body::Body + Send + 'static,
-    RB::Data: Send,
-    RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
     let make = move || {
         let svc = wrapped.clone();
         hyper::service::service_fn(move |req| {
