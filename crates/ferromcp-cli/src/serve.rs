@@ -91,6 +91,17 @@ pub struct DocsArgs {
     /// The longest `search_docs` query or `ask` question, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_QUERY_BYTES)]
     max_query_bytes: usize,
+    /// The most bytes of one section the `ask` prompt embeds (a longer one
+    /// is cut and linked).
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_PROMPT_SECTION_BYTES)]
+    prompt_section_bytes: usize,
+    /// The most bytes of section text the `ask` prompt embeds in all.
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_PROMPT_BYTES)]
+    max_prompt_bytes: usize,
+    /// Search snippets are built from at most this many bytes at the start
+    /// of a section.
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_SNIPPET_SCAN_BYTES)]
+    snippet_scan_bytes: usize,
     /// Quiet time in milliseconds after a file change before the index is
     /// updated.
     #[arg(long, value_name = "MS", default_value_t = ferromcp_docs::Options::DEFAULT_DEBOUNCE.as_millis() as u64)]
@@ -174,6 +185,9 @@ fn docs_options(a: &DocsArgs) -> Result<ferromcp_docs::Options, Failure> {
         max_page_size: a.max_page_size,
         prompt_sections: a.prompt_sections,
         max_query_bytes: a.max_query_bytes,
+        prompt_section_bytes: a.prompt_section_bytes,
+        max_prompt_bytes: a.max_prompt_bytes,
+        snippet_scan_bytes: a.snippet_scan_bytes,
         debounce: std::time::Duration::from_millis(a.debounce_ms),
         persona,
         name,

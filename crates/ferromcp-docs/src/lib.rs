@@ -27,9 +27,10 @@
 //! - The template `docs://{+path}`, with completion of `path`; a fragment
 //!   reads one section: `docs://guide.md#installation` is that heading and
 //!   everything under it up to the next heading of the same level.
-//! - Reads of `..` paths, absolute paths, symbolic links (in particular
-//!   ones leaving the folder), binary and oversized files are refused with
-//!   an error that says why.
+//! - Reads of `..` paths, absolute paths, symbolic links (and paths through
+//!   a linked folder, with one answer whether or not the target exists),
+//!   FIFOs, sockets and devices, binary and oversized files are refused
+//!   with an error that says why.
 //! - `search_docs {query, limit?, offset?}`: sections ranked by BM25, each
 //!   with a `docs://file#slug` resource link and a snippet with the
 //!   matching words in `**bold**`; structured output (`outputSchema`) and
@@ -91,12 +92,23 @@
 //! [`Options::DEFAULT_MAX_FILE_SIZE`], [`Options::DEFAULT_MAX_FILES`],
 //! [`Options::DEFAULT_PAGE_SIZE`], [`Options::DEFAULT_MAX_PAGE_SIZE`],
 //! [`Options::DEFAULT_PROMPT_SECTIONS`], [`Options::DEFAULT_MAX_QUERY_BYTES`],
-//! [`Options::DEFAULT_SNIPPET_WORDS`], [`Options::DEFAULT_DEBOUNCE`].
+//! [`Options::DEFAULT_SNIPPET_WORDS`], [`Options::DEFAULT_SNIPPET_SCAN_BYTES`],
+//! [`Options::DEFAULT_PROMPT_SECTION_BYTES`], [`Options::DEFAULT_MAX_PROMPT_BYTES`],
+//! [`Options::DEFAULT_DEBOUNCE`].
+//!
+//! Files are read with a bound on the bytes actually read (a file that
+//! grows past [`Options::max_file_size`] while read, or claims a size it
+//! does not have, is refused at the limit), never through a symbolic link
+//! at any component of the path (checked on the opened descriptor, not
+//! before the open), and only when the opened descriptor is a regular file
+//! (FIFOs, sockets and devices are refused without a read). Reads for
+//! `resources/read` run on Tokio's blocking pool, never on its workers.
 
 pub mod index;
 mod library;
 pub mod markdown;
 mod mcp;
+mod open;
 mod watch;
 
 pub use library::{
@@ -148,6 +160,16 @@ pub struct Options {
     pub max_query_bytes: usize,
     /// Words in a search snippet.
     pub snippet_words: usize,
+    /// Snippets are built from at most this many bytes at the start of a
+    /// section, so a huge section costs no more than a normal one.
+    pub snippet_scan_bytes: usize,
+    /// The most bytes of one section the `ask` prompt embeds; a longer
+    /// section is cut (at a character boundary) and followed by a resource
+    /// link to the whole of it.
+    pub prompt_section_bytes: usize,
+    /// The most bytes of section text the `ask` prompt embeds in all; once
+    /// spent, the remaining sections are given as resource links only.
+    pub max_prompt_bytes: usize,
     /// Quiet time after a file-system event before the index is updated.
     pub debounce: Duration,
     /// Extensions served as Markdown (lowercase, without the dot).
@@ -178,6 +200,12 @@ impl Options {
     pub const DEFAULT_MAX_QUERY_BYTES: usize = 4096;
     /// Default [`Options::snippet_words`].
     pub const DEFAULT_SNIPPET_WORDS: usize = 30;
+    /// Default [`Options::snippet_scan_bytes`]: 16 KiB.
+    pub const DEFAULT_SNIPPET_SCAN_BYTES: usize = 16 * 1024;
+    /// Default [`Options::prompt_section_bytes`]: 16 KiB.
+    pub const DEFAULT_PROMPT_SECTION_BYTES: usize = 16 * 1024;
+    /// Default [`Options::max_prompt_bytes`]: 64 KiB.
+    pub const DEFAULT_MAX_PROMPT_BYTES: usize = 64 * 1024;
     /// Default [`Options::debounce`].
     pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(150);
 }
@@ -192,6 +220,9 @@ impl Default for Options {
             prompt_sections: Self::DEFAULT_PROMPT_SECTIONS,
             max_query_bytes: Self::DEFAULT_MAX_QUERY_BYTES,
             snippet_words: Self::DEFAULT_SNIPPET_WORDS,
+            snippet_scan_bytes: Self::DEFAULT_SNIPPET_SCAN_BYTES,
+            prompt_section_bytes: Self::DEFAULT_PROMPT_SECTION_BYTES,
+            max_prompt_bytes: Self::DEFAULT_MAX_PROMPT_BYTES,
             debounce: Self::DEFAULT_DEBOUNCE,
             markdown_extensions: vec!["md".into(), "markdown".into()],
             text_extensions: vec!["txt".into(), "text".into()],

@@ -3,6 +3,7 @@
 
 use crate::index::{Index, SectionId, Terms};
 use crate::markdown::{self, Outline};
+use crate::open::{OpenError, open_regular, read_bounded};
 use crate::{DocsError, Options};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -186,7 +187,6 @@ impl std::fmt::Debug for Library {
 /// A file found by a scan, before reading.
 struct Found {
     rel: String,
-    path: PathBuf,
     size: u64,
     modified: Option<SystemTime>,
 }
@@ -397,7 +397,6 @@ impl Library {
                 }
                 out.push(Found {
                     rel,
-                    path: e.path(),
                     size: meta.len(),
                     modified: meta.modified().ok(),
                 });
@@ -407,11 +406,15 @@ impl Library {
         out
     }
 
+    /// Reads and parses `f`, opened without following a symbolic link at
+    /// any component and only if it is a regular file (the walk's view of
+    /// it may be stale: it can have been swapped for a link since).
     fn load(&self, f: Found) -> Result<DocFile, String> {
-        let bytes = std::fs::read(&f.path).map_err(|e| e.to_string())?;
-        if bytes.len() as u64 > self.opts.max_file_size {
-            return Err(format!("over max_file_size {}", self.opts.max_file_size));
-        }
+        let (file, meta) = open_regular(&self.root, &f.rel).map_err(|e| e.reason())?;
+        let over = || format!("over max_file_size {}", self.opts.max_file_size);
+        let bytes = read_bounded(file, self.opts.max_file_size)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(over)?;
         if is_binary(&bytes) {
             return Err("binary (NUL bytes or not UTF-8)".into());
         }
@@ -429,7 +432,7 @@ impl Library {
                 "text/plain"
             },
             size: text.len() as u64,
-            modified: f.modified,
+            modified: meta.modified().ok().or(f.modified),
             text: Arc::from(text),
             ids: Vec::new(),
             outline,
@@ -527,48 +530,46 @@ impl Library {
         })
     }
 
-    /// The error for a path that is not served: explains symlinks leaving
-    /// the root, binary and oversized files.
+    /// The error for a path that is not served: explains symbolic links,
+    /// binary and oversized files. The file is opened as the scan opens
+    /// it (no symbolic link followed, regular files only), so the answer
+    /// never depends on anything outside the folder.
     fn why_not_served(&self, rel: &str) -> DocsError {
-        let path = self.root.join(rel);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return DocsError::NotFound(format!("no document {rel:?}"));
-        };
-        if meta.file_type().is_symlink() {
-            return match path.canonicalize() {
-                Ok(t) if !t.starts_with(&self.root) => DocsError::Refused(format!(
-                    "{rel:?} is a symbolic link leaving the docs folder"
-                )),
-                _ => {
-                    DocsError::Refused(format!("{rel:?} is a symbolic link; links are not served"))
-                }
-            };
-        }
-        // A parent directory may be a link out of the root.
-        match path.canonicalize() {
-            Ok(t) if !t.starts_with(&self.root) => {
-                return DocsError::Refused(format!("{rel:?} resolves outside the docs folder"));
+        let max = self.opts.max_file_size;
+        let (file, meta) = match open_regular(&self.root, rel) {
+            Ok(x) => x,
+            // RES-03: gone, or vanished while we looked, is "not found".
+            Err(OpenError::NotFound) => return DocsError::NotFound(format!("no document {rel:?}")),
+            // One answer whether or not the link's target exists, inside
+            // the folder or outside it: nothing is learnt about outside.
+            Err(OpenError::Link) => {
+                return DocsError::Refused(format!(
+                    "{rel:?} is or goes through a symbolic link; links are not served"
+                ));
             }
-            Err(_) => return DocsError::NotFound(format!("no document {rel:?}")),
-            Ok(_) => {}
-        }
-        if meta.is_dir() {
-            return DocsError::NotFound(format!("{rel:?} is a directory"));
-        }
-        if meta.len() > self.opts.max_file_size {
+            Err(OpenError::Directory) => {
+                return DocsError::NotFound(format!("{rel:?} is a directory"));
+            }
+            Err(OpenError::NotRegular) => {
+                return DocsError::Refused(format!(
+                    "{rel:?} is not a regular file (a FIFO, socket or device)"
+                ));
+            }
+            Err(OpenError::Io(e)) => return DocsError::Io(format!("cannot read {rel:?}: {e}")),
+        };
+        let over = || DocsError::Refused(format!("{rel:?} is over the {max} byte limit"));
+        if meta.len() > max {
             return DocsError::Refused(format!(
-                "{rel:?} is {} bytes, over the {} byte limit",
-                meta.len(),
-                self.opts.max_file_size
+                "{rel:?} is {} bytes, over the {max} byte limit",
+                meta.len()
             ));
         }
         let name = rel.rsplit('/').next().unwrap_or(rel);
         if self.kind_of(name).is_none() || name.starts_with('.') {
-            let mut head = vec![0u8; 8192];
-            let n = std::fs::File::open(&path)
-                .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-                .unwrap_or(0);
-            head.truncate(n);
+            let head = read_bounded(std::io::Read::take(file, 8192), 8192)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
             if head.contains(&0) {
                 return DocsError::Refused(format!("{rel:?} is a binary file"));
             }
@@ -576,9 +577,10 @@ impl Library {
                 "{rel:?} is not a served document (Markdown or plain text)"
             ));
         }
-        match std::fs::read(&path) {
-            Ok(b) if is_binary(&b) => DocsError::Refused(format!("{rel:?} is a binary file")),
-            Ok(_) => DocsError::NotFound(format!("{rel:?} is not indexed yet")),
+        match read_bounded(file, max) {
+            Ok(Some(b)) if is_binary(&b) => DocsError::Refused(format!("{rel:?} is a binary file")),
+            Ok(Some(_)) => DocsError::NotFound(format!("{rel:?} is not indexed yet")),
+            Ok(None) => over(),
             Err(e) => DocsError::Io(format!("cannot read {rel:?}: {e}")),
         }
     }
@@ -622,6 +624,7 @@ impl Library {
                         sec.range.clone(),
                         &tokens,
                         self.opts.snippet_words,
+                        self.opts.snippet_scan_bytes,
                     ),
                 })
             })
@@ -649,6 +652,27 @@ impl Library {
             mime: doc.mime,
             text: doc.text.get(sec.range.clone())?.trim().to_owned(),
         })
+    }
+
+    /// Like [`Library::section_text`], but at most `max` bytes of the
+    /// section (cut at a character boundary), with the section's whole
+    /// length in bytes: the rest is never copied.
+    pub fn section_excerpt(&self, uri: &str, max: usize) -> Option<(ReadOut, usize)> {
+        let rest = uri.strip_prefix(SCHEME)?;
+        let (path, slug) = rest.split_once('#').unwrap_or((rest, ""));
+        let rel = percent_decode(path)?;
+        let slug = percent_decode(slug)?;
+        let doc = self.file(&rel)?;
+        let sec = doc.outline.sections.iter().find(|s| s.slug == slug)?;
+        let whole = doc.text.get(sec.range.clone())?.trim();
+        Some((
+            ReadOut {
+                uri: uri.to_owned(),
+                mime: doc.mime,
+                text: prefix_at_char(whole, max).to_owned(),
+            },
+            whole.len(),
+        ))
     }
 
     /// Rescans the root and applies what changed (new, modified, removed
@@ -834,14 +858,29 @@ fn plain(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The longest prefix of `s` of at most `max` bytes that ends at a
+/// character boundary.
+pub(crate) fn prefix_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or("")
+}
+
 /// A passage of `range` of about `words` words around the densest run of
-/// matching words, matches in `**bold**`.
+/// matching words, matches in `**bold**`. Only the first `scan` bytes of
+/// the section are looked at, so the cost is bounded whatever its size.
 fn snippet(
     index: &Index,
     text: &str,
     range: Range<usize>,
     tokens: &[String],
     words: usize,
+    scan: usize,
 ) -> String {
     use unicode_segmentation::UnicodeSegmentation;
     let Some(body) = text.get(range) else {
@@ -852,6 +891,9 @@ fn snippet(
         Some((first, rest)) if first.trim_start().starts_with('#') => rest,
         _ => body,
     };
+    let whole = body.len();
+    let body = prefix_at_char(body, scan);
+    let cut = body.len() < whole;
     let spans: Vec<(usize, &str)> = body.unicode_word_indices().collect();
     if spans.is_empty() {
         return String::new();
@@ -903,7 +945,7 @@ fn snippet(
     }
     out.push_str(&plain(body.get(at..to).unwrap_or("")));
     let mut s: String = out.split_whitespace().collect::<Vec<_>>().join(" ");
-    if end_word < spans.len() {
+    if end_word < spans.len() || cut {
         s.push('…');
     }
     s

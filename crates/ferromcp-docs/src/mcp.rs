@@ -74,15 +74,24 @@ pub(crate) fn resource_of(d: &DocFile) -> Resource {
     r
 }
 
+/// Reads `uri` on Tokio's blocking pool: a read may touch the file system
+/// (to explain a refusal), which must never stall the runtime's workers.
+async fn read_blocking(lib: Arc<Library>, uri: String) -> Result<ResourceContents, HandlerError> {
+    tokio::task::spawn_blocking(move || read(&lib, &uri))
+        .await
+        .unwrap_or_else(|e| {
+            Err(HandlerError::Protocol(ErrorObject::internal(format!(
+                "the read failed: {e}"
+            ))))
+        })
+}
+
 /// The static resource of a file, read through `lib`.
 pub(crate) fn resource_def(lib: &Arc<Library>, d: &DocFile) -> ResourceDef {
     let lib = lib.clone();
     ResourceDef::new(
         resource_of(d),
-        move |req: ResourceRequest, _cx: RequestContext| {
-            let r = read(&lib, &req.uri);
-            async move { r }
-        },
+        move |req: ResourceRequest, _cx: RequestContext| read_blocking(lib.clone(), req.uri),
     )
 }
 
@@ -91,8 +100,10 @@ struct SearchArgs {
     /// Keywords or a question; sections are ranked by BM25 (stemmed,
     /// case-insensitive, stop words ignored).
     query: String,
-    /// Hits per page (default 10, at most 50).
+    /// Hits per page, at least 1 (by default 10, at most 50, unless the
+    /// server is configured otherwise).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     limit: Option<usize>,
     /// Skip this many hits (the previous page's `nextOffset`).
     #[serde(default)]
@@ -167,13 +178,22 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
         );
     } else {
         intro.push_str(&format!(
-            "\nThe {} most relevant documentation sections follow, each as an embedded resource with its URI.\n",
+            "\nThe {} most relevant documentation sections follow, each as an embedded resource with its URI; a long section is cut short and followed by a link to read the rest.\n",
             page.results.len()
         ));
     }
     let mut messages = vec![PromptMessage::new(Role::User, ContentBlock::text(intro))];
+    // Each section at most prompt_section_bytes, all of them at most
+    // max_prompt_bytes; what is cut is linked instead.
+    let mut budget = opts.max_prompt_bytes;
     for h in &page.results {
-        if let Some(out) = lib.section_text(&h.uri) {
+        let cap = opts.prompt_section_bytes.min(budget);
+        let Some((out, whole)) = lib.section_excerpt(&h.uri, cap) else {
+            continue;
+        };
+        budget = budget.saturating_sub(out.text.len());
+        let cut = out.text.len() < whole;
+        if !out.text.is_empty() {
             messages.push(PromptMessage::new(
                 Role::User,
                 ContentBlock::embedded(ResourceContents::text(
@@ -181,6 +201,26 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
                     Some(out.mime.into()),
                     out.text,
                 )),
+            ));
+        }
+        if cut {
+            let mut link = Resource::new(
+                h.uri.clone(),
+                h.uri.trim_start_matches(crate::SCHEME).to_owned(),
+            );
+            link.title = Some(if h.section.is_empty() {
+                h.title.clone()
+            } else {
+                format!("{} — {}", h.title, h.section)
+            });
+            link.description = Some(format!(
+                "The whole section ({whole} bytes); the prompt holds only its beginning. Read it for the rest."
+            ));
+            link.mime_type = Some(h.mime_type.clone());
+            link.size = u64::try_from(whole).ok();
+            messages.push(PromptMessage::new(
+                Role::User,
+                ContentBlock::ResourceLink(link),
             ));
         }
     }
@@ -213,10 +253,7 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
     };
     builder = builder.resource_template(TemplateDef::new(
         template,
-        move |req: ResourceRequest, _cx: RequestContext| {
-            let r = read(&l, &req.uri);
-            async move { r }
-        },
+        move |req: ResourceRequest, _cx: RequestContext| read_blocking(l.clone(), req.uri),
     ));
     let l = lib.clone();
     builder = builder.tool(
@@ -233,6 +270,13 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
                 let max = l.options().max_query_bytes;
                 let r = if a.query.trim().is_empty() {
                     Err(HandlerError::failed("query is empty: give a few keywords"))
+                } else if a.limit == Some(0) {
+                    // The schema's `minimum: 1`, for servers built without
+                    // schema validation.
+                    Err(HandlerError::failed(format!(
+                        "limit must be at least 1 (and at most {})",
+                        l.options().max_page_size
+                    )))
                 } else if a.query.len() > max {
                     Err(HandlerError::failed(format!(
                         "query is {} bytes, over the {max} byte limit: give a few keywords",
