@@ -191,30 +191,53 @@ fn search(port: u16, args: Value) -> Answer {
 }
 
 #[test]
-fn a_file_swapped_for_a_symlink_during_reindexing_never_serves_the_outside_file() {
+fn a_file_or_folder_swapped_for_a_symlink_during_reindexing_never_serves_the_outside() {
     let base = Base::new("swap");
     let docs = base.docs();
     let inside = "# Inside\n\nplain inside words\n";
     std::fs::write(docs.join("f.md"), inside).unwrap();
-    // A short debounce: many re-indexes while the file flips.
+    // A folder whose twin outside holds the secret under the same name.
+    std::fs::create_dir(docs.join("sub")).unwrap();
+    std::fs::write(docs.join("sub/secret.md"), "# Sub\n\nharmless words\n").unwrap();
+    // A short debounce: many re-indexes while the file and folder flip.
     let s = serve(&docs, &["--debounce-ms", "5"]);
     let stop = Arc::new(AtomicBool::new(false));
-    let swapper = {
+    let pause = || std::thread::sleep(Duration::from_micros(300));
+    let file_swapper = {
         let stop = stop.clone();
         let docs = docs.clone();
         std::thread::spawn(move || {
             let mut flips = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 // `ln -s ../outside/secret.md tmp && mv -T tmp f.md`, then back.
+                // Each state lasts a little: a flip every few microseconds
+                // floods the watcher and lets fewer re-indexes through.
                 let _ = std::fs::remove_file(docs.join(".link"));
                 std::os::unix::fs::symlink("../outside/secret.md", docs.join(".link")).unwrap();
                 std::fs::rename(docs.join(".link"), docs.join("f.md")).unwrap();
-                std::thread::sleep(Duration::from_micros(300));
+                pause();
                 std::fs::write(docs.join(".file"), inside).unwrap();
                 std::fs::rename(docs.join(".file"), docs.join("f.md")).unwrap();
-                // Each state lasts a little: a flip every few microseconds
-                // floods the watcher and lets fewer re-indexes through.
-                std::thread::sleep(Duration::from_micros(300));
+                pause();
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let dir_swapper = {
+        let stop = stop.clone();
+        let docs = docs.clone();
+        std::thread::spawn(move || {
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // sub/ becomes a link to ../outside (which has a secret.md),
+                // then the real folder again.
+                std::fs::rename(docs.join("sub"), docs.join(".sub")).unwrap();
+                std::os::unix::fs::symlink("../outside", docs.join("sub")).unwrap();
+                pause();
+                std::fs::remove_file(docs.join("sub")).unwrap();
+                std::fs::rename(docs.join(".sub"), docs.join("sub")).unwrap();
+                pause();
                 flips += 1;
             }
             flips
@@ -223,26 +246,29 @@ fn a_file_swapped_for_a_symlink_during_reindexing_never_serves_the_outside_file(
     let (mut reads, mut searches, mut leaks) = (0u32, 0u32, Vec::new());
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
-        let r = read(s.port, "docs://f.md");
-        reads += u32::from(r.status != 0);
-        if r.body.contains("treasure") {
-            leaks.push(format!("read: {}", r.body));
+        for uri in ["docs://f.md", "docs://sub/secret.md"] {
+            let r = read(s.port, uri);
+            reads += u32::from(r.status != 0);
+            if r.body.contains("treasure") {
+                leaks.push(format!("read {uri}: {}", r.body));
+            }
         }
         let r = search(s.port, json!({"query": "zanzibarsecret"}));
         searches += u32::from(r.status != 0);
-        if r.body.contains("treasure") || r.body.contains("Secret") {
+        if r.body.contains("treasure") {
             leaks.push(format!("search: {}", r.body));
         }
     }
     stop.store(true, Ordering::Relaxed);
-    let flips = swapper.join().unwrap();
+    let flips = file_swapper.join().unwrap();
+    let dir_flips = dir_swapper.join().unwrap();
     assert!(
-        flips > 100 && reads > 20 && searches > 20,
-        "the race barely ran: {flips} flips, {reads} reads, {searches} searches"
+        flips > 100 && dir_flips > 100 && reads > 20 && searches > 20,
+        "the race barely ran: {flips} + {dir_flips} flips, {reads} reads, {searches} searches"
     );
     assert!(
         leaks.is_empty(),
-        "{} of {reads} reads and {searches} searches leaked the outside file ({flips} flips); first: {}",
+        "{} of {reads} reads and {searches} searches leaked the outside file ({flips} + {dir_flips} flips); first: {}",
         leaks.len(),
         leaks[0]
     );

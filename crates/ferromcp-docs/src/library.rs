@@ -3,7 +3,7 @@
 
 use crate::index::{Index, SectionId, Terms};
 use crate::markdown::{self, Outline};
-use crate::open::{OpenError, open_regular, read_bounded};
+use crate::open::{Kind, OpenError, list_dir, open_regular, read_bounded};
 use crate::{DocsError, Options};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -347,43 +347,48 @@ impl Library {
     /// Every candidate file under the root: no hidden entries, no symlinks.
     fn walk(&self, skipped: &mut Skipped) -> Vec<Found> {
         let mut out = Vec::new();
-        let mut stack = vec![(self.root.clone(), String::new())];
-        while let Some((dir, prefix)) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
+        let mut stack = vec![String::new()];
+        while let Some(prefix) = stack.pop() {
+            // Reached without following a link: a folder swapped for one
+            // while the scan runs is not entered.
+            let Ok(mut entries) = list_dir(&self.root, &prefix) else {
                 continue;
             };
-            let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-            entries.sort_by_key(std::fs::DirEntry::file_name);
-            for e in entries {
-                let name = e.file_name();
-                let Some(name) = name.to_str() else { continue };
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            for (name, kind) in entries {
                 if name.starts_with('.') {
                     continue;
                 }
                 let rel = if prefix.is_empty() {
-                    name.to_owned()
+                    name.clone()
                 } else {
                     format!("{prefix}/{name}")
                 };
-                let Ok(ft) = e.file_type() else { continue };
-                if ft.is_symlink() {
-                    if self.kind_of(name).is_some() {
+                if kind == Kind::Link {
+                    if self.kind_of(&name).is_some() {
                         skipped.files.push((rel, "symbolic link".into()));
                     }
                     continue;
                 }
-                if ft.is_dir() {
-                    stack.push((e.path(), rel));
+                if kind == Kind::Dir {
+                    stack.push(rel);
                     continue;
                 }
-                if !ft.is_file() || self.kind_of(name).is_none() {
+                if kind != Kind::File || self.kind_of(&name).is_none() {
                     continue;
                 }
                 if out.len() >= self.opts.max_files {
                     skipped.over_limit += 1;
                     continue;
                 }
-                let Ok(meta) = e.metadata() else { continue };
+                // Size and time for change detection only: the content is
+                // read through `load`, which re-checks everything.
+                let Ok(meta) = std::fs::symlink_metadata(self.root.join(&rel)) else {
+                    continue;
+                };
+                if !meta.is_file() {
+                    continue;
+                }
                 if meta.len() > self.opts.max_file_size {
                     skipped.files.push((
                         rel,

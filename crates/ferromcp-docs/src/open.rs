@@ -67,10 +67,11 @@ fn segments(rel: &str) -> Result<(Vec<&str>, &str), OpenError> {
     Ok((segs, last))
 }
 
+/// The directory `dirs` (components under `root`) opened without following
+/// a symbolic link at any component.
 #[cfg(unix)]
-fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
+fn open_dir(root: &Path, dirs: &[&str]) -> Result<std::os::fd::OwnedFd, OpenError> {
     use rustix::fs::{CWD, Mode, OFlags, openat};
-    let (dirs, last) = segments(rel)?;
     // The root was canonicalized when the library was opened.
     let mut dir = openat(
         CWD,
@@ -82,13 +83,21 @@ fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
     for seg in dirs {
         let next = openat(
             &dir,
-            seg,
+            *seg,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|e| classify(&dir, seg, e))?;
         dir = next;
     }
+    Ok(dir)
+}
+
+#[cfg(unix)]
+fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
+    use rustix::fs::{Mode, OFlags, openat};
+    let (dirs, last) = segments(rel)?;
+    let dir = open_dir(root, &dirs)?;
     // O_NONBLOCK: opening a FIFO with no writer must not wait for one.
     let fd = openat(
         &dir,
@@ -98,6 +107,95 @@ fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
     )
     .map_err(|e| classify(&dir, last, e))?;
     Ok(File::from(fd))
+}
+
+/// What a directory entry is, not following symbolic links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Link,
+    Other,
+}
+
+/// The entries of the directory `prefix` (`/`-separated, empty for the
+/// root) with their kinds, the directory reached without following a
+/// symbolic link at any component: a folder swapped for a link while the
+/// scan walks is not entered. Names that are not UTF-8 are left out.
+#[cfg(unix)]
+pub(crate) fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
+    use rustix::fs::{AtFlags, Dir, FileType, statat};
+    let dirs: Vec<&str> = if prefix.is_empty() {
+        Vec::new()
+    } else {
+        let (mut d, last) = segments(prefix)?;
+        d.push(last);
+        d
+    };
+    let fd = open_dir(root, &dirs)?;
+    let mut dir = Dir::read_from(&fd).map_err(|e| OpenError::Io(e.into()))?;
+    let mut out = Vec::new();
+    while let Some(entry) = dir.read() {
+        let entry = entry.map_err(|e| OpenError::Io(e.into()))?;
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
+        let mut ft = entry.file_type();
+        if ft == FileType::Unknown {
+            ft = match statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => FileType::from_raw_mode(st.st_mode),
+                Err(_) => continue,
+            };
+        }
+        let kind = match ft {
+            FileType::RegularFile => Kind::File,
+            FileType::Directory => Kind::Dir,
+            FileType::Symlink => Kind::Link,
+            _ => Kind::Other,
+        };
+        out.push((name.to_owned(), kind));
+    }
+    Ok(out)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
+    let mut path = root.to_path_buf();
+    if !prefix.is_empty() {
+        let (dirs, last) = segments(prefix)?;
+        for seg in dirs.iter().chain(std::iter::once(&last)) {
+            path.push(seg);
+            if std::fs::symlink_metadata(&path)
+                .map_err(OpenError::Io)?
+                .file_type()
+                .is_symlink()
+            {
+                return Err(OpenError::Link);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&path).map_err(OpenError::Io)? {
+        let Ok(e) = e else { continue };
+        let Ok(name) = e.file_name().into_string() else {
+            continue;
+        };
+        let Ok(ft) = e.file_type() else { continue };
+        let kind = if ft.is_symlink() {
+            Kind::Link
+        } else if ft.is_dir() {
+            Kind::Dir
+        } else if ft.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        out.push((name, kind));
+    }
+    Ok(out)
 }
 
 /// What a failed no-follow open of `name` in `dir` means.
@@ -182,5 +280,73 @@ mod tests {
         for rel in ["../x.md", "a/../x.md", "./x.md", "a//x.md", ""] {
             assert!(matches!(segments(rel), Err(OpenError::NotFound)), "{rel}");
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod unix_tests {
+    use super::*;
+
+    #[test]
+    fn opens_refuse_links_at_any_component_fifos_and_folders() {
+        let base = std::env::temp_dir().join(format!("mcp-docs-open-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap_or_default();
+        std::fs::create_dir_all(base.join("outside")).unwrap_or_default();
+        let ok = std::fs::write(root.join("sub/a.md"), "a").is_ok()
+            && std::fs::write(base.join("outside/a.md"), "secret").is_ok()
+            && std::os::unix::fs::symlink("../outside", root.join("linkdir")).is_ok()
+            && std::os::unix::fs::symlink("sub/a.md", root.join("link.md")).is_ok()
+            && std::process::Command::new("mkfifo")
+                .arg(root.join("p.md"))
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(ok, "fixture");
+        let root = root.canonicalize().unwrap_or_default();
+        assert!(open_regular(&root, "sub/a.md").is_ok());
+        assert!(matches!(
+            open_regular(&root, "linkdir/a.md"),
+            Err(OpenError::Link)
+        ));
+        assert!(matches!(
+            open_regular(&root, "linkdir/none.md"),
+            Err(OpenError::Link)
+        ));
+        assert!(matches!(
+            open_regular(&root, "link.md"),
+            Err(OpenError::Link)
+        ));
+        assert!(matches!(
+            open_regular(&root, "p.md"),
+            Err(OpenError::NotRegular)
+        ));
+        assert!(matches!(
+            open_regular(&root, "sub"),
+            Err(OpenError::Directory)
+        ));
+        assert!(matches!(
+            open_regular(&root, "none.md"),
+            Err(OpenError::NotFound)
+        ));
+        assert!(matches!(
+            open_regular(&root, "sub/a.md/x"),
+            Err(OpenError::NotFound)
+        ));
+        // The walk never lists a linked folder (std's read_dir would).
+        assert!(matches!(list_dir(&root, "linkdir"), Err(OpenError::Link)));
+        let mut top = list_dir(&root, "").unwrap_or_default();
+        top.sort_by(|a, b| a.0.cmp(&b.0));
+        let kinds: Vec<(&str, Kind)> = top.iter().map(|(n, k)| (n.as_str(), *k)).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("link.md", Kind::Link),
+                ("linkdir", Kind::Link),
+                ("p.md", Kind::Other),
+                ("sub", Kind::Dir)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
