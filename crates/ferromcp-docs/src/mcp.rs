@@ -74,16 +74,21 @@ pub(crate) fn resource_of(d: &DocFile) -> Resource {
     r
 }
 
-/// Reads `uri` on Tokio's blocking pool: a read may touch the file system
-/// (to explain a refusal), which must never stall the runtime's workers.
+/// Runs `f` on Tokio's blocking pool: reads may touch the file system (to
+/// explain a refusal) and searches cost CPU in proportion to their hits,
+/// neither of which may stall the runtime's workers.
+async fn off_worker<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, HandlerError> + Send + 'static,
+) -> Result<T, HandlerError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(HandlerError::Protocol(ErrorObject::internal(format!(
+            "the request failed: {e}"
+        ))))
+    })
+}
+
 async fn read_blocking(lib: Arc<Library>, uri: String) -> Result<ResourceContents, HandlerError> {
-    tokio::task::spawn_blocking(move || read(&lib, &uri))
-        .await
-        .unwrap_or_else(|e| {
-            Err(HandlerError::Protocol(ErrorObject::internal(format!(
-                "the read failed: {e}"
-            ))))
-        })
+    off_worker(move || read(&lib, &uri)).await
 }
 
 /// The static resource of a file, read through `lib`.
@@ -268,6 +273,7 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
             .handler(move |a: SearchArgs, _cx: RequestContext| {
                 let page_size = l.options().page_size;
                 let max = l.options().max_query_bytes;
+                let l = l.clone();
                 let r = if a.query.trim().is_empty() {
                     Err(HandlerError::failed("query is empty: give a few keywords"))
                 } else if a.limit == Some(0) {
@@ -283,9 +289,19 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
                         a.query.len()
                     )))
                 } else {
-                    search_result(l.search(&a.query, a.offset.unwrap_or(0), a.limit.unwrap_or(page_size)))
+                    Ok(())
                 };
-                async move { r }
+                async move {
+                    r?;
+                    off_worker(move || {
+                        search_result(l.search(
+                            &a.query,
+                            a.offset.unwrap_or(0),
+                            a.limit.unwrap_or(page_size),
+                        ))
+                    })
+                    .await
+                }
             }),
     );
     let l = lib.clone();
@@ -312,13 +328,20 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
                         question.len()
                     )))
                 } else {
-                    Ok(GetPromptResult {
-                        description: Some(format!("Answer from the documentation: {question}")),
-                        messages: ask_messages(&l, &question),
-                        ..GetPromptResult::default()
-                    })
+                    Ok(())
                 };
-                async move { r }
+                let l = l.clone();
+                async move {
+                    r?;
+                    off_worker(move || {
+                        Ok(GetPromptResult {
+                            description: Some(format!("Answer from the documentation: {question}")),
+                            messages: ask_messages(&l, &question),
+                            ..GetPromptResult::default()
+                        })
+                    })
+                    .await
+                }
             }),
     );
     if completion {
