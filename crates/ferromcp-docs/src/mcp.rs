@@ -183,7 +183,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
         );
     } else {
         intro.push_str(&format!(
-            "\nThe {} most relevant documentation sections follow, each as an embedded resource with its URI; a long section is cut short and followed by a link to read the rest.\n",
+            "\nThe {} most relevant documentation sections follow, each as an embedded resource with its URI.\n",
             page.results.len()
         ));
     }
@@ -191,6 +191,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
     // Each section at most prompt_section_bytes, all of them at most
     // max_prompt_bytes; what is cut is linked instead.
     let mut budget = opts.max_prompt_bytes;
+    let mut any_cut = false;
     for h in &page.results {
         let cap = opts.prompt_section_bytes.min(budget);
         let Some((out, whole)) = lib.section_excerpt(&h.uri, cap) else {
@@ -198,6 +199,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
         };
         budget = budget.saturating_sub(out.text.len());
         let cut = out.text.len() < whole;
+        any_cut |= cut;
         if !out.text.is_empty() {
             messages.push(PromptMessage::new(
                 Role::User,
@@ -228,6 +230,11 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
                 ContentBlock::ResourceLink(link),
             ));
         }
+    }
+    if any_cut && let Some(ContentBlock::Text(t)) = messages.first_mut().map(|m| &mut m.content) {
+        t.text.push_str(
+            "A section too long to embed whole is cut short and followed by a link to the whole section: read it when the cut part matters.\n",
+        );
     }
     messages.push(PromptMessage::new(
         Role::User,

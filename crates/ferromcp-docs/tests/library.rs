@@ -268,6 +268,7 @@ fn the_ask_prompt_has_persona_rules_sections_question() {
         panic!()
     };
     assert!(t.text.starts_with(ferromcp_docs::DEFAULT_PERSONA));
+    assert!(!t.text.contains("cut short"), "{}", t.text);
 }
 
 /// Waits up to 5 s for `cond`.
@@ -400,6 +401,10 @@ fn the_ask_prompt_cuts_long_sections_and_links_the_rest() {
     )
     .unwrap();
     let m = ferromcp_docs::ask_messages(&lib, "gizmo lever");
+    let ContentBlock::Text(intro) = &m[0].content else {
+        panic!("{m:#?}")
+    };
+    assert!(intro.text.contains("cut short"), "{}", intro.text);
     let mut embedded = Vec::new();
     let mut links = Vec::new();
     for x in &m {
