@@ -20,15 +20,18 @@ const MAX_SESSION_ID_LEN: usize = 256;
 // the hash `<prefix>sess:{ID}` (field `r`: the JSON of the fixed part,
 // field `l`: the log level) and the set `<prefix>sess:{ID}:subs`.
 
-/// `KEYS[1]` hash, `KEYS[2]` set, `ARGV[1]` idle ms: the record and its
-/// subscriptions, both expiries pushed back; nil when there is none.
+/// `KEYS[1]` hash, `KEYS[2]` set, `ARGV[1]` idle ms, `ARGV[2]` `1` to
+/// include the subscriptions: the record (and its subscriptions, or none),
+/// both expiries pushed back; nil when there is none.
 const FETCH: &str = r#"
 local r = redis.call('HGET', KEYS[1], 'r')
 if not r then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
 local l = redis.call('HGET', KEYS[1], 'l') or ''
-return {r, l, redis.call('SMEMBERS', KEYS[2])}
+local subs = {}
+if ARGV[2] == '1' then subs = redis.call('SMEMBERS', KEYS[2]) end
+return {r, l, subs}
 "#;
 
 /// `KEYS[1]` hash, `KEYS[2]` set, `ARGV[1]` op (`l` set level, `s`
@@ -59,7 +62,9 @@ return 1
 /// level) and a set `<prefix>sess:{ID}:subs` (the subscribed URIs), both
 /// expiring after the idle timeout. [`SharedSessions::put`] writes them in
 /// one `MULTI`; [`SharedSessions::fetch`] reads them and pushes both
-/// expiries back in one script; [`SharedSessions::update`] changes one
+/// expiries back in one script
+/// ([`SharedSessions::fetch_without_subscriptions`]: the same without
+/// reading the set); [`SharedSessions::update`] changes one
 /// field (`HSET`, `SADD` with the count checked in the same script, `SREM`),
 /// so concurrent changes from different replicas never undo each other,
 /// and each writes only what changed; [`SharedSessions::remove`] `DEL`s
@@ -170,6 +175,41 @@ impl RedisSessions {
         }
     }
 
+    /// The record of session `id` (with its subscriptions when
+    /// `subscriptions`), both expiries pushed back.
+    async fn read(
+        &self,
+        id: &str,
+        idle: Duration,
+        subscriptions: bool,
+    ) -> Result<Option<SessionRecord>, SharedSessionsError> {
+        if id.is_empty() || id.len() > MAX_SESSION_ID_LEN {
+            return Ok(None);
+        }
+        let (key, subs) = (self.key_for(id), self.subs_key(id));
+        let idle = ms(idle).to_string();
+        let with = if subscriptions { "1" } else { "0" };
+        let raw: Option<(String, String, Vec<String>)> = self
+            .eval(
+                "session fetch",
+                Script::Fetch,
+                [&key, &subs],
+                &[&idle, with],
+            )
+            .await?;
+        let Some((fixed, level, subscriptions)) = raw else {
+            return Ok(None);
+        };
+        // A record this build cannot read is no session of ours.
+        let Ok(mut record) = serde_json::from_str::<SessionRecord>(&fixed) else {
+            return Ok(None);
+        };
+        record.log_level = serde_json::from_value(serde_json::Value::String(level)).ok();
+        record.subscriptions = subscriptions;
+        record.subscriptions.sort();
+        Ok(Some(record))
+    }
+
     /// `SCRIPT LOAD`s `script` and remembers its digest.
     async fn load(&self, what: &str, script: Script) -> Result<String, SharedSessionsError> {
         let mut cmd = redis::cmd("SCRIPT");
@@ -275,27 +315,15 @@ impl SharedSessions for RedisSessions {
         id: &'a str,
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>> {
-        Box::pin(async move {
-            if id.is_empty() || id.len() > MAX_SESSION_ID_LEN {
-                return Ok(None);
-            }
-            let (key, subs) = (self.key_for(id), self.subs_key(id));
-            let idle = ms(idle).to_string();
-            let raw: Option<(String, String, Vec<String>)> = self
-                .eval("session fetch", Script::Fetch, [&key, &subs], &[&idle])
-                .await?;
-            let Some((fixed, level, subscriptions)) = raw else {
-                return Ok(None);
-            };
-            // A record this build cannot read is no session of ours.
-            let Ok(mut record) = serde_json::from_str::<SessionRecord>(&fixed) else {
-                return Ok(None);
-            };
-            record.log_level = serde_json::from_value(serde_json::Value::String(level)).ok();
-            record.subscriptions = subscriptions;
-            record.subscriptions.sort();
-            Ok(Some(record))
-        })
+        Box::pin(self.read(id, idle, true))
+    }
+
+    fn fetch_without_subscriptions<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>> {
+        Box::pin(self.read(id, idle, false))
     }
 
     fn update<'a>(

@@ -47,6 +47,10 @@ pub(crate) trait ClientRequester: Send + Sync {
 pub(crate) struct Legacy {
     pub(crate) requester: Option<Arc<dyn ClientRequester>>,
     pub(crate) session: Option<Arc<SessionState>>,
+    /// The session's record is shared and the store already checked the
+    /// subscription cap for this request, fleet-wide: this replica's copy
+    /// may be behind, so it does not judge again.
+    pub(crate) shared_record: bool,
 }
 
 impl Shared {
@@ -149,10 +153,7 @@ impl Shared {
                     return Dispatch::Ready(Some(Err(e)));
                 }
                 if let Some(s) = &legacy.session {
-                    // With shared sessions the store enforced the cap,
-                    // fleet-wide, before this ran; this replica's copy may
-                    // be behind, so it does not judge again.
-                    let max = if self.shared_sessions.is_some() {
+                    let max = if legacy.shared_record {
                         usize::MAX
                     } else {
                         self.limits.max_subscriptions_per_session

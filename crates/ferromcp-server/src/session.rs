@@ -80,6 +80,15 @@ impl SessionState {
         }
     }
 
+    /// Takes the log level from a shared record read without its
+    /// subscriptions (those are read where they are used: the GET stream's
+    /// filter).
+    pub(crate) fn apply_level(&self, r: &crate::shared_sessions::SessionRecord) {
+        if let Ok(mut g) = self.log_level.lock() {
+            *g = r.log_level;
+        }
+    }
+
     /// The level set by `logging/setLevel`, if any.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.log_level.lock().map(|g| *g).unwrap_or(None)

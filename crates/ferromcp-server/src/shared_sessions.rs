@@ -147,6 +147,19 @@ pub trait SharedSessions: Send + Sync + 'static {
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>>;
 
+    /// Like [`Self::fetch`], but the record's `subscriptions` may be left
+    /// empty: what every request reads, since only a GET stream's filter
+    /// needs them (it calls [`Self::fetch`]), so a session holding many
+    /// subscriptions does not make each of its requests read them all. The
+    /// default calls [`Self::fetch`].
+    fn fetch_without_subscriptions<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>> {
+        self.fetch(id, idle)
+    }
+
     /// Applies one change to session `id`'s record, atomically and without
     /// touching its other fields, and pushes its idle expiry back to `idle`
     /// from now.

@@ -365,7 +365,8 @@ pub(super) async fn find_session(
         return Ok(None);
     };
     let idle = inner.shared.limits.session_idle_timeout;
-    let record = match store.fetch(id, idle).await {
+    // Without the subscriptions: the GET stream's filter reads them.
+    let record = match store.fetch_without_subscriptions(id, idle).await {
         Ok(r) => r,
         Err(e) => return Err(shared_store_unavailable(request_id, &e)),
     };
@@ -379,7 +380,7 @@ pub(super) async fn find_session(
         return Ok(None);
     }
     if let Some(s) = local {
-        s.state.apply(&record);
+        s.state.apply_level(&record);
         return Ok(Some(s));
     }
     let Some(state) = crate::session::SessionState::from_record(&record) else {
@@ -532,6 +533,8 @@ async fn request(
     let legacy = Legacy {
         requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
         session: Some(state.clone()),
+        // update_shared_record checked the cap in the store.
+        shared_record: shared.shared_sessions.is_some(),
     };
     let id = r.id.clone();
     let mut fut = shared.dispatch(typed, ctx, legacy);
@@ -767,6 +770,7 @@ pub(super) async fn batch(
                         let legacy = Legacy {
                             requester: None,
                             session: Some(state),
+                            shared_record: inner.shared.shared_sessions.is_some(),
                         };
                         inner.shared.clone().dispatch(typed, ctx, legacy).await
                     }
