@@ -843,3 +843,68 @@ fn batches_only_for_2025_03_26_sessions() {
     );
     assert_eq!((r.status, r.error_code()), (400, Some(-32600)));
 }
+
+// ISSUE-23 item 6
+/// Without Redis a session's stored state is bounded too: subscriptions
+/// stop at `MCP_MAX_SUBSCRIPTIONS_PER_SESSION` (a -32602 naming the limit;
+/// a URI already held is still fine), a URI longer than
+/// `MCP_MAX_SUBSCRIPTION_URI_BYTES` and `capabilities` + `clientInfo` over
+/// `MCP_MAX_CLIENT_METADATA_BYTES` are refused.
+#[test]
+fn session_state_is_limited() {
+    let s = HttpServer::start_with(&[
+        ("MCP_MAX_SUBSCRIPTIONS_PER_SESSION", "3"),
+        ("MCP_MAX_SUBSCRIPTION_URI_BYTES", "64"),
+        ("MCP_MAX_CLIENT_METADATA_BYTES", "1024"),
+    ]);
+    let post = |sid: Option<&str>, body: Value| {
+        let mut h = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        if let Some(sid) = sid {
+            h.push(("Mcp-Session-Id", sid));
+        }
+        s.raw("POST", "/mcp", &h, body.to_string().as_bytes())
+    };
+    let init = |name: String| {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": name, "version": "1"}}})
+    };
+    let r = post(None, init("x".repeat(2000)));
+    assert_eq!(r.error_code(), Some(-32602), "{:?}", r.json());
+    assert!(
+        r.json()["error"]["message"]
+            .to_string()
+            .contains("max_client_metadata_bytes")
+    );
+    assert!(r.header("mcp-session-id").is_none());
+    let r = post(None, init("t".into()));
+    let sid = r.header("mcp-session-id").unwrap().to_owned();
+    let sub = |id: u64, uri: &str| {
+        post(
+            Some(&sid),
+            json!({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": uri}}),
+        )
+    };
+    for i in 0..3 {
+        assert!(sub(10 + i, &format!("test://cap/{i}")).messages()[0]["result"].is_object());
+    }
+    let r = sub(20, "test://cap/3");
+    assert_eq!((r.status, r.error_code()), (200, Some(-32602)));
+    assert!(
+        r.messages()[0]["error"]["message"]
+            .to_string()
+            .contains("max_subscriptions_per_session")
+    );
+    assert!(sub(21, "test://cap/0").messages()[0]["result"].is_object());
+    let r = sub(22, &format!("test://{}", "u".repeat(60)));
+    assert_eq!(r.error_code(), Some(-32602));
+    assert!(
+        r.messages()[0]["error"]["message"]
+            .to_string()
+            .contains("max_subscription_uri_bytes")
+    );
+}

@@ -350,6 +350,7 @@ fn encode(replica: &str, change: &Change) -> String {
         // The session id never holds a newline (ours are hex); the message
         // may: it is the rest of the payload.
         Change::SessionMessage { session, message } => ("S", Some(format!("{session}\n{message}"))),
+        Change::SessionEnded(session) => ("E", Some(session.clone())),
         // A change this build does not know how to carry stays local.
         _ => ("?", None),
     };
@@ -373,6 +374,7 @@ fn decode(bytes: &[u8]) -> Option<(&str, Change)> {
         ("P", None) => Change::PromptsListChanged,
         ("R", None) => Change::ResourcesListChanged,
         ("U", Some(uri)) => Change::ResourceUpdated(uri.to_owned()),
+        ("E", Some(session)) => Change::SessionEnded(session.to_owned()),
         ("S", Some(rest)) => {
             let (session, message) = rest.split_once('\n')?;
             Change::SessionMessage {
@@ -402,6 +404,7 @@ mod tests {
                 session: "ab12".into(),
                 message: "{\"jsonrpc\":\"2.0\",\n\"id\":\"srv-1\",\"result\":{}}".into(),
             },
+            Change::SessionEnded("ab12".into()),
         ] {
             let wire = encode("r1", &c);
             assert_eq!(decode(wire.as_bytes()), Some(("r1", c)));

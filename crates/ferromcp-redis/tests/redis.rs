@@ -408,3 +408,122 @@ fn bus_is_a_change_bus() {
     let _: Option<RedisChangeBus> = None;
     takes(None, None);
 }
+
+// ISSUE-23 items 4 and 6
+/// Two stores (two replicas) change one session concurrently: every
+/// acknowledged subscribe is kept, the log level set meanwhile survives,
+/// the subscription cap holds exactly across both, and a store whose
+/// scripts Redis forgot (`SCRIPT FLUSH`, as after a restart) loads them
+/// again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_session_updates_from_two_stores_all_survive() {
+    use ferromcp_server::shared_sessions::{
+        SessionRecord, SessionUpdate, SharedSessions, UpdateOutcome,
+    };
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let a = Arc::new(server.config("a").connect_sessions().await.unwrap());
+    let b = Arc::new(server.config("b").connect_sessions().await.unwrap());
+    let idle = Duration::from_secs(60);
+    let record: SessionRecord = serde_json::from_value(serde_json::json!({
+        "version": "2025-11-25", "capabilities": {"roots": {}},
+        "clientInfo": {"name": "c", "version": "1"}, "owner": "alice"}))
+    .unwrap();
+    a.put("s1", &record, idle).await.unwrap();
+    let stores = [a.clone(), b.clone()];
+    let mut tasks = Vec::new();
+    for i in 0..1000usize {
+        let store = stores[i % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            let uri = format!("test://{i}");
+            let up = SessionUpdate::Subscribe {
+                uri: &uri,
+                max: 10_000,
+            };
+            store.update("s1", up, idle).await.unwrap()
+        }));
+    }
+    let level = serde_json::from_value(serde_json::json!("error")).unwrap();
+    let set = b
+        .update("s1", SessionUpdate::SetLogLevel(level), idle)
+        .await
+        .unwrap();
+    let mut applied = 0;
+    for t in tasks {
+        applied += usize::from(t.await.unwrap() == UpdateOutcome::Applied);
+    }
+    assert_eq!((applied, set), (1000, UpdateOutcome::Applied));
+    let got = a.fetch("s1", idle).await.unwrap().unwrap();
+    assert_eq!(got.subscriptions.len(), 1000);
+    assert_eq!(serde_json::to_value(got.log_level).unwrap(), "error");
+    assert_eq!(got.owner.as_deref(), Some("alice"));
+    assert_eq!(got.client_info, record.client_info);
+
+    // The cap, checked atomically with the insert: 40 concurrent subscribes
+    // to a session with room for 10 leave exactly 10.
+    a.put("s2", &record, idle).await.unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..40usize {
+        let store = stores[i % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            let uri = format!("test://{i}");
+            let up = SessionUpdate::Subscribe { uri: &uri, max: 10 };
+            store.update("s2", up, idle).await.unwrap()
+        }));
+    }
+    let mut outcomes = (0, 0);
+    for t in tasks {
+        match t.await.unwrap() {
+            UpdateOutcome::Applied => outcomes.0 += 1,
+            UpdateOutcome::TooManySubscriptions => outcomes.1 += 1,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(outcomes, (10, 30));
+    let held = a.fetch("s2", idle).await.unwrap().unwrap().subscriptions;
+    assert_eq!(held.len(), 10);
+    // Unsubscribing makes room; a gone session is reported as gone.
+    let gone = SessionUpdate::Unsubscribe(&held[0]);
+    assert_eq!(
+        b.update("s2", gone, idle).await.unwrap(),
+        UpdateOutcome::Applied
+    );
+    let again = SessionUpdate::Subscribe {
+        uri: "test://new",
+        max: 10,
+    };
+    assert_eq!(
+        a.update("s2", again, idle).await.unwrap(),
+        UpdateOutcome::Applied
+    );
+    b.remove("s2").await.unwrap();
+    assert!(a.fetch("s2", idle).await.unwrap().is_none());
+    assert_eq!(
+        a.update("s2", again, idle).await.unwrap(),
+        UpdateOutcome::Gone
+    );
+
+    // Redis forgets its scripts: the stores load them again.
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        a.fetch("s1", idle)
+            .await
+            .unwrap()
+            .unwrap()
+            .subscriptions
+            .len(),
+        1000
+    );
+    let up = SessionUpdate::Unsubscribe("test://0");
+    assert_eq!(
+        b.update("s1", up, idle).await.unwrap(),
+        UpdateOutcome::Applied
+    );
+}

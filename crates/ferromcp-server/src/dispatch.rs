@@ -47,6 +47,10 @@ pub(crate) trait ClientRequester: Send + Sync {
 pub(crate) struct Legacy {
     pub(crate) requester: Option<Arc<dyn ClientRequester>>,
     pub(crate) session: Option<Arc<SessionState>>,
+    /// The session's record is shared and the store already checked the
+    /// subscription cap for this request, fleet-wide: this replica's copy
+    /// may be behind, so it does not judge again.
+    pub(crate) shared_record: bool,
 }
 
 impl Shared {
@@ -145,8 +149,18 @@ impl Shared {
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
             ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
+                if let Err(e) = self.check_subscription_uri(&p.uri) {
+                    return Dispatch::Ready(Some(Err(e)));
+                }
                 if let Some(s) = &legacy.session {
-                    s.subscribe(p.uri);
+                    let max = if legacy.shared_record {
+                        usize::MAX
+                    } else {
+                        self.limits.max_subscriptions_per_session
+                    };
+                    if !s.subscribe(p.uri, max) {
+                        return Dispatch::Ready(Some(Err(self.too_many_subscriptions())));
+                    }
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
@@ -198,7 +212,49 @@ impl Shared {
             instructions: self.instructions.clone(),
             ..Default::default()
         };
+        self.check_client_metadata(params)?;
         Ok((result, SessionState::new(version, params)))
+    }
+
+    /// Refuses a subscription URI longer than
+    /// `Limits::max_subscription_uri_bytes`.
+    pub(crate) fn check_subscription_uri(&self, uri: &str) -> Result<(), ErrorObject> {
+        let max = self.limits.max_subscription_uri_bytes;
+        if uri.len() > max {
+            return Err(ErrorObject::invalid_params(format_args!(
+                "the resource URI is {} bytes, more than this server's limit of {max} \
+                 (max_subscription_uri_bytes)",
+                uri.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The refusal of a subscribe beyond
+    /// `Limits::max_subscriptions_per_session`.
+    pub(crate) fn too_many_subscriptions(&self) -> ErrorObject {
+        ErrorObject::invalid_params(format_args!(
+            "this session already holds {} resource subscriptions, this server's limit \
+             (max_subscriptions_per_session); unsubscribe from one first",
+            self.limits.max_subscriptions_per_session
+        ))
+    }
+
+    /// Refuses an `initialize` whose `capabilities` and `clientInfo` are
+    /// larger than `Limits::max_client_metadata_bytes` (both are kept for
+    /// the session's lifetime, and with shared sessions read back by every
+    /// request).
+    fn check_client_metadata(&self, params: &InitializeRequestParams) -> Result<(), ErrorObject> {
+        let max = self.limits.max_client_metadata_bytes;
+        let size = serde_json::to_vec(&params.capabilities).map_or(usize::MAX, |v| v.len())
+            + serde_json::to_vec(&params.client_info).map_or(usize::MAX, |v| v.len());
+        if size > max {
+            return Err(ErrorObject::invalid_params(format_args!(
+                "capabilities and clientInfo take {size} bytes, more than this server's \
+                 limit of {max} (max_client_metadata_bytes)"
+            )));
+        }
+        Ok(())
     }
 
     /// Stamps and serializes a result for the request's era.

@@ -47,6 +47,18 @@ pub struct Limits {
     /// notification after this long is committed to SSE so keep-alives can
     /// flow and a disconnect is noticed. Default 10 s.
     pub sse_commit_after: Duration,
+    /// Resource subscriptions one handshake-era session may hold; a
+    /// `resources/subscribe` beyond it is refused with -32602 (shared
+    /// sessions: checked by the store, atomically across replicas).
+    /// Default 1 000.
+    pub max_subscriptions_per_session: usize,
+    /// Longest URI (bytes) a `resources/subscribe` may store; longer is
+    /// refused with -32602. Default 2 KiB.
+    pub max_subscription_uri_bytes: usize,
+    /// Largest `capabilities` plus `clientInfo` (their JSON size, bytes) an
+    /// `initialize` may store in its session for the session's lifetime;
+    /// larger is refused with -32602. Default 64 KiB.
+    pub max_client_metadata_bytes: usize,
     /// Events kept per handshake-era session for `Last-Event-ID` resumption. Default 256.
     pub session_event_buffer: usize,
     /// How long a server-to-client request (handshake era) waits for the
@@ -108,6 +120,9 @@ impl Default for Limits {
             listen_backlog: 256,
             sse_keepalive: Duration::from_secs(15),
             sse_commit_after: Duration::from_secs(10),
+            max_subscriptions_per_session: 1_000,
+            max_subscription_uri_bytes: 2 * 1024,
+            max_client_metadata_bytes: 64 * 1024,
             session_event_buffer: 256,
             client_request_timeout: Duration::from_secs(300),
             keep_alive_interval: None,

@@ -11,7 +11,7 @@ use std::fmt;
 use tokio::sync::broadcast;
 
 /// A change worth telling subscribers about, or a message between replicas
-/// for one handshake-era session.
+/// about one handshake-era session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Change {
@@ -36,6 +36,10 @@ pub enum Change {
         /// One JSON-RPC notification or response, as text.
         message: String,
     },
+    /// Handshake-era session `0` (its `Mcp-Session-Id`) was ended by a
+    /// DELETE on one replica: every replica sharing sessions closes its
+    /// streams of that session. Never shown to listeners.
+    SessionEnded(String),
 }
 
 /// A publish the bus could not confirm (the shared backend is unreachable

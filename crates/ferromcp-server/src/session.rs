@@ -80,6 +80,15 @@ impl SessionState {
         }
     }
 
+    /// Takes the log level from a shared record read without its
+    /// subscriptions (those are read where they are used: the GET stream's
+    /// filter).
+    pub(crate) fn apply_level(&self, r: &crate::shared_sessions::SessionRecord) {
+        if let Ok(mut g) = self.log_level.lock() {
+            *g = r.log_level;
+        }
+    }
+
     /// The level set by `logging/setLevel`, if any.
     pub fn log_level(&self) -> Option<LoggingLevel> {
         self.log_level.lock().map(|g| *g).unwrap_or(None)
@@ -91,10 +100,25 @@ impl SessionState {
         }
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
-        if let Ok(mut g) = self.subscriptions.lock() {
-            g.insert(uri);
+    /// Adds a subscription unless the session already holds `max` others
+    /// (checked and inserted under one lock, so concurrent subscribes
+    /// cannot overshoot); `false` when refused.
+    pub(crate) fn subscribe(&self, uri: String, max: usize) -> bool {
+        let mut g = match self.subscriptions.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if !g.contains(&uri) && g.len() >= max {
+            return false;
         }
+        g.insert(uri);
+        true
+    }
+
+    /// How many subscriptions the session holds.
+    #[cfg(test)]
+    pub(crate) fn subscription_count(&self) -> usize {
+        self.subscriptions.lock().map(|g| g.len()).unwrap_or(0)
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
@@ -133,11 +157,44 @@ mod tests {
             log_level: Mutex::new(None),
             subscriptions: Mutex::new(HashSet::new()),
         };
-        s.subscribe("file:///a".into());
+        assert!(s.subscribe("file:///a".into(), 10));
         assert!(s.is_subscribed("file:///a"));
         assert!(s.is_subscribed("file:///a/b"));
         assert!(!s.is_subscribed("file:///ab"));
         s.unsubscribe("file:///a");
         assert!(!s.is_subscribed("file:///a"));
+    }
+
+    #[test]
+    fn subscriptions_stop_at_the_cap_from_many_threads() {
+        // Limits::max_subscriptions_per_session, in-process sessions.
+        let s = std::sync::Arc::new(SessionState::new(
+            ProtocolVersion::V2025_11_25,
+            &InitializeRequestParams::default(),
+        ));
+        let accepted: usize = (0..8)
+            .map(|t| {
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    (0..50)
+                        .filter(|i| s.subscribe(format!("test://{t}/{i}"), 100))
+                        .count()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap_or(0))
+            .sum();
+        assert_eq!((accepted, s.subscription_count()), (100, 100));
+        // At the cap, a URI already held is still accepted (idempotent),
+        // a new one is not; after an unsubscribe there is room again.
+        assert!(!s.subscribe("test://new".into(), 100));
+        let held = (0..8)
+            .flat_map(|t| (0..50).map(move |i| format!("test://{t}/{i}")))
+            .find(|u| s.is_subscribed(u))
+            .unwrap_or_default();
+        assert!(s.subscribe(held.clone(), 100));
+        s.unsubscribe(&held);
+        assert!(s.subscribe("test://new".into(), 100));
     }
 }

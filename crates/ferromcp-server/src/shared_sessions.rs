@@ -14,10 +14,18 @@
 //!   record, so a session created on one replica works on every other;
 //! - a record that is gone (DELETE on any replica, or idle expiry) is a 404
 //!   everywhere, at once;
-//! - `logging/setLevel` and `resources/subscribe`/`unsubscribe` write the
-//!   record back, and every replica applies it on its next request;
-//! - when the store cannot answer, the request gets 503 with `Retry-After`,
-//!   never a 404 that would make a client drop a valid session;
+//! - `logging/setLevel` and `resources/subscribe`/`unsubscribe` change
+//!   only their own field of the record ([`SharedSessions::update`]), in the
+//!   store, before they are answered, so concurrent changes on different
+//!   replicas never undo each other; the store enforces
+//!   [`crate::Limits::max_subscriptions_per_session`] atomically; every
+//!   replica applies the record on its next request;
+//! - when the store cannot answer, the request gets 503 with `Retry-After`
+//!   (and the request's id), never a 404 that would make a client drop a
+//!   valid session;
+//! - a DELETE ends the session in the store and announces it on the change
+//!   bus ([`crate::notify::Change::SessionEnded`]): every replica closes its
+//!   streams of that session at once;
 //! - a `notifications/cancelled` for a request another replica runs, and
 //!   the answer to a server-to-client request (elicitation, sampling,
 //!   roots) another replica sent, are relayed over the change bus
@@ -86,6 +94,39 @@ impl fmt::Display for SharedSessionsError {
 
 impl std::error::Error for SharedSessionsError {}
 
+/// One change to the mutable part of a session record, applied by the
+/// store on its own (never by rewriting the record read earlier), so that
+/// changes made concurrently on different replicas all survive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionUpdate<'a> {
+    /// `logging/setLevel`.
+    SetLogLevel(LoggingLevel),
+    /// `resources/subscribe`: adds `uri` unless the session already holds
+    /// `max` other subscriptions (checked atomically with the insert).
+    Subscribe {
+        /// The resource URI.
+        uri: &'a str,
+        /// Most subscriptions the session may hold.
+        max: usize,
+    },
+    /// `resources/unsubscribe`.
+    Unsubscribe(&'a str),
+}
+
+/// What [`SharedSessions::update`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpdateOutcome {
+    /// The change is stored (also: subscribing to a URI already subscribed,
+    /// unsubscribing from one that is not).
+    Applied,
+    /// There is no such session (ended or expired): nothing was stored.
+    Gone,
+    /// A subscribe refused: the session already holds `max` subscriptions.
+    TooManySubscriptions,
+}
+
 /// Where replicas keep handshake-era session records. Every call must end
 /// within a bounded time (an implementation applies its own timeouts).
 pub trait SharedSessions: Send + Sync + 'static {
@@ -105,6 +146,29 @@ pub trait SharedSessions: Send + Sync + 'static {
         id: &'a str,
         idle: Duration,
     ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>>;
+
+    /// Like [`Self::fetch`], but the record's `subscriptions` may be left
+    /// empty: what every request reads, since only a GET stream's filter
+    /// needs them (it calls [`Self::fetch`]), so a session holding many
+    /// subscriptions does not make each of its requests read them all. The
+    /// default calls [`Self::fetch`].
+    fn fetch_without_subscriptions<'a>(
+        &'a self,
+        id: &'a str,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<Option<SessionRecord>, SharedSessionsError>> {
+        self.fetch(id, idle)
+    }
+
+    /// Applies one change to session `id`'s record, atomically and without
+    /// touching its other fields, and pushes its idle expiry back to `idle`
+    /// from now.
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        update: SessionUpdate<'a>,
+        idle: Duration,
+    ) -> BoxFuture<'a, Result<UpdateOutcome, SharedSessionsError>>;
 
     /// Ends session `id` for every replica.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), SharedSessionsError>>;

@@ -24,6 +24,9 @@
 //! | `MCP_SSE_KEEPALIVE_MS` | `sse_keepalive` |
 //! | `MCP_SSE_COMMIT_AFTER_MS` | `sse_commit_after` |
 //! | `MCP_SESSION_EVENT_BUFFER` | `session_event_buffer` |
+//! | `MCP_MAX_SUBSCRIPTIONS_PER_SESSION` | `max_subscriptions_per_session` |
+//! | `MCP_MAX_SUBSCRIPTION_URI_BYTES` | `max_subscription_uri_bytes` |
+//! | `MCP_MAX_CLIENT_METADATA_BYTES` | `max_client_metadata_bytes` |
 //! | `MCP_CLIENT_REQUEST_TIMEOUT_MS` | `client_request_timeout` |
 //! | `MCP_KEEP_ALIVE_MS` | `keep_alive_interval` (unset: off) |
 //! | `MCP_KEEP_ALIVE_TIMEOUT_MS` | `keep_alive_timeout` |
@@ -130,6 +133,18 @@ fn limits_from_env() -> Result<Limits, String> {
     set_millis("MCP_SSE_KEEPALIVE_MS", &mut l.sse_keepalive)?;
     set_millis("MCP_SSE_COMMIT_AFTER_MS", &mut l.sse_commit_after)?;
     set_count("MCP_SESSION_EVENT_BUFFER", &mut l.session_event_buffer)?;
+    set_count(
+        "MCP_MAX_SUBSCRIPTIONS_PER_SESSION",
+        &mut l.max_subscriptions_per_session,
+    )?;
+    set_count(
+        "MCP_MAX_SUBSCRIPTION_URI_BYTES",
+        &mut l.max_subscription_uri_bytes,
+    )?;
+    set_count(
+        "MCP_MAX_CLIENT_METADATA_BYTES",
+        &mut l.max_client_metadata_bytes,
+    )?;
     set_millis(
         "MCP_CLIENT_REQUEST_TIMEOUT_MS",
         &mut l.client_request_timeout,

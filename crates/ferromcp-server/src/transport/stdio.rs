@@ -768,6 +768,7 @@ fn prepare(
             let legacy = Legacy {
                 requester: Some(Arc::new(StdioRequester(conn.clone()))),
                 session,
+                shared_record: false,
             };
             Ok(Prepared::Call(typed, Box::new(parts), legacy))
         }

@@ -159,7 +159,7 @@ pub(super) async fn post(
                 let idle = shared.limits.session_idle_timeout;
                 if let Err(e) = store.put(&session.id, &record, idle).await {
                     inner.sessions.remove(&session.id);
-                    return shared_store_unavailable(&e);
+                    return shared_store_unavailable(Some(&r.id), &e);
                 }
                 ensure_relay(inner);
             }
@@ -171,7 +171,11 @@ pub(super) async fn post(
     let Some(sid) = session_id else {
         return Rejection::MissingSessionId.into_response();
     };
-    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+    let request_id = match msg {
+        Message::Request(r) => Some(&r.id),
+        _ => None,
+    };
+    let session = match find_session(inner, sid, principal_subject(&parts), request_id).await {
         Ok(Some(s)) => s,
         Ok(None) => return Rejection::SessionNotFound.into_response(),
         Err(r) => return r,
@@ -195,26 +199,7 @@ pub(super) async fn post(
         }
         Message::Request(r) => {
             let meta = meta.unwrap_or_default();
-            let changes_record = matches!(
-                r.method.as_ref(),
-                "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
-            );
-            let store = changes_record
-                .then(|| shared.shared_sessions.clone())
-                .flatten();
-            let session_kept = session.clone();
-            let response = request(inner, parts, r, meta, session, accept, permit).await;
-            // These answer at once, so the state is changed by now: other
-            // replicas read it from the record on their next request.
-            if let Some(store) = store {
-                let record = session_kept.state.to_record(session_kept.owner.as_deref());
-                let idle = shared.limits.session_idle_timeout;
-                if let Err(e) = store.put(&session_kept.id, &record, idle).await {
-                    tracing::warn!(error = %e, "the shared session record was not updated");
-                    return shared_store_unavailable(&e);
-                }
-            }
-            response
+            request(inner, parts, r, meta, session, accept, permit).await
         }
     }
 }
@@ -297,7 +282,7 @@ async fn deliver(
             tracing::warn!(error = %e, "an answer for another replica could not be relayed");
             let e = ErrorObject::new(
                 ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
-                format!("Service Unavailable: {e}; retry later"),
+                "Service Unavailable: the message could not be passed on; send it again",
             );
             super::store_unavailable(None, &e)
         })
@@ -336,6 +321,12 @@ fn ensure_relay(inner: &Arc<HttpInner>) {
                             act(&s, &m); // not ours either: dropped
                         }
                     }
+                    Ok(Change::SessionEnded(session)) => {
+                        // A DELETE on another replica: this replica's
+                        // streams of that session end now.
+                        let Some(inner) = weak.upgrade() else { return };
+                        inner.sessions.remove(&session);
+                    }
                     Ok(_) => {}
                     Err(RecvError::Lagged(n)) => {
                         tracing::warn!(missed = n, "the session relay fell behind the change bus");
@@ -363,6 +354,7 @@ pub(super) async fn find_session(
     inner: &Arc<HttpInner>,
     sid: &[u8],
     principal: Option<&str>,
+    request_id: Option<&RequestId>,
 ) -> Result<Option<Arc<HttpSession>>, Response<McpBody>> {
     let local = inner.sessions.get(sid, principal);
     let Some(store) = &inner.shared.shared_sessions else {
@@ -373,9 +365,10 @@ pub(super) async fn find_session(
         return Ok(None);
     };
     let idle = inner.shared.limits.session_idle_timeout;
-    let record = match store.fetch(id, idle).await {
+    // Without the subscriptions: the GET stream's filter reads them.
+    let record = match store.fetch_without_subscriptions(id, idle).await {
         Ok(r) => r,
-        Err(e) => return Err(shared_store_unavailable(&e)),
+        Err(e) => return Err(shared_store_unavailable(request_id, &e)),
     };
     let Some(record) = record else {
         if local.is_some() {
@@ -387,7 +380,7 @@ pub(super) async fn find_session(
         return Ok(None);
     }
     if let Some(s) = local {
-        s.state.apply(&record);
+        s.state.apply_level(&record);
         return Ok(Some(s));
     }
     let Some(state) = crate::session::SessionState::from_record(&record) else {
@@ -402,13 +395,75 @@ pub(super) async fn find_session(
     }
 }
 
-/// 503 with `Retry-After`: the shared session store did not answer.
-fn shared_store_unavailable(e: &crate::shared_sessions::SharedSessionsError) -> Response<McpBody> {
+/// 503 with `Retry-After`, answering request `id` (when the message was
+/// one): the shared session store did not answer. The client is told what
+/// to do; what failed goes to the server log only.
+fn shared_store_unavailable(
+    id: Option<&RequestId>,
+    e: &crate::shared_sessions::SharedSessionsError,
+) -> Response<McpBody> {
+    tracing::warn!(error = %e, "the shared session store did not answer; 503");
     let e = ErrorObject::new(
         ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
-        format!("Service Unavailable: {e}; retry later"),
+        "Service Unavailable: session store temporarily unavailable; retry",
     );
-    super::store_unavailable(None, &e)
+    super::store_unavailable(id, &e)
+}
+
+/// Why a change to the shared session record was not made.
+enum RecordRefusal {
+    /// Refused by a limit: the answer to the request.
+    Refused(ErrorObject),
+    /// The session ended on another replica.
+    Gone,
+    /// The store did not answer.
+    Unavailable(crate::shared_sessions::SharedSessionsError),
+}
+
+/// With shared sessions, stores the change a `logging/setLevel` or
+/// `resources/subscribe`/`unsubscribe` makes to the session record, in the
+/// store and before the request runs here: only that field changes, so
+/// changes made concurrently on other replicas survive, and the store
+/// enforces the subscription cap fleet-wide. Nothing to do for any other
+/// request, or without shared sessions.
+async fn update_shared_record(
+    inner: &Arc<HttpInner>,
+    session: &HttpSession,
+    typed: &ClientRequest<'_>,
+) -> Result<(), RecordRefusal> {
+    use crate::shared_sessions::{SessionUpdate, UpdateOutcome};
+    let shared = &inner.shared;
+    let Some(store) = &shared.shared_sessions else {
+        return Ok(());
+    };
+    let update = match typed {
+        ClientRequest::SetLevel(p) if shared.logging_enabled => SessionUpdate::SetLogLevel(p.level),
+        ClientRequest::Subscribe(p) if shared.declare.resource_subscribe => {
+            shared
+                .check_subscription_uri(&p.uri)
+                .map_err(RecordRefusal::Refused)?;
+            SessionUpdate::Subscribe {
+                uri: &p.uri,
+                max: shared.limits.max_subscriptions_per_session,
+            }
+        }
+        ClientRequest::Unsubscribe(p) if shared.declare.resource_subscribe => {
+            SessionUpdate::Unsubscribe(&p.uri)
+        }
+        _ => return Ok(()),
+    };
+    let idle = shared.limits.session_idle_timeout;
+    match store.update(&session.id, update, idle).await {
+        Ok(UpdateOutcome::Applied) => Ok(()),
+        Ok(UpdateOutcome::TooManySubscriptions) => {
+            Err(RecordRefusal::Refused(shared.too_many_subscriptions()))
+        }
+        Ok(_) => {
+            inner.sessions.remove(&session.id); // ended on another replica
+            Err(RecordRefusal::Gone)
+        }
+        Err(e) => Err(RecordRefusal::Unavailable(e)),
+    }
 }
 
 fn accepted() -> Response<McpBody> {
@@ -448,6 +503,12 @@ async fn request(
         Ok(t) => t,
         Err(e) => return handshake_error(Some(&r.id), &e),
     };
+    match update_shared_record(inner, &session, &typed).await {
+        Ok(()) => {}
+        Err(RecordRefusal::Refused(e)) => return handshake_error(Some(&r.id), &e),
+        Err(RecordRefusal::Gone) => return Rejection::SessionNotFound.into_response(),
+        Err(RecordRefusal::Unavailable(e)) => return shared_store_unavailable(Some(&r.id), &e),
+    }
     let Some(cancel) = session.register(&r.id) else {
         return handshake_error(
             Some(&r.id),
@@ -472,6 +533,8 @@ async fn request(
     let legacy = Legacy {
         requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
         session: Some(state.clone()),
+        // update_shared_record checked the cap in the store.
+        shared_record: shared.shared_sessions.is_some(),
     };
     let id = r.id.clone();
     let mut fut = shared.dispatch(typed, ctx, legacy);
@@ -672,6 +735,22 @@ pub(super) async fn batch(
                 } else {
                     admit_call(&r.method, r.params)
                 };
+                let typed = match typed {
+                    Ok(t) => match update_shared_record(inner, &session, &t).await {
+                        Ok(()) => Ok(t),
+                        Err(RecordRefusal::Refused(e)) => Err(e),
+                        Err(RecordRefusal::Gone) => Err(ErrorObject::invalid_request(
+                            "the session has ended; initialize a new one",
+                        )),
+                        Err(RecordRefusal::Unavailable(e)) => {
+                            tracing::warn!(error = %e, "the shared session store did not answer");
+                            Err(ErrorObject::internal(
+                                "session store temporarily unavailable; retry",
+                            ))
+                        }
+                    },
+                    Err(e) => Err(e),
+                };
                 let reply = match typed {
                     Err(e) => Err(e),
                     Ok(typed) => {
@@ -691,6 +770,7 @@ pub(super) async fn batch(
                         let legacy = Legacy {
                             requester: None,
                             session: Some(state),
+                            shared_record: inner.shared.shared_sessions.is_some(),
                         };
                         inner.shared.clone().dispatch(typed, ctx, legacy).await
                     }
@@ -723,7 +803,7 @@ pub(super) async fn get_or_delete(
     parts: http::request::Parts,
     sid: &[u8],
 ) -> Response<McpBody> {
-    let session = match find_session(inner, sid, principal_subject(&parts)).await {
+    let session = match find_session(inner, sid, principal_subject(&parts), None).await {
         Ok(Some(s)) => s,
         Ok(None) => return Rejection::SessionNotFound.into_response(),
         Err(r) => return r,
@@ -731,8 +811,15 @@ pub(super) async fn get_or_delete(
     if parts.method == http::Method::DELETE {
         if let Some(store) = &inner.shared.shared_sessions {
             if let Err(e) = store.remove(&session.id).await {
-                return shared_store_unavailable(&e);
+                return shared_store_unavailable(None, &e);
             }
+            // LEGACY-13: ended everywhere, so the other replicas' streams of
+            // this session end too (their next request would find no record;
+            // an open stream makes none).
+            inner
+                .shared
+                .bus
+                .publish(Change::SessionEnded(session.id.clone()));
         }
         inner.sessions.remove(&session.id);
         let mut r = Response::new(McpBody::empty());

@@ -379,7 +379,8 @@ where
     if let Some(Ok(elements)) = ferromcp_protocol::jsonrpc::split_batch(&bytes) {
         let session = match session_id.as_deref() {
             Some(id) => {
-                match legacy::find_session(inner, id, legacy::principal_subject(&parts)).await {
+                match legacy::find_session(inner, id, legacy::principal_subject(&parts), None).await
+                {
                     Ok(s) => s,
                     Err(r) => return r,
                 }
