@@ -66,24 +66,23 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or Ctrl-C. The SIGTERM handler is installed when this is called,
+/// not when the future is first polled: `serve` binds its listener first,
+/// so a SIGTERM right after the port accepts connections (a test, an
+/// orchestrator) must already be caught, or it kills the process instead of
+/// draining it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(mut term) = term {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            return;
         }
-    }
-    #[cfg(not(unix))]
-    {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
@@ -257,15 +256,16 @@ fn main() -> ExitCode {
         }
     };
     let result = rt.block_on(async move {
+        let shutdown = shutdown_signal();
         match mode {
             Some(addr) => {
                 eprintln!("everything-server listening on http://{addr}/mcp");
-                ferromcp_server::transport::http::serve(server, addr, shutdown_signal()).await
+                ferromcp_server::transport::http::serve(server, addr, shutdown).await
             }
             None => {
                 tokio::select! {
                     r = server.serve_stdio() => r,
-                    _ = shutdown_signal() => Ok(()),
+                    _ = shutdown => Ok(()),
                 }
             }
         }

@@ -272,6 +272,13 @@ where
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
+            // The shutdown future first, every time: its first poll is what
+            // installs a signal handler (the binaries' SIGTERM), and with
+            // random order a burst of ready accepts could postpone that
+            // poll, so an early SIGTERM killed the process instead of
+            // draining it (seen as exit status 15 in drain.rs under load).
+            biased;
+            _ = &mut shutdown => break,
             accepted = listener.accept() => {
                 let (stream, _peer) = match accepted {
                     Ok(a) => a,
@@ -334,7 +341,6 @@ where
                     }
                 });
             }
-            _ = &mut shutdown => break,
         }
     }
     // Graceful drain. Closing the listener first makes new connections
