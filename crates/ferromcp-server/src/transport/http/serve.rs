@@ -83,7 +83,9 @@ impl Activity {
             }
             tokio::select! {
                 () = tokio::time::sleep(idle) => {
-                    if *rx.borrow_and_update() == 0 {
+                    // Both ready at once: a request that began or ended
+                    // meanwhile restarts the wait.
+                    if !rx.has_changed().unwrap_or(true) {
                         return;
                     }
                 }
