@@ -48,7 +48,7 @@ RING="$(python3 -c 'import secrets; print(secrets.token_hex(32))')"
 rport="$(free_port)"
 "${SERVER_CORE[@]}" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" 2>&1 &
 pids+=($!)
-wait_port "$rport"
+wait_port "$rport" 60 "$!" "$work/redis.log"
 
 # Two fleets of three replicas: with and without --redis.
 declare -A port
@@ -60,7 +60,7 @@ for kind in plain redis; do
     [ "$kind" = redis ] && extra=(--redis "redis://127.0.0.1:$rport/0")
     MCP_STATE_KEYS="$RING" "${SERVER_CORE[@]}" "$BIN" --http "127.0.0.1:$p" "${extra[@]}" >"$work/$kind$i.log" 2>&1 &
     pids+=($!)
-    wait_port "$p"
+    wait_port "$p" 60 "$!" "$work/$kind$i.log"
   done
 done
 

@@ -7,7 +7,11 @@
 #   fleet_bin                sets BIN: a release everything-server with the redis
 #                            feature ($SCALE_OUT_BIN if set, else built here)
 #   free_port                prints a free loopback port
-#   wait_port PORT [S]       waits until something listens on PORT
+#   wait_port PORT [S [PID [LOG]]]
+#                            waits until something listens on PORT (at most S
+#                            seconds, default 60); fails at once when process
+#                            PID has exited, and prints the end of LOG on
+#                            any failure
 #   fleet_nginx DIR PORT UPSTREAM_PORT...
 #                            starts nginx with deploy/nginx/ as committed (only
 #                            the ports filled in); FLEET_ACCESS_LOG=0 turns the
@@ -49,10 +53,29 @@ free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
-wait_port() { # port [seconds]
-  local deadline=$((SECONDS + ${2:-20}))
-  until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
-    ((SECONDS < deadline)) || { echo "fleet: nothing listens on $1" >&2; return 1; }
+fleet_show_log() { # log
+  [ -n "$1" ] && [ -f "$1" ] || return 0
+  echo "fleet: last lines of $1:" >&2
+  tail -n 40 "$1" | sed 's/^/  | /' >&2
+}
+
+# A start-up is slow on a loaded machine (a fresh binary, a build or a load
+# test next to it): the bound is generous, and a process that died is
+# reported at once, with its log, instead of after the whole bound.
+wait_port() { # port [seconds [pid [log]]]
+  local port="$1" limit="${2:-60}" pid="${3:-}" log="${4:-}"
+  local deadline=$((SECONDS + limit))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      echo "fleet: process $pid exited before it listened on $port" >&2
+      fleet_show_log "$log"
+      return 1
+    fi
+    if ((SECONDS >= deadline)); then
+      echo "fleet: nothing listens on $port after ${limit}s${pid:+ (process $pid still running)}" >&2
+      fleet_show_log "$log"
+      return 1
+    fi
     sleep 0.05
   done
 }
@@ -82,5 +105,6 @@ fleet_nginx() { # dir listen-port upstream-port...
     echo "}"
   } >"$dir/nginx.conf"
   ${FLEET_PIN:-} "$NGINX" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log"
-  wait_port "$lport"
+  # nginx daemonizes: no process of ours to watch, its error log is enough.
+  wait_port "$lport" 60 "" "$dir/error.log"
 }

@@ -92,7 +92,7 @@ start_redis() {
     >"$work/redis.log" 2>&1 &
   REDIS_PID=$!
   pids+=("$REDIS_PID")
-  wait_port "$RPORT"
+  wait_port "$RPORT" 60 "$REDIS_PID" "$work/redis.log"
 }
 start_redis
 REDIS_URL="redis://127.0.0.1:$RPORT/0"
@@ -106,7 +106,7 @@ start_replica() { # i [ring]
     "$BIN" --http "127.0.0.1:${PORT[$i]}" --redis "$REDIS_URL" >>"$work/r$i.log" 2>&1 &
   PID[$i]=$!
   pids+=("${PID[$i]}")
-  wait_port "${PORT[$i]}"
+  wait_port "${PORT[$i]}" 60 "${PID[$i]}" "$work/r$i.log"
 }
 for i in 1 2 3; do start_replica "$i"; done
 URL1="http://127.0.0.1:${PORT[1]}/mcp" URL2="http://127.0.0.1:${PORT[2]}/mcp" URL3="http://127.0.0.1:${PORT[3]}/mcp"
@@ -142,7 +142,7 @@ if wanted 1; then
     MCP_STATE_KEYS="$RING" "$BIN" --http "127.0.0.1:${PLAIN_PORT[$i]}" >>"$work/plain$i.log" 2>&1 &
     PLAIN_PID[$i]=$!
     pids+=("${PLAIN_PID[$i]}")
-    wait_port "${PLAIN_PORT[$i]}"
+    wait_port "${PLAIN_PORT[$i]}" 60 "${PLAIN_PID[$i]}" "$work/plain$i.log"
   done
   PPORT="$(free_port)"
   fleet_nginx "$work/plain" "$PPORT" "${PLAIN_PORT[1]}" "${PLAIN_PORT[2]}" "${PLAIN_PORT[3]}"

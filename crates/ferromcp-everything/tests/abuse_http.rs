@@ -1481,6 +1481,287 @@ fn request_state_single_use_refuses_replays() {
 }
 
 // ---------------------------------------------------------------------------
+// HTTP/2 (h2c, prior knowledge): authority, idle connections, header limits
+// ---------------------------------------------------------------------------
+
+/// One h2c answer.
+struct H2Answer {
+    status: u16,
+    body: Vec<u8>,
+}
+
+impl H2Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+fn h2_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// POSTs `body` over a fresh h2c connection with its modern headers plus
+/// `extra`. `authority`: the `:authority` pseudo-header, or `None` to leave
+/// it out (h2 then sends a relative target: `:scheme`, `:path` only).
+async fn h2_post(
+    port: u16,
+    authority: Option<&str>,
+    extra: &[(String, String)],
+    body: &Value,
+) -> Result<H2Answer, h2::Error> {
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let (client, conn) = h2::client::handshake(tcp).await?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let (uri, version) = match authority {
+        Some(a) => (format!("http://{a}/mcp"), http::Version::HTTP_2),
+        // h2 leaves :authority out only for a request marked as
+        // translated from HTTP/1.1 with a relative target.
+        None => ("/mcp".to_owned(), http::Version::HTTP_11),
+    };
+    let mut b = http::Request::post(uri).version(version);
+    for (n, v) in modern_headers(body).iter().chain(extra) {
+        b = b.header(n.as_str(), v.as_str());
+    }
+    let req = b.body(()).expect("request");
+    let mut client = client.ready().await?;
+    let (resp, mut send) = client.send_request(req, false)?;
+    send.send_data(bytes::Bytes::from(body.to_string()), true)?;
+    let resp = resp.await?;
+    let status = resp.status().as_u16();
+    let mut body = resp.into_body();
+    let mut out = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        out.extend_from_slice(&chunk);
+    }
+    Ok(H2Answer { status, body: out })
+}
+
+/// The types of the HTTP/2 frames in `raw` (server → client bytes).
+fn h2_frame_types(mut raw: &[u8]) -> Vec<u8> {
+    let mut types = Vec::new();
+    while raw.len() >= 9 {
+        let len = (usize::from(raw[0]) << 16) | (usize::from(raw[1]) << 8) | usize::from(raw[2]);
+        types.push(raw[3]);
+        raw = raw.get(9 + len..).unwrap_or_default();
+    }
+    types
+}
+
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// An empty SETTINGS frame.
+const H2_SETTINGS: &[u8] = &[0, 0, 0, 4, 0, 0, 0, 0, 0];
+
+/// Regression (issue 23, item 2): an h2c request with neither `:authority`
+/// nor `host` was executed, so the DNS-rebinding check had nothing to
+/// check, and one whose `host` differed from `:authority` was routed on
+/// `:authority` alone. Both are malformed (RFC 9113 §8.3.1): 400 with a
+/// message naming `:authority`; a normal h2c request is still served.
+// SEC-04, LADDER-01
+#[test]
+fn h2c_requests_need_one_consistent_authority() {
+    let s = HttpServer::start();
+    let port = s.port;
+    let host = s.host();
+    let call = echo(1, "over h2");
+    let h = |v: &str| vec![("host".to_owned(), v.to_owned())];
+    h2_runtime().block_on(async {
+        // Served: :authority alone, Host alone, both the same (any case).
+        for (authority, extra) in [
+            (Some(host.clone()), vec![]),
+            (None, h(&host)),
+            (
+                Some(format!("LOCALHOST:{port}")),
+                h(&format!("localhost:{port}")),
+            ),
+        ] {
+            let r = h2_post(port, authority.as_deref(), &extra, &call)
+                .await
+                .expect("h2c request");
+            let what = format!("{authority:?} {extra:?}");
+            assert_eq!(
+                r.status,
+                200,
+                "{what}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            assert_eq!(
+                r.json()["result"]["content"][0]["text"],
+                "over h2",
+                "{what}"
+            );
+        }
+        // Neither :authority nor Host.
+        let r = h2_post(port, None, &[], &call).await.expect("h2c request");
+        assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+        let v = r.json();
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(":authority"),
+            "{v}"
+        );
+        // Host naming another entity than :authority: another allowed
+        // host, and a foreign one behind an allowed :authority.
+        for other in [format!("localhost:{port}"), "evil.example".to_owned()] {
+            let r = h2_post(port, Some(&host), &h(&other), &call)
+                .await
+                .expect("h2c request");
+            assert_eq!(
+                r.status,
+                400,
+                "{other}: {}",
+                String::from_utf8_lossy(&r.body)
+            );
+            let v = r.json();
+            assert!(
+                v["error"]["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("differs from :authority"),
+                "{v}"
+            );
+        }
+    });
+    assert_alive(&s);
+}
+
+/// Regression (issue 23, item 7): an h2c connection that sent the preface
+/// and SETTINGS and then nothing stayed open forever (60 s and more). With
+/// `http2_idle_timeout` at 1 s, every one of 20 such connections gets a
+/// GOAWAY and is closed (the 20 s read timeout only bounds a failure), and
+/// the server's descriptors return to their baseline.
+#[test]
+fn idle_h2c_connections_are_closed() {
+    let s = HttpServer::start_with(&[("MCP_HTTP2_IDLE_TIMEOUT_MS", "1000")]);
+    let pid = s.child.id();
+    assert_alive(&s);
+    let baseline = fd_count(pid);
+    let mut conns: Vec<TcpStream> = (0..20)
+        .map(|_| {
+            let mut c = connect(&s);
+            c.write_all(H2_PREFACE).unwrap();
+            c.write_all(H2_SETTINGS).unwrap();
+            c
+        })
+        .collect();
+    for (i, c) in conns.iter_mut().enumerate() {
+        let (raw, closed) = read_until_close(c);
+        assert!(closed, "idle h2c connection {i} still open");
+        let types = h2_frame_types(&raw);
+        assert!(
+            types.contains(&7),
+            "connection {i}: no GOAWAY before the close: {types:?}"
+        );
+    }
+    drop(conns);
+    assert!(
+        eventually(Duration::from_secs(10), || fd_count(pid) <= baseline),
+        "descriptors: {} now, {baseline} before",
+        fd_count(pid)
+    );
+    assert_alive(&s);
+}
+
+/// The idle timeout counts only connections with nothing in flight: a
+/// request running (and, once committed to SSE, streaming) for three times
+/// the idle timeout on an h2c connection is answered in full; the
+/// connection is closed once it has been idle.
+#[test]
+fn h2c_connections_with_a_running_request_are_not_idle() {
+    let s = HttpServer::start_with(&[
+        ("MCP_HTTP2_IDLE_TIMEOUT_MS", "1000"),
+        ("MCP_SSE_COMMIT_AFTER_MS", "300"),
+    ]);
+    let port = s.port;
+    let host = s.host();
+    h2_runtime().block_on(async {
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .expect("connect");
+        let (client, conn) = h2::client::handshake(tcp).await.expect("handshake");
+        let conn = tokio::spawn(conn);
+        let call = call(1, "debug_sleep", json!({"ms": 3000}));
+        let mut b = http::Request::post(format!("http://{host}/mcp"));
+        for (n, v) in modern_headers(&call) {
+            b = b.header(n.as_str(), v.as_str());
+        }
+        let mut client = client.ready().await.expect("ready");
+        let (resp, mut send) = client
+            .send_request(b.body(()).expect("request"), false)
+            .expect("send");
+        send.send_data(bytes::Bytes::from(call.to_string()), true)
+            .expect("body");
+        let resp = resp.await.expect("response head");
+        assert_eq!(resp.status(), 200);
+        let sse = resp
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v.as_bytes() == b"text/event-stream");
+        assert!(sse, "committed to SSE after 300 ms: {:?}", resp.headers());
+        let mut body = resp.into_body();
+        let mut out = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.expect("the stream was cut");
+            let _ = body.flow_control().release_capacity(chunk.len());
+            out.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.contains(r#""text":"slept""#), "{text}");
+        // Idle now: the server closes the connection (GOAWAY, NO_ERROR).
+        drop(client);
+        let closed = tokio::time::timeout(Duration::from_secs(20), conn).await;
+        assert!(matches!(closed, Ok(Ok(Ok(())))), "{closed:?}");
+    });
+}
+
+/// Regression (issue 23, item 7): `max_headers` was HTTP/1-only, and the
+/// HTTP/2 header list size was hyper's default, not a configurable limit.
+/// An h2c request with more header fields than `max_headers` gets 431; one
+/// whose header list is over `http2_max_header_list_bytes` is refused
+/// (431, or its stream reset as REFUSED_STREAM); within both it is served.
+#[test]
+fn h2c_header_count_and_size_are_limited() {
+    let s = HttpServer::start_with(&[
+        ("MCP_MAX_HEADERS", "20"),
+        ("MCP_HTTP2_MAX_HEADER_LIST_BYTES", "4096"),
+    ]);
+    let port = s.port;
+    let host = s.host();
+    let call = echo(1, "h2 headers");
+    let pad = |n: usize, len: usize| -> Vec<(String, String)> {
+        (0..n)
+            .map(|i| (format!("x-pad-{i}"), "v".repeat(len)))
+            .collect()
+    };
+    h2_runtime().block_on(async {
+        let r = h2_post(port, Some(&host), &pad(10, 10), &call)
+            .await
+            .expect("h2c request");
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let r = h2_post(port, Some(&host), &pad(30, 10), &call)
+            .await
+            .expect("h2c request");
+        assert_eq!(r.status, 431, "{}", String::from_utf8_lossy(&r.body));
+        match h2_post(port, Some(&host), &pad(2, 3000), &call).await {
+            Ok(r) => assert_eq!(r.status, 431, "{}", String::from_utf8_lossy(&r.body)),
+            Err(e) => assert_eq!(e.reason(), Some(h2::Reason::REFUSED_STREAM), "{e}"),
+        }
+    });
+    assert_alive(&s);
+}
+
+// ---------------------------------------------------------------------------
 // Sessions, pipelining, disconnects
 // ---------------------------------------------------------------------------
 

@@ -320,3 +320,73 @@ fn input_required_round_trip_and_partial_answers() {
         "Both inputs received"
     );
 }
+
+/// Regression (issue 23, item 9): a malformed answer to an outstanding key
+/// (`{"confirm": "yes"}` for a form elicitation) got an empty ack and was
+/// recorded; the handler asked again under the same key, so a client that
+/// answers each key once waited until the TTL. Now it is -32602 naming the
+/// key, nothing of that update is recorded (not even a valid answer next
+/// to it), unknown keys are still ignored, and well-formed answers complete
+/// the task.
+// MRTR-11
+#[test]
+fn malformed_answers_to_outstanding_keys_are_refused() {
+    let s = HttpServer::start();
+    let c = s.client();
+    let id = create(&c, "multi_input", json!({}));
+    let outstanding = |v: &Value| -> Vec<String> {
+        v["result"]["inputRequests"]
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let mut v = Value::Null;
+    assert!(eventually(Duration::from_secs(10), || {
+        v = get(&c, &id);
+        v["result"]["status"] == "input_required"
+    }));
+    assert_eq!(outstanding(&v), ["confirm", "name"]);
+    let update = |answers: Value| {
+        task_req(
+            &c,
+            "tasks/update",
+            json!({"taskId": id, "inputResponses": answers}),
+            with_ext(),
+        )
+        .json()
+    };
+    let name = json!({"action": "accept", "content": {"name": "a"}});
+    for answers in [
+        json!({"confirm": "yes"}),
+        json!({"confirm": {"action": "maybe"}}),
+        json!({"confirm": []}),
+        json!({"name": name, "confirm": 7}),
+    ] {
+        let r = update(answers.clone());
+        assert_eq!(r["error"]["code"], -32602, "{answers}: {r}");
+        let msg = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains(r#"inputResponses["confirm"]"#),
+            "{answers}: {msg}"
+        );
+        // Nothing recorded: both keys still outstanding.
+        let v = get(&c, &id);
+        assert_eq!(v["result"]["status"], "input_required", "{answers}: {v}");
+        assert_eq!(outstanding(&v), ["confirm", "name"], "{answers}");
+    }
+    // A key that was never asked is ignored, whatever its value.
+    let r = update(json!({"other": "yes"}));
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    // Well-formed answers, each sent once, complete the task.
+    let r = update(json!({
+        "name": name,
+        "confirm": {"action": "accept", "content": {"confirm": true}}
+    }));
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    let v = settle(&c, &id, Duration::from_secs(10));
+    assert_eq!(v["result"]["status"], "completed", "{v}");
+    assert_eq!(
+        v["result"]["result"]["content"][0]["text"],
+        "Both inputs received"
+    );
+}

@@ -491,11 +491,36 @@ impl RequestContext {
 
 /// Whether a stored answer has the shape the request expects.
 fn answer_fits(req: &InputRequest, v: &serde_json::Value) -> bool {
-    match req {
-        InputRequest::Elicitation(_) => ElicitResult::deserialize(v).is_ok(),
-        InputRequest::Sampling(_) => CreateMessageResult::deserialize(v).is_ok(),
-        InputRequest::ListRoots(_) => ListRootsResult::deserialize(v).is_ok(),
-    }
+    check_answer("", req, v).is_ok()
+}
+
+// MRTR-11
+/// Checks that `v`, the answer under `key`, has the shape `req` asks for:
+/// -32602 naming the key and the expected result type when it does not.
+pub(crate) fn check_answer(
+    key: &str,
+    req: &InputRequest,
+    v: &serde_json::Value,
+) -> Result<(), ErrorObject> {
+    let (expected, outcome) = match req {
+        InputRequest::Elicitation(_) => (
+            "an elicitation result (ElicitResult)",
+            ElicitResult::deserialize(v).map(drop),
+        ),
+        InputRequest::Sampling(_) => (
+            "a sampling result (CreateMessageResult)",
+            CreateMessageResult::deserialize(v).map(drop),
+        ),
+        InputRequest::ListRoots(_) => (
+            "a roots/list result (ListRootsResult)",
+            ListRootsResult::deserialize(v).map(drop),
+        ),
+    };
+    outcome.map_err(|e| {
+        ErrorObject::invalid_params(format_args!(
+            "inputResponses[{key:?}]: expected {expected}: {e}"
+        ))
+    })
 }
 
 use serde::Deserialize;

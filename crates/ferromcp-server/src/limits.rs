@@ -28,8 +28,28 @@ pub struct Limits {
     pub body_read_timeout: Duration,
     /// Time allowed to receive request headers. Default 10 s.
     pub header_read_timeout: Duration,
-    /// Most header lines per request. Default 100.
+    /// Most header lines per request, HTTP/1 and HTTP/2 alike (more → 431).
+    /// Default 100.
     pub max_headers: usize,
+    /// HTTP/2: a connection with no request in flight (no open stream, no
+    /// response still streaming) for this long is closed: a GOAWAY, then,
+    /// if the peer has not closed it within the same time again, the
+    /// socket. HTTP/1 keep-alive connections are bounded by
+    /// [`Limits::header_read_timeout`] instead. Default 10 s.
+    pub http2_idle_timeout: Duration,
+    /// HTTP/2: send a PING this often and close the connection when one
+    /// goes unanswered for [`Limits::http2_keep_alive_timeout`] (a dead
+    /// peer holding streams open). `None` turns the PINGs off. Default 30 s.
+    pub http2_keep_alive_interval: Option<Duration>,
+    /// HTTP/2: how long a keep-alive PING may go unanswered. Default 20 s.
+    pub http2_keep_alive_timeout: Duration,
+    /// HTTP/2: the largest header list (HPACK-decoded names and values, 32
+    /// bytes overhead each) a request may carry; advertised in SETTINGS,
+    /// larger ones are refused. Default 16 KiB.
+    pub http2_max_header_list_bytes: u32,
+    /// HTTP/2: streams a client may have open at once on one connection
+    /// (advertised in SETTINGS; more are refused). Default 200.
+    pub http2_max_concurrent_streams: u32,
     /// Live handshake-era sessions; `initialize` beyond this gets 503. Default 10 000.
     pub max_sessions: usize,
     /// A session idle this long is freed. Default 30 minutes.
@@ -101,6 +121,9 @@ impl Limits {
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
     /// Default drain grace for idle connections: 1 s.
     pub const DEFAULT_DRAIN_GRACE: Duration = Duration::from_secs(1);
+    /// Default HTTP/2 idle timeout: 10 s (as an idle HTTP/1 keep-alive
+    /// connection waits for its next request head).
+    pub const DEFAULT_HTTP2_IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 }
 
 impl Default for Limits {
@@ -114,6 +137,11 @@ impl Default for Limits {
             body_read_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(10),
             max_headers: 100,
+            http2_idle_timeout: Self::DEFAULT_HTTP2_IDLE_TIMEOUT,
+            http2_keep_alive_interval: Some(Duration::from_secs(30)),
+            http2_keep_alive_timeout: Duration::from_secs(20),
+            http2_max_header_list_bytes: 16 * 1024,
+            http2_max_concurrent_streams: 200,
             max_sessions: 10_000,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_listen_streams: 1_000,

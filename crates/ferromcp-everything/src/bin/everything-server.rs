@@ -17,6 +17,11 @@
 //! | `MCP_BODY_READ_TIMEOUT_MS` | `body_read_timeout` |
 //! | `MCP_HEADER_READ_TIMEOUT_MS` | `header_read_timeout` |
 //! | `MCP_MAX_HEADERS` | `max_headers` |
+//! | `MCP_HTTP2_IDLE_TIMEOUT_MS` | `http2_idle_timeout` |
+//! | `MCP_HTTP2_KEEP_ALIVE_MS` | `http2_keep_alive_interval` (0: off) |
+//! | `MCP_HTTP2_KEEP_ALIVE_TIMEOUT_MS` | `http2_keep_alive_timeout` |
+//! | `MCP_HTTP2_MAX_HEADER_LIST_BYTES` | `http2_max_header_list_bytes` |
+//! | `MCP_HTTP2_MAX_CONCURRENT_STREAMS` | `http2_max_concurrent_streams` |
 //! | `MCP_MAX_SESSIONS` | `max_sessions` |
 //! | `MCP_SESSION_IDLE_TIMEOUT_MS` | `session_idle_timeout` |
 //! | `MCP_MAX_LISTEN_STREAMS` | `max_listen_streams` |
@@ -64,24 +69,23 @@ fn usage() -> ExitCode {
     ExitCode::from(2)
 }
 
-async fn shutdown_signal() {
+/// SIGTERM or Ctrl-C. The SIGTERM handler is installed when this is called,
+/// not when the future is first polled: `serve` binds its listener first,
+/// so a SIGTERM right after the port accepts connections (a test, an
+/// orchestrator) must already be caught, or it kills the process instead of
+/// draining it.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        #[cfg(unix)]
+        if let Some(mut term) = term {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            return;
         }
-    }
-    #[cfg(not(unix))]
-    {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
@@ -126,6 +130,20 @@ fn limits_from_env() -> Result<Limits, String> {
     set_millis("MCP_BODY_READ_TIMEOUT_MS", &mut l.body_read_timeout)?;
     set_millis("MCP_HEADER_READ_TIMEOUT_MS", &mut l.header_read_timeout)?;
     set_count("MCP_MAX_HEADERS", &mut l.max_headers)?;
+    set_millis("MCP_HTTP2_IDLE_TIMEOUT_MS", &mut l.http2_idle_timeout)?;
+    if let Some(ms) = env_value::<u64>("MCP_HTTP2_KEEP_ALIVE_MS")? {
+        l.http2_keep_alive_interval = (ms > 0).then(|| Duration::from_millis(ms));
+    }
+    set_millis(
+        "MCP_HTTP2_KEEP_ALIVE_TIMEOUT_MS",
+        &mut l.http2_keep_alive_timeout,
+    )?;
+    if let Some(v) = env_value::<u32>("MCP_HTTP2_MAX_HEADER_LIST_BYTES")? {
+        l.http2_max_header_list_bytes = v;
+    }
+    if let Some(v) = env_value::<u32>("MCP_HTTP2_MAX_CONCURRENT_STREAMS")? {
+        l.http2_max_concurrent_streams = v;
+    }
     set_count("MCP_MAX_SESSIONS", &mut l.max_sessions)?;
     set_millis("MCP_SESSION_IDLE_TIMEOUT_MS", &mut l.session_idle_timeout)?;
     set_count("MCP_MAX_LISTEN_STREAMS", &mut l.max_listen_streams)?;
@@ -253,15 +271,16 @@ fn main() -> ExitCode {
         }
     };
     let result = rt.block_on(async move {
+        let shutdown = shutdown_signal();
         match mode {
             Some(addr) => {
                 eprintln!("everything-server listening on http://{addr}/mcp");
-                ferromcp_server::transport::http::serve(server, addr, shutdown_signal()).await
+                ferromcp_server::transport::http::serve(server, addr, shutdown).await
             }
             None => {
                 tokio::select! {
                     r = server.serve_stdio() => r,
-                    _ = shutdown_signal() => Ok(()),
+                    _ = shutdown => Ok(()),
                 }
             }
         }

@@ -35,11 +35,12 @@ use crate::sieve::sieve_call_result;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::jsonrpc::RequestId;
 use ferromcp_protocol::types::{
-    CallToolResult, ClientCapabilities, ContentBlock, CreateTaskResult, EmptyResult,
+    CallToolResult, ClientCapabilities, ContentBlock, CreateTaskResult, EmptyResult, InputRequest,
     InputRequiredResult, InputResponses, JsonObject, TASKS_EXTENSION, TaskIdParams, TaskStatus,
     UpdateTaskRequestParams,
 };
 use futures_util::FutureExt;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -374,10 +375,29 @@ impl Shared {
     ) -> Result<bytes::Bytes, ErrorObject> {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
+        let store = tasks.store();
+        // MRTR-11: an answer to an outstanding key must have the shape its
+        // request asks for. A malformed one is refused (-32602 naming the
+        // key) and nothing of the update is recorded; recorded, it woke the
+        // handler, which asked again under the same key, and a client that
+        // answers each key once waited until the TTL. Keys that are not
+        // outstanding are ignored, as below.
+        if let Some(rec) = store.get(&p.task_id, owner).await.map_err(store_error)? {
+            if rec.status == TaskStatus::InputRequired {
+                for (key, answer) in &p.input_responses.0 {
+                    let asked = rec
+                        .input_requests
+                        .get(key)
+                        .and_then(|r| InputRequest::deserialize(r).ok());
+                    if let Some(asked) = asked {
+                        crate::context::check_answer(key, &asked, answer)?;
+                    }
+                }
+            }
+        }
         // Unknown ids are acknowledged too (SEP-2663 "Task Input Requests"):
         // the ack reveals nothing about other principals' tasks.
-        tasks
-            .store()
+        store
             .submit_input(&p.task_id, owner, p.input_responses.0)
             .await
             .map_err(store_error)?;

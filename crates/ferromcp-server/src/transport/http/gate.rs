@@ -183,7 +183,7 @@ where
 pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
     // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
     // more than one Host line, and to an invalid Host value. HTTP/1.0 may
-    // omit it; HTTP/2 and HTTP/3 carry `:authority` instead.
+    // omit it; HTTP/2 and HTTP/3 carry `:authority` instead (checked below).
     let mut hosts = parts.headers.get_all(header::HOST).iter();
     match (hosts.next(), hosts.next()) {
         (_, Some(_)) => {
@@ -196,6 +196,23 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
             return Some(Rejection::InvalidHost.into_response());
         }
         _ => {}
+    }
+    // RFC 9113 §8.3.1 (RFC 9114 §4.3.1 likewise): an `http`/`https`
+    // request with neither `:authority` nor `Host` is malformed (MUST),
+    // and so, here, is a `Host` naming another entity than `:authority`
+    // (SHOULD): a proxy routing on `Host` and the rebinding check reading
+    // `:authority` would disagree. HTTP/1.1 absolute-form targets are not
+    // this case: there the target wins and `Host` is ignored (RFC 9112
+    // §3.2.2). SEC-04, LADDER-01
+    if parts.version >= http::Version::HTTP_2 {
+        let host = parts.headers.get(header::HOST).map(HeaderValue::as_bytes);
+        match (parts.uri.authority(), host) {
+            (None, None) => return Some(Rejection::MissingAuthority.into_response()),
+            (Some(a), Some(h)) if !a.as_str().as_bytes().eq_ignore_ascii_case(h) => {
+                return Some(Rejection::HostDiffersFromAuthority.into_response());
+            }
+            _ => {}
+        }
     }
     if parts
         .headers

@@ -306,6 +306,13 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = req.into_parts();
+    // hyper counts HTTP/1 header lines itself (`max_headers`, 431); its
+    // HTTP/2 side bounds only the header list's size.
+    if parts.version >= http::Version::HTTP_2
+        && parts.headers.len() > inner.shared.limits.max_headers
+    {
+        return Rejection::TooManyHeaders.into_response();
+    }
     if let Some(p) = &inner.config.path {
         if !serves_path(p, parts.uri.path()) {
             tracing::debug!(
@@ -454,7 +461,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::serve::version_bytes_arrived;
+    use super::serve::{Detected, version_bytes_arrived};
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -637,19 +644,28 @@ mod tests {
             client.write_all(prefix).await.ok();
             let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
             let started = std::time::Instant::now();
-            assert!(!version_bytes_arrived(&server, limit).await, "{prefix:?}");
+            assert_eq!(
+                version_bytes_arrived(&server, limit).await,
+                None,
+                "{prefix:?}"
+            );
             assert!(started.elapsed() >= limit);
         }
-        for prefix in [
-            &b"G"[..],
-            b"POST / HTTP/1.1\r\n",
-            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+        for (prefix, detected) in [
+            (&b"G"[..], Detected::Http1),
+            (b"POST / HTTP/1.1\r\n", Detected::Http1),
+            (b"PRI * HTTP/1.1\r\n", Detected::Http1),
+            (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", Detected::Http2),
         ] {
             let mut client = tokio::net::TcpStream::connect(addr).await;
             let client = client.as_mut().unwrap_or_else(|e| panic!("connect: {e}"));
             client.write_all(prefix).await.ok();
             let (server, _) = listener.accept().await.unwrap_or_else(|e| panic!("{e}"));
-            assert!(version_bytes_arrived(&server, limit).await, "{prefix:?}");
+            assert_eq!(
+                version_bytes_arrived(&server, limit).await,
+                Some(detected),
+                "{prefix:?}"
+            );
         }
     }
 
@@ -774,6 +790,36 @@ mod tests {
         assert_eq!(host_of(&p), Some(&b"evil.example"[..]));
         let policy = OriginPolicy::default();
         assert_eq!(policy.check(host_of(&p), None), OriginVerdict::BadHost);
+    }
+
+    /// Regression (issue 23, item 2): an HTTP/2 request with neither
+    /// `:authority` nor `Host` was served, so the DNS-rebinding check had
+    /// nothing to check; a `Host` differing from `:authority` was served
+    /// on `:authority` alone. Both are malformed (RFC 9113 §8.3.1).
+    // SEC-04, LADDER-01
+    #[test]
+    fn http2_needs_one_consistent_authority() {
+        let h2 = |b: http::request::Builder| parts(b.version(http::Version::HTTP_2));
+        let status = |p: &http::request::Parts| ambiguous_host_or_origin(p).map(|r| r.status());
+        // Neither :authority nor Host.
+        assert_eq!(
+            status(&h2(Request::post("/mcp"))),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        // Host differing from :authority.
+        let p = h2(Request::post("http://127.0.0.1:8080/mcp").header("host", "evil.example"));
+        assert_eq!(status(&p), Some(StatusCode::BAD_REQUEST));
+        // Either alone, or both the same (case-insensitively), is served.
+        for p in [
+            h2(Request::post("http://127.0.0.1:8080/mcp")),
+            h2(Request::post("/mcp").header("host", "127.0.0.1:8080")),
+            h2(Request::post("http://LocalHost:8080/mcp").header("host", "localhost:8080")),
+        ] {
+            assert_eq!(status(&p), None, "{p:?}");
+        }
+        // HTTP/1.1 absolute form: the target wins, Host is ignored (RFC 9112 §3.2.2).
+        let p = parts(Request::post("http://127.0.0.1:8080/mcp").header("host", "other"));
+        assert_eq!(status(&p), None);
     }
 
     #[tokio::test]

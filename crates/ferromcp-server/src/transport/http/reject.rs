@@ -22,6 +22,12 @@ pub(crate) enum Rejection {
     NotFound,
     /// HTTP/1.1 without `Host` (RFC 9112 §3.2).
     MissingHost,
+    /// An HTTP/2 (or HTTP/3) request with neither `:authority` nor `Host`
+    /// (RFC 9113 §8.3.1).
+    MissingAuthority,
+    /// An HTTP/2 (or HTTP/3) request whose `Host` differs from its
+    /// `:authority` (RFC 9113 §8.3.1).
+    HostDiffersFromAuthority,
     /// More than one `Host` line (RFC 9112 §3.2).
     DuplicateHost,
     /// A `Host` value that is no authority (RFC 9110 §7.2).
@@ -42,6 +48,8 @@ pub(crate) enum Rejection {
     ListenNeedsSse,
     /// A handshake-era GET stream without `Accept: text/event-stream`.
     GetNeedsSse,
+    /// An HTTP/2 request with more header fields than `Limits::max_headers`.
+    TooManyHeaders,
     /// The body is over `Limits::max_body_bytes`.
     BodyTooLarge,
     /// The body did not arrive within `Limits::body_read_timeout`.
@@ -78,6 +86,8 @@ impl Rejection {
         match self {
             NotFound | SessionNotFound => StatusCode::NOT_FOUND,
             MissingHost
+            | MissingAuthority
+            | HostDiffersFromAuthority
             | DuplicateHost
             | InvalidHost
             | BodyUnreadable
@@ -90,6 +100,7 @@ impl Rejection {
             UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             NotAcceptable | ListenNeedsSse | GetNeedsSse => StatusCode::NOT_ACCEPTABLE,
             BodyTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            TooManyHeaders => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             BodyTimedOut => StatusCode::REQUEST_TIMEOUT,
             ShuttingDown | TooManySessions | TooManySubscriptions => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -115,6 +126,12 @@ impl Rejection {
         match self {
             NotFound => "Not Found",
             MissingHost => "Bad Request: HTTP/1.1 request without a Host header",
+            MissingAuthority => {
+                "Bad Request: HTTP/2 request with neither :authority nor Host (RFC 9113 section 8.3.1); send the server's host and port in :authority"
+            }
+            HostDiffersFromAuthority => {
+                "Bad Request: the Host header differs from :authority (RFC 9113 section 8.3.1); send one authority, or the same in both"
+            }
             DuplicateHost => "Bad Request: more than one Host header",
             InvalidHost => "Bad Request: invalid Host header",
             HostNotAllowed => {
@@ -129,6 +146,9 @@ impl Rejection {
             ListenNeedsSse => "subscriptions/listen requires Accept: text/event-stream",
             GetNeedsSse => "GET requires Accept: text/event-stream",
             BodyTooLarge => "Request body too large",
+            TooManyHeaders => {
+                "Request Header Fields Too Large: more header fields than the server's max_headers"
+            }
             BodyTimedOut => "Request body not received in time",
             BodyUnreadable => "Request body could not be read",
             ShuttingDown => "Server shutting down",
@@ -187,6 +207,8 @@ mod tests {
         for r in [
             NotFound,
             MissingHost,
+            MissingAuthority,
+            HostDiffersFromAuthority,
             DuplicateHost,
             InvalidHost,
             HostNotAllowed,
@@ -196,6 +218,7 @@ mod tests {
             NotAcceptable,
             ListenNeedsSse,
             GetNeedsSse,
+            TooManyHeaders,
             BodyTooLarge,
             BodyTimedOut,
             BodyUnreadable,

@@ -3,15 +3,27 @@
 
 use super::*;
 
+/// The protocol a connection speaks, told by its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Detected {
+    /// Anything but the HTTP/2 preface (HTTP/1.x, or garbage hyper refuses).
+    Http1,
+    /// The whole HTTP/2 (h2c prior-knowledge) preface.
+    Http2,
+}
+
 /// Waits, at most `limit`, until the client has sent enough bytes to tell
 /// HTTP/1 from HTTP/2: a byte that differs from the HTTP/2 preface, or the
-/// whole preface. False on timeout, end of stream or error.
+/// whole preface. `None` on timeout, end of stream or error.
 ///
 /// hyper's header read timeout starts only once the version is known, and
 /// version detection itself waits forever: a client that connects and stays
 /// silent (or sends a partial preface such as `P`) held its connection and
 /// task indefinitely.
-pub(super) async fn version_bytes_arrived(stream: &tokio::net::TcpStream, limit: Duration) -> bool {
+pub(super) async fn version_bytes_arrived(
+    stream: &tokio::net::TcpStream,
+    limit: Duration,
+) -> Option<Detected> {
     const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
     let wait = async {
         let mut buf = [0u8; PREFACE.len()];
@@ -21,14 +33,87 @@ pub(super) async fn version_bytes_arrived(stream: &tokio::net::TcpStream, limit:
             if n == 0 {
                 return None;
             }
-            if n == PREFACE.len() || PREFACE.get(..n) != Some(seen) {
-                return Some(());
+            if PREFACE.get(..n) != Some(seen) {
+                return Some(Detected::Http1);
+            }
+            if n == PREFACE.len() {
+                return Some(Detected::Http2);
             }
             // A prefix of the preface: the rest is on its way, or never comes.
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     };
-    matches!(tokio::time::timeout(limit, wait).await, Ok(Some(())))
+    tokio::time::timeout(limit, wait).await.ok().flatten()
+}
+
+/// Requests in flight on one HTTP/2 connection, each counted from the
+/// service call until its response body is dropped (so an SSE answer counts
+/// while it streams).
+#[derive(Clone)]
+pub(super) struct Activity(Arc<tokio::sync::watch::Sender<usize>>);
+
+/// One request in flight; dropping it ends the request.
+pub(super) struct Busy(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(0)))
+    }
+
+    /// A request begins.
+    pub(super) fn begin(&self) -> Busy {
+        self.0.send_modify(|n| *n += 1);
+        Busy(self.0.clone())
+    }
+
+    /// Resolves once no request has been in flight for `idle`; any request
+    /// beginning or ending restarts the wait.
+    async fn idle_for(&self, idle: Duration) {
+        let mut rx = self.0.subscribe();
+        loop {
+            // The sender lives in `self`: never closed while this runs.
+            if rx.wait_for(|n| *n == 0).await.is_err() {
+                return std::future::pending().await;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(idle) => {
+                    // Both ready at once: a request that began or ended
+                    // meanwhile restarts the wait.
+                    if !rx.has_changed().unwrap_or(true) {
+                        return;
+                    }
+                }
+                _ = rx.changed() => {}
+            }
+        }
+    }
+}
+
+/// `response` with `busy` held until its body is dropped (after the last
+/// frame is sent, or when the client goes away).
+///
+/// The guard rides in an identity `map_err`: unlike `map_frame`, it keeps
+/// the body's size hint, so an HTTP/1 answer keeps its `content-length`
+/// instead of turning chunked.
+// The closure type cannot be named in a `type` alias (stable Rust); this
+// keeps the response unboxed on the hot path.
+#[allow(clippy::type_complexity)]
+pub(super) fn hold_while_sent<B: http_body::Body>(
+    busy: Option<Busy>,
+    response: Response<B>,
+) -> Response<http_body_util::combinators::MapErr<B, impl FnMut(B::Error) -> B::Error>> {
+    response.map(move |body| {
+        body.map_err(move |e| {
+            let _held = &busy;
+            e
+        })
+    })
 }
 
 /// Serves `server` on `addr` at `/mcp` until `shutdown` completes.
@@ -67,11 +152,15 @@ pub async fn serve_listener(
     // (the tower path boxes the whole request future: a large allocation).
     let make = {
         let inner = service.inner.clone();
-        move || {
+        move |activity: Option<Activity>| {
             let inner = inner.clone();
             hyper::service::service_fn(move |req| {
                 let inner = inner.clone();
-                async move { Ok::<_, Infallible>(super::handle(inner, req).await) }
+                let busy = activity.as_ref().map(Activity::begin);
+                async move {
+                    let response = super::handle(inner, req).await;
+                    Ok::<_, Infallible>(hold_while_sent(busy, response))
+                }
             })
         }
     };
@@ -104,13 +193,15 @@ where
     RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let wrapped = layer.layer(service.clone());
-    let make = move || {
+    let make = move |activity: Option<Activity>| {
         let svc = wrapped.clone();
         hyper::service::service_fn(move |req| {
             let mut svc = svc.clone();
+            let busy = activity.as_ref().map(Activity::begin);
             async move {
                 futures_util::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
-                svc.call(req).await
+                let response = svc.call(req).await?;
+                Ok::<_, S::Error>(hold_while_sent(busy, response))
             }
         })
     };
@@ -118,7 +209,7 @@ where
 }
 
 /// The accept loop and the drain, for any hyper service `make` builds per
-/// connection.
+/// connection (given the connection's [`Activity`] when it is HTTP/2).
 async fn accept_loop<M, H, RB>(
     make: M,
     service: McpService,
@@ -126,7 +217,7 @@ async fn accept_loop<M, H, RB>(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), Error>
 where
-    M: Fn() -> H,
+    M: Fn(Option<Activity>) -> H + Clone + Send + 'static,
     H: hyper::service::Service<Request<hyper::body::Incoming>, Response = Response<RB>>
         + Send
         + 'static,
@@ -142,18 +233,31 @@ where
     let limits = service.inner.shared.limits.clone();
     // Feature `http2`: HTTP/1.1 or h2c per connection; otherwise HTTP/1.1 only.
     #[cfg(feature = "http2")]
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    #[cfg(feature = "http2")]
-    let mut h1 = builder.http1();
+    let builder = {
+        let mut b = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        b.http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .max_headers(limits.max_headers);
+        b.http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(limits.http2_keep_alive_interval)
+            .keep_alive_timeout(limits.http2_keep_alive_timeout)
+            .max_header_list_size(limits.http2_max_header_list_bytes)
+            .max_concurrent_streams(limits.http2_max_concurrent_streams);
+        b
+    };
     #[cfg(not(feature = "http2"))]
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    #[cfg(not(feature = "http2"))]
-    let h1 = &mut builder;
-    h1.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout)
-        .max_headers(limits.max_headers);
+    let builder = {
+        let mut b = hyper::server::conn::http1::Builder::new();
+        b.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .max_headers(limits.max_headers);
+        b
+    };
     let builder = Arc::new(builder);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Cancelled when the drain closes the connections (after the grace).
+    let drain = CancellationToken::new();
     // One receiver per open connection; `closed()` on the sender resolves
     // when the last one is dropped.
     let (open_tx, open_rx) = tokio::sync::watch::channel(());
@@ -170,6 +274,13 @@ where
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
+            // The shutdown future first, every time: its first poll is what
+            // installs a signal handler (the binaries' SIGTERM), and with
+            // random order a burst of ready accepts could postpone that
+            // poll, so an early SIGTERM killed the process instead of
+            // draining it (seen as exit status 15 in drain.rs under load).
+            biased;
+            _ = &mut shutdown => break,
             accepted = listener.accept() => {
                 let (stream, _peer) = match accepted {
                     Ok(a) => a,
@@ -181,26 +292,57 @@ where
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let hyper_svc = make();
+                let make = make.clone();
                 let builder = builder.clone();
-                let watcher = graceful.watcher();
+                let drain = drain.clone();
                 let first_bytes_timeout = limits.header_read_timeout;
-                // Held for the connection's life: the drain grace waits
-                // until every copy is gone.
+                let idle_timeout = limits.http2_idle_timeout;
+                // Held for the connection's life: the drain waits until
+                // every copy is gone.
                 let open = open_rx.clone();
                 tokio::spawn(async move {
                     let _open = open;
-                    if !version_bytes_arrived(&stream, first_bytes_timeout).await {
+                    let Some(detected) = version_bytes_arrived(&stream, first_bytes_timeout).await
+                    else {
                         return;
-                    }
+                    };
+                    // HTTP/1 keep-alive connections are bounded by hyper's
+                    // header read timeout; HTTP/2 ones by their activity.
+                    let activity = (detected == Detected::Http2).then(Activity::new);
+                    let hyper_svc = make(activity.clone());
                     #[cfg(feature = "http2")]
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc).into_owned();
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
                     #[cfg(not(feature = "http2"))]
                     let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc);
-                    let _ = watcher.watch(conn).await;
+                    let mut conn = std::pin::pin!(conn);
+                    let idle = async {
+                        match &activity {
+                            Some(a) => a.idle_for(idle_timeout).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    // After a GOAWAY, hyper waits for the peer to answer a
+                    // PING before it closes; a silent peer never does, so
+                    // an idle connection gets the same time again at most.
+                    let bound = tokio::select! {
+                        _ = conn.as_mut() => return,
+                        () = drain.cancelled() => None,
+                        () = idle => {
+                            tracing::debug!(?idle_timeout, "closing an idle HTTP/2 connection");
+                            Some(idle_timeout)
+                        }
+                    };
+                    conn.as_mut().graceful_shutdown();
+                    match bound {
+                        Some(b) => {
+                            let _ = tokio::time::timeout(b, conn).await;
+                        }
+                        None => {
+                            let _ = conn.await;
+                        }
+                    }
                 });
             }
-            _ = &mut shutdown => break,
         }
     }
     // Graceful drain. Closing the listener first makes new connections
@@ -222,7 +364,8 @@ where
     let _ = tokio::time::timeout_at(grace_end, open_tx.closed()).await;
     // Then in-flight requests finish (their connections close after the
     // answer), idle connections close now, within the drain deadline.
-    if tokio::time::timeout_at(deadline, graceful.shutdown())
+    drain.cancel();
+    if tokio::time::timeout_at(deadline, open_tx.closed())
         .await
         .is_err()
     {
