@@ -118,5 +118,8 @@ CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/fuzz}" bash scripts/fuzz-smoke
 echo "== official conformance suites"
 bash scripts/conformance.sh
 
+echo "== fleet.sh self-test (wait_port: dead, slow and silent replicas)"
+bash scripts/fleet-selftest.sh
+
 echo "== scale-out: three replicas, Redis and nginx under load (scripts/scale-out.sh)"
 bash scripts/scale-out.sh --quick
