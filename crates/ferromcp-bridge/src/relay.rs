@@ -1,0 +1,519 @@
+//! The relay loop: host lines in, remote messages out, and back.
+//!
+//! One task owns all state (the two id maps, the learned `x-mcp-header`
+//! maps, the era); each message to the remote is its own spawned exchange
+//! whose messages and end come back over one channel, in order, so an
+//! answer is always seen before the end of its exchange. An exchange that
+//! ends without the answer (the remote died, timed out, refused) answers
+//! the host with an error for that id: never a hang.
+// CANCEL-01, CANCEL-02, HTTP-15
+
+use crate::filter::ToolFilter;
+use crate::ids::IdMap;
+use crate::message::{Classified, Invalid, Kind, RawObject, classify, raw_array, raw_str};
+use crate::upstream::{Failure, Inbound, Upstream};
+use crate::{Error, Limits};
+use ferromcp_protocol::framing::{Frame, LineFramer};
+use ferromcp_protocol::header::codec::encode_header_value;
+use ferromcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
+use ferromcp_protocol::header::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, name_bearing_param};
+use ferromcp_protocol::{ProtocolVersion, RequestId, meta, method};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// A host request waiting for the remote's answer.
+struct Pending {
+    method: String,
+    task: Option<AbortHandle>,
+}
+
+struct Relay {
+    up: Arc<Upstream>,
+    filter: ToolFilter,
+    limits: Limits,
+    /// Host request ids ↔ the ids sent to the remote.
+    host_ids: IdMap<Pending>,
+    /// Remote request ids ↔ the ids sent to the host.
+    server_ids: IdMap<()>,
+    /// `x-mcp-header` maps from `tools/list` answers, by tool name.
+    tool_headers: HashMap<String, ParamHeaderMap>,
+    /// The host opened a handshake-era session (`initialize`).
+    handshake: bool,
+    listen: Option<AbortHandle>,
+    to_host: mpsc::Sender<Vec<u8>>,
+    events: mpsc::Sender<Inbound>,
+}
+
+/// A JSON-RPC error answer.
+fn error_answer(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
+    let id = id.map_or(Value::Null, RequestId::to_value);
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+        .to_string()
+        .into_bytes()
+}
+
+/// One line for the host: raw newlines (only ever whitespace between JSON
+/// tokens, since strings escape them) become spaces.
+fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    for b in &mut bytes {
+        if *b == b'\n' || *b == b'\r' {
+            *b = b' ';
+        }
+    }
+    bytes.push(b'\n');
+    bytes
+}
+
+pub(crate) async fn run<R, W>(
+    up: Upstream,
+    filter: ToolFilter,
+    limits: Limits,
+    mut reader: R,
+    mut writer: W,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_host, mut host_out) = mpsc::channel::<Vec<u8>>(256);
+    let writer_task = tokio::spawn(async move {
+        while let Some(line) = host_out.recv().await {
+            if writer.write_all(&one_line(line)).await.is_err() || writer.flush().await.is_err() {
+                return Err(Error::config("the host closed its input"));
+            }
+        }
+        Ok(())
+    });
+    let (lines_tx, mut lines) = mpsc::channel::<Frame>(64);
+    let max = limits.max_message;
+    let reader_task = tokio::spawn(async move {
+        let mut framer = LineFramer::new(max);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            framer.push(&buf[..n]);
+            while let Some(f) = framer.next_frame() {
+                if lines_tx.send(f).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if let Some(f) = framer.finish() {
+            let _ = lines_tx.send(f).await;
+        }
+    });
+    let (events, mut inbound) = mpsc::channel::<Inbound>(256);
+    let mut relay = Relay {
+        up: Arc::new(up),
+        filter,
+        host_ids: IdMap::new(limits.max_in_flight),
+        server_ids: IdMap::new(limits.max_server_requests),
+        limits,
+        tool_headers: HashMap::new(),
+        handshake: false,
+        listen: None,
+        to_host,
+        events,
+    };
+    let mut host_open = true;
+    loop {
+        tokio::select! {
+            line = lines.recv(), if host_open => match line {
+                Some(Frame::Line(l)) => relay.on_host_line(&l).await,
+                Some(Frame::TooLong) => {
+                    relay.answer(error_answer(None, -32600, "message too large")).await;
+                }
+                None => host_open = false,
+            },
+            Some(ev) = inbound.recv() => relay.on_remote(ev).await,
+        }
+        if !host_open && relay.host_ids.is_empty() {
+            break;
+        }
+        if relay.to_host.is_closed() {
+            break;
+        }
+    }
+    reader_task.abort();
+    for (_, p) in relay.host_ids.drain() {
+        if let Some(t) = p.task {
+            t.abort();
+        }
+    }
+    if let Some(l) = relay.listen.take() {
+        l.abort();
+    }
+    relay.up.close().await;
+    let Relay { to_host, .. } = relay;
+    drop(to_host);
+    writer_task
+        .await
+        .map_err(|e| Error::config(format!("the writer failed: {e}")))?
+}
+
+impl Relay {
+    async fn answer(&self, bytes: Vec<u8>) {
+        let _ = self.to_host.send(bytes).await;
+    }
+
+    async fn on_host_line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let c = match classify(line) {
+            Ok(c) => c,
+            Err(Invalid::Parse) => {
+                return self.answer(error_answer(None, -32700, "parse error")).await;
+            }
+            Err(Invalid::Request(id, why)) => {
+                return self.answer(error_answer(id.as_ref(), -32600, &why)).await;
+            }
+        };
+        match c.kind().clone() {
+            Kind::Request { id, method } => self.host_request(&c, id, method).await,
+            Kind::Response { id: Some(id) } => match self.server_ids.take(&id) {
+                Some((original, ())) => {
+                    let body = c.with_id(&original);
+                    self.spawn_send(body, Vec::new(), None);
+                }
+                None => tracing::warn!("the host answered a request the bridge did not send"),
+            },
+            Kind::Response { id: None } => {
+                tracing::warn!("the host sent an error answer with a null id; dropped")
+            }
+            Kind::Notification { method } => self.host_notification(&c, &method).await,
+        }
+    }
+
+    async fn host_request(&mut self, c: &Classified<'_>, id: RequestId, method: String) {
+        if method == method::TOOLS_CALL {
+            if let Some(name) = c.param_str("name") {
+                // The filter is enforced here, before anything reaches the
+                // remote: a filtered tool cannot be called by name.
+                if !self.filter.permits(&name) {
+                    let msg = format!("Unknown tool: {name}");
+                    return self.answer(error_answer(Some(&id), -32602, &msg)).await;
+                }
+            }
+        }
+        let initialize = method == method::INITIALIZE;
+        if initialize {
+            self.handshake = true;
+        }
+        let headers = if self.handshake {
+            Vec::new()
+        } else {
+            self.modern_headers(c, &method)
+        };
+        let pending = Pending { method, task: None };
+        let local = match self.host_ids.insert(id.clone(), pending) {
+            Ok(l) => l,
+            Err(e) => {
+                return self
+                    .answer(error_answer(Some(&id), -32600, &e.to_string()))
+                    .await;
+            }
+        };
+        let body = c.with_id(&local);
+        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize);
+        if let Some(p) = self.host_ids.get_mut(&local) {
+            p.task = Some(task);
+        }
+    }
+
+    async fn host_notification(&mut self, c: &Classified<'_>, method: &str) {
+        if method == "notifications/cancelled" {
+            let Some(raw) = c.param("requestId") else {
+                return;
+            };
+            let Some(original) = serde_json::from_str::<Value>(raw.get())
+                .ok()
+                .and_then(|v| RequestId::from_value(&v))
+            else {
+                return;
+            };
+            // CANCEL-01: abort the exchange (the transport's way over
+            // HTTP); the handshake era also tells the session.
+            let Some((local, pending)) = self.host_ids.take_original(&original) else {
+                return;
+            };
+            if let Some(t) = pending.task {
+                t.abort();
+            }
+            if self.handshake {
+                let body = c.replace(raw, &local.to_value().to_string());
+                self.spawn_send(body, Vec::new(), None);
+            }
+            return;
+        }
+        let headers = if self.handshake {
+            Vec::new()
+        } else {
+            self.modern_headers(c, method)
+        };
+        let then_listen =
+            self.handshake && method == "notifications/initialized" && self.listen.is_none();
+        let task = self.spawn_send(
+            c.bytes().to_vec(),
+            headers,
+            then_listen.then(|| self.events.clone()),
+        );
+        if then_listen {
+            self.listen = Some(task);
+        }
+    }
+
+    // HDR-01, HDR-02, HDR-03, HDR-15
+    /// The 2026-07-28 request headers, from the message itself and the
+    /// tool's `x-mcp-header` annotations (the protocol crate's codec).
+    fn modern_headers(&self, c: &Classified<'_>, method: &str) -> Vec<(String, String)> {
+        let version = c
+            .param("_meta")
+            .and_then(|m| RawObject::parse(m.get()))
+            .and_then(|m| m.get(meta::PROTOCOL_VERSION).ok().flatten())
+            .and_then(raw_str)
+            .map_or_else(
+                || ProtocolVersion::LATEST.as_str().to_owned(),
+                |v| v.into_owned(),
+            );
+        let mut h = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version),
+            (MCP_METHOD.to_owned(), method.to_owned()),
+        ];
+        if let Some(member) = name_bearing_param(method) {
+            if let Some(name) = c.param_str(member) {
+                h.push((MCP_NAME.to_owned(), encode_header_value(&name).into_owned()));
+            }
+        }
+        if method == method::TOOLS_CALL {
+            if let Some(map) = c
+                .param_str("name")
+                .and_then(|n| self.tool_headers.get(n.as_ref()))
+            {
+                let args = c
+                    .param("arguments")
+                    .and_then(|a| serde_json::from_str::<Map<String, Value>>(a.get()).ok());
+                h.extend(map.emit(args.as_ref()));
+            }
+        }
+        h
+    }
+
+    /// Sends a request and reports its messages and its end.
+    fn spawn_exchange(
+        &self,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        local: Option<RequestId>,
+        initialize: bool,
+    ) -> AbortHandle {
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let r = up.post(body, &headers, initialize, &tx).await;
+            let _ = tx
+                .send(Inbound::Ended {
+                    local,
+                    failure: r.err(),
+                })
+                .await;
+        })
+        .abort_handle()
+    }
+
+    /// Sends a notification or response; with `listen`, opens the
+    /// handshake-era GET stream once it was accepted.
+    fn spawn_send(
+        &self,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        listen: Option<mpsc::Sender<Inbound>>,
+    ) -> AbortHandle {
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let r = up.post(body, &headers, false, &tx).await;
+            if let Err(f) = r {
+                let _ = tx
+                    .send(Inbound::Ended {
+                        local: None,
+                        failure: Some(f),
+                    })
+                    .await;
+            }
+            if let Some(l) = listen {
+                up.listen(l).await;
+            }
+        })
+        .abort_handle()
+    }
+
+    async fn on_remote(&mut self, ev: Inbound) {
+        match ev {
+            Inbound::Message(bytes) => self.remote_message(&bytes).await,
+            Inbound::Ended {
+                local: Some(local),
+                failure,
+            } => {
+                // The exchange ended; if its answer has not crossed, the
+                // host gets an error for the id instead of waiting forever.
+                let Some((original, _)) = self.host_ids.take(&local) else {
+                    return;
+                };
+                let answer = match failure {
+                    Some(Failure::Rpc(error)) => {
+                        let mut s = String::from("{\"jsonrpc\":\"2.0\",\"id\":");
+                        s.push_str(&original.to_value().to_string());
+                        s.push_str(",\"error\":");
+                        s.push_str(&error);
+                        s.push('}');
+                        s.into_bytes()
+                    }
+                    Some(Failure::Transport(why)) => {
+                        error_answer(Some(&original), -32603, &format!("bridge: {why}"))
+                    }
+                    None => error_answer(
+                        Some(&original),
+                        -32603,
+                        "bridge: the remote ended the exchange without answering",
+                    ),
+                };
+                self.answer(answer).await;
+            }
+            Inbound::Ended {
+                local: None,
+                failure: Some(f),
+            } => match f {
+                Failure::Rpc(_) => tracing::warn!("the remote refused a notification or answer"),
+                Failure::Transport(why) => tracing::warn!("sending to the remote failed: {why}"),
+            },
+            Inbound::Ended {
+                local: None,
+                failure: None,
+            } => {}
+        }
+    }
+
+    async fn remote_message(&mut self, bytes: &[u8]) {
+        let c = match classify(bytes) {
+            Ok(c) => c,
+            Err(_) => {
+                tracing::warn!("the remote sent something that is not a JSON-RPC message; dropped");
+                return;
+            }
+        };
+        match c.kind().clone() {
+            Kind::Response { id: Some(id) } => {
+                let Some((original, pending)) = self.host_ids.take(&id) else {
+                    tracing::debug!("an answer for a request no longer waiting; dropped");
+                    return;
+                };
+                let mut body = c.with_id(&original);
+                if pending.method == method::TOOLS_LIST {
+                    body = self.filter_tools(body);
+                } else if pending.method == method::INITIALIZE {
+                    self.learn_version(&body);
+                }
+                self.answer(body).await;
+            }
+            Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
+            Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ()) {
+                Ok(host_id) => self.answer(c.with_id(&host_id)).await,
+                Err(e) => {
+                    let body = error_answer(Some(&id), -32603, &format!("bridge: {e}"));
+                    self.spawn_send(body, Vec::new(), None);
+                }
+            },
+            Kind::Notification { method } => {
+                if method == "notifications/cancelled" {
+                    if let Some(raw) = c.param("requestId") {
+                        let remote_id = serde_json::from_str::<Value>(raw.get())
+                            .ok()
+                            .and_then(|v| RequestId::from_value(&v));
+                        if let Some((host_id, ())) =
+                            remote_id.and_then(|r| self.server_ids.take_original(&r))
+                        {
+                            let body = c.replace(raw, &host_id.to_value().to_string());
+                            return self.answer(body).await;
+                        }
+                    }
+                }
+                self.answer(bytes.to_vec()).await;
+            }
+        }
+    }
+
+    /// Records the version an `initialize` answer negotiated.
+    fn learn_version(&self, body: &[u8]) {
+        let Ok(c) = classify(body) else { return };
+        let version = c
+            .member("result")
+            .and_then(|r| RawObject::parse(r.get()))
+            .and_then(|r| r.get("protocolVersion").ok().flatten())
+            .and_then(raw_str);
+        if let Some(v) = version {
+            self.up.set_version(&v);
+        }
+    }
+
+    /// Removes filtered tools from a `tools/list` answer (all other bytes
+    /// unchanged) and learns the `x-mcp-header` maps of the others.
+    fn filter_tools(&mut self, body: Vec<u8>) -> Vec<u8> {
+        let Ok(c) = classify(&body) else { return body };
+        let Some(tools_raw) = c
+            .member("result")
+            .and_then(|r| RawObject::parse(r.get()))
+            .and_then(|r| r.get("tools").ok().flatten())
+        else {
+            return body;
+        };
+        let Some(tools) = raw_array(tools_raw.get()) else {
+            return body;
+        };
+        let mut kept = Vec::with_capacity(tools.len());
+        for t in &tools {
+            let parsed = RawObject::parse(t.get())
+                .and_then(|o| Some((o.get("name").ok().flatten().and_then(raw_str)?, o)));
+            let Some((name, obj)) = parsed else {
+                // A tool without a readable name cannot be matched: it
+                // crosses only when no filter is set.
+                if self.filter.is_open() {
+                    kept.push(t.get());
+                }
+                continue;
+            };
+            if !self.filter.permits(&name) {
+                continue;
+            }
+            if !self.handshake
+                && t.get().contains("x-mcp-header")
+                && self.tool_headers.len() < self.limits.max_tools
+            {
+                if let Some(map) = obj
+                    .get("inputSchema")
+                    .ok()
+                    .flatten()
+                    .and_then(|s| serde_json::from_str::<Value>(s.get()).ok())
+                    .and_then(|s| x_mcp_header_map(&s).ok())
+                {
+                    self.tool_headers.insert(name.into_owned(), map);
+                }
+            }
+            kept.push(t.get());
+        }
+        if kept.len() == tools.len() {
+            return body;
+        }
+        let mut array = String::from("[");
+        array.push_str(&kept.join(","));
+        array.push(']');
+        c.replace(tools_raw, &array)
+    }
+}

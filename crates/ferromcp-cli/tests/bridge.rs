@@ -1,0 +1,684 @@
+//! `mcp bridge URL` at the wire: the test is the host on the bridge's
+//! stdin/stdout, `mcp serve --http` (the everything-server) or a tiny raw
+//! HTTP server is the remote, in both eras.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{HttpServer, MCP, free_port};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Long enough to never fire on a slow CI machine; only guards against a hang.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The host side: the bridge as a child process.
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Host {
+    fn start(url: &str, extra: &[&str]) -> Self {
+        Self::start_env(url, extra, &[])
+    }
+
+    fn start_env(url: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(MCP)
+            .arg("bridge")
+            .arg(url)
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp bridge");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // Every line on stdout must be one JSON-RPC message.
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON on the bridge's stdout ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let (etx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            rx,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        self.send_raw(&v.to_string());
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Value {
+        self.rx
+            .recv_timeout(WAIT)
+            .expect("the bridge sent nothing (hang?)")
+    }
+
+    /// Messages until the answer for `id`; returns (others, answer).
+    fn answer_for(&self, id: &Value) -> (Vec<Value>, Value) {
+        let mut others = Vec::new();
+        loop {
+            let m = self.recv();
+            if m.get("id") == Some(id) && m.get("method").is_none() {
+                return (others, m);
+            }
+            others.push(m);
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    fn call(&mut self, v: Value) -> Value {
+        let id = v["id"].clone();
+        self.send(v);
+        self.answer_for(&id).1
+    }
+
+    /// Closes stdin and waits for the bridge to exit; (code, stderr).
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        let err = self.stderr.recv_timeout(WAIT).unwrap_or_default();
+        (status.code(), err)
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The 2026-07-28 `_meta` envelope.
+fn envelope() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "bridge-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}}
+    })
+}
+
+/// A request in the given era (`modern` adds the envelope to params).
+fn req(era: &str, id: Value, method: &str, mut params: Value) -> Value {
+    if era == "modern" {
+        params["_meta"] = match params.get("_meta") {
+            Some(Value::Object(m)) => {
+                let mut e = envelope();
+                for (k, v) in m {
+                    e[k] = v.clone();
+                }
+                e
+            }
+            _ => envelope(),
+        };
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Opens the host's session: `initialize` + `notifications/initialized`
+/// (handshake); nothing to do in 2026-07-28.
+fn open(host: &mut Host, era: &str) {
+    if era == "handshake" {
+        let init = host.call(json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+                "clientInfo": {"name": "bridge-test", "version": "1"}
+            }
+        }));
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content in {answer}"))
+        .to_owned()
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const ERAS: [&str; 2] = ["handshake", "modern"];
+
+#[test]
+fn tools_progress_and_unknown_methods_cross_in_both_eras() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+
+        let list = host.call(req(era, json!(1), "tools/list", json!({})));
+        assert!(
+            tool_names(&list).contains(&"echo".to_owned()),
+            "{era}: {list}"
+        );
+
+        let echo = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "over the bridge"}}),
+        ));
+        assert_eq!(text_of(&echo), "over the bridge", "{era}");
+
+        // Progress notifications keep the host's token and arrive before
+        // the answer.
+        host.send(req(
+            era,
+            json!("p"),
+            "tools/call",
+            json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "tok-7"}}),
+        ));
+        let (before, done) = host.answer_for(&json!("p"));
+        let progress: Vec<&Value> = before
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 3, "{era}: {before:?}");
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["params"]["progressToken"] == "tok-7")
+        );
+        assert!(done.get("result").is_some(), "{era}: {done}");
+
+        // An unknown (extension) method reaches the remote untouched and its
+        // own -32601 comes back under the host's id.
+        let unknown = host.call(req(
+            era,
+            json!("x-1"),
+            "vendor/made-up",
+            json!({"k": [1, 2]}),
+        ));
+        assert_eq!(unknown["id"], "x-1");
+        assert_eq!(unknown["error"]["code"], -32601, "{era}: {unknown}");
+        assert!(
+            unknown["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("vendor/made-up"),
+            "{era}: {unknown}"
+        );
+
+        // Resources and prompts cross as well.
+        let res = host.call(req(era, json!(3), "resources/list", json!({})));
+        assert!(res["result"]["resources"].is_array(), "{era}: {res}");
+        let prompts = host.call(req(era, json!(4), "prompts/list", json!({})));
+        assert!(prompts["result"]["prompts"].is_array(), "{era}: {prompts}");
+
+        let (code, err) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {err}");
+    }
+}
+
+#[test]
+fn colliding_host_ids_string_and_number_are_kept_apart() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        // "1" is still in flight when 1 is sent and answered.
+        host.send(req(
+            era,
+            json!("1"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 300}}),
+        ));
+        host.send(req(
+            era,
+            json!(1),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "number one"}}),
+        ));
+        let mut answers = Vec::new();
+        while answers.len() < 2 {
+            let m = host.recv();
+            if m.get("method").is_none() {
+                answers.push(m);
+            }
+        }
+        let by_string = answers.iter().find(|a| a["id"] == json!("1")).unwrap();
+        let by_number = answers.iter().find(|a| a["id"] == json!(1)).unwrap();
+        assert_eq!(text_of(by_string), "slept", "{era}");
+        assert_eq!(text_of(by_number), "number one", "{era}");
+    }
+}
+
+#[test]
+fn handshake_server_requests_cross_with_remapped_ids() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    open(&mut host, "handshake");
+
+    // Elicitation: the remote's request reaches the host, the host's
+    // answer reaches the remote, the tool's result comes back.
+    host.send(req(
+        "handshake",
+        json!(10),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Your colour?"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break m;
+        }
+        assert!(
+            m.get("id") != Some(&json!(10)),
+            "answered without asking: {m}"
+        );
+    };
+    assert_eq!(ask["params"]["message"], "Your colour?");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"response": "teal"}}}));
+    let (_, done) = host.answer_for(&json!(10));
+    assert!(text_of(&done).contains("teal"), "{done}");
+
+    // Sampling, same way.
+    host.send(req(
+        "handshake",
+        json!(11),
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "Say hi"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "sampling/createMessage" {
+            break m;
+        }
+    };
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "hi from the host"}, "model": "test"
+    }}));
+    let (_, done) = host.answer_for(&json!(11));
+    assert_eq!(text_of(&done), "LLM response: hi from the host", "{done}");
+}
+
+#[test]
+fn modern_input_required_round_trip_crosses_untouched() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    let first = host.call(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_input_required_result_elicitation", "arguments": {}}),
+    ));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].clone();
+    let second = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({
+            "name": "test_input_required_result_elicitation",
+            "arguments": {},
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+            "requestState": state
+        }),
+    ));
+    assert_eq!(second["result"]["resultType"], "complete", "{second}");
+    assert!(text_of(&second).contains("Ada"), "{second}");
+}
+
+#[test]
+fn modern_x_mcp_header_params_are_sent_after_tools_list() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // HDR-15: the bridge learns the annotation from the tools/list answer
+    // and sends Mcp-Param-Region, which the remote checks.
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(tool_names(&list).contains(&"test_x_mcp_header".to_owned()));
+    let call = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "test_x_mcp_header", "arguments": {"region": "eu-west"}}),
+    ));
+    assert_eq!(text_of(&call), "region=eu-west", "{call}");
+}
+
+/// Polls `debug_cancellations` until it reports `want` (bounded).
+fn wait_cancellations(host: &mut Host, era: &str, want: &str) {
+    for i in 0..100 {
+        let a = host.call(req(
+            era,
+            json!(format!("count-{i}")),
+            "tools/call",
+            json!({"name": "debug_cancellations", "arguments": {}}),
+        ));
+        if text_of(&a) == want {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{era}: the remote never counted {want} cancellations");
+}
+
+#[test]
+fn cancellation_reaches_the_remote_and_no_answer_follows() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        host.send(req(
+            era,
+            json!("long"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": 1}}),
+        ));
+        // Wait until it runs (its first progress notification).
+        loop {
+            let m = host.recv();
+            if m["method"] == "notifications/progress" {
+                break;
+            }
+        }
+        host.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "test"}}));
+        wait_cancellations(&mut host, era, "1");
+        // The cancelled request gets no answer; the bridge exits cleanly.
+        host.send(req(era, json!("last"), "ping", json!({})));
+        let (others, _) = host.answer_for(&json!("last"));
+        assert!(
+            others.iter().all(|m| m.get("id") != Some(&json!("long"))),
+            "{era}: {others:?}"
+        );
+        let (code, err) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {err}");
+    }
+}
+
+#[test]
+fn deny_list_is_enforced_on_direct_calls_invented_names_and_case_variants() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(
+            &server.url,
+            &["--deny-tool", "echo", "--deny-tool", "test_trigger_*"],
+        );
+        open(&mut host, era);
+        let names = tool_names(&host.call(req(era, json!(1), "tools/list", json!({}))));
+        assert!(!names.contains(&"echo".to_owned()), "{era}: {names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with("test_trigger_")),
+            "{era}: {names:?}"
+        );
+        assert!(
+            names.contains(&"test_simple_text".to_owned()),
+            "{era}: {names:?}"
+        );
+
+        // A direct call to a denied tool is refused by the bridge.
+        let refused = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "leak"}}),
+        ));
+        assert_eq!(refused["error"]["code"], -32602, "{era}: {refused}");
+        assert!(!refused.to_string().contains("leak"), "{era}: {refused}");
+
+        // Never forwarded: had the remote run it, dynamic_tool would now be
+        // listed.
+        let refused = host.call(req(
+            era,
+            json!(3),
+            "tools/call",
+            json!({"name": "test_trigger_tool_change", "arguments": {}}),
+        ));
+        assert!(refused.get("error").is_some(), "{era}: {refused}");
+        let names = tool_names(&host.call(req(era, json!(4), "tools/list", json!({}))));
+        assert!(
+            !names.contains(&"dynamic_tool".to_owned()),
+            "{era}: {names:?}"
+        );
+
+        // Case variants and invented names never run the denied tool: the
+        // remote's own unknown-tool answer comes back.
+        for (i, name) in ["Echo", "ECHO", "echo ", "no_such_tool"].iter().enumerate() {
+            let a = host.call(req(
+                era,
+                json!(10 + i),
+                "tools/call",
+                json!({"name": name, "arguments": {"text": "leak"}}),
+            ));
+            let ran = a["result"]["content"][0]["text"] == "leak";
+            assert!(!ran, "{era}: {name:?} ran the denied tool: {a}");
+            let refused = a.get("error").is_some() || a["result"]["isError"] == true;
+            assert!(refused, "{era}: {name:?}: {a}");
+        }
+    }
+}
+
+#[test]
+fn allow_list_lists_and_calls_only_matching_tools() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(
+            &server.url,
+            &["--allow-tool", "echo", "--allow-tool", "test_simple_*"],
+        );
+        open(&mut host, era);
+        let mut names = tool_names(&host.call(req(era, json!(1), "tools/list", json!({}))));
+        names.sort();
+        assert_eq!(names, ["echo", "test_simple_text"], "{era}");
+        let ok = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "allowed"}}),
+        ));
+        assert_eq!(text_of(&ok), "allowed", "{era}");
+        let refused = host.call(req(
+            era,
+            json!(3),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 1}}),
+        ));
+        assert_eq!(refused["error"]["code"], -32602, "{era}: {refused}");
+    }
+}
+
+#[test]
+fn a_remote_that_dies_mid_call_fails_the_in_flight_request() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        host.send(req(
+            era,
+            json!("doomed"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": "d"}}),
+        ));
+        loop {
+            let m = host.recv();
+            if m["method"] == "notifications/progress" {
+                break;
+            }
+        }
+        drop(server);
+        let (_, answer) = host.answer_for(&json!("doomed"));
+        assert!(answer.get("error").is_some(), "{era}: {answer}");
+        // The bridge keeps serving: a later request gets an answer too.
+        let later = host.call(req(era, json!("after"), "ping", json!({})));
+        assert!(later.get("error").is_some(), "{era}: {later}");
+    }
+}
+
+/// A one-shot raw HTTP remote: records each request's head and answers it
+/// with a JSON-RPC result for the request's id (or, with `die`, closes the
+/// connection without answering).
+fn raw_remote(die: bool) -> (String, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            let _ = tx.send(head);
+            if die {
+                drop(stream);
+                continue;
+            }
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "content": []}}).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn configured_headers_reach_the_remote_and_no_other_credentials_are_sent() {
+    let (url, heads) = raw_remote(false);
+    let mut host = Host::start_env(
+        &url,
+        &[
+            "--header",
+            "X-Api-Key: key-${BRIDGE_TEST_KEY}",
+            "-H",
+            "X-Team:blue",
+        ],
+        &[
+            ("BRIDGE_TEST_KEY", "s3cr3t"),
+            ("MCP_TOKEN", "not-configured"),
+        ],
+    );
+    let a = host.call(req(
+        "modern",
+        json!(7),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    ));
+    assert_eq!(a["id"], 7, "{a}");
+    let head = heads.recv_timeout(WAIT).unwrap().to_ascii_lowercase();
+    assert!(head.contains("x-api-key: key-s3cr3t\r\n"), "{head}");
+    assert!(head.contains("x-team: blue\r\n"), "{head}");
+    assert!(head.contains("mcp-method: tools/call\r\n"), "{head}");
+    assert!(head.contains("mcp-name: echo\r\n"), "{head}");
+    assert!(
+        head.contains("mcp-protocol-version: 2026-07-28\r\n"),
+        "{head}"
+    );
+    // A token the bridge was not configured to send is never sent.
+    assert!(!head.contains("authorization"), "{head}");
+    assert!(!head.contains("not-configured"), "{head}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0));
+    // Header values never reach the logs.
+    assert!(!err.contains("s3cr3t"), "{err}");
+}
+
+#[test]
+fn a_missing_header_variable_is_a_start_up_error_naming_it() {
+    let out = Command::new(MCP)
+        .args([
+            "bridge",
+            &format!("http://127.0.0.1:{}/mcp", free_port()),
+            "--header",
+            "Authorization: Bearer ${BRIDGE_TEST_UNSET_VAR}",
+        ])
+        .env_remove("BRIDGE_TEST_UNSET_VAR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "stdout is the host's wire");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BRIDGE_TEST_UNSET_VAR"), "{err}");
+}
+
+#[test]
+fn a_connection_closed_without_an_answer_fails_the_request() {
+    let (url, heads) = raw_remote(true);
+    let mut host = Host::start(&url, &[]);
+    let a = host.call(req("modern", json!("cut"), "tools/list", json!({})));
+    assert!(a.get("error").is_some(), "{a}");
+    assert!(heads.recv_timeout(WAIT).is_ok());
+}
+
+#[test]
+fn malformed_host_input_gets_json_rpc_errors() {
+    let (url, _heads) = raw_remote(false);
+    let mut host = Host::start(&url, &[]);
+    host.send_raw("{not json");
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert_eq!(a["id"], Value::Null);
+    host.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    host.send_raw(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#);
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    // The bridge still works afterwards.
+    let a = host.call(req("modern", json!(9), "ping", json!({})));
+    assert_eq!(a["id"], 9, "{a}");
+}
