@@ -258,6 +258,26 @@ impl<'a> Classified<'a> {
         raw_str(self.param(name)?)
     }
 
+    /// A string member of `params` read strictly: `params` and the
+    /// member must each appear exactly once and the member must be a
+    /// string. Used where a wrong reading would be a security decision
+    /// (the tool filter): peers disagree on which of two duplicate keys
+    /// counts, so an ambiguous message is refused, not guessed at.
+    pub fn param_str_strict(&self, name: &str) -> Result<Cow<'a, str>, String> {
+        let params = self
+            .object
+            .get("params")
+            .map_err(|_| "params appears twice".to_owned())?
+            .ok_or_else(|| "params is missing".to_owned())?;
+        let params =
+            RawObject::parse(params.get()).ok_or_else(|| "params is not an object".to_owned())?;
+        let value = params
+            .get(name)
+            .map_err(|_| format!("params.{name} appears twice"))?
+            .ok_or_else(|| format!("params.{name} is missing"))?;
+        raw_str(value).ok_or_else(|| format!("params.{name} is not a string"))
+    }
+
     /// The message with its top-level `id` replaced by `id`, all other
     /// bytes unchanged. A message without an id is returned as is.
     pub fn with_id(&self, id: &RequestId) -> Vec<u8> {
@@ -383,6 +403,15 @@ mod tests {
         );
         assert_eq!(c.param_str("name").as_deref(), Some("ec\"ho"));
         assert_eq!(c.param_str("missing"), None);
+        assert_eq!(c.param_str_strict("name").as_deref(), Ok("ec\"ho"));
+        assert!(c.param_str_strict("missing").is_err());
+        let dup = ok(r#"{"id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#);
+        assert!(dup.param_str_strict("name").is_err());
+        let dup =
+            ok(r#"{"id":1,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}}"#);
+        assert!(dup.param_str_strict("name").is_err());
+        let not_str = ok(r#"{"id":1,"method":"tools/call","params":{"name":7}}"#);
+        assert!(not_str.param_str_strict("name").is_err());
         let c = ok(
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"1"}}"#,
         );

@@ -180,6 +180,7 @@ impl Relay {
             Kind::Request { id, method } => self.host_request(&c, id, method).await,
             Kind::Response { id: Some(id) } => match self.server_ids.take(&id) {
                 Some((original, ())) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
                     let body = c.with_id(&original);
                     self.spawn_send(body, Vec::new(), None);
                 }
@@ -193,14 +194,17 @@ impl Relay {
     }
 
     async fn host_request(&mut self, c: &Classified<'_>, id: RequestId, method: String) {
-        if method == method::TOOLS_CALL {
-            if let Some(name) = c.param_str("name") {
-                // The filter is enforced here, before anything reaches the
-                // remote: a filtered tool cannot be called by name.
-                if !self.filter.permits(&name) {
-                    let msg = format!("Unknown tool: {name}");
-                    return self.answer(error_answer(Some(&id), -32602, &msg)).await;
-                }
+        if method == method::TOOLS_CALL && !self.filter.is_open() {
+            // The filter is enforced here, before anything reaches the
+            // remote: a filtered tool cannot be called by name, and a call
+            // whose name cannot be read unambiguously is refused.
+            let refusal = match c.param_str_strict("name") {
+                Ok(name) if self.filter.permits(&name) => None,
+                Ok(name) => Some(format!("Unknown tool: {name}")),
+                Err(why) => Some(format!("Invalid tools/call: {why}")),
+            };
+            if let Some(msg) = refusal {
+                return self.answer(error_answer(Some(&id), -32602, &msg)).await;
             }
         }
         let initialize = method == method::INITIALIZE;
@@ -425,7 +429,10 @@ impl Relay {
             }
             Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
             Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ()) {
-                Ok(host_id) => self.answer(c.with_id(&host_id)).await,
+                Ok(host_id) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.answer(c.with_id(&host_id)).await
+                }
                 Err(e) => {
                     let body = error_answer(Some(&id), -32603, &format!("bridge: {e}"));
                     self.spawn_send(body, Vec::new(), None);
@@ -440,6 +447,7 @@ impl Relay {
                         if let Some((host_id, ())) =
                             remote_id.and_then(|r| self.server_ids.take_original(&r))
                         {
+                            self.up.set_waiting_on_host(self.server_ids.len());
                             let body = c.replace(raw, &host_id.to_value().to_string());
                             return self.answer(body).await;
                         }

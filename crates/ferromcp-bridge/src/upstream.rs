@@ -21,6 +21,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -57,6 +58,10 @@ pub(crate) struct Upstream {
     headers: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<HeaderValue>>,
+    /// Remote requests the host has not answered yet: while there are
+    /// any, a quiet answer stream is waiting on the host's user (an
+    /// elicitation), not stalled.
+    waiting_on_host: AtomicUsize,
     limits: Limits,
 }
 
@@ -117,6 +122,7 @@ impl Upstream {
             headers,
             session: Mutex::new(None),
             version: Mutex::new(None),
+            waiting_on_host: AtomicUsize::new(0),
             limits,
         })
     }
@@ -124,6 +130,17 @@ impl Upstream {
     /// Whether a handshake-era session is open.
     pub(crate) fn has_session(&self) -> bool {
         self.session.lock().map(|s| s.is_some()).unwrap_or(false)
+    }
+
+    /// Records how many remote requests wait for the host's answer.
+    pub(crate) fn set_waiting_on_host(&self, n: usize) {
+        self.waiting_on_host.store(n, Ordering::Relaxed);
+    }
+
+    /// Whether the stream timed out only because the host is slow to
+    /// answer one of the remote's requests.
+    fn host_is_answering(&self) -> bool {
+        self.waiting_on_host.load(Ordering::Relaxed) > 0
     }
 
     /// Records the version the `initialize` answer negotiated.
@@ -279,6 +296,7 @@ impl Upstream {
         let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
         loop {
             let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
+                Err(_) if self.host_is_answering() => continue,
                 Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(e))) => {

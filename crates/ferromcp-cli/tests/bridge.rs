@@ -547,7 +547,7 @@ fn a_remote_that_dies_mid_call_fails_the_in_flight_request() {
     }
 }
 
-/// A one-shot raw HTTP remote: records each request's head and answers it
+/// A raw HTTP remote: records each request (head and body) and answers it
 /// with a JSON-RPC result for the request's id (or, with `die`, closes the
 /// connection without answering).
 fn raw_remote(die: bool) -> (String, mpsc::Receiver<String>) {
@@ -575,6 +575,8 @@ fn raw_remote(die: bool) -> (String, mpsc::Receiver<String>) {
             }
             let mut body = vec![0u8; len];
             let _ = reader.read_exact(&mut body);
+            head.push_str("\r\n");
+            head.push_str(&String::from_utf8_lossy(&body));
             let _ = tx.send(head);
             if die {
                 drop(stream);
@@ -681,4 +683,97 @@ fn malformed_host_input_gets_json_rpc_errors() {
     // The bridge still works afterwards.
     let a = host.call(req("modern", json!(9), "ping", json!({})));
     assert_eq!(a["id"], 9, "{a}");
+}
+
+#[test]
+fn the_deny_list_cannot_be_bypassed_with_duplicate_keys_or_escapes() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &["--deny-tool", "test_trigger_tool_change"]);
+        open(&mut host, era);
+        let meta = if era == "modern" {
+            format!(",\"_meta\":{}", envelope())
+        } else {
+            String::new()
+        };
+        // A duplicate `name` (JSON parsers disagree on which one counts), a
+        // duplicate `params`, and a name spelled with a unicode escape.
+        let attempts = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","name":"test_trigger_tool_change","arguments":{{}}{meta}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo"}},"params":{{"name":"test_trigger_tool_change","arguments":{{}}{meta}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"test_trigger_tool_\u0063hange","arguments":{{}}{meta}}}}}"#
+            ),
+        ];
+        for (i, line) in attempts.iter().enumerate() {
+            host.send_raw(line);
+            let (_, a) = host.answer_for(&json!(i + 1));
+            assert!(a.get("error").is_some(), "{era}: attempt {i}: {a}");
+        }
+        // Had any reached the remote, dynamic_tool would now be listed.
+        let names = tool_names(&host.call(req(era, json!(9), "tools/list", json!({}))));
+        assert!(
+            !names.contains(&"dynamic_tool".to_owned()),
+            "{era}: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys() {
+    // The everything-server refuses duplicate keys itself; a lenient remote
+    // (last key wins) would run the denied tool, so the bridge must refuse
+    // what it cannot read unambiguously.
+    let (url, requests) = raw_remote(false);
+    let mut host = Host::start(&url, &["--deny-tool", "secret"]);
+    let meta = envelope();
+    host.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","name":"secret","_meta":{meta}}}}}"#
+    ));
+    let (_, a) = host.answer_for(&json!(1));
+    assert!(a.get("error").is_some(), "{a}");
+    host.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo"}},"params":{{"name":"secret","_meta":{meta}}}}}"#
+    ));
+    let (_, a) = host.answer_for(&json!(2));
+    assert!(a.get("error").is_some(), "{a}");
+    let a = host.call(req("modern", json!(3), "ping", json!({})));
+    assert_eq!(a["id"], 3);
+    // The first request the remote saw is the ping.
+    let first = requests.recv_timeout(WAIT).unwrap();
+    assert!(first.contains("\"method\":\"ping\""), "{first}");
+    assert!(!first.contains("secret"), "{first}");
+}
+
+#[test]
+fn a_slow_user_answering_an_elicitation_is_not_a_stalled_remote() {
+    let server = HttpServer::start(&[]);
+    // --timeout 1: the remote's stream stays quiet while the host's user
+    // thinks for longer than that.
+    let mut host = Host::start(&server.url, &["--timeout", "1"]);
+    open(&mut host, "handshake");
+    host.send(req(
+        "handshake",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Take your time"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break m;
+        }
+        assert!(
+            m.get("id") != Some(&json!(1)),
+            "answered without asking: {m}"
+        );
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"response": "done"}}}));
+    let (_, a) = host.answer_for(&json!(1));
+    assert!(text_of(&a).contains("done"), "{a}");
 }
