@@ -287,6 +287,25 @@ impl<'a> Classified<'a> {
         }
     }
 
+    /// The message with a member `name` (absent so far) added first.
+    pub(crate) fn insert_member(&self, name: &str, value: &str) -> Vec<u8> {
+        let text = self.text;
+        let Some(open) = text.find('{') else {
+            return text.as_bytes().to_vec();
+        };
+        let empty = text[open + 1..].trim_start().starts_with('}');
+        let mut out = Vec::with_capacity(text.len() + name.len() + value.len() + 4);
+        out.extend_from_slice(&text.as_bytes()[..=open]);
+        out.extend_from_slice(serde_json::Value::from(name).to_string().as_bytes());
+        out.push(b':');
+        out.extend_from_slice(value.as_bytes());
+        if !empty {
+            out.push(b',');
+        }
+        out.extend_from_slice(&text.as_bytes()[open + 1..]);
+        out
+    }
+
     /// The message with the raw value `old` (a slice of this message, from
     /// [`Classified::param`] or [`Classified::member`]) replaced by
     /// `replacement`.
@@ -422,6 +441,15 @@ mod tests {
         assert_eq!(
             String::from_utf8_lossy(&out),
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":17}}"#
+        );
+    }
+
+    #[test]
+    fn members_can_be_added() {
+        let out = ok(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).insert_member("params", "{}");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            r#"{"params":{},"jsonrpc":"2.0","id":1,"method":"ping"}"#
         );
     }
 

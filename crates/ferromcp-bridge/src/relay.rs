@@ -25,6 +25,65 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+/// The id of the bridge's own `server/discover` probe.
+const DISCOVER_ID: &str = "ferromcp-bridge/discover";
+
+/// What the bridge adds to a handshake host's requests for a
+/// 2026-07-28-only remote.
+struct Translate {
+    client_info: Value,
+    capabilities: Value,
+    log_level: Option<Value>,
+}
+
+/// The client capabilities declared to a 2026-07-28 remote for a
+/// handshake host. Server-to-client requests become MRTR input requests
+/// in 2026-07-28, which the bridge does not translate yet, so elicitation,
+/// sampling and roots are not declared (the remote then does not ask).
+fn translated_capabilities(host: Option<&Value>) -> Value {
+    let mut caps = host.cloned().unwrap_or_else(|| serde_json::json!({}));
+    if let Some(o) = caps.as_object_mut() {
+        for k in ["elicitation", "sampling", "roots", "tasks"] {
+            o.remove(k);
+        }
+    }
+    caps
+}
+
+impl Translate {
+    // META-03
+    /// The host's request with the 2026-07-28 `_meta` envelope added to its
+    /// params (keys the host set itself are kept); `None` when params is
+    /// not an object.
+    fn envelope(&self, c: &Classified<'_>) -> Option<Vec<u8>> {
+        let raw = c.member("params");
+        let mut params: Map<String, Value> = match raw {
+            Some(p) => serde_json::from_str(p.get()).ok()?,
+            None => Map::new(),
+        };
+        let m = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()?;
+        m.insert(
+            meta::PROTOCOL_VERSION.to_owned(),
+            Value::from(ProtocolVersion::LATEST.as_str()),
+        );
+        m.entry(meta::CLIENT_INFO)
+            .or_insert_with(|| self.client_info.clone());
+        m.entry(meta::CLIENT_CAPABILITIES)
+            .or_insert_with(|| self.capabilities.clone());
+        if let Some(level) = &self.log_level {
+            m.entry(meta::LOG_LEVEL).or_insert_with(|| level.clone());
+        }
+        let text = serde_json::to_string(&params).ok()?;
+        Some(match raw {
+            Some(p) => c.replace(p, &text),
+            None => c.insert_member("params", &text),
+        })
+    }
+}
+
 /// A host request waiting for the remote's answer.
 struct Pending {
     method: String,
@@ -41,8 +100,13 @@ struct Relay {
     server_ids: IdMap<()>,
     /// `x-mcp-header` maps from `tools/list` answers, by tool name.
     tool_headers: HashMap<String, ParamHeaderMap>,
-    /// The host opened a handshake-era session (`initialize`).
+    /// The host opened a handshake-era session (`initialize`) that the
+    /// remote serves itself.
     handshake: bool,
+    /// The host speaks the handshake era, the remote only 2026-07-28: the
+    /// bridge answered `initialize` from `server/discover` and adds the
+    /// `_meta` envelope to each request.
+    translate: Option<Translate>,
     listen: Option<AbortHandle>,
     to_host: mpsc::Sender<Vec<u8>>,
     events: mpsc::Sender<Inbound>,
@@ -118,6 +182,7 @@ where
         limits,
         tool_headers: HashMap::new(),
         handshake: false,
+        translate: None,
         listen: None,
         to_host,
         events,
@@ -208,9 +273,46 @@ impl Relay {
             }
         }
         let initialize = method == method::INITIALIZE;
-        if initialize {
+        if initialize && !self.handshake && self.translate.is_none() {
+            if let Some(answer) = self.initialize_from_discover(c, &id).await {
+                return self.answer(answer).await;
+            }
+        }
+        if initialize && self.translate.is_none() {
             self.handshake = true;
         }
+        let enveloped;
+        let reclassified;
+        if method == "logging/setLevel" {
+            if let Some(t) = self.translate.as_mut() {
+                // 2026-07-28 has no session to set a level on: the level
+                // travels in each request's _meta from now on.
+                t.log_level = c
+                    .param("level")
+                    .and_then(|l| serde_json::from_str(l.get()).ok());
+                let ok = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}});
+                return self.answer(ok.to_string().into_bytes()).await;
+            }
+        }
+        let c = match &self.translate {
+            Some(t) => match t.envelope(c) {
+                Some(bytes) => {
+                    enveloped = bytes;
+                    match classify(&enveloped) {
+                        Ok(r) => {
+                            reclassified = r;
+                            &reclassified
+                        }
+                        Err(_) => c,
+                    }
+                }
+                None => {
+                    let msg = "params must be an object to be sent to a 2026-07-28 server";
+                    return self.answer(error_answer(Some(&id), -32602, msg)).await;
+                }
+            },
+            None => c,
+        };
         let headers = if self.handshake {
             Vec::new()
         } else {
@@ -257,6 +359,13 @@ impl Relay {
             }
             return;
         }
+        if self.translate.is_some() {
+            // A 2026-07-28 server takes no notifications from clients
+            // (notifications/initialized has no session to complete);
+            // cancellation was handled above.
+            tracing::debug!("{method} has no 2026-07-28 counterpart; not forwarded");
+            return;
+        }
         let headers = if self.handshake {
             Vec::new()
         } else {
@@ -272,6 +381,102 @@ impl Relay {
         if then_listen {
             self.listen = Some(task);
         }
+    }
+
+    // DISC-01, LADDER-01
+    /// A handshake host's `initialize`: probes the remote with
+    /// `server/discover` (with its `Mcp-Method` header). When the remote
+    /// serves the host's revision the `initialize` is forwarded as is
+    /// (`None`); when it serves only 2026-07-28 the bridge answers the
+    /// `initialize` itself from the discover result and translates from
+    /// then on.
+    async fn initialize_from_discover(
+        &mut self,
+        c: &Classified<'_>,
+        id: &RequestId,
+    ) -> Option<Vec<u8>> {
+        let params: Map<String, Value> = serde_json::from_str(c.member("params")?.get()).ok()?;
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)?
+            .to_owned();
+        let client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
+        let capabilities = translated_capabilities(params.get("capabilities"));
+        let modern = ProtocolVersion::LATEST.as_str();
+        let probe = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": DISCOVER_ID,
+            "method": method::SERVER_DISCOVER,
+            "params": {"_meta": {
+                (meta::PROTOCOL_VERSION): modern,
+                (meta::CLIENT_INFO): client_info,
+                (meta::CLIENT_CAPABILITIES): capabilities,
+            }}
+        });
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), modern.to_owned()),
+            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
+        ];
+        let answers = self
+            .up
+            .collect(probe.to_string().into_bytes(), &headers)
+            .await
+            .ok()?;
+        let result = answers.iter().find_map(|a| {
+            let v: Value = serde_json::from_slice(a).ok()?;
+            (v.get("id")? == DISCOVER_ID).then(|| v.get("result").cloned())?
+        })?;
+        let supported: Vec<&str> = result
+            .get("supportedVersions")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        if supported.contains(&requested.as_str()) || !supported.contains(&modern) {
+            // Same era on both sides (or nothing we could translate to):
+            // the remote answers the initialize itself.
+            return None;
+        }
+        let version = match ProtocolVersion::parse(&requested) {
+            Some(v) if !v.is_modern() => requested.clone(),
+            _ => ProtocolVersion::LATEST_HANDSHAKE.as_str().to_owned(),
+        };
+        let mut caps = result
+            .get("capabilities")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
+        if let Some(caps) = caps.as_object_mut() {
+            // Not translated yet: list-change and resource-update
+            // notifications (subscriptions/listen) and extensions; the
+            // host is not told it will get them.
+            caps.remove("extensions");
+            for k in ["tools", "prompts", "resources"] {
+                if let Some(Value::Object(o)) = caps.get_mut(k) {
+                    o.remove("listChanged");
+                    o.remove("subscribe");
+                }
+            }
+        }
+        let mut init = serde_json::json!({
+            "protocolVersion": version,
+            "capabilities": caps,
+            "serverInfo": result
+                .get("_meta")
+                .and_then(|m| m.get(meta::SERVER_INFO))
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({"name": "unknown (via mcp bridge)", "version": "0"})),
+        });
+        if let Some(i) = result.get("instructions") {
+            init["instructions"] = i.clone();
+        }
+        tracing::info!("the remote serves only 2026-07-28; translating for a {version} host");
+        self.translate = Some(Translate {
+            client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
+            capabilities: translated_capabilities(params.get("capabilities")),
+            log_level: None,
+        });
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
+        Some(answer.to_string().into_bytes())
     }
 
     // HDR-01, HDR-02, HDR-03, HDR-15

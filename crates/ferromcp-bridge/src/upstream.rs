@@ -259,6 +259,28 @@ impl Upstream {
         }
     }
 
+    /// POSTs one message and returns the messages of the answer (at most
+    /// 64; the bridge's own probes get one answer).
+    pub(crate) async fn collect(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+    ) -> Result<Vec<Vec<u8>>, Failure> {
+        let (tx, mut rx) = mpsc::channel(16);
+        let post = async move { self.post(body, mcp, false, &tx).await };
+        let gather = async {
+            let mut out = Vec::new();
+            while let Some(m) = rx.recv().await {
+                if let (Inbound::Message(m), true) = (m, out.len() < 64) {
+                    out.push(m);
+                }
+            }
+            out
+        };
+        let (r, out) = tokio::join!(post, gather);
+        r.map(|()| out)
+    }
+
     async fn read_body(&self, resp: http::Response<Incoming>) -> Result<Vec<u8>, Failure> {
         let mut body = resp.into_body();
         let mut out = Vec::new();

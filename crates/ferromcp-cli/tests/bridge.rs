@@ -777,3 +777,185 @@ fn a_slow_user_answering_an_elicitation_is_not_a_stalled_remote() {
     let (_, a) = host.answer_for(&json!(1));
     assert!(text_of(&a).contains("done"), "{a}");
 }
+
+/// One HTTP/1.1 POST of `body` to `url` with the Streamable HTTP headers;
+/// the whole answer (head and body) as text.
+fn raw_post(url: &str, body: &str) -> String {
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// The everything-server fixtures with the handshake era switched off,
+/// served over HTTP on a thread of the test (a 2026-07-28-only remote).
+struct ModernOnlyServer {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ModernOnlyServer {
+    fn start() -> Self {
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let server = ferromcp_everything::everything_builder()
+            .handshake_era(false)
+            .build()
+            .unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let _ = ferromcp_server::transport::http::serve(server, addr, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            });
+        });
+        common::wait_listening(&addr.to_string());
+        Self {
+            url: format!("http://{addr}/mcp"),
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for ModernOnlyServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
+    let server = ModernOnlyServer::start();
+    // The remote really is 2026-07-28 only: it refuses an initialize.
+    let refused = raw_post(
+        &server.url,
+        &json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+        })
+        .to_string(),
+    );
+    assert!(refused.contains("\"error\""), "{refused}");
+
+    let mut host = Host::start(&server.url, &["--deny-tool", "test_trigger_*"]);
+    // The bridge answers initialize itself from server/discover.
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
+        "{init}"
+    );
+    // Not translated yet, so not promised.
+    assert!(
+        init["result"]["capabilities"]["tools"]
+            .get("listChanged")
+            .is_none(),
+        "{init}"
+    );
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // Plain handshake-era requests, no envelope: the bridge adds it.
+    let list = host.call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names = tool_names(&list);
+    assert!(names.contains(&"echo".to_owned()), "{list}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("test_trigger_")),
+        "{names:?}"
+    );
+    let echo = host.call(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "across eras"}}}));
+    assert_eq!(text_of(&echo), "across eras", "{echo}");
+    // Mcp-Param headers: learned from the translated tools/list.
+    let hdr = host.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "test_x_mcp_header", "arguments": {"region": "ap"}}}));
+    assert_eq!(text_of(&hdr), "region=ap", "{hdr}");
+
+    // Progress with the host's token.
+    host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 99}}}));
+    let (before, done) = host.answer_for(&json!(3));
+    let progress = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == 99)
+        .count();
+    assert_eq!(progress, 3, "{before:?}");
+    assert!(done.get("result").is_some(), "{done}");
+
+    // logging/setLevel is answered locally and the level rides on later
+    // requests' _meta, so the remote's log notifications reach the host.
+    let set = host.call(json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "info"}}));
+    assert!(set.get("result").is_some(), "{set}");
+    host.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "test_logging_tool", "arguments": {}}}));
+    let (before, _) = host.answer_for(&json!(5));
+    assert!(
+        before
+            .iter()
+            .any(|m| m["method"] == "notifications/message"),
+        "{before:?}"
+    );
+
+    // Cancellation aborts the exchange; the remote counts it.
+    host.send(json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+        "params": {"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": "l"}}}));
+    loop {
+        let m = host.recv();
+        if m["method"] == "notifications/progress" && m["params"]["progressToken"] == "l" {
+            break;
+        }
+    }
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long"}}));
+    for i in 0..100 {
+        let a = host.call(
+            json!({"jsonrpc": "2.0", "id": format!("c{i}"), "method": "tools/call",
+            "params": {"name": "debug_cancellations", "arguments": {}}}),
+        );
+        if text_of(&a) == "1" {
+            break;
+        }
+        assert!(i < 99, "the remote never saw the cancellation");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // An unknown method gets the remote's own -32601 under the host's id.
+    let unknown =
+        host.call(json!({"jsonrpc": "2.0", "id": "u", "method": "vendor/x", "params": {}}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
