@@ -108,6 +108,11 @@ struct Relay {
     /// `_meta` envelope to each request.
     translate: Option<Translate>,
     listen: Option<AbortHandle>,
+    /// The bridge's id of a forwarded `initialize` (handshake era).
+    init_local: Option<RequestId>,
+    /// Host lines that arrived while that `initialize` was unanswered: they
+    /// need the session id its answer brings (bounded by max_in_flight).
+    held: std::collections::VecDeque<Vec<u8>>,
     to_host: mpsc::Sender<Vec<u8>>,
     events: mpsc::Sender<Inbound>,
 }
@@ -184,6 +189,8 @@ where
         handshake: false,
         translate: None,
         listen: None,
+        init_local: None,
+        held: std::collections::VecDeque::new(),
         to_host,
         events,
     };
@@ -191,6 +198,13 @@ where
     loop {
         tokio::select! {
             line = lines.recv(), if host_open => match line {
+                Some(Frame::Line(l)) if relay.initializing() => {
+                    if relay.held.len() >= relay.limits.max_in_flight {
+                        relay.answer(error_answer(None, -32600, "too many messages before the initialize answer")).await;
+                    } else {
+                        relay.held.push_back(l);
+                    }
+                }
                 Some(Frame::Line(l)) => relay.on_host_line(&l).await,
                 Some(Frame::TooLong) => {
                     relay.answer(error_answer(None, -32600, "message too large")).await;
@@ -199,7 +213,13 @@ where
             },
             Some(ev) = inbound.recv() => relay.on_remote(ev).await,
         }
-        if !host_open && relay.host_ids.is_empty() {
+        while !relay.initializing() {
+            let Some(l) = relay.held.pop_front() else {
+                break;
+            };
+            relay.on_host_line(&l).await;
+        }
+        if !host_open && relay.host_ids.is_empty() && relay.held.is_empty() {
             break;
         }
         if relay.to_host.is_closed() {
@@ -224,6 +244,13 @@ where
 }
 
 impl Relay {
+    /// Whether a forwarded `initialize` is still unanswered.
+    fn initializing(&self) -> bool {
+        self.init_local
+            .as_ref()
+            .is_some_and(|l| self.host_ids.get(l).is_some())
+    }
+
     async fn answer(&self, bytes: Vec<u8>) {
         let _ = self.to_host.send(bytes).await;
     }
@@ -328,6 +355,9 @@ impl Relay {
             }
         };
         let body = c.with_id(&local);
+        if initialize && self.handshake {
+            self.init_local = Some(local.clone());
+        }
         let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize);
         if let Some(p) = self.host_ids.get_mut(&local) {
             p.task = Some(task);

@@ -959,3 +959,31 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
     let (code, err) = host.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn requests_sent_right_behind_initialize_wait_for_the_session() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // All at once, without waiting for the initialize answer (as
+    // `printf … | mcp bridge URL` does): the later messages need the
+    // session id the answer brings.
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "eager", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "queued"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "vendor/x", "params": {}}),
+    ];
+    let all: Vec<String> = lines.iter().map(Value::to_string).collect();
+    host.send_raw(&all.join("\n"));
+    let (_, init) = host.answer_for(&json!(1));
+    assert!(init.get("result").is_some(), "{init}");
+    let (_, echo) = host.answer_for(&json!(2));
+    assert_eq!(text_of(&echo), "queued", "{echo}");
+    let (_, unknown) = host.answer_for(&json!(3));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
