@@ -120,9 +120,11 @@ struct Relay {
 /// A JSON-RPC error answer.
 fn error_answer(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
     let id = id.map_or(Value::Null, RequestId::to_value);
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        .to_string()
-        .into_bytes()
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        Value::from(message)
+    )
+    .into_bytes()
 }
 
 /// One line for the host: raw newlines (only ever whitespace between JSON
