@@ -37,15 +37,13 @@ struct Translate {
 }
 
 /// The client capabilities declared to a 2026-07-28 remote for a
-/// handshake host. Server-to-client requests become MRTR input requests
-/// in 2026-07-28, which the bridge does not translate yet, so elicitation,
-/// sampling and roots are not declared (the remote then does not ask).
+/// handshake host: the host's own (elicitation, sampling and roots are
+/// answered through MRTR rounds the bridge maps onto pushed requests),
+/// without `tasks`, which is not translated.
 fn translated_capabilities(host: Option<&Value>) -> Value {
     let mut caps = host.cloned().unwrap_or_else(|| serde_json::json!({}));
     if let Some(o) = caps.as_object_mut() {
-        for k in ["elicitation", "sampling", "roots", "tasks"] {
-            o.remove(k);
-        }
+        o.remove("tasks");
     }
     caps
 }
@@ -84,11 +82,75 @@ impl Translate {
     }
 }
 
+/// The result of an `input_required` answer, if this is one.
+fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
+    let raw = c.member("result")?;
+    if !raw.get().contains("input_required") {
+        return None;
+    }
+    let result: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    (result.get("resultType").and_then(Value::as_str) == Some("input_required")).then_some(result)
+}
+
+// MRTR-03
+/// `sent` (a request) with `params.inputResponses` and
+/// `params.requestState` set for the next round.
+fn with_input_responses(
+    sent: &[u8],
+    responses: Map<String, Value>,
+    state: Option<Value>,
+) -> Option<Vec<u8>> {
+    let c = classify(sent).ok()?;
+    let raw = c.member("params")?;
+    let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    params.insert("inputResponses".into(), Value::Object(responses));
+    match state {
+        Some(s) => params.insert("requestState".into(), s),
+        None => params.remove("requestState"),
+    };
+    Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
+}
+
+/// MCP request headers as (name, value) pairs.
+type Headers = Vec<(String, String)>;
+
 /// A host request waiting for the remote's answer.
 struct Pending {
     method: String,
     task: Option<AbortHandle>,
+    /// Translation only: what was sent, to send again with the input
+    /// responses of an MRTR round.
+    sent: Option<(Vec<u8>, Headers)>,
+    /// Translation only: an MRTR round waiting for the host's answers.
+    round: Option<Round>,
+    /// MRTR rounds taken so far.
+    rounds: u32,
 }
+
+/// One MRTR `input_required` round a handshake host answers through
+/// pushed requests (elicitation/create, sampling/createMessage,
+/// roots/list).
+struct Round {
+    /// Input requests not answered yet.
+    waiting: usize,
+    /// The answers so far, by input key.
+    responses: Map<String, Value>,
+    /// The round's requestState, echoed back.
+    state: Option<Value>,
+}
+
+/// Who is waiting for the host's answer to a request the bridge sent it.
+#[derive(Debug, Clone)]
+enum ToHost {
+    /// The remote's own request: the answer is relayed.
+    Remote,
+    /// An input request of an MRTR round of the host request the bridge
+    /// knows as `local`.
+    Input { local: RequestId, key: String },
+}
+
+/// The most MRTR rounds one translated request may take.
+const MAX_INPUT_ROUNDS: u32 = 16;
 
 struct Relay {
     up: Arc<Upstream>,
@@ -97,7 +159,7 @@ struct Relay {
     /// Host request ids ↔ the ids sent to the remote.
     host_ids: IdMap<Pending>,
     /// Remote request ids ↔ the ids sent to the host.
-    server_ids: IdMap<()>,
+    server_ids: IdMap<ToHost>,
     /// `x-mcp-header` maps from `tools/list` answers, by tool name.
     tool_headers: HashMap<String, ParamHeaderMap>,
     /// The host opened a handshake-era session (`initialize`) that the
@@ -273,10 +335,14 @@ impl Relay {
         match c.kind().clone() {
             Kind::Request { id, method } => self.host_request(&c, id, method).await,
             Kind::Response { id: Some(id) } => match self.server_ids.take(&id) {
-                Some((original, ())) => {
+                Some((original, ToHost::Remote)) => {
                     self.up.set_waiting_on_host(self.server_ids.len());
                     let body = c.with_id(&original);
                     self.spawn_send(body, Vec::new(), None);
+                }
+                Some((_, ToHost::Input { local, key })) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.input_answered(&c, local, key).await;
                 }
                 None => tracing::warn!("the host answered a request the bridge did not send"),
             },
@@ -347,7 +413,13 @@ impl Relay {
         } else {
             self.modern_headers(c, &method)
         };
-        let pending = Pending { method, task: None };
+        let pending = Pending {
+            method,
+            task: None,
+            sent: None,
+            round: None,
+            rounds: 0,
+        };
         let local = match self.host_ids.insert(id.clone(), pending) {
             Ok(l) => l,
             Err(e) => {
@@ -357,6 +429,11 @@ impl Relay {
             }
         };
         let body = c.with_id(&local);
+        if self.translate.is_some() {
+            if let Some(p) = self.host_ids.get_mut(&local) {
+                p.sent = Some((body.clone(), headers.clone()));
+            }
+        }
         if initialize && self.handshake {
             self.init_local = Some(local.clone());
         }
@@ -604,7 +681,15 @@ impl Relay {
                 failure,
             } => {
                 // The exchange ended; if its answer has not crossed, the
-                // host gets an error for the id instead of waiting forever.
+                // host gets an error for the id instead of waiting forever
+                // (unless an MRTR round now waits for the host's input).
+                if self
+                    .host_ids
+                    .get(&local)
+                    .is_some_and(|(_, p)| p.round.is_some() && failure.is_none())
+                {
+                    return;
+                }
                 let Some((original, _)) = self.host_ids.take(&local) else {
                     return;
                 };
@@ -652,6 +737,11 @@ impl Relay {
         };
         match c.kind().clone() {
             Kind::Response { id: Some(id) } => {
+                if self.translate.is_some() && self.host_ids.get(&id).is_some() {
+                    if let Some(result) = input_required(&c) {
+                        return self.start_round(&id, result).await;
+                    }
+                }
                 let Some((original, pending)) = self.host_ids.take(&id) else {
                     tracing::debug!("an answer for a request no longer waiting; dropped");
                     return;
@@ -665,7 +755,7 @@ impl Relay {
                 self.answer(body).await;
             }
             Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
-            Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ()) {
+            Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ToHost::Remote) {
                 Ok(host_id) => {
                     self.up.set_waiting_on_host(self.server_ids.len());
                     self.answer(c.with_id(&host_id)).await
@@ -681,7 +771,7 @@ impl Relay {
                         let remote_id = serde_json::from_str::<Value>(raw.get())
                             .ok()
                             .and_then(|v| RequestId::from_value(&v));
-                        if let Some((host_id, ())) =
+                        if let Some((host_id, _)) =
                             remote_id.and_then(|r| self.server_ids.take_original(&r))
                         {
                             self.up.set_waiting_on_host(self.server_ids.len());
@@ -693,6 +783,154 @@ impl Relay {
                 self.answer(bytes.to_vec()).await;
             }
         }
+    }
+
+    // MRTR-01, MRTR-05
+    /// A translated request came back `input_required`: each input request
+    /// goes to the handshake host as a pushed request with an id of the
+    /// bridge's; the request is sent again once all are answered.
+    async fn start_round(&mut self, local: &RequestId, result: Map<String, Value>) {
+        let Some((original, pending)) = self.host_ids.get(local) else {
+            return;
+        };
+        let original = original.clone();
+        let rounds = pending.rounds + 1;
+        let requests = match result.get("inputRequests") {
+            Some(Value::Object(r)) if !r.is_empty() => r.clone(),
+            _ => Map::new(),
+        };
+        if rounds > MAX_INPUT_ROUNDS || requests.is_empty() {
+            self.fail(local, &original, "bridge: the remote's input rounds cannot be completed (none asked, or too many rounds)")
+                .await;
+            return;
+        }
+        let mut pushed = Vec::new();
+        for (key, req) in &requests {
+            let Some(method) = req.get("method").and_then(Value::as_str) else {
+                self.fail(
+                    local,
+                    &original,
+                    "bridge: an input request without a method",
+                )
+                .await;
+                return;
+            };
+            let synthetic = RequestId::string(format!("{local:?}/{rounds}/{key}"));
+            let host_id = match self.server_ids.insert(
+                synthetic,
+                ToHost::Input {
+                    local: local.clone(),
+                    key: key.clone(),
+                },
+            ) {
+                Ok(h) => h,
+                Err(e) => {
+                    self.fail(local, &original, &format!("bridge: {e}")).await;
+                    return;
+                }
+            };
+            let mut msg = Map::new();
+            msg.insert("jsonrpc".into(), Value::from("2.0"));
+            msg.insert("id".into(), host_id.to_value());
+            msg.insert("method".into(), Value::from(method));
+            if let Some(p) = req.get("params") {
+                msg.insert("params".into(), p.clone());
+            }
+            pushed.push(Value::Object(msg).to_string().into_bytes());
+        }
+        if let Some(p) = self.host_ids.get_mut(local) {
+            p.rounds = rounds;
+            p.round = Some(Round {
+                waiting: pushed.len(),
+                responses: Map::new(),
+                state: result.get("requestState").cloned(),
+            });
+        }
+        self.up.set_waiting_on_host(self.server_ids.len());
+        for m in pushed {
+            self.answer(m).await;
+        }
+    }
+
+    /// The host answered one input request of a round; the last answer
+    /// sends the request again with `inputResponses` and `requestState`.
+    async fn input_answered(&mut self, c: &Classified<'_>, local: RequestId, key: String) {
+        let Some((original, _)) = self.host_ids.get(&local) else {
+            return; // cancelled or failed meanwhile
+        };
+        let original = original.clone();
+        let Some(result) = c
+            .member("result")
+            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+        else {
+            // The host refused (an error answer): the request fails with it.
+            let error = c.member("error").map_or_else(
+                || r#"{"code":-32603,"message":"the host did not answer"}"#.to_owned(),
+                |e| e.get().to_owned(),
+            );
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#,
+                original.to_value()
+            );
+            self.host_ids.take(&local);
+            return self.answer(answer.into_bytes()).await;
+        };
+        let Some(pending) = self.host_ids.get_mut(&local) else {
+            return;
+        };
+        let Some(round) = pending.round.as_mut() else {
+            return;
+        };
+        round.responses.insert(key, result);
+        round.waiting = round.waiting.saturating_sub(1);
+        if round.waiting > 0 {
+            return;
+        }
+        let Some(round) = pending.round.take() else {
+            return;
+        };
+        let Some((sent, headers)) = pending.sent.clone() else {
+            return;
+        };
+        let Some(body) = with_input_responses(&sent, round.responses, round.state) else {
+            self.fail(
+                &local,
+                &original,
+                "bridge: cannot build the retried request",
+            )
+            .await;
+            return;
+        };
+        // The next round is a new exchange under a new id of the bridge's,
+        // so the end of the previous one can never be taken for its end.
+        let Some((original, pending)) = self.host_ids.take(&local) else {
+            return;
+        };
+        let next = match self.host_ids.insert(original.clone(), pending) {
+            Ok(n) => n,
+            Err(e) => {
+                let msg = format!("bridge: {e}");
+                return self
+                    .answer(error_answer(Some(&original), -32603, &msg))
+                    .await;
+            }
+        };
+        let Ok(c) = classify(&body) else { return };
+        let body = c.with_id(&next);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        if let Some(p) = self.host_ids.get_mut(&next) {
+            p.task = Some(task);
+        }
+    }
+
+    /// Answers the host's request with an error and forgets it.
+    async fn fail(&mut self, local: &RequestId, original: &RequestId, why: &str) {
+        if let Some((_, p)) = self.host_ids.take(local) {
+            if let Some(t) = p.task {
+                t.abort();
+            }
+        }
+        self.answer(error_answer(Some(original), -32603, why)).await;
     }
 
     /// Records the version an `initialize` answer negotiated.

@@ -994,3 +994,74 @@ fn requests_sent_right_behind_initialize_wait_for_the_session() {
     let (code, err) = host.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+#[test]
+fn a_handshake_host_answers_a_modern_remotes_input_rounds_as_pushed_requests() {
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert!(init.get("result").is_some(), "{init}");
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // MRTR-01: the remote's input_required round reaches the host as an
+    // elicitation/create request; the host's answer completes the call.
+    host.send(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
+        "params": {"name": "test_input_required_result_elicitation", "arguments": {}}}));
+    let ask = host.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert!(ask.get("id").is_some(), "{ask}");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let (_, done) = host.answer_for(&json!("e"));
+    assert!(text_of(&done).contains("Ada"), "{done}");
+
+    // Sampling and roots the same way.
+    host.send(json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+        "params": {"name": "test_input_required_result_sampling", "arguments": {}}}));
+    let ask = host.recv();
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}}));
+    let (_, done) = host.answer_for(&json!("s"));
+    assert!(done.get("result").is_some(), "{done}");
+    assert!(done.to_string().contains("sampled"), "{done}");
+
+    // Several rounds, each answered in turn.
+    host.send(json!({"jsonrpc": "2.0", "id": "m", "method": "tools/call",
+        "params": {"name": "test_input_required_result_multi_round", "arguments": {}}}));
+    let mut rounds = 0;
+    let done = loop {
+        let m = host.recv();
+        if m.get("method").is_none() {
+            assert_eq!(m["id"], "m", "{m}");
+            break m;
+        }
+        rounds += 1;
+        assert!(rounds <= 16, "endless rounds");
+        let answer = match m["method"].as_str() {
+            Some("elicitation/create") => json!({"action": "accept", "content": {"name": "Ada"}}),
+            Some("sampling/createMessage") => {
+                json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"})
+            }
+            Some("roots/list") => json!({"roots": []}),
+            other => panic!("unexpected {other:?}: {m}"),
+        };
+        host.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": answer}));
+    };
+    assert!(rounds >= 2, "{rounds} rounds");
+    assert!(done.get("result").is_some(), "{done}");
+
+    // A host that declines with an error answer fails the call with it.
+    host.send(json!({"jsonrpc": "2.0", "id": "d", "method": "tools/call",
+        "params": {"name": "test_input_required_result_elicitation", "arguments": {}}}));
+    let ask = host.recv();
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32000, "message": "no user here"}}));
+    let (_, done) = host.answer_for(&json!("d"));
+    assert_eq!(done["error"]["message"], "no user here", "{done}");
+}
