@@ -25,6 +25,17 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+/// The id of the bridge's own `tools/list` (HDR-21).
+const TOOLS_LIST_ID: &str = "ferromcp-bridge/tools-list";
+
+/// Whether a raw JSON-RPC error object is -32020 (header mismatch).
+fn is_header_mismatch(error: &str) -> bool {
+    serde_json::from_str::<Value>(error)
+        .ok()
+        .and_then(|e| e.get("code")?.as_i64())
+        == Some(ferromcp_protocol::ErrorCode::HEADER_MISMATCH.0)
+}
+
 /// The id of the bridge's own `server/discover` probe.
 const DISCOVER_ID: &str = "ferromcp-bridge/discover";
 
@@ -125,6 +136,9 @@ struct Pending {
     round: Option<Round>,
     /// MRTR rounds taken so far.
     rounds: u32,
+    /// A `tools/call` already sent again after refreshing the tools'
+    /// header annotations (HDR-21: once).
+    retried: bool,
 }
 
 /// One MRTR `input_required` round a handshake host answers through
@@ -419,6 +433,7 @@ impl Relay {
             sent: None,
             round: None,
             rounds: 0,
+            retried: false,
         };
         let local = match self.host_ids.insert(id.clone(), pending) {
             Ok(l) => l,
@@ -429,7 +444,13 @@ impl Relay {
             }
         };
         let body = c.with_id(&local);
-        if self.translate.is_some() {
+        let keep = self.translate.is_some()
+            || (!self.handshake
+                && self
+                    .host_ids
+                    .get(&local)
+                    .is_some_and(|(_, p)| p.method == method::TOOLS_CALL));
+        if keep {
             if let Some(p) = self.host_ids.get_mut(&local) {
                 p.sent = Some((body.clone(), headers.clone()));
             }
@@ -690,6 +711,11 @@ impl Relay {
                 {
                     return;
                 }
+                if let Some(Failure::Rpc(error)) = &failure {
+                    if is_header_mismatch(error) && self.retry_with_fresh_headers(&local).await {
+                        return;
+                    }
+                }
                 let Some((original, _)) = self.host_ids.take(&local) else {
                     return;
                 };
@@ -740,6 +766,11 @@ impl Relay {
                 if self.translate.is_some() && self.host_ids.get(&id).is_some() {
                     if let Some(result) = input_required(&c) {
                         return self.start_round(&id, result).await;
+                    }
+                }
+                if let Some(error) = c.member("error") {
+                    if is_header_mismatch(error.get()) && self.retry_with_fresh_headers(&id).await {
+                        return;
                     }
                 }
                 let Some((original, pending)) = self.host_ids.take(&id) else {
@@ -920,6 +951,93 @@ impl Relay {
         let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
+        }
+    }
+
+    // HDR-21
+    /// A 2026-07-28 `tools/call` was refused for its `Mcp-Param-*` headers
+    /// (the host called the tool before the bridge saw its annotations in
+    /// a `tools/list` answer, or they changed): fetch `tools/list` again and
+    /// send the call once more, under a new id, if its headers changed.
+    /// `false` leaves the refusal to be passed on.
+    async fn retry_with_fresh_headers(&mut self, local: &RequestId) -> bool {
+        let Some((_, p)) = self.host_ids.get(local) else {
+            return false;
+        };
+        if self.handshake || p.retried || p.method != method::TOOLS_CALL {
+            return false;
+        }
+        let Some((sent, old_headers)) = p.sent.clone() else {
+            return false;
+        };
+        let Ok(c) = classify(&sent) else { return false };
+        let envelope = c
+            .param("_meta")
+            .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok())
+            .unwrap_or_default();
+        self.refresh_tool_headers(envelope).await;
+        let headers = self.modern_headers(&c, method::TOOLS_CALL);
+        if headers == old_headers {
+            return false;
+        }
+        let Some((original, mut pending)) = self.host_ids.take(local) else {
+            return false;
+        };
+        pending.retried = true;
+        pending.sent = Some((sent.clone(), headers.clone()));
+        let next = match self.host_ids.insert(original.clone(), pending) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        let body = c.with_id(&next);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        if let Some(p) = self.host_ids.get_mut(&next) {
+            p.task = Some(task);
+        }
+        true
+    }
+
+    /// Fetches every page of `tools/list` (at most 32) with the given
+    /// `_meta` envelope and learns the tools' `x-mcp-header` maps.
+    async fn refresh_tool_headers(&mut self, envelope: Map<String, Value>) {
+        let version = envelope
+            .get(meta::PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .unwrap_or(ProtocolVersion::LATEST.as_str())
+            .to_owned();
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version),
+            (MCP_METHOD.to_owned(), method::TOOLS_LIST.to_owned()),
+        ];
+        let mut cursor: Option<Value> = None;
+        for _ in 0..32 {
+            let mut params = Map::new();
+            params.insert("_meta".into(), Value::Object(envelope.clone()));
+            if let Some(c) = cursor.take() {
+                params.insert("cursor".into(), c);
+            }
+            let req = serde_json::json!({"jsonrpc": "2.0", "id": TOOLS_LIST_ID, "method": method::TOOLS_LIST, "params": params});
+            let Ok(answers) = self
+                .up
+                .collect(req.to_string().into_bytes(), &headers)
+                .await
+            else {
+                return;
+            };
+            let Some(answer) = answers.into_iter().find(|a| {
+                serde_json::from_slice::<Value>(a)
+                    .is_ok_and(|v| v.get("id").is_some_and(|i| i == TOOLS_LIST_ID))
+            }) else {
+                return;
+            };
+            cursor = serde_json::from_slice::<Value>(&answer)
+                .ok()
+                .and_then(|v| v.get("result")?.get("nextCursor").cloned())
+                .filter(|c| !c.is_null());
+            let _ = self.filter_tools(answer);
+            if cursor.is_none() {
+                return;
+            }
         }
     }
 

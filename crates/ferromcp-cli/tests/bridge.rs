@@ -1065,3 +1065,19 @@ fn a_handshake_host_answers_a_modern_remotes_input_rounds_as_pushed_requests() {
     let (_, done) = host.answer_for(&json!("d"));
     assert_eq!(done["error"]["message"], "no user here", "{done}");
 }
+
+#[test]
+fn a_tool_called_before_any_tools_list_still_gets_its_param_headers() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // HDR-21: no tools/list yet, so the first attempt lacks
+    // Mcp-Param-Region and the remote answers -32020; the bridge fetches
+    // tools/list itself and sends the call once more.
+    let call = host.call(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_x_mcp_header", "arguments": {"region": "us"}}),
+    ));
+    assert_eq!(text_of(&call), "region=us", "{call}");
+}
