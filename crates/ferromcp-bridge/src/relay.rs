@@ -287,7 +287,10 @@ where
                 Some(Frame::TooLong) => {
                     relay.answer(error_answer(None, -32600, "message too large")).await;
                 }
-                None => host_open = false,
+                None => {
+                    host_open = false;
+                    relay.host_closed().await;
+                }
             },
             Some(ev) = inbound.recv() => relay.on_remote(ev).await,
         }
@@ -322,6 +325,30 @@ where
 }
 
 impl Relay {
+    /// The host closed its side: nothing it was asked can be answered any
+    /// more. The remote's requests get an error answer (so its exchanges
+    /// can end), and host requests waiting on an input round fail; the
+    /// bridge then waits only for answers already on their way.
+    async fn host_closed(&mut self) {
+        let unanswerable = self.server_ids.drain();
+        self.up.set_waiting_on_host(0);
+        for (original, to) in unanswerable {
+            match to {
+                ToHost::Remote => {
+                    let body = error_answer(Some(&original), -32603, "bridge: the host went away");
+                    self.spawn_send(body, Vec::new(), None);
+                }
+                ToHost::Input { local, .. } => {
+                    if let Some((_, p)) = self.host_ids.take(&local) {
+                        if let Some(t) = p.task {
+                            t.abort();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Whether a forwarded `initialize` is still unanswered.
     fn initializing(&self) -> bool {
         self.init_local

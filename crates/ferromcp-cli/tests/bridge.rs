@@ -1081,3 +1081,26 @@ fn a_tool_called_before_any_tools_list_still_gets_its_param_headers() {
     ));
     assert_eq!(text_of(&call), "region=us", "{call}");
 }
+
+#[test]
+fn a_host_that_leaves_during_an_elicitation_does_not_keep_the_bridge_running() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    open(&mut host, "handshake");
+    host.send(req(
+        "handshake",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Anyone?"}}),
+    ));
+    loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break;
+        }
+    }
+    // The host closes stdin without answering: the bridge answers the
+    // remote's request with an error, the call ends, and the bridge exits.
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
