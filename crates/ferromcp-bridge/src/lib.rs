@@ -246,6 +246,33 @@ impl Bridge {
 mod tests {
     use super::*;
 
+    #[tokio::test]
+    async fn messages_never_show_credentials_from_the_url() {
+        let (w, _r) = tokio::io::duplex(64);
+        let (host_in, mut feed) = tokio::io::duplex(4096);
+        let (out_w, mut out_r) = tokio::io::duplex(4096);
+        drop(w);
+        let bridge =
+            Bridge::new("http://user:s3cret@127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let run = tokio::spawn(bridge.run(host_in, out_w));
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let msg = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#;
+        feed.write_all(msg).await.unwrap_or_else(|e| panic!("{e}"));
+        feed.write_all(b"\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(feed);
+        let mut out = String::new();
+        out_r
+            .read_to_string(&mut out)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = run.await;
+        assert!(out.contains(r#""id":1"#) && out.contains("error"), "{out}");
+        assert!(out.contains("127.0.0.1:1/mcp"), "{out}");
+        assert!(!out.contains("s3cret") && !out.contains("user"), "{out}");
+    }
+
     #[test]
     fn urls_and_headers_are_checked() {
         assert!(Bridge::new("ftp://x/mcp").is_err());

@@ -55,6 +55,8 @@ pub(crate) enum Inbound {
 pub(crate) struct Upstream {
     pool: Pool,
     url: Uri,
+    /// The URL for messages: without any `user:password@` part.
+    shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<HeaderValue>>,
@@ -116,9 +118,18 @@ impl Upstream {
         headers: Vec<(HeaderName, HeaderValue)>,
         limits: Limits,
     ) -> Result<Self, String> {
+        let shown = format!(
+            "{}://{}{}",
+            url.scheme_str().unwrap_or("http"),
+            url.authority()
+                .map(|a| a.as_str().rsplit('@').next().unwrap_or_default())
+                .unwrap_or_default(),
+            url.path()
+        );
         Ok(Self {
             pool: pool()?,
             url,
+            shown,
             headers,
             session: Mutex::new(None),
             version: Mutex::new(None),
@@ -193,11 +204,11 @@ impl Upstream {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(Failure::Transport(format!(
                 "the HTTP request to {} failed: {e}",
-                self.url
+                self.shown
             ))),
             Err(_) => Err(Failure::Transport(format!(
                 "no answer from {} within {:?}",
-                self.url, self.limits.timeout
+                self.shown, self.limits.timeout
             ))),
         }
     }
