@@ -1104,3 +1104,81 @@ fn a_host_that_leaves_during_an_elicitation_does_not_keep_the_bridge_running() {
     let (code, err) = host.finish();
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A raw remote answering every POST with an SSE stream: `events`, then
+/// the result for the request's id.
+fn sse_remote(events: Vec<Value>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("id").cloned());
+            let Some(id) = id else {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                continue;
+            };
+            let mut sse = String::new();
+            for e in &events {
+                sse.push_str(&format!("data: {e}\n\n"));
+            }
+            let done = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+            sse.push_str(&format!("data: {done}\n\n"));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+                sse.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn a_remote_cancelling_its_own_request_reaches_the_host_with_the_host_side_id() {
+    let url = sse_remote(vec![
+        json!({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+            "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "srv-1", "reason": "changed my mind"}}),
+    ]);
+    let mut host = Host::start(&url, &[]);
+    host.send(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "x", "arguments": {}}),
+    ));
+    let (before, done) = host.answer_for(&json!(1));
+    assert!(done.get("result").is_some(), "{done}");
+    let ask = before
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .unwrap_or_else(|| panic!("{before:?}"));
+    let cancel = before
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .unwrap_or_else(|| panic!("{before:?}"));
+    // The host only ever sees the bridge's id for the remote's request.
+    assert_ne!(ask["id"], "srv-1", "{ask}");
+    assert_eq!(cancel["params"]["requestId"], ask["id"], "{cancel}");
+    assert_eq!(cancel["params"]["reason"], "changed my mind");
+}
