@@ -31,6 +31,16 @@ impl Glob {
 
     /// Whether `name` matches the whole pattern.
     pub fn matches(&self, name: &str) -> bool {
+        self.matches_with(name, |a, b| a == b)
+    }
+
+    /// Whether `name` matches the whole pattern with ASCII letters
+    /// compared case-insensitively.
+    pub fn matches_ignore_ascii_case(&self, name: &str) -> bool {
+        self.matches_with(name, |a, b| a.eq_ignore_ascii_case(&b))
+    }
+
+    fn matches_with(&self, name: &str, eq: impl Fn(char, char) -> bool) -> bool {
         let name: Vec<char> = name.chars().collect();
         // Iterative matching with one backtrack point (the last `*`):
         // linear in practice, never exponential.
@@ -46,7 +56,7 @@ impl Glob {
                     p += 1;
                     n += 1;
                 }
-                Some(c) if *c == name[n] => {
+                Some(c) if eq(*c, name[n]) => {
                     p += 1;
                     n += 1;
                 }
@@ -79,7 +89,11 @@ impl fmt::Display for Glob {
 /// Which tools the bridge lets through.
 ///
 /// With no allow pattern every tool is allowed unless denied; with allow
-/// patterns only matching tools are, and a deny pattern always wins.
+/// patterns only matching tools are (case-sensitively, as tool names
+/// compare), and a deny pattern always wins. A deny pattern also refuses
+/// the ASCII case variants of what it matches (`Echo` for a denied
+/// `echo`): a remote that looked tools up case-insensitively would
+/// otherwise run the denied tool under another spelling.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
     allow: Vec<Glob>,
@@ -111,7 +125,7 @@ impl ToolFilter {
 
     /// Whether the tool called `name` may be listed and called.
     pub fn permits(&self, name: &str) -> bool {
-        if self.deny.iter().any(|g| g.matches(name)) {
+        if self.deny.iter().any(|g| g.matches_ignore_ascii_case(name)) {
             return false;
         }
         self.allow.is_empty() || self.allow.iter().any(|g| g.matches(name))
@@ -150,6 +164,9 @@ mod tests {
         assert!(!g("echo").matches("ECHO"));
         assert!(!g("echo").matches("Echo"));
         assert!(!g("ech?").matches("ECHO"));
+        assert!(g("echo").matches_ignore_ascii_case("ECHO"));
+        assert!(g("e*O").matches_ignore_ascii_case("echo"));
+        assert!(!g("echo").matches_ignore_ascii_case("echo2"));
     }
 
     #[test]
@@ -167,10 +184,14 @@ mod tests {
 
         let f = ToolFilter::new().deny(g("echo"));
         assert!(!f.permits("echo"));
-        // A case variant is a different tool: not denied by this pattern,
-        // and the remote will not run `echo` for it either.
-        assert!(f.permits("Echo"));
+        // Case variants of a denied name are refused too, in case the
+        // remote matches names case-insensitively.
+        assert!(!f.permits("Echo"));
+        assert!(!f.permits("ECHO"));
+        assert!(f.permits("echo2"));
         assert!(f.permits("test_sampling"));
+        let f = ToolFilter::new().deny(g("debug_*"));
+        assert!(!f.permits("DEBUG_sleep"));
 
         let f = ToolFilter::new()
             .allow(g("test_*"))

@@ -476,8 +476,9 @@ fn deny_list_is_enforced_on_direct_calls_invented_names_and_case_variants() {
             "{era}: {names:?}"
         );
 
-        // Case variants and invented names never run the denied tool: the
-        // remote's own unknown-tool answer comes back.
+        // Case variants, near misses and invented names never run the
+        // denied tool (case variants are refused by the bridge, see
+        // a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys).
         for (i, name) in ["Echo", "ECHO", "echo ", "no_such_tool"].iter().enumerate() {
             let a = host.call(req(
                 era,
@@ -743,12 +744,21 @@ fn a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys() {
     ));
     let (_, a) = host.answer_for(&json!(2));
     assert!(a.get("error").is_some(), "{a}");
+    // A case variant: a remote matching names case-insensitively would
+    // run `secret` for it.
+    let a = host.call(req(
+        "modern",
+        json!(4),
+        "tools/call",
+        json!({"name": "SeCrEt", "arguments": {}}),
+    ));
+    assert_eq!(a["error"]["code"], -32602, "{a}");
     let a = host.call(req("modern", json!(3), "ping", json!({})));
     assert_eq!(a["id"], 3);
     // The first request the remote saw is the ping.
     let first = requests.recv_timeout(WAIT).unwrap();
     assert!(first.contains("\"method\":\"ping\""), "{first}");
-    assert!(!first.contains("secret"), "{first}");
+    assert!(!first.to_ascii_lowercase().contains("secret"), "{first}");
 }
 
 #[test]
