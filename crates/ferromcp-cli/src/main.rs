@@ -14,6 +14,7 @@ macro_rules! out {
 
 mod args;
 mod auth;
+mod bridge;
 mod browser;
 mod check;
 mod connect;
@@ -299,6 +300,12 @@ enum Command {
     /// `--docs DIR`, plus a folder of documents), or `mcp serve docs DIR`,
     /// the documentation assistant.
     Serve(serve::ServeArgs),
+    /// Be a stdio MCP server for hosts that only start local servers,
+    /// relaying to a remote Streamable HTTP server:
+    /// `"command": "mcp", "args": ["bridge", "https://…"]`. Request ids are
+    /// remapped, unknown methods and fields cross untouched, and
+    /// --allow-tool/--deny-tool filter tools (listing and calling).
+    Bridge(bridge::BridgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -591,6 +598,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
             check::run(&target, &common).await
         }
         Command::Serve(a) => serve::run(a).await,
+        Command::Bridge(a) => bridge::run(a).await,
         Command::Login {
             url,
             no_browser,

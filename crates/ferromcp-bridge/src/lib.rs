@@ -1,0 +1,293 @@
+//! # ferromcp-bridge
+//!
+//! The translation core of `mcp bridge`: a newline-delimited JSON-RPC peer
+//! (a Model Context Protocol host, over stdio in the `mcp` binary) on one
+//! side, a Streamable HTTP server on the other.
+//!
+//! - Request ids are remapped in both directions ([`IdMap`]): the host's
+//!   requests get the bridge's ids towards the remote, the remote's
+//!   requests get the bridge's ids towards the host, and every answer gets
+//!   its original id back. `notifications/cancelled` is remapped too.
+//! - Messages are classified by reading only `id`, `method` and, for
+//!   `tools/call`, the tool name ([`classify`]); everything else crosses
+//!   byte for byte, so unknown methods, extension methods and new fields
+//!   need no bridge release.
+//! - A [`ToolFilter`] removes tools from `tools/list` answers and refuses
+//!   calls to them locally, before anything reaches the remote.
+//! - Towards the remote, each message is a POST with the headers its era
+//!   needs: 2026-07-28 requests carry `MCP-Protocol-Version`, `Mcp-Method`,
+//!   `Mcp-Name` and the `Mcp-Param-*` headers the tool's `x-mcp-header`
+//!   annotations ask for (from the protocol crate's one header codec); a
+//!   handshake-era session keeps `Mcp-Session-Id`, sends the negotiated
+//!   `MCP-Protocol-Version`, listens on the GET stream and is DELETEd at
+//!   the end.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferromcp_bridge::Error> {
+//! use ferromcp_bridge::{Bridge, Glob, ToolFilter};
+//! let filter = ToolFilter::new().deny(Glob::new("debug_*").map_err(ferromcp_bridge::Error::config)?);
+//! Bridge::new("https://example.com/mcp")?
+//!     .header("Authorization", "Bearer …")?
+//!     .filter(filter)
+//!     .run(tokio::io::stdin(), tokio::io::stdout())
+//!     .await
+//! # }
+//! ```
+
+mod env;
+mod filter;
+mod ids;
+mod message;
+mod relay;
+mod upstream;
+
+pub use env::expand_env;
+pub use filter::{Glob, ToolFilter};
+pub use ids::{IdMap, MapError};
+pub use message::{Classified, Invalid, Kind, classify};
+
+use http::header::{HeaderName, HeaderValue};
+use std::fmt;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The bridge's limits; every one can be changed.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    max_in_flight: usize,
+    max_server_requests: usize,
+    max_message: usize,
+    timeout: Duration,
+    max_tools: usize,
+    max_listen_retries: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: Self::DEFAULT_MAX_IN_FLIGHT,
+            max_server_requests: Self::DEFAULT_MAX_SERVER_REQUESTS,
+            max_message: Self::DEFAULT_MAX_MESSAGE,
+            timeout: Self::DEFAULT_TIMEOUT,
+            max_tools: Self::DEFAULT_MAX_TOOLS,
+            max_listen_retries: Self::DEFAULT_MAX_LISTEN_RETRIES,
+        }
+    }
+}
+
+impl Limits {
+    /// Default for [`Limits::max_in_flight`].
+    pub const DEFAULT_MAX_IN_FLIGHT: usize = 1024;
+    /// Default for [`Limits::max_server_requests`].
+    pub const DEFAULT_MAX_SERVER_REQUESTS: usize = 256;
+    /// Default for [`Limits::max_message`] (16 MiB).
+    pub const DEFAULT_MAX_MESSAGE: usize = 16 << 20;
+    /// Default for [`Limits::timeout`].
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+    /// Default for [`Limits::max_tools`].
+    pub const DEFAULT_MAX_TOOLS: usize = 10_000;
+    /// Default for [`Limits::max_listen_retries`].
+    pub const DEFAULT_MAX_LISTEN_RETRIES: u32 = 5;
+
+    /// The host's requests waiting for the remote's answer at once; more
+    /// are refused with a JSON-RPC error.
+    pub fn max_in_flight(mut self, n: usize) -> Self {
+        self.max_in_flight = n.max(1);
+        self
+    }
+
+    /// The remote's requests (elicitation, sampling, roots) waiting for
+    /// the host's answer at once; more are answered with an error.
+    pub fn max_server_requests(mut self, n: usize) -> Self {
+        self.max_server_requests = n.max(1);
+        self
+    }
+
+    /// The largest message in either direction, in bytes.
+    pub fn max_message(mut self, n: usize) -> Self {
+        self.max_message = n.max(1024);
+        self
+    }
+
+    /// How long the bridge waits for the remote's next bytes on an
+    /// exchange (connecting, the answer's headers, each chunk of the
+    /// answer); any progress notification or other event restarts it. The
+    /// host gets an error answer when it runs out.
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = d.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Tools whose `x-mcp-header` annotations are remembered (to send
+    /// `Mcp-Param-*` headers).
+    pub fn max_tools(mut self, n: usize) -> Self {
+        self.max_tools = n;
+        self
+    }
+
+    /// How many times in a row the handshake-era GET stream is reopened
+    /// after failing before the bridge stops listening.
+    pub fn max_listen_retries(mut self, n: u32) -> Self {
+        self.max_listen_retries = n;
+        self
+    }
+}
+
+/// What went wrong starting or running a bridge.
+#[derive(Debug)]
+pub struct Error {
+    message: String,
+}
+
+impl Error {
+    /// A configuration error (bad URL, header, pattern).
+    pub fn config(message: impl fmt::Display) -> Self {
+        Self {
+            message: message.to_string(),
+        }
+    }
+
+    /// The message, one sentence.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Header names the bridge sets itself or that belong to the connection;
+/// `--header` cannot override them.
+const RESERVED_HEADERS: [&str; 9] = [
+    "host",
+    "content-type",
+    "content-length",
+    "accept",
+    "transfer-encoding",
+    "connection",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+];
+
+/// A bridge to one remote Streamable HTTP endpoint.
+#[derive(Debug)]
+pub struct Bridge {
+    url: http::Uri,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    filter: ToolFilter,
+    limits: Limits,
+}
+
+impl Bridge {
+    /// A bridge to the `http` or `https` URL.
+    pub fn new(url: &str) -> Result<Self, Error> {
+        Ok(Self {
+            url: upstream::parse_url(url).map_err(Error::config)?,
+            headers: Vec::new(),
+            filter: ToolFilter::new(),
+            limits: Limits::default(),
+        })
+    }
+
+    /// Adds a header sent on every request to the remote. The bridge's own
+    /// headers (`Mcp-*`, `Accept`, `Content-Type`, `Host`, …) cannot be
+    /// set this way. Errors never repeat the value.
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
+        let n = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| Error::config(format!("{name:?} is not a valid header name")))?;
+        if RESERVED_HEADERS.contains(&n.as_str()) || n.as_str().starts_with("mcp-") {
+            return Err(Error::config(format!(
+                "header {name} is set by the bridge itself and cannot be given"
+            )));
+        }
+        let mut v = HeaderValue::from_str(value.trim()).map_err(|_| {
+            Error::config(format!(
+                "the value of header {name} is not a valid header value"
+            ))
+        })?;
+        v.set_sensitive(true);
+        self.headers.push((n, v));
+        Ok(self)
+    }
+
+    /// Sets the tool filter.
+    pub fn filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Sets the limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Relays between the host (`reader`/`writer`, newline-delimited
+    /// JSON-RPC) and the remote until the host closes its side and every
+    /// request it sent has been answered (or failed).
+    pub async fn run<R, W>(self, reader: R, writer: W) -> Result<(), Error>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let up = upstream::Upstream::new(self.url, self.headers, self.limits.clone())
+            .map_err(Error::config)?;
+        relay::run(up, self.filter, self.limits, reader, writer).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn messages_never_show_credentials_from_the_url() {
+        let (w, _r) = tokio::io::duplex(64);
+        let (host_in, mut feed) = tokio::io::duplex(4096);
+        let (out_w, mut out_r) = tokio::io::duplex(4096);
+        drop(w);
+        let bridge =
+            Bridge::new("http://user:s3cret@127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let run = tokio::spawn(bridge.run(host_in, out_w));
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let msg = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#;
+        feed.write_all(msg).await.unwrap_or_else(|e| panic!("{e}"));
+        feed.write_all(b"\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(feed);
+        let mut out = String::new();
+        out_r
+            .read_to_string(&mut out)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let _ = run.await;
+        assert!(out.contains(r#""id":1"#) && out.contains("error"), "{out}");
+        assert!(out.contains("127.0.0.1:1/mcp"), "{out}");
+        assert!(!out.contains("s3cret") && !out.contains("user"), "{out}");
+    }
+
+    #[test]
+    fn urls_and_headers_are_checked() {
+        assert!(Bridge::new("ftp://x/mcp").is_err());
+        assert!(Bridge::new("not a url").is_err());
+        let b = Bridge::new("http://127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let b = b.header("X-Api-Key", "k").unwrap_or_else(|e| panic!("{e}"));
+        assert!(b.header("Mcp-Session-Id", "s").is_err());
+        let b = Bridge::new("http://127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        assert!(b.header("Mcp-Param-X", "s").is_err());
+        let b = Bridge::new("http://127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let e = b.header("Authorization", "Bearer se\ncret").err();
+        let msg = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("Authorization") && !msg.contains("cret"),
+            "{msg}"
+        );
+    }
+}

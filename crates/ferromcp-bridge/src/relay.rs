@@ -1,0 +1,1147 @@
+//! The relay loop: host lines in, remote messages out, and back.
+//!
+//! One task owns all state (the two id maps, the learned `x-mcp-header`
+//! maps, the era); each message to the remote is its own spawned exchange
+//! whose messages and end come back over one channel, in order, so an
+//! answer is always seen before the end of its exchange. An exchange that
+//! ends without the answer (the remote died, timed out, refused) answers
+//! the host with an error for that id: never a hang.
+// CANCEL-01, CANCEL-02, HTTP-15
+
+use crate::filter::ToolFilter;
+use crate::ids::IdMap;
+use crate::message::{Classified, Invalid, Kind, RawObject, classify, raw_array, raw_str};
+use crate::upstream::{Failure, Inbound, Upstream};
+use crate::{Error, Limits};
+use ferromcp_protocol::framing::{Frame, LineFramer};
+use ferromcp_protocol::header::codec::encode_header_value;
+use ferromcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
+use ferromcp_protocol::header::{MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, name_bearing_param};
+use ferromcp_protocol::{ProtocolVersion, RequestId, meta, method};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+/// The id of the bridge's own `tools/list` (HDR-21).
+const TOOLS_LIST_ID: &str = "ferromcp-bridge/tools-list";
+
+/// Whether a raw JSON-RPC error object is -32020 (header mismatch).
+fn is_header_mismatch(error: &str) -> bool {
+    serde_json::from_str::<Value>(error)
+        .ok()
+        .and_then(|e| e.get("code")?.as_i64())
+        == Some(ferromcp_protocol::ErrorCode::HEADER_MISMATCH.0)
+}
+
+/// The id of the bridge's own `server/discover` probe.
+const DISCOVER_ID: &str = "ferromcp-bridge/discover";
+
+/// What the bridge adds to a handshake host's requests for a
+/// 2026-07-28-only remote.
+struct Translate {
+    client_info: Value,
+    capabilities: Value,
+    log_level: Option<Value>,
+}
+
+/// The client capabilities declared to a 2026-07-28 remote for a
+/// handshake host: the host's own (elicitation, sampling and roots are
+/// answered through MRTR rounds the bridge maps onto pushed requests),
+/// without `tasks`, which is not translated.
+fn translated_capabilities(host: Option<&Value>) -> Value {
+    let mut caps = host.cloned().unwrap_or_else(|| serde_json::json!({}));
+    if let Some(o) = caps.as_object_mut() {
+        o.remove("tasks");
+    }
+    caps
+}
+
+impl Translate {
+    // META-03
+    /// The host's request with the 2026-07-28 `_meta` envelope added to its
+    /// params (keys the host set itself are kept); `None` when params is
+    /// not an object.
+    fn envelope(&self, c: &Classified<'_>) -> Option<Vec<u8>> {
+        let raw = c.member("params");
+        let mut params: Map<String, Value> = match raw {
+            Some(p) => serde_json::from_str(p.get()).ok()?,
+            None => Map::new(),
+        };
+        let m = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()?;
+        m.insert(
+            meta::PROTOCOL_VERSION.to_owned(),
+            Value::from(ProtocolVersion::LATEST.as_str()),
+        );
+        m.entry(meta::CLIENT_INFO)
+            .or_insert_with(|| self.client_info.clone());
+        m.entry(meta::CLIENT_CAPABILITIES)
+            .or_insert_with(|| self.capabilities.clone());
+        if let Some(level) = &self.log_level {
+            m.entry(meta::LOG_LEVEL).or_insert_with(|| level.clone());
+        }
+        let text = serde_json::to_string(&params).ok()?;
+        Some(match raw {
+            Some(p) => c.replace(p, &text),
+            None => c.insert_member("params", &text),
+        })
+    }
+}
+
+/// The result of an `input_required` answer, if this is one.
+fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
+    let raw = c.member("result")?;
+    if !raw.get().contains("input_required") {
+        return None;
+    }
+    let result: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    (result.get("resultType").and_then(Value::as_str) == Some("input_required")).then_some(result)
+}
+
+// MRTR-03
+/// `sent` (a request) with `params.inputResponses` and
+/// `params.requestState` set for the next round.
+fn with_input_responses(
+    sent: &[u8],
+    responses: Map<String, Value>,
+    state: Option<Value>,
+) -> Option<Vec<u8>> {
+    let c = classify(sent).ok()?;
+    let raw = c.member("params")?;
+    let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    params.insert("inputResponses".into(), Value::Object(responses));
+    match state {
+        Some(s) => params.insert("requestState".into(), s),
+        None => params.remove("requestState"),
+    };
+    Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
+}
+
+/// MCP request headers as (name, value) pairs.
+type Headers = Vec<(String, String)>;
+
+/// A host request waiting for the remote's answer.
+struct Pending {
+    method: String,
+    task: Option<AbortHandle>,
+    /// Translation only: what was sent, to send again with the input
+    /// responses of an MRTR round.
+    sent: Option<(Vec<u8>, Headers)>,
+    /// Translation only: an MRTR round waiting for the host's answers.
+    round: Option<Round>,
+    /// MRTR rounds taken so far.
+    rounds: u32,
+    /// A `tools/call` already sent again after refreshing the tools'
+    /// header annotations (HDR-21: once).
+    retried: bool,
+}
+
+/// One MRTR `input_required` round a handshake host answers through
+/// pushed requests (elicitation/create, sampling/createMessage,
+/// roots/list).
+struct Round {
+    /// Input requests not answered yet.
+    waiting: usize,
+    /// The answers so far, by input key.
+    responses: Map<String, Value>,
+    /// The round's requestState, echoed back.
+    state: Option<Value>,
+}
+
+/// Who is waiting for the host's answer to a request the bridge sent it.
+#[derive(Debug, Clone)]
+enum ToHost {
+    /// The remote's own request: the answer is relayed.
+    Remote,
+    /// An input request of an MRTR round of the host request the bridge
+    /// knows as `local`.
+    Input { local: RequestId, key: String },
+}
+
+/// The most MRTR rounds one translated request may take.
+const MAX_INPUT_ROUNDS: u32 = 16;
+
+struct Relay {
+    up: Arc<Upstream>,
+    filter: ToolFilter,
+    limits: Limits,
+    /// Host request ids ↔ the ids sent to the remote.
+    host_ids: IdMap<Pending>,
+    /// Remote request ids ↔ the ids sent to the host.
+    server_ids: IdMap<ToHost>,
+    /// `x-mcp-header` maps from `tools/list` answers, by tool name.
+    tool_headers: HashMap<String, ParamHeaderMap>,
+    /// The host opened a handshake-era session (`initialize`) that the
+    /// remote serves itself.
+    handshake: bool,
+    /// The host speaks the handshake era, the remote only 2026-07-28: the
+    /// bridge answered `initialize` from `server/discover` and adds the
+    /// `_meta` envelope to each request.
+    translate: Option<Translate>,
+    listen: Option<AbortHandle>,
+    /// The bridge's id of a forwarded `initialize` (handshake era).
+    init_local: Option<RequestId>,
+    /// Host lines that arrived while that `initialize` was unanswered: they
+    /// need the session id its answer brings (bounded by max_in_flight).
+    held: std::collections::VecDeque<Vec<u8>>,
+    to_host: mpsc::Sender<Vec<u8>>,
+    events: mpsc::Sender<Inbound>,
+}
+
+/// A JSON-RPC error answer.
+fn error_answer(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
+    let id = id.map_or(Value::Null, RequestId::to_value);
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        Value::from(message)
+    )
+    .into_bytes()
+}
+
+/// One line for the host: raw newlines (only ever whitespace between JSON
+/// tokens, since strings escape them) become spaces.
+fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    for b in &mut bytes {
+        if *b == b'\n' || *b == b'\r' {
+            *b = b' ';
+        }
+    }
+    bytes.push(b'\n');
+    bytes
+}
+
+pub(crate) async fn run<R, W>(
+    up: Upstream,
+    filter: ToolFilter,
+    limits: Limits,
+    mut reader: R,
+    mut writer: W,
+) -> Result<(), Error>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_host, mut host_out) = mpsc::channel::<Vec<u8>>(256);
+    let writer_task = tokio::spawn(async move {
+        while let Some(line) = host_out.recv().await {
+            if writer.write_all(&one_line(line)).await.is_err() || writer.flush().await.is_err() {
+                return Err(Error::config("the host closed its input"));
+            }
+        }
+        Ok(())
+    });
+    let (lines_tx, mut lines) = mpsc::channel::<Frame>(64);
+    let max = limits.max_message;
+    let reader_task = tokio::spawn(async move {
+        let mut framer = LineFramer::new(max);
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            framer.push(&buf[..n]);
+            while let Some(f) = framer.next_frame() {
+                if lines_tx.send(f).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if let Some(f) = framer.finish() {
+            let _ = lines_tx.send(f).await;
+        }
+    });
+    let (events, mut inbound) = mpsc::channel::<Inbound>(256);
+    let mut relay = Relay {
+        up: Arc::new(up),
+        filter,
+        host_ids: IdMap::new(limits.max_in_flight),
+        server_ids: IdMap::new(limits.max_server_requests),
+        limits,
+        tool_headers: HashMap::new(),
+        handshake: false,
+        translate: None,
+        listen: None,
+        init_local: None,
+        held: std::collections::VecDeque::new(),
+        to_host,
+        events,
+    };
+    let mut host_open = true;
+    loop {
+        tokio::select! {
+            line = lines.recv(), if host_open => match line {
+                Some(Frame::Line(l)) if relay.initializing() => {
+                    if relay.held.len() >= relay.limits.max_in_flight {
+                        relay.answer(error_answer(None, -32600, "too many messages before the initialize answer")).await;
+                    } else {
+                        relay.held.push_back(l);
+                    }
+                }
+                Some(Frame::Line(l)) => relay.on_host_line(&l).await,
+                Some(Frame::TooLong) => {
+                    relay.answer(error_answer(None, -32600, "message too large")).await;
+                }
+                None => {
+                    host_open = false;
+                    relay.host_closed().await;
+                }
+            },
+            Some(ev) = inbound.recv() => relay.on_remote(ev).await,
+        }
+        while !relay.initializing() {
+            let Some(l) = relay.held.pop_front() else {
+                break;
+            };
+            relay.on_host_line(&l).await;
+        }
+        if !host_open && relay.host_ids.is_empty() && relay.held.is_empty() {
+            break;
+        }
+        if relay.to_host.is_closed() {
+            break;
+        }
+    }
+    reader_task.abort();
+    for (_, p) in relay.host_ids.drain() {
+        if let Some(t) = p.task {
+            t.abort();
+        }
+    }
+    if let Some(l) = relay.listen.take() {
+        l.abort();
+    }
+    relay.up.close().await;
+    let Relay { to_host, .. } = relay;
+    drop(to_host);
+    writer_task
+        .await
+        .map_err(|e| Error::config(format!("the writer failed: {e}")))?
+}
+
+impl Relay {
+    /// The host closed its side: nothing it was asked can be answered any
+    /// more. The remote's requests get an error answer (so its exchanges
+    /// can end), and host requests waiting on an input round fail; the
+    /// bridge then waits only for answers already on their way.
+    async fn host_closed(&mut self) {
+        let unanswerable = self.server_ids.drain();
+        self.up.set_waiting_on_host(0);
+        for (original, to) in unanswerable {
+            match to {
+                ToHost::Remote => {
+                    let body = error_answer(Some(&original), -32603, "bridge: the host went away");
+                    self.spawn_send(body, Vec::new(), None);
+                }
+                ToHost::Input { local, .. } => {
+                    if let Some((_, p)) = self.host_ids.take(&local) {
+                        if let Some(t) = p.task {
+                            t.abort();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a forwarded `initialize` is still unanswered.
+    fn initializing(&self) -> bool {
+        self.init_local
+            .as_ref()
+            .is_some_and(|l| self.host_ids.get(l).is_some())
+    }
+
+    async fn answer(&self, bytes: Vec<u8>) {
+        let _ = self.to_host.send(bytes).await;
+    }
+
+    async fn on_host_line(&mut self, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let c = match classify(line) {
+            Ok(c) => c,
+            Err(Invalid::Parse) => {
+                return self.answer(error_answer(None, -32700, "parse error")).await;
+            }
+            Err(Invalid::Request(id, why)) => {
+                return self.answer(error_answer(id.as_ref(), -32600, &why)).await;
+            }
+        };
+        match c.kind().clone() {
+            Kind::Request { id, method } => self.host_request(&c, id, method).await,
+            Kind::Response { id: Some(id) } => match self.server_ids.take(&id) {
+                Some((original, ToHost::Remote)) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
+                    let body = c.with_id(&original);
+                    self.spawn_send(body, Vec::new(), None);
+                }
+                Some((_, ToHost::Input { local, key })) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.input_answered(&c, local, key).await;
+                }
+                None => tracing::warn!("the host answered a request the bridge did not send"),
+            },
+            Kind::Response { id: None } => {
+                tracing::warn!("the host sent an error answer with a null id; dropped")
+            }
+            Kind::Notification { method } => self.host_notification(&c, &method).await,
+        }
+    }
+
+    async fn host_request(&mut self, c: &Classified<'_>, id: RequestId, method: String) {
+        if method == method::TOOLS_CALL && !self.filter.is_open() {
+            // The filter is enforced here, before anything reaches the
+            // remote: a filtered tool cannot be called by name, and a call
+            // whose name cannot be read unambiguously is refused.
+            let refusal = match c.param_str_strict("name") {
+                Ok(name) if self.filter.permits(&name) => None,
+                Ok(name) => Some(format!("Unknown tool: {name}")),
+                Err(why) => Some(format!("Invalid tools/call: {why}")),
+            };
+            if let Some(msg) = refusal {
+                return self.answer(error_answer(Some(&id), -32602, &msg)).await;
+            }
+        }
+        let initialize = method == method::INITIALIZE;
+        if initialize && !self.handshake && self.translate.is_none() {
+            if let Some(answer) = self.initialize_from_discover(c, &id).await {
+                return self.answer(answer).await;
+            }
+        }
+        if initialize && self.translate.is_none() {
+            self.handshake = true;
+        }
+        let enveloped;
+        let reclassified;
+        if method == "logging/setLevel" {
+            if let Some(t) = self.translate.as_mut() {
+                // 2026-07-28 has no session to set a level on: the level
+                // travels in each request's _meta from now on.
+                t.log_level = c
+                    .param("level")
+                    .and_then(|l| serde_json::from_str(l.get()).ok());
+                let ok = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}});
+                return self.answer(ok.to_string().into_bytes()).await;
+            }
+        }
+        let c = match &self.translate {
+            Some(t) => match t.envelope(c) {
+                Some(bytes) => {
+                    enveloped = bytes;
+                    match classify(&enveloped) {
+                        Ok(r) => {
+                            reclassified = r;
+                            &reclassified
+                        }
+                        Err(_) => c,
+                    }
+                }
+                None => {
+                    let msg = "params must be an object to be sent to a 2026-07-28 server";
+                    return self.answer(error_answer(Some(&id), -32602, msg)).await;
+                }
+            },
+            None => c,
+        };
+        let headers = if self.handshake {
+            Vec::new()
+        } else {
+            self.modern_headers(c, &method)
+        };
+        let pending = Pending {
+            method,
+            task: None,
+            sent: None,
+            round: None,
+            rounds: 0,
+            retried: false,
+        };
+        let local = match self.host_ids.insert(id.clone(), pending) {
+            Ok(l) => l,
+            Err(e) => {
+                return self
+                    .answer(error_answer(Some(&id), -32600, &e.to_string()))
+                    .await;
+            }
+        };
+        let body = c.with_id(&local);
+        let keep = self.translate.is_some()
+            || (!self.handshake
+                && self
+                    .host_ids
+                    .get(&local)
+                    .is_some_and(|(_, p)| p.method == method::TOOLS_CALL));
+        if keep {
+            if let Some(p) = self.host_ids.get_mut(&local) {
+                p.sent = Some((body.clone(), headers.clone()));
+            }
+        }
+        if initialize && self.handshake {
+            self.init_local = Some(local.clone());
+        }
+        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize);
+        if let Some(p) = self.host_ids.get_mut(&local) {
+            p.task = Some(task);
+        }
+    }
+
+    async fn host_notification(&mut self, c: &Classified<'_>, method: &str) {
+        if method == "notifications/cancelled" {
+            let Some(raw) = c.param("requestId") else {
+                return;
+            };
+            let Some(original) = serde_json::from_str::<Value>(raw.get())
+                .ok()
+                .and_then(|v| RequestId::from_value(&v))
+            else {
+                return;
+            };
+            // CANCEL-01: abort the exchange (the transport's way over
+            // HTTP); the handshake era also tells the session.
+            let Some((local, pending)) = self.host_ids.take_original(&original) else {
+                return;
+            };
+            if let Some(t) = pending.task {
+                t.abort();
+            }
+            if self.handshake {
+                let body = c.replace(raw, &local.to_value().to_string());
+                self.spawn_send(body, Vec::new(), None);
+            }
+            return;
+        }
+        if self.translate.is_some() {
+            // A 2026-07-28 server takes no notifications from clients
+            // (notifications/initialized has no session to complete);
+            // cancellation was handled above.
+            tracing::debug!("{method} has no 2026-07-28 counterpart; not forwarded");
+            return;
+        }
+        let headers = if self.handshake {
+            Vec::new()
+        } else {
+            self.modern_headers(c, method)
+        };
+        let then_listen =
+            self.handshake && method == "notifications/initialized" && self.listen.is_none();
+        let task = self.spawn_send(
+            c.bytes().to_vec(),
+            headers,
+            then_listen.then(|| self.events.clone()),
+        );
+        if then_listen {
+            self.listen = Some(task);
+        }
+    }
+
+    // DISC-01, LADDER-01
+    /// A handshake host's `initialize`: probes the remote with
+    /// `server/discover` (with its `Mcp-Method` header). When the remote
+    /// serves the host's revision the `initialize` is forwarded as is
+    /// (`None`); when it serves only 2026-07-28 the bridge answers the
+    /// `initialize` itself from the discover result and translates from
+    /// then on.
+    async fn initialize_from_discover(
+        &mut self,
+        c: &Classified<'_>,
+        id: &RequestId,
+    ) -> Option<Vec<u8>> {
+        let params: Map<String, Value> = serde_json::from_str(c.member("params")?.get()).ok()?;
+        let requested = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)?
+            .to_owned();
+        let client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
+        let capabilities = translated_capabilities(params.get("capabilities"));
+        let modern = ProtocolVersion::LATEST.as_str();
+        let probe = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": DISCOVER_ID,
+            "method": method::SERVER_DISCOVER,
+            "params": {"_meta": {
+                (meta::PROTOCOL_VERSION): modern,
+                (meta::CLIENT_INFO): client_info,
+                (meta::CLIENT_CAPABILITIES): capabilities,
+            }}
+        });
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), modern.to_owned()),
+            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
+        ];
+        let answers = self
+            .up
+            .collect(probe.to_string().into_bytes(), &headers)
+            .await
+            .ok()?;
+        let result = answers.iter().find_map(|a| {
+            let v: Value = serde_json::from_slice(a).ok()?;
+            (v.get("id")? == DISCOVER_ID).then(|| v.get("result").cloned())?
+        })?;
+        let supported: Vec<&str> = result
+            .get("supportedVersions")?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        if supported.contains(&requested.as_str()) || !supported.contains(&modern) {
+            // Same era on both sides (or nothing we could translate to):
+            // the remote answers the initialize itself.
+            return None;
+        }
+        let version = match ProtocolVersion::parse(&requested) {
+            Some(v) if !v.is_modern() => requested.clone(),
+            _ => ProtocolVersion::LATEST_HANDSHAKE.as_str().to_owned(),
+        };
+        let mut caps = result
+            .get("capabilities")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
+        if let Some(caps) = caps.as_object_mut() {
+            // Not translated yet: list-change and resource-update
+            // notifications (subscriptions/listen) and extensions; the
+            // host is not told it will get them.
+            caps.remove("extensions");
+            for k in ["tools", "prompts", "resources"] {
+                if let Some(Value::Object(o)) = caps.get_mut(k) {
+                    o.remove("listChanged");
+                    o.remove("subscribe");
+                }
+            }
+        }
+        let mut init = serde_json::json!({
+            "protocolVersion": version,
+            "capabilities": caps,
+            "serverInfo": result
+                .get("_meta")
+                .and_then(|m| m.get(meta::SERVER_INFO))
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({"name": "unknown (via mcp bridge)", "version": "0"})),
+        });
+        if let Some(i) = result.get("instructions") {
+            init["instructions"] = i.clone();
+        }
+        tracing::info!("the remote serves only 2026-07-28; translating for a {version} host");
+        self.translate = Some(Translate {
+            client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
+            capabilities: translated_capabilities(params.get("capabilities")),
+            log_level: None,
+        });
+        let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
+        Some(answer.to_string().into_bytes())
+    }
+
+    // HDR-01, HDR-02, HDR-03, HDR-15
+    /// The 2026-07-28 request headers, from the message itself and the
+    /// tool's `x-mcp-header` annotations (the protocol crate's codec).
+    fn modern_headers(&self, c: &Classified<'_>, method: &str) -> Vec<(String, String)> {
+        let version = c
+            .param("_meta")
+            .and_then(|m| RawObject::parse(m.get()))
+            .and_then(|m| m.get(meta::PROTOCOL_VERSION).ok().flatten())
+            .and_then(raw_str)
+            .map_or_else(
+                || ProtocolVersion::LATEST.as_str().to_owned(),
+                |v| v.into_owned(),
+            );
+        let mut h = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version),
+            (MCP_METHOD.to_owned(), method.to_owned()),
+        ];
+        if let Some(member) = name_bearing_param(method) {
+            if let Some(name) = c.param_str(member) {
+                h.push((MCP_NAME.to_owned(), encode_header_value(&name).into_owned()));
+            }
+        }
+        if method == method::TOOLS_CALL {
+            if let Some(map) = c
+                .param_str("name")
+                .and_then(|n| self.tool_headers.get(n.as_ref()))
+            {
+                let args = c
+                    .param("arguments")
+                    .and_then(|a| serde_json::from_str::<Map<String, Value>>(a.get()).ok());
+                h.extend(map.emit(args.as_ref()));
+            }
+        }
+        h
+    }
+
+    /// Sends a request and reports its messages and its end.
+    fn spawn_exchange(
+        &self,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        local: Option<RequestId>,
+        initialize: bool,
+    ) -> AbortHandle {
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let r = up.post(body, &headers, initialize, &tx).await;
+            let _ = tx
+                .send(Inbound::Ended {
+                    local,
+                    failure: r.err(),
+                })
+                .await;
+        })
+        .abort_handle()
+    }
+
+    /// Sends a notification or response; with `listen`, opens the
+    /// handshake-era GET stream once it was accepted.
+    fn spawn_send(
+        &self,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+        listen: Option<mpsc::Sender<Inbound>>,
+    ) -> AbortHandle {
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        tokio::spawn(async move {
+            let r = up.post(body, &headers, false, &tx).await;
+            if let Err(f) = r {
+                let _ = tx
+                    .send(Inbound::Ended {
+                        local: None,
+                        failure: Some(f),
+                    })
+                    .await;
+            }
+            if let Some(l) = listen {
+                up.listen(l).await;
+            }
+        })
+        .abort_handle()
+    }
+
+    async fn on_remote(&mut self, ev: Inbound) {
+        match ev {
+            Inbound::Message(bytes) => self.remote_message(&bytes).await,
+            Inbound::Ended {
+                local: Some(local),
+                failure,
+            } => {
+                // The exchange ended; if its answer has not crossed, the
+                // host gets an error for the id instead of waiting forever
+                // (unless an MRTR round now waits for the host's input).
+                if self
+                    .host_ids
+                    .get(&local)
+                    .is_some_and(|(_, p)| p.round.is_some() && failure.is_none())
+                {
+                    return;
+                }
+                if let Some(Failure::Rpc(error)) = &failure {
+                    if is_header_mismatch(error) && self.retry_with_fresh_headers(&local).await {
+                        return;
+                    }
+                }
+                let Some((original, _)) = self.host_ids.take(&local) else {
+                    return;
+                };
+                let answer = match failure {
+                    Some(Failure::Rpc(error)) => {
+                        let mut s = String::from("{\"jsonrpc\":\"2.0\",\"id\":");
+                        s.push_str(&original.to_value().to_string());
+                        s.push_str(",\"error\":");
+                        s.push_str(&error);
+                        s.push('}');
+                        s.into_bytes()
+                    }
+                    Some(Failure::Transport(why)) => {
+                        error_answer(Some(&original), -32603, &format!("bridge: {why}"))
+                    }
+                    None => error_answer(
+                        Some(&original),
+                        -32603,
+                        "bridge: the remote ended the exchange without answering",
+                    ),
+                };
+                self.answer(answer).await;
+            }
+            Inbound::Ended {
+                local: None,
+                failure: Some(f),
+            } => match f {
+                Failure::Rpc(_) => tracing::warn!("the remote refused a notification or answer"),
+                Failure::Transport(why) => tracing::warn!("sending to the remote failed: {why}"),
+            },
+            Inbound::Ended {
+                local: None,
+                failure: None,
+            } => {}
+        }
+    }
+
+    async fn remote_message(&mut self, bytes: &[u8]) {
+        let c = match classify(bytes) {
+            Ok(c) => c,
+            Err(_) => {
+                tracing::warn!("the remote sent something that is not a JSON-RPC message; dropped");
+                return;
+            }
+        };
+        match c.kind().clone() {
+            Kind::Response { id: Some(id) } => {
+                if self.translate.is_some() && self.host_ids.get(&id).is_some() {
+                    if let Some(result) = input_required(&c) {
+                        return self.start_round(&id, result).await;
+                    }
+                }
+                if let Some(error) = c.member("error") {
+                    if is_header_mismatch(error.get()) && self.retry_with_fresh_headers(&id).await {
+                        return;
+                    }
+                }
+                let Some((original, pending)) = self.host_ids.take(&id) else {
+                    tracing::debug!("an answer for a request no longer waiting; dropped");
+                    return;
+                };
+                let mut body = c.with_id(&original);
+                if pending.method == method::TOOLS_LIST {
+                    body = self.filter_tools(body);
+                } else if pending.method == method::INITIALIZE {
+                    self.learn_version(&body);
+                }
+                self.answer(body).await;
+            }
+            Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
+            Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ToHost::Remote) {
+                Ok(host_id) => {
+                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.answer(c.with_id(&host_id)).await
+                }
+                Err(e) => {
+                    let body = error_answer(Some(&id), -32603, &format!("bridge: {e}"));
+                    self.spawn_send(body, Vec::new(), None);
+                }
+            },
+            Kind::Notification { method } => {
+                if method == "notifications/cancelled" {
+                    if let Some(raw) = c.param("requestId") {
+                        let remote_id = serde_json::from_str::<Value>(raw.get())
+                            .ok()
+                            .and_then(|v| RequestId::from_value(&v));
+                        if let Some((host_id, _)) =
+                            remote_id.and_then(|r| self.server_ids.take_original(&r))
+                        {
+                            self.up.set_waiting_on_host(self.server_ids.len());
+                            let body = c.replace(raw, &host_id.to_value().to_string());
+                            return self.answer(body).await;
+                        }
+                    }
+                }
+                self.answer(bytes.to_vec()).await;
+            }
+        }
+    }
+
+    // MRTR-01, MRTR-05
+    /// A translated request came back `input_required`: each input request
+    /// goes to the handshake host as a pushed request with an id of the
+    /// bridge's; the request is sent again once all are answered.
+    async fn start_round(&mut self, local: &RequestId, result: Map<String, Value>) {
+        let Some((original, pending)) = self.host_ids.get(local) else {
+            return;
+        };
+        let original = original.clone();
+        let rounds = pending.rounds + 1;
+        let requests = match result.get("inputRequests") {
+            Some(Value::Object(r)) if !r.is_empty() => r.clone(),
+            _ => Map::new(),
+        };
+        if rounds > MAX_INPUT_ROUNDS || requests.is_empty() {
+            self.fail(local, &original, "bridge: the remote's input rounds cannot be completed (none asked, or too many rounds)")
+                .await;
+            return;
+        }
+        let mut pushed = Vec::new();
+        for (key, req) in &requests {
+            let Some(method) = req.get("method").and_then(Value::as_str) else {
+                self.fail(
+                    local,
+                    &original,
+                    "bridge: an input request without a method",
+                )
+                .await;
+                return;
+            };
+            let synthetic = RequestId::string(format!("{local:?}/{rounds}/{key}"));
+            let host_id = match self.server_ids.insert(
+                synthetic,
+                ToHost::Input {
+                    local: local.clone(),
+                    key: key.clone(),
+                },
+            ) {
+                Ok(h) => h,
+                Err(e) => {
+                    self.fail(local, &original, &format!("bridge: {e}")).await;
+                    return;
+                }
+            };
+            let mut msg = Map::new();
+            msg.insert("jsonrpc".into(), Value::from("2.0"));
+            msg.insert("id".into(), host_id.to_value());
+            msg.insert("method".into(), Value::from(method));
+            if let Some(p) = req.get("params") {
+                msg.insert("params".into(), p.clone());
+            }
+            pushed.push(Value::Object(msg).to_string().into_bytes());
+        }
+        if let Some(p) = self.host_ids.get_mut(local) {
+            p.rounds = rounds;
+            p.round = Some(Round {
+                waiting: pushed.len(),
+                responses: Map::new(),
+                state: result.get("requestState").cloned(),
+            });
+        }
+        self.up.set_waiting_on_host(self.server_ids.len());
+        for m in pushed {
+            self.answer(m).await;
+        }
+    }
+
+    /// The host answered one input request of a round; the last answer
+    /// sends the request again with `inputResponses` and `requestState`.
+    async fn input_answered(&mut self, c: &Classified<'_>, local: RequestId, key: String) {
+        let Some((original, _)) = self.host_ids.get(&local) else {
+            return; // cancelled or failed meanwhile
+        };
+        let original = original.clone();
+        let Some(result) = c
+            .member("result")
+            .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+        else {
+            // The host refused (an error answer): the request fails with it.
+            let error = c.member("error").map_or_else(
+                || r#"{"code":-32603,"message":"the host did not answer"}"#.to_owned(),
+                |e| e.get().to_owned(),
+            );
+            let answer = format!(
+                r#"{{"jsonrpc":"2.0","id":{},"error":{error}}}"#,
+                original.to_value()
+            );
+            self.host_ids.take(&local);
+            return self.answer(answer.into_bytes()).await;
+        };
+        let Some(pending) = self.host_ids.get_mut(&local) else {
+            return;
+        };
+        let Some(round) = pending.round.as_mut() else {
+            return;
+        };
+        round.responses.insert(key, result);
+        round.waiting = round.waiting.saturating_sub(1);
+        if round.waiting > 0 {
+            return;
+        }
+        let Some(round) = pending.round.take() else {
+            return;
+        };
+        let Some((sent, headers)) = pending.sent.clone() else {
+            return;
+        };
+        let Some(body) = with_input_responses(&sent, round.responses, round.state) else {
+            self.fail(
+                &local,
+                &original,
+                "bridge: cannot build the retried request",
+            )
+            .await;
+            return;
+        };
+        // The next round is a new exchange under a new id of the bridge's,
+        // so the end of the previous one can never be taken for its end.
+        let Some((original, pending)) = self.host_ids.take(&local) else {
+            return;
+        };
+        let next = match self.host_ids.insert(original.clone(), pending) {
+            Ok(n) => n,
+            Err(e) => {
+                let msg = format!("bridge: {e}");
+                return self
+                    .answer(error_answer(Some(&original), -32603, &msg))
+                    .await;
+            }
+        };
+        let Ok(c) = classify(&body) else { return };
+        let body = c.with_id(&next);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        if let Some(p) = self.host_ids.get_mut(&next) {
+            p.task = Some(task);
+        }
+    }
+
+    // HDR-21
+    /// A 2026-07-28 `tools/call` was refused for its `Mcp-Param-*` headers
+    /// (the host called the tool before the bridge saw its annotations in
+    /// a `tools/list` answer, or they changed): fetch `tools/list` again and
+    /// send the call once more, under a new id, if its headers changed.
+    /// `false` leaves the refusal to be passed on.
+    async fn retry_with_fresh_headers(&mut self, local: &RequestId) -> bool {
+        let Some((_, p)) = self.host_ids.get(local) else {
+            return false;
+        };
+        if self.handshake || p.retried || p.method != method::TOOLS_CALL {
+            return false;
+        }
+        let Some((sent, old_headers)) = p.sent.clone() else {
+            return false;
+        };
+        let Ok(c) = classify(&sent) else { return false };
+        let envelope = c
+            .param("_meta")
+            .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok())
+            .unwrap_or_default();
+        self.refresh_tool_headers(envelope).await;
+        let headers = self.modern_headers(&c, method::TOOLS_CALL);
+        if headers == old_headers {
+            return false;
+        }
+        let Some((original, mut pending)) = self.host_ids.take(local) else {
+            return false;
+        };
+        pending.retried = true;
+        pending.sent = Some((sent.clone(), headers.clone()));
+        let next = match self.host_ids.insert(original.clone(), pending) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        let body = c.with_id(&next);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        if let Some(p) = self.host_ids.get_mut(&next) {
+            p.task = Some(task);
+        }
+        true
+    }
+
+    /// Fetches every page of `tools/list` (at most 32) with the given
+    /// `_meta` envelope and learns the tools' `x-mcp-header` maps.
+    async fn refresh_tool_headers(&mut self, envelope: Map<String, Value>) {
+        let version = envelope
+            .get(meta::PROTOCOL_VERSION)
+            .and_then(Value::as_str)
+            .unwrap_or(ProtocolVersion::LATEST.as_str())
+            .to_owned();
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version),
+            (MCP_METHOD.to_owned(), method::TOOLS_LIST.to_owned()),
+        ];
+        let mut cursor: Option<Value> = None;
+        for _ in 0..32 {
+            let mut params = Map::new();
+            params.insert("_meta".into(), Value::Object(envelope.clone()));
+            if let Some(c) = cursor.take() {
+                params.insert("cursor".into(), c);
+            }
+            let req = serde_json::json!({"jsonrpc": "2.0", "id": TOOLS_LIST_ID, "method": method::TOOLS_LIST, "params": params});
+            let Ok(answers) = self
+                .up
+                .collect(req.to_string().into_bytes(), &headers)
+                .await
+            else {
+                return;
+            };
+            let Some(answer) = answers.into_iter().find(|a| {
+                serde_json::from_slice::<Value>(a)
+                    .is_ok_and(|v| v.get("id").is_some_and(|i| i == TOOLS_LIST_ID))
+            }) else {
+                return;
+            };
+            cursor = serde_json::from_slice::<Value>(&answer)
+                .ok()
+                .and_then(|v| v.get("result")?.get("nextCursor").cloned())
+                .filter(|c| !c.is_null());
+            let _ = self.filter_tools(answer);
+            if cursor.is_none() {
+                return;
+            }
+        }
+    }
+
+    /// Answers the host's request with an error and forgets it.
+    async fn fail(&mut self, local: &RequestId, original: &RequestId, why: &str) {
+        if let Some((_, p)) = self.host_ids.take(local) {
+            if let Some(t) = p.task {
+                t.abort();
+            }
+        }
+        self.answer(error_answer(Some(original), -32603, why)).await;
+    }
+
+    /// Records the version an `initialize` answer negotiated.
+    fn learn_version(&self, body: &[u8]) {
+        let Ok(c) = classify(body) else { return };
+        let version = c
+            .member("result")
+            .and_then(|r| RawObject::parse(r.get()))
+            .and_then(|r| r.get("protocolVersion").ok().flatten())
+            .and_then(raw_str);
+        if let Some(v) = version {
+            self.up.set_version(&v);
+        }
+    }
+
+    /// Removes filtered tools from a `tools/list` answer (all other bytes
+    /// unchanged) and learns the `x-mcp-header` maps of the others.
+    fn filter_tools(&mut self, body: Vec<u8>) -> Vec<u8> {
+        let Ok(c) = classify(&body) else { return body };
+        let Some(tools_raw) = c
+            .member("result")
+            .and_then(|r| RawObject::parse(r.get()))
+            .and_then(|r| r.get("tools").ok().flatten())
+        else {
+            return body;
+        };
+        let Some(tools) = raw_array(tools_raw.get()) else {
+            return body;
+        };
+        let mut kept = Vec::with_capacity(tools.len());
+        for t in &tools {
+            let parsed = RawObject::parse(t.get())
+                .and_then(|o| Some((o.get("name").ok().flatten().and_then(raw_str)?, o)));
+            let Some((name, obj)) = parsed else {
+                // A tool without a readable name cannot be matched: it
+                // crosses only when no filter is set.
+                if self.filter.is_open() {
+                    kept.push(t.get());
+                }
+                continue;
+            };
+            if !self.filter.permits(&name) {
+                continue;
+            }
+            if !self.handshake
+                && t.get().contains("x-mcp-header")
+                && self.tool_headers.len() < self.limits.max_tools
+            {
+                if let Some(map) = obj
+                    .get("inputSchema")
+                    .ok()
+                    .flatten()
+                    .and_then(|s| serde_json::from_str::<Value>(s.get()).ok())
+                    .and_then(|s| x_mcp_header_map(&s).ok())
+                {
+                    self.tool_headers.insert(name.into_owned(), map);
+                }
+            }
+            kept.push(t.get());
+        }
+        if kept.len() == tools.len() {
+            return body;
+        }
+        let mut array = String::from("[");
+        array.push_str(&kept.join(","));
+        array.push(']');
+        c.replace(tools_raw, &array)
+    }
+}

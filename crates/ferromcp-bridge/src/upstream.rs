@@ -1,0 +1,438 @@
+//! The remote side: Streamable HTTP, message level.
+//!
+//! Every message is one POST with `Accept: application/json,
+//! text/event-stream`; answers may be JSON or SSE and every message found
+//! in them is handed on as raw bytes. Handshake era: `Mcp-Session-Id` from
+//! the `initialize` answer and the negotiated `MCP-Protocol-Version` go on
+//! every later request, the GET stream carries messages tied to no
+//! request, and closing DELETEs the session. Redirects are not followed,
+//! so configured credentials never reach another origin.
+// HTTP-02, HTTP-03, HTTP-04, LEGACY-12, LEGACY-15
+
+use crate::Limits;
+use bytes::Bytes;
+use ferromcp_protocol::RequestId;
+use ferromcp_protocol::header::MCP_SESSION_ID;
+use ferromcp_protocol::sse::SseParser;
+use http::header::{ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+type Pool = HyperClient<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// Why an exchange with the remote failed.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The remote refused the request with a JSON-RPC error object (raw
+    /// JSON) in a non-2xx answer.
+    Rpc(String),
+    /// Anything else, one sentence (never contains header values).
+    Transport(String),
+}
+
+/// What the remote side hands to the relay, in arrival order.
+#[derive(Debug)]
+pub(crate) enum Inbound {
+    /// One message from the remote, raw.
+    Message(Vec<u8>),
+    /// An exchange ended; `local` is the bridge's id of the request it
+    /// carried (`None` for notifications and responses).
+    Ended {
+        local: Option<RequestId>,
+        failure: Option<Failure>,
+    },
+}
+
+/// The HTTP side of one bridge.
+pub(crate) struct Upstream {
+    pool: Pool,
+    url: Uri,
+    /// The URL for messages: without any `user:password@` part.
+    shown: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<HeaderValue>>,
+    /// Remote requests the host has not answered yet: while there are
+    /// any, a quiet answer stream is waiting on the host's user (an
+    /// elicitation), not stalled.
+    waiting_on_host: AtomicUsize,
+    limits: Limits,
+}
+
+/// Parses and checks the remote's URL.
+pub(crate) fn parse_url(url: &str) -> Result<Uri, String> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        Some(s) => return Err(format!("unsupported URL scheme {s:?}")),
+        None => return Err(format!("URL {url:?} has no scheme")),
+    }
+    if uri.authority().is_none() {
+        return Err(format!("URL {url:?} has no host"));
+    }
+    Ok(uri)
+}
+
+fn pool() -> Result<Pool, String> {
+    use hyper_rustls::ConfigBuilderExt;
+    let mut http = HttpConnector::new();
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("cannot configure TLS: {e}"))?
+        .with_webpki_roots()
+        .with_no_client_auth();
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Ok(HyperClient::builder(TokioExecutor::new()).build(connector))
+}
+
+/// The media type of a response, lower-case, without parameters.
+fn media_type(resp: &http::Response<Incoming>) -> String {
+    resp.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+impl Upstream {
+    pub(crate) fn new(
+        url: Uri,
+        headers: Vec<(HeaderName, HeaderValue)>,
+        limits: Limits,
+    ) -> Result<Self, String> {
+        let shown = format!(
+            "{}://{}{}",
+            url.scheme_str().unwrap_or("http"),
+            url.authority()
+                .map(|a| a.as_str().rsplit('@').next().unwrap_or_default())
+                .unwrap_or_default(),
+            url.path()
+        );
+        Ok(Self {
+            pool: pool()?,
+            url,
+            shown,
+            headers,
+            session: Mutex::new(None),
+            version: Mutex::new(None),
+            waiting_on_host: AtomicUsize::new(0),
+            limits,
+        })
+    }
+
+    /// Whether a handshake-era session is open.
+    pub(crate) fn has_session(&self) -> bool {
+        self.session.lock().map(|s| s.is_some()).unwrap_or(false)
+    }
+
+    /// Records how many remote requests wait for the host's answer.
+    pub(crate) fn set_waiting_on_host(&self, n: usize) {
+        self.waiting_on_host.store(n, Ordering::Relaxed);
+    }
+
+    /// Whether the stream timed out only because the host is slow to
+    /// answer one of the remote's requests.
+    fn host_is_answering(&self) -> bool {
+        self.waiting_on_host.load(Ordering::Relaxed) > 0
+    }
+
+    /// Records the version the `initialize` answer negotiated.
+    pub(crate) fn set_version(&self, version: &str) {
+        if let (Ok(v), Ok(mut slot)) = (HeaderValue::from_str(version), self.version.lock()) {
+            *slot = Some(v);
+        }
+    }
+
+    fn request(
+        &self,
+        method: Method,
+        body: Bytes,
+        mcp: &[(String, String)],
+        accept: &'static str,
+    ) -> Result<Request<Full<Bytes>>, Failure> {
+        let mut req = Request::builder()
+            .method(method.clone())
+            .uri(self.url.clone())
+            .header(ACCEPT, accept);
+        if method == Method::POST {
+            req = req.header(CONTENT_TYPE, "application/json");
+        }
+        let mut req = req
+            .body(Full::new(body))
+            .map_err(|e| Failure::Transport(format!("cannot build the HTTP request: {e}")))?;
+        let h = req.headers_mut();
+        for (n, v) in &self.headers {
+            h.append(n.clone(), v.clone());
+        }
+        if let Ok(Some(s)) = self.session.lock().as_deref() {
+            h.insert(HeaderName::from_static("mcp-session-id"), s.clone());
+        }
+        if let Ok(Some(v)) = self.version.lock().as_deref() {
+            h.insert(HeaderName::from_static("mcp-protocol-version"), v.clone());
+        }
+        for (n, v) in mcp {
+            let name = HeaderName::from_bytes(n.as_bytes())
+                .map_err(|_| Failure::Transport(format!("{n} is not a valid header name")))?;
+            let value = HeaderValue::from_str(v).map_err(|_| {
+                Failure::Transport(format!("the value for {n} is not a valid header value"))
+            })?;
+            h.insert(name, value);
+        }
+        Ok(req)
+    }
+
+    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, Failure> {
+        match tokio::time::timeout(self.limits.timeout, self.pool.request(req)).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(Failure::Transport(format!(
+                "the HTTP request to {} failed: {e}",
+                self.shown
+            ))),
+            Err(_) => Err(Failure::Transport(format!(
+                "no answer from {} within {:?}",
+                self.shown, self.limits.timeout
+            ))),
+        }
+    }
+
+    /// POSTs one message and hands every message of the answer to `tx`.
+    /// `initialize` captures the session id; `Ok` means the answer ended
+    /// normally (which need not have carried a response).
+    pub(crate) async fn post(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        initialize: bool,
+        tx: &mpsc::Sender<Inbound>,
+    ) -> Result<(), Failure> {
+        let had_session = self.has_session();
+        let req = self.request(
+            Method::POST,
+            Bytes::from(body),
+            mcp,
+            "application/json, text/event-stream",
+        )?;
+        let resp = self.send(req).await?;
+        let status = resp.status();
+        if initialize && status.is_success() {
+            if let Some(s) = resp.headers().get(MCP_SESSION_ID) {
+                if let Ok(mut slot) = self.session.lock() {
+                    *slot = Some(s.clone());
+                }
+            }
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Ok(());
+        }
+        if !status.is_success() {
+            if status == StatusCode::NOT_FOUND && had_session {
+                return Err(Failure::Transport(
+                    "the remote's session has expired (HTTP 404); restart the bridge's host session"
+                        .to_owned(),
+                ));
+            }
+            let body = self.read_body(resp).await.unwrap_or_default();
+            return Err(rpc_error_of(&body).map_or_else(
+                || Failure::Transport(format!("the remote answered HTTP {status}")),
+                Failure::Rpc,
+            ));
+        }
+        match media_type(&resp).as_str() {
+            "text/event-stream" => self.relay_sse(resp, tx).await,
+            "application/json" => {
+                let body = self.read_body(resp).await?;
+                if !body.is_empty() {
+                    let _ = tx.send(Inbound::Message(body)).await;
+                }
+                Ok(())
+            }
+            other => Err(Failure::Transport(format!(
+                "the remote answered with unexpected content type {other:?}"
+            ))),
+        }
+    }
+
+    /// POSTs one message and returns the messages of the answer (at most
+    /// 64; the bridge's own probes get one answer).
+    pub(crate) async fn collect(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+    ) -> Result<Vec<Vec<u8>>, Failure> {
+        let (tx, mut rx) = mpsc::channel(16);
+        let post = async move { self.post(body, mcp, false, &tx).await };
+        let gather = async {
+            let mut out = Vec::new();
+            while let Some(m) = rx.recv().await {
+                if let (Inbound::Message(m), true) = (m, out.len() < 64) {
+                    out.push(m);
+                }
+            }
+            out
+        };
+        let (r, out) = tokio::join!(post, gather);
+        r.map(|()| out)
+    }
+
+    async fn read_body(&self, resp: http::Response<Incoming>) -> Result<Vec<u8>, Failure> {
+        let mut body = resp.into_body();
+        let mut out = Vec::new();
+        loop {
+            let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
+                Err(_) => return Err(Failure::Transport("the remote's answer stalled".to_owned())),
+                Ok(None) => return Ok(out),
+                Ok(Some(Err(e))) => {
+                    return Err(Failure::Transport(format!(
+                        "the remote's answer broke off: {e}"
+                    )));
+                }
+                Ok(Some(Ok(f))) => f,
+            };
+            if let Ok(data) = frame.into_data() {
+                if out.len() + data.len() > self.limits.max_message {
+                    return Err(Failure::Transport(format!(
+                        "the remote's answer is larger than {} bytes",
+                        self.limits.max_message
+                    )));
+                }
+                out.extend_from_slice(&data);
+            }
+        }
+    }
+
+    /// Relays the `message` events of an SSE answer; any event restarts
+    /// the idle timeout (progress keeps a long call alive).
+    async fn relay_sse(
+        &self,
+        resp: http::Response<Incoming>,
+        tx: &mpsc::Sender<Inbound>,
+    ) -> Result<(), Failure> {
+        let mut body = resp.into_body();
+        let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
+        loop {
+            let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
+                Err(_) if self.host_is_answering() => continue,
+                Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
+                Ok(None) => return Ok(()),
+                Ok(Some(Err(e))) => {
+                    return Err(Failure::Transport(format!(
+                        "the remote's stream broke off: {e}"
+                    )));
+                }
+                Ok(Some(Ok(f))) => f,
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let events = parser.feed(&data).map_err(|e| {
+                Failure::Transport(format!("bad event stream from the remote: {e}"))
+            })?;
+            for ev in events {
+                if ev.is_message()
+                    && !ev.data.trim().is_empty()
+                    && tx
+                        .send(Inbound::Message(ev.data.into_bytes()))
+                        .await
+                        .is_err()
+                {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Handshake era: the GET stream for messages tied to no request,
+    /// reopened after it ends, until `tx` closes or the remote says it
+    /// offers none.
+    pub(crate) async fn listen(&self, tx: mpsc::Sender<Inbound>) {
+        let mut failures = 0u32;
+        while !tx.is_closed() {
+            let req = match self.request(Method::GET, Bytes::new(), &[], "text/event-stream") {
+                Ok(r) => r,
+                Err(_) => return,
+            };
+            let ended_well = match self.pool.request(req).await {
+                Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                    tracing::debug!("the remote offers no GET stream");
+                    return;
+                }
+                Ok(resp)
+                    if resp.status().is_success() && media_type(&resp) == "text/event-stream" =>
+                {
+                    failures = 0;
+                    let mut body = resp.into_body();
+                    let mut parser =
+                        SseParser::new(self.limits.max_message, Duration::from_secs(60));
+                    loop {
+                        match body.frame().await {
+                            None => break true,
+                            Some(Err(_)) => break false,
+                            Some(Ok(f)) => {
+                                let Ok(data) = f.into_data() else { continue };
+                                let Ok(events) = parser.feed(&data) else {
+                                    break false;
+                                };
+                                for ev in events {
+                                    if ev.is_message() && !ev.data.trim().is_empty() {
+                                        let _ =
+                                            tx.send(Inbound::Message(ev.data.into_bytes())).await;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Ok(resp) => {
+                    tracing::debug!(status = %resp.status(), "the GET stream was refused");
+                    false
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "the GET stream failed");
+                    false
+                }
+            };
+            if !ended_well {
+                failures += 1;
+                if failures > self.limits.max_listen_retries {
+                    tracing::warn!("giving up on the remote's GET stream");
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
+    /// Handshake era: ends the session (DELETE), best effort.
+    pub(crate) async fn close(&self) {
+        if !self.has_session() {
+            return;
+        }
+        if let Ok(req) = self.request(Method::DELETE, Bytes::new(), &[], "application/json") {
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.pool.request(req)).await;
+        }
+    }
+}
+
+/// The `error` object of a JSON-RPC error response, raw.
+fn rpc_error_of(body: &[u8]) -> Option<String> {
+    let c = crate::message::classify(body).ok()?;
+    c.member("error").map(|e| e.get().to_owned())
+}

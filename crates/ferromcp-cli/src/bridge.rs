@@ -1,0 +1,79 @@
+//! `mcp bridge URL`: a stdio MCP server for hosts that only start local
+//! servers, relaying to a remote Streamable HTTP server.
+//!
+//! stdout is the host's wire: nothing else is ever written there; errors
+//! go to stderr, and header values are never printed.
+
+use crate::exit::Failure;
+use clap::Args;
+use ferromcp_bridge::{Bridge, Glob, Limits, ToolFilter, expand_env};
+
+/// Arguments of `mcp bridge`.
+#[derive(Debug, Args)]
+pub struct BridgeArgs {
+    /// The remote server's Streamable HTTP URL.
+    pub url: String,
+    /// A header sent on every request to the remote, as 'Name: value'
+    /// (repeatable). `${VAR}` in the value is taken from the environment;
+    /// a variable that is not set is an error.
+    #[arg(long = "header", short = 'H', value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Only tools matching this glob (`*`, `?`; case-sensitive) are listed
+    /// and callable (repeatable).
+    #[arg(long = "allow-tool", value_name = "GLOB")]
+    pub allow_tools: Vec<String>,
+    /// Tools matching this glob are neither listed nor callable
+    /// (repeatable; wins over --allow-tool).
+    #[arg(long = "deny-tool", value_name = "GLOB")]
+    pub deny_tools: Vec<String>,
+    /// Seconds to wait for the remote's next bytes on a request (progress
+    /// restarts it); the host then gets an error answer.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_TIMEOUT.as_secs())]
+    pub timeout: u64,
+    /// Host requests waiting for the remote at once; more are refused.
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
+    pub max_in_flight: usize,
+}
+
+/// Builds the bridge from the arguments and `lookup` (the environment).
+fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Bridge, Failure> {
+    let usage = |e: ferromcp_bridge::Error| Failure::usage(e.message().to_owned());
+    let mut bridge = Bridge::new(&a.url).map_err(usage)?;
+    for h in &a.headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(Failure::usage(format!(
+                "--header wants 'Name: value' (no ':' in the argument starting {:?})",
+                h.chars()
+                    .take_while(|c| *c != ' ')
+                    .take(40)
+                    .collect::<String>()
+            )));
+        };
+        let value = expand_env(value, lookup)
+            .map_err(|e| Failure::usage(format!("--header {}: {e}", name.trim())))?;
+        bridge = bridge.header(name, &value).map_err(usage)?;
+    }
+    let mut filter = ToolFilter::new();
+    for g in &a.allow_tools {
+        filter =
+            filter.allow(Glob::new(g).map_err(|e| Failure::usage(format!("--allow-tool: {e}")))?);
+    }
+    for g in &a.deny_tools {
+        filter =
+            filter.deny(Glob::new(g).map_err(|e| Failure::usage(format!("--deny-tool: {e}")))?);
+    }
+    let limits = Limits::default()
+        .timeout(std::time::Duration::from_secs(a.timeout.max(1)))
+        .max_in_flight(a.max_in_flight);
+    Ok(bridge.filter(filter).limits(limits))
+}
+
+/// Runs the bridge on stdin/stdout until the host closes stdin.
+pub async fn run(a: BridgeArgs) -> Result<u8, Failure> {
+    let bridge = build(&a, &|name| std::env::var(name).ok())?;
+    bridge
+        .run(tokio::io::stdin(), tokio::io::stdout())
+        .await
+        .map_err(|e| Failure::transport(e.message().to_owned()))?;
+    Ok(crate::exit::code::OK)
+}

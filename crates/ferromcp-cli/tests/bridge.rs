@@ -1,0 +1,1194 @@
+//! `mcp bridge URL` at the wire: the test is the host on the bridge's
+//! stdin/stdout, `mcp serve --http` (the everything-server) or a tiny raw
+//! HTTP server is the remote, in both eras.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{HttpServer, MCP, free_port};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Long enough to never fire on a slow CI machine; only guards against a hang.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The host side: the bridge as a child process.
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Host {
+    fn start(url: &str, extra: &[&str]) -> Self {
+        Self::start_env(url, extra, &[])
+    }
+
+    fn start_env(url: &str, extra: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(MCP)
+            .arg("bridge")
+            .arg(url)
+            .args(extra)
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp bridge");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                // Every line on stdout must be one JSON-RPC message.
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON on the bridge's stdout ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut err = child.stderr.take().unwrap();
+        let (etx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            rx,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, v: Value) {
+        self.send_raw(&v.to_string());
+    }
+
+    fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Value {
+        self.rx
+            .recv_timeout(WAIT)
+            .expect("the bridge sent nothing (hang?)")
+    }
+
+    /// Messages until the answer for `id`; returns (others, answer).
+    fn answer_for(&self, id: &Value) -> (Vec<Value>, Value) {
+        let mut others = Vec::new();
+        loop {
+            let Ok(m) = self.rx.recv_timeout(WAIT) else {
+                panic!("no answer for {id} (hang?); got {others:?}");
+            };
+            if m.get("id") == Some(id) && m.get("method").is_none() {
+                return (others, m);
+            }
+            others.push(m);
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    fn call(&mut self, v: Value) -> Value {
+        let id = v["id"].clone();
+        self.send(v);
+        self.answer_for(&id).1
+    }
+
+    /// Closes stdin and waits for the bridge to exit; (code, stderr).
+    fn finish(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        let err = self.stderr.recv_timeout(WAIT).unwrap_or_default();
+        (status.code(), err)
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The 2026-07-28 `_meta` envelope.
+fn envelope() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "bridge-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}}
+    })
+}
+
+/// A request in the given era (`modern` adds the envelope to params).
+fn req(era: &str, id: Value, method: &str, mut params: Value) -> Value {
+    if era == "modern" {
+        params["_meta"] = match params.get("_meta") {
+            Some(Value::Object(m)) => {
+                let mut e = envelope();
+                for (k, v) in m {
+                    e[k] = v.clone();
+                }
+                e
+            }
+            _ => envelope(),
+        };
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Opens the host's session: `initialize` + `notifications/initialized`
+/// (handshake); nothing to do in 2026-07-28.
+fn open(host: &mut Host, era: &str) {
+    if era == "handshake" {
+        let init = host.call(json!({
+            "jsonrpc": "2.0", "id": "init", "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+                "clientInfo": {"name": "bridge-test", "version": "1"}
+            }
+        }));
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+        host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content in {answer}"))
+        .to_owned()
+}
+
+fn tool_names(answer: &Value) -> Vec<String> {
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+const ERAS: [&str; 2] = ["handshake", "modern"];
+
+#[test]
+fn tools_progress_and_unknown_methods_cross_in_both_eras() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+
+        let list = host.call(req(era, json!(1), "tools/list", json!({})));
+        assert!(
+            tool_names(&list).contains(&"echo".to_owned()),
+            "{era}: {list}"
+        );
+
+        let echo = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "over the bridge"}}),
+        ));
+        assert_eq!(text_of(&echo), "over the bridge", "{era}");
+
+        // Progress notifications keep the host's token and arrive before
+        // the answer.
+        host.send(req(
+            era,
+            json!("p"),
+            "tools/call",
+            json!({"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": "tok-7"}}),
+        ));
+        let (before, done) = host.answer_for(&json!("p"));
+        let progress: Vec<&Value> = before
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 3, "{era}: {before:?}");
+        assert!(
+            progress
+                .iter()
+                .all(|p| p["params"]["progressToken"] == "tok-7")
+        );
+        assert!(done.get("result").is_some(), "{era}: {done}");
+
+        // An unknown (extension) method reaches the remote untouched and its
+        // own -32601 comes back under the host's id.
+        let unknown = host.call(req(
+            era,
+            json!("x-1"),
+            "vendor/made-up",
+            json!({"k": [1, 2]}),
+        ));
+        assert_eq!(unknown["id"], "x-1");
+        assert_eq!(unknown["error"]["code"], -32601, "{era}: {unknown}");
+        assert!(
+            unknown["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("vendor/made-up"),
+            "{era}: {unknown}"
+        );
+
+        // Resources and prompts cross as well.
+        let res = host.call(req(era, json!(3), "resources/list", json!({})));
+        assert!(res["result"]["resources"].is_array(), "{era}: {res}");
+        let prompts = host.call(req(era, json!(4), "prompts/list", json!({})));
+        assert!(prompts["result"]["prompts"].is_array(), "{era}: {prompts}");
+
+        let (code, err) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {err}");
+    }
+}
+
+#[test]
+fn colliding_host_ids_string_and_number_are_kept_apart() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        // "1" is still in flight when 1 is sent and answered.
+        host.send(req(
+            era,
+            json!("1"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 300}}),
+        ));
+        host.send(req(
+            era,
+            json!(1),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "number one"}}),
+        ));
+        let mut answers = Vec::new();
+        while answers.len() < 2 {
+            let m = host.recv();
+            if m.get("method").is_none() {
+                answers.push(m);
+            }
+        }
+        let by_string = answers.iter().find(|a| a["id"] == json!("1")).unwrap();
+        let by_number = answers.iter().find(|a| a["id"] == json!(1)).unwrap();
+        assert_eq!(text_of(by_string), "slept", "{era}");
+        assert_eq!(text_of(by_number), "number one", "{era}");
+    }
+}
+
+#[test]
+fn handshake_server_requests_cross_with_remapped_ids() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    open(&mut host, "handshake");
+
+    // Elicitation: the remote's request reaches the host, the host's
+    // answer reaches the remote, the tool's result comes back.
+    host.send(req(
+        "handshake",
+        json!(10),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Your colour?"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break m;
+        }
+        assert!(
+            m.get("id") != Some(&json!(10)),
+            "answered without asking: {m}"
+        );
+    };
+    assert_eq!(ask["params"]["message"], "Your colour?");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"response": "teal"}}}));
+    let (_, done) = host.answer_for(&json!(10));
+    assert!(text_of(&done).contains("teal"), "{done}");
+
+    // Sampling, same way.
+    host.send(req(
+        "handshake",
+        json!(11),
+        "tools/call",
+        json!({"name": "test_sampling", "arguments": {"prompt": "Say hi"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "sampling/createMessage" {
+            break m;
+        }
+    };
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "hi from the host"}, "model": "test"
+    }}));
+    let (_, done) = host.answer_for(&json!(11));
+    assert_eq!(text_of(&done), "LLM response: hi from the host", "{done}");
+}
+
+#[test]
+fn modern_input_required_round_trip_crosses_untouched() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    let first = host.call(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_input_required_result_elicitation", "arguments": {}}),
+    ));
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let state = first["result"]["requestState"].clone();
+    let second = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({
+            "name": "test_input_required_result_elicitation",
+            "arguments": {},
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+            "requestState": state
+        }),
+    ));
+    assert_eq!(second["result"]["resultType"], "complete", "{second}");
+    assert!(text_of(&second).contains("Ada"), "{second}");
+}
+
+#[test]
+fn modern_x_mcp_header_params_are_sent_after_tools_list() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // HDR-15: the bridge learns the annotation from the tools/list answer
+    // and sends Mcp-Param-Region, which the remote checks.
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(tool_names(&list).contains(&"test_x_mcp_header".to_owned()));
+    let call = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "test_x_mcp_header", "arguments": {"region": "eu-west"}}),
+    ));
+    assert_eq!(text_of(&call), "region=eu-west", "{call}");
+}
+
+/// Polls `debug_cancellations` until it reports `want` (bounded).
+fn wait_cancellations(host: &mut Host, era: &str, want: &str) {
+    for i in 0..100 {
+        let a = host.call(req(
+            era,
+            json!(format!("count-{i}")),
+            "tools/call",
+            json!({"name": "debug_cancellations", "arguments": {}}),
+        ));
+        if text_of(&a) == want {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{era}: the remote never counted {want} cancellations");
+}
+
+#[test]
+fn cancellation_reaches_the_remote_and_no_answer_follows() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        host.send(req(
+            era,
+            json!("long"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": 1}}),
+        ));
+        // Wait until it runs (its first progress notification).
+        loop {
+            let m = host.recv();
+            if m["method"] == "notifications/progress" {
+                break;
+            }
+        }
+        host.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long", "reason": "test"}}));
+        wait_cancellations(&mut host, era, "1");
+        // The cancelled request gets no answer; the bridge exits cleanly.
+        host.send(req(era, json!("last"), "ping", json!({})));
+        let (others, _) = host.answer_for(&json!("last"));
+        assert!(
+            others.iter().all(|m| m.get("id") != Some(&json!("long"))),
+            "{era}: {others:?}"
+        );
+        let (code, err) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {err}");
+    }
+}
+
+#[test]
+fn deny_list_is_enforced_on_direct_calls_invented_names_and_case_variants() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(
+            &server.url,
+            &["--deny-tool", "echo", "--deny-tool", "test_trigger_*"],
+        );
+        open(&mut host, era);
+        let names = tool_names(&host.call(req(era, json!(1), "tools/list", json!({}))));
+        assert!(!names.contains(&"echo".to_owned()), "{era}: {names:?}");
+        assert!(
+            !names.iter().any(|n| n.starts_with("test_trigger_")),
+            "{era}: {names:?}"
+        );
+        assert!(
+            names.contains(&"test_simple_text".to_owned()),
+            "{era}: {names:?}"
+        );
+
+        // A direct call to a denied tool is refused by the bridge.
+        let refused = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "leak"}}),
+        ));
+        assert_eq!(refused["error"]["code"], -32602, "{era}: {refused}");
+        assert!(!refused.to_string().contains("leak"), "{era}: {refused}");
+
+        // Never forwarded: had the remote run it, dynamic_tool would now be
+        // listed.
+        let refused = host.call(req(
+            era,
+            json!(3),
+            "tools/call",
+            json!({"name": "test_trigger_tool_change", "arguments": {}}),
+        ));
+        assert!(refused.get("error").is_some(), "{era}: {refused}");
+        let names = tool_names(&host.call(req(era, json!(4), "tools/list", json!({}))));
+        assert!(
+            !names.contains(&"dynamic_tool".to_owned()),
+            "{era}: {names:?}"
+        );
+
+        // Case variants, near misses and invented names never run the
+        // denied tool (case variants are refused by the bridge, see
+        // a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys).
+        for (i, name) in ["Echo", "ECHO", "echo ", "no_such_tool"].iter().enumerate() {
+            let a = host.call(req(
+                era,
+                json!(10 + i),
+                "tools/call",
+                json!({"name": name, "arguments": {"text": "leak"}}),
+            ));
+            let ran = a["result"]["content"][0]["text"] == "leak";
+            assert!(!ran, "{era}: {name:?} ran the denied tool: {a}");
+            let refused = a.get("error").is_some() || a["result"]["isError"] == true;
+            assert!(refused, "{era}: {name:?}: {a}");
+        }
+    }
+}
+
+#[test]
+fn allow_list_lists_and_calls_only_matching_tools() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(
+            &server.url,
+            &["--allow-tool", "echo", "--allow-tool", "test_simple_*"],
+        );
+        open(&mut host, era);
+        let mut names = tool_names(&host.call(req(era, json!(1), "tools/list", json!({}))));
+        names.sort();
+        assert_eq!(names, ["echo", "test_simple_text"], "{era}");
+        let ok = host.call(req(
+            era,
+            json!(2),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "allowed"}}),
+        ));
+        assert_eq!(text_of(&ok), "allowed", "{era}");
+        let refused = host.call(req(
+            era,
+            json!(3),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 1}}),
+        ));
+        assert_eq!(refused["error"]["code"], -32602, "{era}: {refused}");
+    }
+}
+
+#[test]
+fn a_remote_that_dies_mid_call_fails_the_in_flight_request() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &[]);
+        open(&mut host, era);
+        host.send(req(
+            era,
+            json!("doomed"),
+            "tools/call",
+            json!({"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": "d"}}),
+        ));
+        loop {
+            let m = host.recv();
+            if m["method"] == "notifications/progress" {
+                break;
+            }
+        }
+        drop(server);
+        let (_, answer) = host.answer_for(&json!("doomed"));
+        assert!(answer.get("error").is_some(), "{era}: {answer}");
+        // The bridge keeps serving: a later request gets an answer too.
+        let later = host.call(req(era, json!("after"), "ping", json!({})));
+        assert!(later.get("error").is_some(), "{era}: {later}");
+    }
+}
+
+/// A raw HTTP remote: records each request (head and body) and answers it
+/// with a JSON-RPC result for the request's id (or, with `die`, closes the
+/// connection without answering).
+fn raw_remote(die: bool) -> (String, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            head.push_str("\r\n");
+            head.push_str(&String::from_utf8_lossy(&body));
+            let _ = tx.send(head);
+            if die {
+                drop(stream);
+                continue;
+            }
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("id").cloned())
+                .unwrap_or(Value::Null);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"resultType": "complete", "content": []}}).to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn configured_headers_reach_the_remote_and_no_other_credentials_are_sent() {
+    let (url, heads) = raw_remote(false);
+    let mut host = Host::start_env(
+        &url,
+        &[
+            "--header",
+            "X-Api-Key: key-${BRIDGE_TEST_KEY}",
+            "-H",
+            "X-Team:blue",
+        ],
+        &[
+            ("BRIDGE_TEST_KEY", "s3cr3t"),
+            ("MCP_TOKEN", "not-configured"),
+        ],
+    );
+    let a = host.call(req(
+        "modern",
+        json!(7),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "x"}}),
+    ));
+    assert_eq!(a["id"], 7, "{a}");
+    let head = heads.recv_timeout(WAIT).unwrap().to_ascii_lowercase();
+    assert!(head.contains("x-api-key: key-s3cr3t\r\n"), "{head}");
+    assert!(head.contains("x-team: blue\r\n"), "{head}");
+    assert!(head.contains("mcp-method: tools/call\r\n"), "{head}");
+    assert!(head.contains("mcp-name: echo\r\n"), "{head}");
+    assert!(
+        head.contains("mcp-protocol-version: 2026-07-28\r\n"),
+        "{head}"
+    );
+    // A token the bridge was not configured to send is never sent.
+    assert!(!head.contains("authorization"), "{head}");
+    assert!(!head.contains("not-configured"), "{head}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0));
+    // Header values never reach the logs.
+    assert!(!err.contains("s3cr3t"), "{err}");
+}
+
+#[test]
+fn a_missing_header_variable_is_a_start_up_error_naming_it() {
+    let out = Command::new(MCP)
+        .args([
+            "bridge",
+            &format!("http://127.0.0.1:{}/mcp", free_port()),
+            "--header",
+            "Authorization: Bearer ${BRIDGE_TEST_UNSET_VAR}",
+        ])
+        .env_remove("BRIDGE_TEST_UNSET_VAR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "stdout is the host's wire");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BRIDGE_TEST_UNSET_VAR"), "{err}");
+}
+
+#[test]
+fn a_connection_closed_without_an_answer_fails_the_request() {
+    let (url, heads) = raw_remote(true);
+    let mut host = Host::start(&url, &[]);
+    let a = host.call(req("modern", json!("cut"), "tools/list", json!({})));
+    assert!(a.get("error").is_some(), "{a}");
+    assert!(heads.recv_timeout(WAIT).is_ok());
+}
+
+#[test]
+fn malformed_host_input_gets_json_rpc_errors() {
+    let (url, _heads) = raw_remote(false);
+    let mut host = Host::start(&url, &[]);
+    host.send_raw("{not json");
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32700, "{a}");
+    assert_eq!(a["id"], Value::Null);
+    host.send_raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    host.send_raw(r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#);
+    let a = host.recv();
+    assert_eq!(a["error"]["code"], -32600, "{a}");
+    // The bridge still works afterwards.
+    let a = host.call(req("modern", json!(9), "ping", json!({})));
+    assert_eq!(a["id"], 9, "{a}");
+}
+
+#[test]
+fn the_deny_list_cannot_be_bypassed_with_duplicate_keys_or_escapes() {
+    for era in ERAS {
+        let server = HttpServer::start(&[]);
+        let mut host = Host::start(&server.url, &["--deny-tool", "test_trigger_tool_change"]);
+        open(&mut host, era);
+        let meta = if era == "modern" {
+            format!(",\"_meta\":{}", envelope())
+        } else {
+            String::new()
+        };
+        // A duplicate `name` (JSON parsers disagree on which one counts), a
+        // duplicate `params`, and a name spelled with a unicode escape.
+        let attempts = [
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","name":"test_trigger_tool_change","arguments":{{}}{meta}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo"}},"params":{{"name":"test_trigger_tool_change","arguments":{{}}{meta}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"test_trigger_tool_\u0063hange","arguments":{{}}{meta}}}}}"#
+            ),
+        ];
+        for (i, line) in attempts.iter().enumerate() {
+            host.send_raw(line);
+            let (_, a) = host.answer_for(&json!(i + 1));
+            assert!(a.get("error").is_some(), "{era}: attempt {i}: {a}");
+        }
+        // Had any reached the remote, dynamic_tool would now be listed.
+        let names = tool_names(&host.call(req(era, json!(9), "tools/list", json!({}))));
+        assert!(
+            !names.contains(&"dynamic_tool".to_owned()),
+            "{era}: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys() {
+    // The everything-server refuses duplicate keys itself; a lenient remote
+    // (last key wins) would run the denied tool, so the bridge must refuse
+    // what it cannot read unambiguously.
+    let (url, requests) = raw_remote(false);
+    let mut host = Host::start(&url, &["--deny-tool", "secret"]);
+    let meta = envelope();
+    host.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","name":"secret","_meta":{meta}}}}}"#
+    ));
+    let (_, a) = host.answer_for(&json!(1));
+    assert!(a.get("error").is_some(), "{a}");
+    host.send_raw(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo"}},"params":{{"name":"secret","_meta":{meta}}}}}"#
+    ));
+    let (_, a) = host.answer_for(&json!(2));
+    assert!(a.get("error").is_some(), "{a}");
+    // A case variant: a remote matching names case-insensitively would
+    // run `secret` for it.
+    let a = host.call(req(
+        "modern",
+        json!(4),
+        "tools/call",
+        json!({"name": "SeCrEt", "arguments": {}}),
+    ));
+    assert_eq!(a["error"]["code"], -32602, "{a}");
+    let a = host.call(req("modern", json!(3), "ping", json!({})));
+    assert_eq!(a["id"], 3);
+    // The first request the remote saw is the ping.
+    let first = requests.recv_timeout(WAIT).unwrap();
+    assert!(first.contains("\"method\":\"ping\""), "{first}");
+    assert!(!first.to_ascii_lowercase().contains("secret"), "{first}");
+}
+
+#[test]
+fn a_slow_user_answering_an_elicitation_is_not_a_stalled_remote() {
+    let server = HttpServer::start(&[]);
+    // --timeout 1: the remote's stream stays quiet while the host's user
+    // thinks for longer than that.
+    let mut host = Host::start(&server.url, &["--timeout", "1"]);
+    open(&mut host, "handshake");
+    host.send(req(
+        "handshake",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Take your time"}}),
+    ));
+    let ask = loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break m;
+        }
+        assert!(
+            m.get("id") != Some(&json!(1)),
+            "answered without asking: {m}"
+        );
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"response": "done"}}}));
+    let (_, a) = host.answer_for(&json!(1));
+    assert!(text_of(&a).contains("done"), "{a}");
+}
+
+/// One HTTP/1.1 POST of `body` to `url` with the Streamable HTTP headers;
+/// the whole answer (head and body) as text.
+fn raw_post(url: &str, body: &str) -> String {
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|r| r.split('/').next())
+        .unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// The everything-server fixtures with the handshake era switched off,
+/// served over HTTP on a thread of the test (a 2026-07-28-only remote).
+struct ModernOnlyServer {
+    url: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ModernOnlyServer {
+    fn start() -> Self {
+        let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let server = ferromcp_everything::everything_builder()
+            .handshake_era(false)
+            .build()
+            .unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let _ = ferromcp_server::transport::http::serve(server, addr, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            });
+        });
+        common::wait_listening(&addr.to_string());
+        Self {
+            url: format!("http://{addr}/mcp"),
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for ModernOnlyServer {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
+    let server = ModernOnlyServer::start();
+    // The remote really is 2026-07-28 only: it refuses an initialize.
+    let refused = raw_post(
+        &server.url,
+        &json!({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}
+        })
+        .to_string(),
+    );
+    assert!(refused.contains("\"error\""), "{refused}");
+
+    let mut host = Host::start(&server.url, &["--deny-tool", "test_trigger_*"]);
+    // The bridge answers initialize itself from server/discover.
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
+        "{init}"
+    );
+    // Not translated yet, so not promised.
+    assert!(
+        init["result"]["capabilities"]["tools"]
+            .get("listChanged")
+            .is_none(),
+        "{init}"
+    );
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // Plain handshake-era requests, no envelope: the bridge adds it.
+    let list = host.call(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let names = tool_names(&list);
+    assert!(names.contains(&"echo".to_owned()), "{list}");
+    assert!(
+        !names.iter().any(|n| n.starts_with("test_trigger_")),
+        "{names:?}"
+    );
+    let echo = host.call(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "across eras"}}}));
+    assert_eq!(text_of(&echo), "across eras", "{echo}");
+    // Mcp-Param headers: learned from the translated tools/list.
+    let hdr = host.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "test_x_mcp_header", "arguments": {"region": "ap"}}}));
+    assert_eq!(text_of(&hdr), "region=ap", "{hdr}");
+
+    // Progress with the host's token.
+    host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "test_tool_with_progress", "arguments": {}, "_meta": {"progressToken": 99}}}));
+    let (before, done) = host.answer_for(&json!(3));
+    let progress = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == 99)
+        .count();
+    assert_eq!(progress, 3, "{before:?}");
+    assert!(done.get("result").is_some(), "{done}");
+
+    // logging/setLevel is answered locally and the level rides on later
+    // requests' _meta, so the remote's log notifications reach the host.
+    let set = host.call(json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "info"}}));
+    assert!(set.get("result").is_some(), "{set}");
+    host.send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "test_logging_tool", "arguments": {}}}));
+    let (before, _) = host.answer_for(&json!(5));
+    assert!(
+        before
+            .iter()
+            .any(|m| m["method"] == "notifications/message"),
+        "{before:?}"
+    );
+
+    // Cancellation aborts the exchange; the remote counts it.
+    host.send(json!({"jsonrpc": "2.0", "id": "long", "method": "tools/call",
+        "params": {"name": "debug_sleep", "arguments": {"ms": 600000}, "_meta": {"progressToken": "l"}}}));
+    loop {
+        let m = host.recv();
+        if m["method"] == "notifications/progress" && m["params"]["progressToken"] == "l" {
+            break;
+        }
+    }
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "long"}}));
+    for i in 0..100 {
+        let a = host.call(
+            json!({"jsonrpc": "2.0", "id": format!("c{i}"), "method": "tools/call",
+            "params": {"name": "debug_cancellations", "arguments": {}}}),
+        );
+        if text_of(&a) == "1" {
+            break;
+        }
+        assert!(i < 99, "the remote never saw the cancellation");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // An unknown method gets the remote's own -32601 under the host's id.
+    let unknown =
+        host.call(json!({"jsonrpc": "2.0", "id": "u", "method": "vendor/x", "params": {}}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn requests_sent_right_behind_initialize_wait_for_the_session() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // All at once, without waiting for the initialize answer (as
+    // `printf … | mcp bridge URL` does): the later messages need the
+    // session id the answer brings.
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "eager", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "queued"}}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "vendor/x", "params": {}}),
+    ];
+    let all: Vec<String> = lines.iter().map(Value::to_string).collect();
+    host.send_raw(&all.join("\n"));
+    // The answers to 2 and 3 may come in either order.
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < 3 {
+        let m = host.recv();
+        if m.get("method").is_none() {
+            answers.insert(m["id"].to_string(), m);
+        }
+    }
+    assert!(answers["1"].get("result").is_some(), "{answers:?}");
+    assert_eq!(text_of(&answers["2"]), "queued", "{answers:?}");
+    assert_eq!(answers["3"]["error"]["code"], -32601, "{answers:?}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn a_handshake_host_answers_a_modern_remotes_input_rounds_as_pushed_requests() {
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}, "sampling": {}, "roots": {}},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert!(init.get("result").is_some(), "{init}");
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // MRTR-01: the remote's input_required round reaches the host as an
+    // elicitation/create request; the host's answer completes the call.
+    host.send(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
+        "params": {"name": "test_input_required_result_elicitation", "arguments": {}}}));
+    let ask = host.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert!(ask.get("id").is_some(), "{ask}");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let (_, done) = host.answer_for(&json!("e"));
+    assert!(text_of(&done).contains("Ada"), "{done}");
+
+    // Sampling and roots the same way.
+    host.send(json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call",
+        "params": {"name": "test_input_required_result_sampling", "arguments": {}}}));
+    let ask = host.recv();
+    assert_eq!(ask["method"], "sampling/createMessage", "{ask}");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}}));
+    let (_, done) = host.answer_for(&json!("s"));
+    assert!(done.get("result").is_some(), "{done}");
+    assert!(done.to_string().contains("sampled"), "{done}");
+
+    // Several rounds, each answered in turn.
+    host.send(json!({"jsonrpc": "2.0", "id": "m", "method": "tools/call",
+        "params": {"name": "test_input_required_result_multi_round", "arguments": {}}}));
+    let mut rounds = 0;
+    let done = loop {
+        let m = host.recv();
+        if m.get("method").is_none() {
+            assert_eq!(m["id"], "m", "{m}");
+            break m;
+        }
+        rounds += 1;
+        assert!(rounds <= 16, "endless rounds");
+        let answer = match m["method"].as_str() {
+            Some("elicitation/create") => json!({"action": "accept", "content": {"name": "Ada"}}),
+            Some("sampling/createMessage") => {
+                json!({"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"})
+            }
+            Some("roots/list") => json!({"roots": []}),
+            other => panic!("unexpected {other:?}: {m}"),
+        };
+        host.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": answer}));
+    };
+    assert!(rounds >= 2, "{rounds} rounds");
+    assert!(done.get("result").is_some(), "{done}");
+
+    // A host that declines with an error answer fails the call with it.
+    host.send(json!({"jsonrpc": "2.0", "id": "d", "method": "tools/call",
+        "params": {"name": "test_input_required_result_elicitation", "arguments": {}}}));
+    let ask = host.recv();
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"], "error": {"code": -32000, "message": "no user here"}}));
+    let (_, done) = host.answer_for(&json!("d"));
+    assert_eq!(done["error"]["message"], "no user here", "{done}");
+}
+
+#[test]
+fn a_tool_called_before_any_tools_list_still_gets_its_param_headers() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    // HDR-21: no tools/list yet, so the first attempt lacks
+    // Mcp-Param-Region and the remote answers -32020; the bridge fetches
+    // tools/list itself and sends the call once more.
+    let call = host.call(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_x_mcp_header", "arguments": {"region": "us"}}),
+    ));
+    assert_eq!(text_of(&call), "region=us", "{call}");
+}
+
+#[test]
+fn a_host_that_leaves_during_an_elicitation_does_not_keep_the_bridge_running() {
+    let server = HttpServer::start(&[]);
+    let mut host = Host::start(&server.url, &[]);
+    open(&mut host, "handshake");
+    host.send(req(
+        "handshake",
+        json!(1),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "Anyone?"}}),
+    ));
+    loop {
+        let m = host.recv();
+        if m["method"] == "elicitation/create" {
+            break;
+        }
+    }
+    // The host closes stdin without answering: the bridge answers the
+    // remote's request with an error, the call ends, and the bridge exits.
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+/// A raw remote answering every POST with an SSE stream: `events`, then
+/// the result for the request's id.
+fn sse_remote(events: Vec<Value>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0u8; len];
+            let _ = reader.read_exact(&mut body);
+            let id = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("id").cloned());
+            let Some(id) = id else {
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                continue;
+            };
+            let mut sse = String::new();
+            for e in &events {
+                sse.push_str(&format!("data: {e}\n\n"));
+            }
+            let done = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+            sse.push_str(&format!("data: {done}\n\n"));
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{sse}",
+                sse.len()
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn a_remote_cancelling_its_own_request_reaches_the_host_with_the_host_side_id() {
+    let url = sse_remote(vec![
+        json!({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+            "params": {"mode": "form", "message": "?", "requestedSchema": {"type": "object"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": "srv-1", "reason": "changed my mind"}}),
+    ]);
+    let mut host = Host::start(&url, &[]);
+    host.send(req(
+        "modern",
+        json!(1),
+        "tools/call",
+        json!({"name": "x", "arguments": {}}),
+    ));
+    let (before, done) = host.answer_for(&json!(1));
+    assert!(done.get("result").is_some(), "{done}");
+    let ask = before
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .unwrap_or_else(|| panic!("{before:?}"));
+    let cancel = before
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .unwrap_or_else(|| panic!("{before:?}"));
+    // The host only ever sees the bridge's id for the remote's request.
+    assert_ne!(ask["id"], "srv-1", "{ask}");
+    assert_eq!(cancel["params"]["requestId"], ask["id"], "{cancel}");
+    assert_eq!(cancel["params"]["reason"], "changed my mind");
+}
