@@ -1,0 +1,382 @@
+//! The stdio child behind `--expose`: spawned, initialized once, shared by
+//! every HTTP client, and restarted with backoff when it exits.
+//!
+//! Requests to the child get the bridge's own ids from an [`IdMap`], so
+//! two clients using the same id never collide; the answer is routed back
+//! by that id alone. Progress tokens are replaced by the bridge's id the
+//! same way. Every line the child writes is classified; a line that is not
+//! a JSON-RPC message is reported and dropped, never forwarded. When the
+//! child's stdout ends every call still waiting fails at once.
+
+use crate::ids::IdMap;
+use crate::message::{Kind, classify};
+use ferromcp_protocol::{ErrorObject, RequestId};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Report, Settings};
+
+/// A progress callback: (progress, total, message).
+pub(crate) type ProgressSink = Box<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// One call waiting for the child's answer.
+pub(crate) struct Pending {
+    done: oneshot::Sender<Result<Value, ErrorObject>>,
+    progress: Option<ProgressSink>,
+}
+
+/// The running child's side of the link (None while it is down).
+struct Running {
+    tx: mpsc::Sender<Vec<u8>>,
+    generation: u64,
+}
+
+struct State {
+    running: Option<Running>,
+    pending: IdMap<Pending>,
+    /// Unique keys for the id map's "original" side (clients' own ids
+    /// may collide; these never do).
+    next_key: u64,
+    generation: u64,
+}
+
+/// The link to the child, shared by every HTTP request handler.
+pub(crate) struct Link {
+    state: Mutex<State>,
+    settings: Settings,
+    report: Report,
+    /// Fired when the child sent `notifications/tools/list_changed`.
+    pub(crate) tools_changed: tokio::sync::Notify,
+}
+
+/// The text of the error a call gets when the child is not running.
+pub(crate) const CHILD_DOWN: &str =
+    "the stdio server behind the bridge is not running (it is being restarted); try again";
+
+impl Link {
+    pub(crate) fn new(settings: Settings, report: Report) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(State {
+                running: None,
+                pending: IdMap::new(settings.max_in_flight),
+                next_key: 0,
+                generation: 0,
+            }),
+            settings,
+            report,
+            tools_changed: tokio::sync::Notify::new(),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave the state half
+        // written (every update is one map operation), so a poisoned lock
+        // is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends a request to the child and waits for its answer (the
+    /// `result` member), an error answer, the timeout, or the child's
+    /// exit, whichever comes first. `cancel` ends the wait early and tells
+    /// the child with `notifications/cancelled`.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        mut params: Value,
+        progress: Option<ProgressSink>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Result<Value, ErrorObject> {
+        let (done, rx) = oneshot::channel();
+        let wants_progress = progress.is_some();
+        let (local, tx) = {
+            let mut st = self.lock();
+            let Some(tx) = st.running.as_ref().map(|r| r.tx.clone()) else {
+                return Err(ErrorObject::internal(CHILD_DOWN));
+            };
+            st.next_key += 1;
+            let key = RequestId::string(format!("k{}", st.next_key));
+            let local = st
+                .pending
+                .insert(key, Pending { done, progress })
+                .map_err(ErrorObject::internal)?;
+            (local, tx)
+        };
+        if wants_progress {
+            // The client's own progress token may collide with another
+            // client's; the child sees the bridge's id instead.
+            if let Value::Object(p) = &mut params {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(m) = meta {
+                    m.insert("progressToken".into(), local.to_value());
+                }
+            }
+        } else if let Value::Object(p) = &mut params {
+            if let Some(Value::Object(m)) = p.get_mut("_meta") {
+                m.remove("progressToken");
+            }
+        }
+        let msg =
+            json!({"jsonrpc": "2.0", "id": local.to_value(), "method": method, "params": params});
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        if tx.send(line).await.is_err() {
+            self.lock().pending.take(&local);
+            return Err(ErrorObject::internal(CHILD_DOWN));
+        }
+        let cancelled = async {
+            match &cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            r = rx => match r {
+                Ok(answer) => answer,
+                // The sender was dropped: the child exited with this call
+                // in flight.
+                Err(_) => Err(ErrorObject::internal(
+                    "the stdio server behind the bridge exited before answering; the call may or may not have taken effect",
+                )),
+            },
+            _ = tokio::time::sleep(self.settings.timeout) => {
+                self.forget(&local, &tx, "timed out").await;
+                Err(ErrorObject::internal(format!(
+                    "the stdio server behind the bridge did not answer within {} s",
+                    self.settings.timeout.as_secs_f64()
+                )))
+            }
+            _ = cancelled => {
+                self.forget(&local, &tx, "cancelled by the client").await;
+                Err(ErrorObject::internal("cancelled"))
+            }
+        }
+    }
+
+    /// Drops a call and tells the child it is cancelled.
+    async fn forget(&self, local: &RequestId, tx: &mpsc::Sender<Vec<u8>>, reason: &str) {
+        if self.lock().pending.take(local).is_some() {
+            let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": local.to_value(), "reason": reason}});
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            let _ = tx.send(line).await;
+        }
+    }
+
+    /// Sends a notification to the child (dropped while it is down).
+    pub(crate) async fn notify(&self, method: &str, params: Value) {
+        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
+        if let Some(tx) = tx {
+            let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            let _ = tx.send(line).await;
+        }
+    }
+
+    /// Spawns the child and wires its pipes; returns a receiver that
+    /// completes when its stdout ends (it exited or closed it).
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        program: &str,
+        args: &[String],
+    ) -> Result<oneshot::Receiver<String>, String> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(format!("{program}: no stdin/stdout pipe"));
+        };
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(self.settings.max_in_flight.max(16));
+        let generation = {
+            let mut st = self.lock();
+            st.generation += 1;
+            st.running = Some(Running {
+                tx,
+                generation: st.generation,
+            });
+            st.generation
+        };
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let (exited, exit_rx) = oneshot::channel();
+        let link = self.clone();
+        tokio::spawn(async move {
+            link.read(stdout).await;
+            // The child's stdout ended: fail every waiting call now, then
+            // reap the process for its status.
+            let failed = link.down(generation);
+            let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+                Ok(Ok(s)) => s.to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => {
+                    let _ = child.kill().await;
+                    "closed its stdout and was killed".to_owned()
+                }
+            };
+            let _ = exited.send(format!("{status}; {failed} call(s) in flight failed"));
+        });
+        Ok(exit_rx)
+    }
+
+    /// Marks the child down and fails every call waiting for it.
+    fn down(&self, generation: u64) -> usize {
+        let drained = {
+            let mut st = self.lock();
+            if st.running.as_ref().map(|r| r.generation) == Some(generation) {
+                st.running = None;
+            }
+            st.pending.drain()
+        };
+        let n = drained.len();
+        for (_, p) in drained {
+            let _ = p.done.send(Err(ErrorObject::internal(
+                "the stdio server behind the bridge exited before answering; the call may or may not have taken effect",
+            )));
+        }
+        n
+    }
+
+    /// Reads the child's stdout until it ends.
+    async fn read(&self, stdout: tokio::process::ChildStdout) {
+        let max = self.settings.max_message;
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let mut limited = (&mut reader).take(max as u64 + 1);
+            match limited.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if buf.len() > max && buf.last() != Some(&b'\n') {
+                (self.report)(&format!(
+                    "the stdio server wrote a line longer than {max} bytes; dropped"
+                ));
+                // Skip the rest of the line.
+                loop {
+                    buf.clear();
+                    let mut limited = (&mut reader).take(max as u64);
+                    match limited.read_until(b'\n', &mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if buf.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                    }
+                }
+                continue;
+            }
+            let line = trim_line(&buf);
+            if line.is_empty() {
+                continue;
+            }
+            self.line(line).await;
+        }
+    }
+
+    /// Handles one line from the child.
+    async fn line(&self, line: &[u8]) {
+        let msg = match classify(line) {
+            Ok(m) => m,
+            Err(_) => {
+                let shown: String = String::from_utf8_lossy(line).chars().take(80).collect();
+                (self.report)(&format!(
+                    "the stdio server wrote a line that is not a JSON-RPC message; dropped: {shown:?}"
+                ));
+                return;
+            }
+        };
+        match msg.kind().clone() {
+            Kind::Response { id: Some(id) } => {
+                let Some((_, p)) = self.lock().pending.take(&id) else {
+                    (self.report)(
+                        "the stdio server answered a request the bridge did not send (or no longer waits for); dropped",
+                    );
+                    return;
+                };
+                let v: Value = serde_json::from_slice(msg.bytes()).unwrap_or(Value::Null);
+                let answer = if let Some(e) = v.get("error") {
+                    Err(
+                        serde_json::from_value::<ErrorObject>(e.clone()).unwrap_or_else(|_| {
+                            ErrorObject::internal("the stdio server sent a malformed error")
+                        }),
+                    )
+                } else {
+                    Ok(v.get("result").cloned().unwrap_or(Value::Null))
+                };
+                let _ = p.done.send(answer);
+            }
+            Kind::Response { id: None } => {
+                (self.report)("the stdio server sent an error answer with a null id; dropped");
+            }
+            Kind::Notification { method } => self.notification(&method, msg.bytes()),
+            Kind::Request { id, method } => {
+                // ping is answered here; requests needing a client (elicitation,
+                // sampling, roots) are refused rather than left unanswered.
+                let answer = if method == "ping" {
+                    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
+                } else {
+                    (self.report)(&format!(
+                        "the stdio server sent a {method} request; not supported behind --expose yet, refused"
+                    ));
+                    json!({"jsonrpc": "2.0", "id": id.to_value(), "error":
+                        ErrorObject::method_not_found(&method)})
+                };
+                let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
+                if let Some(tx) = tx {
+                    let mut line = answer.to_string().into_bytes();
+                    line.push(b'\n');
+                    let _ = tx.send(line).await;
+                }
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, bytes: &[u8]) {
+        match method {
+            "notifications/progress" => {
+                let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+                let p = &v["params"];
+                let Some(token) = p.get("progressToken").and_then(RequestId::from_value) else {
+                    return;
+                };
+                let st = self.lock();
+                if let Some((_, pending)) = st.pending.get(&token) {
+                    if let (Some(sink), Some(progress)) =
+                        (&pending.progress, p["progress"].as_f64())
+                    {
+                        sink(
+                            progress,
+                            p["total"].as_f64(),
+                            p["message"].as_str().map(str::to_owned),
+                        );
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => self.tools_changed.notify_one(),
+            _ => {}
+        }
+    }
+}
+
+fn trim_line(b: &[u8]) -> &[u8] {
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &b[..end]
+}

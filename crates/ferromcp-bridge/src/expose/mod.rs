@@ -1,0 +1,410 @@
+//! `mcp bridge --expose`: Streamable HTTP in front of a stdio server child.
+//!
+//! The HTTP side is the server crate's own transport (Host/Origin
+//! protection, body limits and timeouts, both protocol eras, sessions),
+//! serving a [`ferromcp_server::Server`] that mirrors the child: its
+//! `serverInfo` and `instructions` come from the child's `initialize`
+//! answer, and each of its tools (those the [`ToolFilter`] permits) is a
+//! tool whose handler forwards `tools/call` to the child. A handshake
+//! client's `initialize` and a 2026-07-28 client's `server/discover` are
+//! therefore both answered from the one session the bridge holds with the
+//! child. A filtered tool is never registered, so it is absent from
+//! `tools/list` and a call to it is refused by the server like any unknown
+//! tool; the child never sees it.
+//!
+//! One child serves every client; the bridge's ids towards it come from
+//! one [`crate::IdMap`], so clients using the same ids cannot receive each
+//! other's answers. When the child exits, every call waiting for it fails
+//! at once, and the child is started again after a backoff that doubles
+//! from [`Restart::initial`] up to [`Restart::max`].
+
+mod child;
+
+use crate::ToolFilter;
+use child::Link;
+use ferromcp_protocol::types::{CallToolResult, Implementation, Tool};
+use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
+use ferromcp_server::{HandlerError, RequestContext, Server, tool};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the bridge reports what the child did wrong (garbage on stdout,
+/// exits, restarts). The CLI prints to stderr.
+pub type Report = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How the child is restarted after it exits.
+#[derive(Debug, Clone, Copy)]
+pub struct Restart {
+    /// The first wait before a restart.
+    pub initial: Duration,
+    /// The longest wait; the wait doubles from `initial` up to this.
+    pub max: Duration,
+    /// A child that ran at least this long before exiting restarts after
+    /// `initial` again.
+    pub reset_after: Duration,
+}
+
+impl Default for Restart {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(200),
+            max: Duration::from_secs(30),
+            reset_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Settings shared with the child link.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_message: usize,
+    pub(crate) timeout: Duration,
+}
+
+/// The protocol revision the bridge offers the child in `initialize`.
+const CHILD_VERSION: &str = "2025-11-25";
+/// Pages of `tools/list` read from the child at most (a child paging
+/// forever is cut off here).
+const MAX_TOOL_PAGES: usize = 100;
+
+/// A stdio server child exposed over Streamable HTTP.
+pub struct Expose {
+    program: String,
+    args: Vec<String>,
+    filter: ToolFilter,
+    limits: crate::Limits,
+    restart: Restart,
+    http: HttpConfig,
+    report: Report,
+}
+
+impl std::fmt::Debug for Expose {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expose")
+            .field("program", &self.program)
+            .field("filter", &self.filter)
+            .field("restart", &self.restart)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Expose {
+    /// Exposes the stdio server started as `program args…`.
+    pub fn new(program: impl Into<String>, args: Vec<String>) -> Self {
+        Self {
+            program: program.into(),
+            args,
+            filter: ToolFilter::new(),
+            limits: crate::Limits::default(),
+            restart: Restart::default(),
+            http: HttpConfig::default(),
+            report: Arc::new(|m| tracing::warn!("{m}")),
+        }
+    }
+
+    /// Sets the tool filter.
+    pub fn filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// Sets the limits (in flight towards the child, message size, the
+    /// time a call waits for the child's answer).
+    pub fn limits(mut self, limits: crate::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the restart backoff.
+    pub fn restart(mut self, restart: Restart) -> Self {
+        self.restart = restart;
+        self
+    }
+
+    /// Sets the HTTP configuration (Origin/Host policy; loopback only by
+    /// default).
+    pub fn http(mut self, config: HttpConfig) -> Self {
+        self.http = config;
+        self
+    }
+
+    /// Sets where problems with the child are reported.
+    pub fn report(mut self, report: Report) -> Self {
+        self.report = report;
+        self
+    }
+
+    /// Starts the child, initializes it, and serves HTTP on `listener`
+    /// until `shutdown` completes. Fails if the child cannot be started
+    /// or initialized the first time.
+    pub async fn run(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<(), crate::Error> {
+        let settings = Settings {
+            max_in_flight: self.limits.max_in_flight,
+            max_message: self.limits.max_message,
+            timeout: self.limits.timeout,
+        };
+        let link = Link::new(settings, self.report.clone());
+        let mut exited = link
+            .spawn(&self.program, &self.args)
+            .map_err(crate::Error::config)?;
+        let init = match handshake(&link).await {
+            Ok(i) => i,
+            Err(e) => {
+                // Say how the child ended when it did (a wrong command, a
+                // crash at start) rather than only that it did not answer.
+                let how = tokio::time::timeout(Duration::from_secs(1), &mut exited).await;
+                let how = match how {
+                    Ok(Ok(status)) => format!(" (it exited: {status})"),
+                    _ => String::new(),
+                };
+                return Err(crate::Error::config(format!(
+                    "the stdio server did not initialize: {e}{how}"
+                )));
+            }
+        };
+        let tools = list_tools(&link)
+            .await
+            .map_err(|e| crate::Error::config(format!("tools/list failed: {e}")))?;
+        let mut b = Server::builder(init.name.clone(), init.version.clone())
+            .info(init.clone_info())
+            .handshake_era(true)
+            .declare_tools();
+        if let Some(i) = &init.instructions {
+            b = b.instructions(i.clone());
+        }
+        let mut registered = HashSet::new();
+        for t in tools {
+            if self.filter.permits(&t.name) {
+                registered.insert(t.name.clone());
+                b = b.tool(forwarder(t, &link));
+            }
+        }
+        let server = b.build().map_err(crate::Error::config)?;
+        let handle = server.clone();
+        let supervisor = tokio::spawn(supervise(
+            link.clone(),
+            self.program.clone(),
+            self.args.clone(),
+            self.restart,
+            self.report.clone(),
+            exited,
+        ));
+        let refresher = tokio::spawn(refresh_tools(
+            link.clone(),
+            handle,
+            self.filter.clone(),
+            registered,
+        ));
+        let r = serve_listener(McpService::new(server, self.http), listener, shutdown).await;
+        supervisor.abort();
+        refresher.abort();
+        r.map_err(crate::Error::config)
+    }
+}
+
+/// What the child said in its `initialize` answer.
+struct Init {
+    name: String,
+    version: String,
+    info: Value,
+    instructions: Option<String>,
+}
+
+impl Init {
+    fn clone_info(&self) -> Implementation {
+        serde_json::from_value(self.info.clone())
+            .unwrap_or_else(|_| Implementation::new(self.name.clone(), self.version.clone()))
+    }
+}
+
+/// The handshake with the child: `initialize`, then `notifications/initialized`.
+async fn handshake(link: &Link) -> Result<Init, String> {
+    let params = json!({
+        "protocolVersion": CHILD_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-bridge-expose", "version": env!("CARGO_PKG_VERSION")},
+    });
+    let r = link
+        .request("initialize", params, None, None)
+        .await
+        .map_err(|e| e.message.clone())?;
+    link.notify("notifications/initialized", json!({})).await;
+    let info = r.get("serverInfo").cloned().unwrap_or(Value::Null);
+    Ok(Init {
+        name: info["name"].as_str().unwrap_or("stdio-server").to_owned(),
+        version: info["version"].as_str().unwrap_or("0").to_owned(),
+        info,
+        instructions: r["instructions"].as_str().map(str::to_owned),
+    })
+}
+
+/// Every tool the child lists, following cursors.
+async fn list_tools(link: &Link) -> Result<Vec<Tool>, String> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_TOOL_PAGES {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = link
+            .request("tools/list", params, None, None)
+            .await
+            .map_err(|e| e.message.clone())?;
+        if let Some(tools) = r["tools"].as_array() {
+            for t in tools {
+                match serde_json::from_value::<Tool>(t.clone()) {
+                    Ok(t) => out.push(t),
+                    Err(e) => return Err(format!("a tool in tools/list is malformed: {e}")),
+                }
+            }
+        }
+        cursor = r["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            return Ok(out);
+        }
+    }
+    Ok(out)
+}
+
+/// A tool of the mirror server whose handler forwards the call to the child.
+fn forwarder(t: Tool, link: &Arc<Link>) -> ferromcp_server::ToolDef {
+    let name = t.name.clone();
+    let mut b = tool(t.name).input_schema(t.input_schema);
+    if let Some(d) = t.description {
+        b = b.description(d);
+    }
+    if let Some(d) = t.title {
+        b = b.title(d);
+    }
+    if let Some(a) = t.annotations {
+        b = b.annotations(a);
+    }
+    if let Some(i) = t.icons {
+        b = b.icons(i);
+    }
+    if let Some(s) = t.output_schema {
+        b = b.output_schema(s);
+    }
+    let link = link.clone();
+    b.raw_handler(move |args, cx: RequestContext| {
+        let link = link.clone();
+        let name = name.clone();
+        async move { call(&link, &name, args, cx).await }
+    })
+}
+
+/// Forwards one `tools/call` to the child.
+async fn call(
+    link: &Link,
+    name: &str,
+    args: ferromcp_protocol::types::JsonObject,
+    cx: RequestContext,
+) -> Result<CallToolResult, HandlerError> {
+    let progress: Option<child::ProgressSink> = cx.progress_token().is_some().then(|| {
+        let cx = cx.clone();
+        Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
+            cx.progress(p, total, message.as_deref());
+        }) as child::ProgressSink
+    });
+    let params = json!({"name": name, "arguments": args});
+    let r = link
+        .request(
+            "tools/call",
+            params,
+            progress,
+            Some(cx.cancellation_token()),
+        )
+        .await
+        .map_err(HandlerError::Protocol)?;
+    serde_json::from_value::<CallToolResult>(r).map_err(|e| {
+        HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(format!(
+            "the stdio server's tools/call result is malformed: {e}"
+        )))
+    })
+}
+
+/// Restarts the child whenever it exits, with backoff, and initializes it
+/// again.
+async fn supervise(
+    link: Arc<Link>,
+    program: String,
+    args: Vec<String>,
+    restart: Restart,
+    report: Report,
+    mut exited: tokio::sync::oneshot::Receiver<String>,
+) {
+    let mut wait = restart.initial;
+    let mut started = tokio::time::Instant::now();
+    loop {
+        let why = (&mut exited)
+            .await
+            .unwrap_or_else(|_| "its reader stopped".to_owned());
+        if started.elapsed() >= restart.reset_after {
+            wait = restart.initial;
+        }
+        report(&format!(
+            "the stdio server exited ({why}); restarting in {} ms",
+            wait.as_millis()
+        ));
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(restart.max);
+        started = tokio::time::Instant::now();
+        match link.spawn(&program, &args) {
+            Ok(rx) => {
+                exited = rx;
+                match handshake(&link).await {
+                    Ok(_) => {
+                        report("the stdio server was restarted");
+                        link.tools_changed.notify_one();
+                    }
+                    Err(e) => report(&format!(
+                        "the restarted stdio server did not initialize: {e}"
+                    )),
+                }
+            }
+            Err(e) => {
+                report(&e);
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let _ = tx.send(e);
+                exited = rx;
+            }
+        }
+    }
+}
+
+/// Keeps the mirror's tools in step with the child's after
+/// `notifications/tools/list_changed` or a restart.
+async fn refresh_tools(
+    link: Arc<Link>,
+    server: Server,
+    filter: ToolFilter,
+    mut registered: HashSet<String>,
+) {
+    loop {
+        link.tools_changed.notified().await;
+        let Ok(tools) = list_tools(&link).await else {
+            continue;
+        };
+        let mut now = HashSet::new();
+        for t in tools {
+            if !filter.permits(&t.name) {
+                continue;
+            }
+            now.insert(t.name.clone());
+            server.remove_tool(&t.name);
+            let _ = server.add_tool(forwarder(t, &link));
+        }
+        for gone in registered.difference(&now) {
+            server.remove_tool(gone);
+        }
+        registered = now;
+    }
+}

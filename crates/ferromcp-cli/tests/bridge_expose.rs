@@ -1,0 +1,480 @@
+//! `mcp bridge --expose HOST:PORT -- CMD`: HTTP clients of both eras (raw
+//! HTTP/1.1 here, so ids are chosen by the test and collide on purpose) in
+//! front of a stdio child: `mcp serve --stdio` (the everything-server) or
+//! `tests/fixtures/expose_child.py`, which hangs, crashes and writes
+//! garbage on demand.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{MCP, free_port, wait_listening};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Long enough to never fire on a slow CI machine; only guards against a hang.
+const WAIT: Duration = Duration::from_secs(30);
+const MODERN: &str = "2026-07-28";
+const HANDSHAKE: &str = "2025-11-25";
+
+fn fixture() -> Vec<String> {
+    vec![
+        "python3".into(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/expose_child.py"
+        )
+        .into(),
+    ]
+}
+
+fn everything() -> Vec<String> {
+    vec![MCP.into(), "serve".into(), "--stdio".into()]
+}
+
+/// `mcp bridge --expose` on a free port; killed on drop.
+struct Exposed {
+    child: Child,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Exposed {
+    fn start(extra: &[&str], cmd: &[String], env: &[(&str, &str)]) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut child = Command::new(MCP)
+            .args(["bridge", "--expose", &addr])
+            .args(extra)
+            .arg("--")
+            .args(cmd)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp bridge --expose");
+        let mut err = child.stderr.take().unwrap();
+        let (tx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match err.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+                    }
+                }
+            }
+        });
+        wait_listening(&addr);
+        Self {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Stderr so far, waiting up to WAIT for `needle` to appear in it.
+    fn stderr_until(&self, needle: &str, text: &mut String) -> bool {
+        let deadline = std::time::Instant::now() + WAIT;
+        while !text.contains(needle) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(s) => text.push_str(&s),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Exposed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 POST to `/mcp`; (status, headers lower-cased, body).
+fn post(
+    addr: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Vec<(String, String)>, String) {
+    let body = body.to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)
+        .expect("the bridge did not finish its answer (hang?)");
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
+    (status, headers, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The JSON-RPC answer in a JSON or SSE body (the message with an id and
+/// no method).
+fn answer(body: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some() && m.get("method").is_none())
+        .unwrap_or_else(|| panic!("no answer in {body}"))
+}
+
+/// A client of one era.
+struct Client {
+    addr: String,
+    era: &'static str,
+    session: Option<String>,
+    init: Option<Value>,
+}
+
+impl Client {
+    fn new(addr: &str, era: &'static str) -> Self {
+        let mut c = Self {
+            addr: addr.to_owned(),
+            era,
+            session: None,
+            init: None,
+        };
+        if era == HANDSHAKE {
+            let (status, headers, body) = post(
+                addr,
+                &[],
+                &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                    "protocolVersion": HANDSHAKE, "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"}}}),
+            );
+            assert_eq!(status, 200, "{body}");
+            c.session = headers
+                .iter()
+                .find(|(k, _)| k == "mcp-session-id")
+                .map(|(_, v)| v.clone());
+            assert!(c.session.is_some(), "no session id: {headers:?}");
+            c.init = Some(answer(&body));
+            let (status, _, _) = c.send_raw(
+                "notifications/initialized",
+                None,
+                &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            );
+            assert_eq!(status, 202);
+        }
+        c
+    }
+
+    fn send_raw(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        body: &Value,
+    ) -> (u16, Vec<(String, String)>, String) {
+        let mut h: Vec<(&str, &str)> = vec![("MCP-Protocol-Version", self.era)];
+        if let Some(s) = &self.session {
+            h.push(("Mcp-Session-Id", s));
+        }
+        if self.era == MODERN {
+            h.push(("Mcp-Method", method));
+            if let Some(n) = name {
+                h.push(("Mcp-Name", n));
+            }
+        }
+        post(&self.addr, &h, body)
+    }
+
+    /// A request with `id`; returns the answer.
+    fn request(&self, id: Value, method: &str, mut params: Value) -> Value {
+        if self.era == MODERN {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+        }
+        let name = params["name"].as_str().map(str::to_owned);
+        let (_, _, body) = self.send_raw(
+            method,
+            name.as_deref().filter(|_| method == "tools/call"),
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+        );
+        answer(&body)
+    }
+
+    fn call(&self, id: Value, tool: &str, args: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": tool, "arguments": args}))
+    }
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+        .to_owned()
+}
+
+fn tool_names(c: &Client) -> Vec<String> {
+    let a = c.request(json!(1), "tools/list", json!({}));
+    a["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {a}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+// Issue 24: 8+ concurrent clients of both eras on one shared child, ids colliding.
+#[test]
+fn eight_clients_of_both_eras_share_one_child_without_crosstalk() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    let (tx, rx) = mpsc::channel();
+    for c in 0..8 {
+        let addr = x.addr.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let era = if c % 2 == 0 { MODERN } else { HANDSHAKE };
+            let client = Client::new(&addr, era);
+            for n in 0..10 {
+                // Every client uses the same ids (alternately numbers and
+                // strings), so only the bridge's remapping keeps them apart.
+                let id = if n % 2 == 0 {
+                    json!(n)
+                } else {
+                    json!(n.to_string())
+                };
+                let text = format!("client {c} ({era}) call {n}");
+                let a = client.call(id.clone(), "echo", json!({"text": text}));
+                let ok = a["id"] == id && text_of(&a).contains(&text);
+                tx.send((c, n, ok, a.to_string())).unwrap();
+            }
+        });
+    }
+    drop(tx);
+    let mut answers = 0;
+    while let Ok((c, n, ok, a)) = rx.recv_timeout(WAIT) {
+        assert!(ok, "client {c} call {n} got someone else's answer: {a}");
+        answers += 1;
+    }
+    assert_eq!(answers, 80);
+}
+
+// Issue 24: initialize and server/discover answered from the child's session.
+#[test]
+fn both_eras_are_answered_from_the_childs_initialize() {
+    // What the child itself says, asked directly over stdio.
+    let direct = {
+        let mut c = Command::new(MCP)
+            .args(["serve", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = c.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion": HANDSHAKE, "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}})
+        )
+        .unwrap();
+        drop(stdin);
+        let out = c.wait_with_output().unwrap();
+        let line = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    let x = Exposed::start(&[], &everything(), &[]);
+    let h = Client::new(&x.addr, HANDSHAKE);
+    let init = h.init.clone().unwrap();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], direct["result"]["serverInfo"]["name"],
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["version"],
+        direct["result"]["serverInfo"]["version"]
+    );
+    assert_eq!(
+        init["result"]["instructions"],
+        direct["result"]["instructions"]
+    );
+    let m = Client::new(&x.addr, MODERN);
+    let d = m.request(json!("d"), "server/discover", json!({}));
+    assert_eq!(
+        d["result"]["instructions"], direct["result"]["instructions"],
+        "{d}"
+    );
+    assert!(d["result"]["capabilities"]["tools"].is_object(), "{d}");
+}
+
+// Issue 24: --allow-tool/--deny-tool are enforced on tools/call, not only hidden.
+#[test]
+fn filtered_tools_are_absent_and_refused_in_both_eras() {
+    let x = Exposed::start(
+        &["--deny-tool", "debug_*", "--deny-tool", "echo"],
+        &everything(),
+        &[],
+    );
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let names = tool_names(&c);
+        assert!(
+            names.iter().any(|n| n == "test_simple_text"),
+            "{era}: {names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n == "echo" || n.starts_with("debug_")),
+            "{era}: {names:?}"
+        );
+        for denied in ["echo", "debug_sleep", "ECHO", "Echo"] {
+            let a = c.call(json!(7), denied, json!({"text": "x", "ms": 1}));
+            let refused = a.get("error").is_some() || a["result"]["isError"] == json!(true);
+            assert!(refused, "{era}: {denied} was not refused: {a}");
+            assert!(
+                !a.to_string().contains("\"text\":\"x\""),
+                "{era}: {denied} ran: {a}"
+            );
+        }
+        let a = c.call(json!(8), "test_simple_text", json!({}));
+        assert!(a.get("result").is_some(), "{era}: {a}");
+    }
+}
+
+// Issue 24: a child that crashes fails its in-flight calls at once and is restarted.
+#[test]
+fn a_crashing_child_fails_in_flight_calls_and_is_restarted() {
+    let starts = std::env::temp_dir().join(format!("expose-starts-{}", free_port()));
+    let _ = std::fs::remove_file(&starts);
+    let hangs = std::env::temp_dir().join(format!("expose-hangs-{}", free_port()));
+    let _ = std::fs::remove_file(&hangs);
+    let starts_s = starts.to_string_lossy().into_owned();
+    let hangs_s = hangs.to_string_lossy().into_owned();
+    let x = Exposed::start(
+        &["--restart-initial-ms", "50", "--restart-max-ms", "200"],
+        &fixture(),
+        &[("STARTS_FILE", &starts_s), ("HANG_FILE", &hangs_s)],
+    );
+    let (tx, rx) = mpsc::channel();
+    // Two calls the child never answers, from clients of both eras.
+    for era in [MODERN, HANDSHAKE] {
+        let addr = x.addr.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let c = Client::new(&addr, era);
+            tx.send((era, c.call(json!(1), "hang", json!({})))).unwrap();
+        });
+    }
+    // Wait until the child has both calls, then crash it.
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::fs::read_to_string(&hangs)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hang calls never reached the child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let c = Client::new(&x.addr, MODERN);
+    let crash = c.call(json!(1), "crash", json!({}));
+    assert!(crash.get("error").is_some(), "{crash}");
+    assert!(
+        crash["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("exited"),
+        "{crash}"
+    );
+    for _ in 0..2 {
+        let (era, a) = rx
+            .recv_timeout(WAIT)
+            .expect("an in-flight call hung after the crash");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("exited"),
+            "{era}: {a}"
+        );
+    }
+    let mut err = String::new();
+    assert!(x.stderr_until("was restarted", &mut err), "{err}");
+    // The restarted child serves calls again.
+    let again = c.call(json!(2), "echo", json!({"text": "back"}));
+    assert_eq!(text_of(&again), "back", "{again}");
+    let n = std::fs::read_to_string(&starts)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(n, 2, "the child should have been started twice");
+    let _ = std::fs::remove_file(&starts);
+    let _ = std::fs::remove_file(&hangs);
+}
+
+// Issue 24: a child writing garbage on stdout is reported, not trusted.
+#[test]
+fn garbage_on_the_childs_stdout_is_reported_and_not_forwarded() {
+    let x = Exposed::start(&[], &fixture(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let a = c.call(json!(1), "garbage", json!({"text": "clean"}));
+        assert_eq!(text_of(&a), "clean", "{a}");
+        assert!(!a.to_string().contains("not JSON-RPC {"), "{a}");
+    }
+    let mut err = String::new();
+    assert!(x.stderr_until("not a JSON-RPC message", &mut err), "{err}");
+    assert!(err.contains("this is not JSON-RPC"), "{err}");
+}
