@@ -169,6 +169,70 @@ fn answer(body: &str) -> Value {
         .unwrap_or_else(|| panic!("no answer in {body}"))
 }
 
+/// Every JSON-RPC message in a JSON or SSE body.
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return vec![v];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .collect()
+}
+
+/// The child's own answers to `requests`, asked directly over stdio
+/// (after a handshake; the first answer is the initialize result).
+fn direct(cmd: &[String], requests: &[Value]) -> Vec<Value> {
+    let mut c = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    let stdout = c.stdout.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let mut out = Vec::new();
+    let mut ask = |msg: Value, answered: bool, out: &mut Vec<Value>| {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        if !answered {
+            return;
+        }
+        loop {
+            let line = lines.next().expect("the child ended").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id") == msg.get("id") && v.get("method").is_none() {
+                out.push(v);
+                break;
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+            "protocolVersion": HANDSHAKE, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        true,
+        &mut out,
+    );
+    ask(
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        false,
+        &mut out,
+    );
+    for (n, r) in requests.iter().enumerate() {
+        let mut r = r.clone();
+        r["jsonrpc"] = json!("2.0");
+        r["id"] = json!(n);
+        ask(r, true, &mut out);
+    }
+    drop(stdin);
+    let _ = c.kill();
+    let _ = c.wait();
+    out
+}
+
 /// A client of one era.
 struct Client {
     addr: String,
@@ -237,10 +301,15 @@ impl Client {
                 "io.modelcontextprotocol/clientCapabilities": {},
             });
         }
-        let name = params["name"].as_str().map(str::to_owned);
+        // Mcp-Name: the tool or prompt name, or the resource URI.
+        let name = match method {
+            "tools/call" | "prompts/get" => params["name"].as_str().map(str::to_owned),
+            "resources/read" => params["uri"].as_str().map(str::to_owned),
+            _ => None,
+        };
         let (_, _, body) = self.send_raw(
             method,
-            name.as_deref().filter(|_| method == "tools/call"),
+            name.as_deref(),
             &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
         );
         answer(&body)
@@ -307,32 +376,7 @@ fn eight_clients_of_both_eras_share_one_child_without_crosstalk() {
 #[test]
 fn both_eras_are_answered_from_the_childs_initialize() {
     // What the child itself says, asked directly over stdio.
-    let direct = {
-        let mut c = Command::new(MCP)
-            .args(["serve", "--stdio"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut stdin = c.stdin.take().unwrap();
-        writeln!(
-            stdin,
-            "{}",
-            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                "protocolVersion": HANDSHAKE, "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"}}})
-        )
-        .unwrap();
-        drop(stdin);
-        let out = c.wait_with_output().unwrap();
-        let line = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_owned();
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
+    let direct = direct(&everything(), &[]).remove(0);
     let x = Exposed::start(&[], &everything(), &[]);
     let h = Client::new(&x.addr, HANDSHAKE);
     let init = h.init.clone().unwrap();
@@ -477,4 +521,124 @@ fn garbage_on_the_childs_stdout_is_reported_and_not_forwarded() {
     let mut err = String::new();
     assert!(x.stderr_until("not a JSON-RPC message", &mut err), "{err}");
     assert!(err.contains("this is not JSON-RPC"), "{err}");
+}
+
+// Issue 24: resources, templates and prompts cross, in both eras.
+#[test]
+fn resources_and_prompts_are_served_from_the_child_in_both_eras() {
+    let child = direct(
+        &everything(),
+        &[
+            json!({"method": "resources/list", "params": {}}),
+            json!({"method": "resources/templates/list", "params": {}}),
+            json!({"method": "prompts/list", "params": {}}),
+        ],
+    );
+    let uris = |a: &Value, key: &str, member: &str| -> Vec<String> {
+        a["result"][key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key} in {a}"))
+            .iter()
+            .filter_map(|r| r[member].as_str().map(str::to_owned))
+            .collect()
+    };
+    let resources = uris(&child[1], "resources", "uri");
+    let templates = uris(&child[2], "resourceTemplates", "uriTemplate");
+    let prompts = uris(&child[3], "prompts", "name");
+    assert!(!resources.is_empty() && !templates.is_empty() && !prompts.is_empty());
+    // A prompt without required arguments, and the child's own answers.
+    let simple = child[3]["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            p["arguments"]
+                .as_array()
+                .is_none_or(|a| a.iter().all(|a| a["required"] != json!(true)))
+        })
+        .and_then(|p| p["name"].as_str())
+        .expect("a prompt without required arguments")
+        .to_owned();
+    let answers = direct(
+        &everything(),
+        &[
+            json!({"method": "resources/read", "params": {"uri": resources[0]}}),
+            json!({"method": "prompts/get", "params": {"name": simple}}),
+        ],
+    );
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let mut got = uris(
+            &c.request(json!(1), "resources/list", json!({})),
+            "resources",
+            "uri",
+        );
+        let mut want = resources.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{era}");
+        let t = c.request(json!(2), "resources/templates/list", json!({}));
+        assert_eq!(
+            uris(&t, "resourceTemplates", "uriTemplate").len(),
+            templates.len(),
+            "{era}: {t}"
+        );
+        let mut got = uris(
+            &c.request(json!(3), "prompts/list", json!({})),
+            "prompts",
+            "name",
+        );
+        let mut want = prompts.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{era}");
+        let r = c.request(json!(4), "resources/read", json!({"uri": resources[0]}));
+        assert_eq!(
+            r["result"]["contents"], answers[1]["result"]["contents"],
+            "{era}: {r}"
+        );
+        let p = c.request(json!(5), "prompts/get", json!({"name": simple}));
+        assert_eq!(
+            p["result"]["messages"], answers[2]["result"]["messages"],
+            "{era}: {p}"
+        );
+    }
+}
+
+// Issue 24: progress reaches the caller with its own token, in both eras.
+#[test]
+fn progress_reaches_the_caller_with_its_own_token() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let mut params = json!({"name": "test_tool_with_progress", "arguments": {},
+            "_meta": {"progressToken": "mine"}});
+        if era == MODERN {
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(MODERN);
+            params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        let (_, _, body) = c.send_raw(
+            "tools/call",
+            Some("test_tool_with_progress"),
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
+        );
+        let msgs = messages(&body);
+        let progress: Vec<&Value> = msgs
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert!(progress.len() >= 3, "{era}: {body}");
+        assert!(
+            progress
+                .iter()
+                .all(|m| m["params"]["progressToken"] == "mine"),
+            "{era}: {body}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m["id"] == 1 && m.get("result").is_some()),
+            "{era}: {body}"
+        );
+    }
 }

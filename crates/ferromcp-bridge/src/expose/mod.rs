@@ -22,9 +22,15 @@ mod child;
 
 use crate::ToolFilter;
 use child::Link;
-use ferromcp_protocol::types::{CallToolResult, Implementation, Tool};
+use ferromcp_protocol::types::{
+    CallToolResult, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
+};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
-use ferromcp_server::{HandlerError, RequestContext, Server, tool};
+use ferromcp_server::{
+    HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
+    TemplateDef, prompt, tool,
+};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -66,9 +72,9 @@ pub(crate) struct Settings {
 
 /// The protocol revision the bridge offers the child in `initialize`.
 const CHILD_VERSION: &str = "2025-11-25";
-/// Pages of `tools/list` read from the child at most (a child paging
+/// Pages of a list method read from the child at most (a child paging
 /// forever is cut off here).
-const MAX_TOOL_PAGES: usize = 100;
+const MAX_LIST_PAGES: usize = 100;
 
 /// A stdio server child exposed over Streamable HTTP.
 pub struct Expose {
@@ -186,6 +192,31 @@ impl Expose {
                 b = b.tool(forwarder(t, &link));
             }
         }
+        let cfg = |e: String| crate::Error::config(e);
+        if init.capabilities.get("resources").is_some() {
+            let resources = list_all(&link, "resources/list", "resources")
+                .await
+                .map_err(cfg)?;
+            for r in typed::<Resource>(resources, "resources/list").map_err(cfg)? {
+                b = b.resource(resource_forwarder(r, &link));
+            }
+            let templates = list_all(&link, "resources/templates/list", "resourceTemplates")
+                .await
+                .map_err(cfg)?;
+            for t in
+                typed::<ResourceTemplate>(templates, "resources/templates/list").map_err(cfg)?
+            {
+                b = b.resource_template(template_forwarder(t, &link));
+            }
+        }
+        if init.capabilities.get("prompts").is_some() {
+            let prompts = list_all(&link, "prompts/list", "prompts")
+                .await
+                .map_err(cfg)?;
+            for p in typed::<Prompt>(prompts, "prompts/list").map_err(cfg)? {
+                b = b.prompt(prompt_forwarder(p, &link));
+            }
+        }
         let server = b.build().map_err(crate::Error::config)?;
         let handle = server.clone();
         let supervisor = tokio::spawn(supervise(
@@ -215,6 +246,7 @@ struct Init {
     version: String,
     info: Value,
     instructions: Option<String>,
+    capabilities: Value,
 }
 
 impl Init {
@@ -242,36 +274,142 @@ async fn handshake(link: &Link) -> Result<Init, String> {
         version: info["version"].as_str().unwrap_or("0").to_owned(),
         info,
         instructions: r["instructions"].as_str().map(str::to_owned),
+        capabilities: r.get("capabilities").cloned().unwrap_or(Value::Null),
     })
 }
 
-/// Every tool the child lists, following cursors.
-async fn list_tools(link: &Link) -> Result<Vec<Tool>, String> {
+/// Every item of a list method (`tools/list`, `resources/list`, …) the
+/// child answers, following cursors up to [`MAX_LIST_PAGES`] pages.
+async fn list_all(link: &Link, method: &str, key: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_TOOL_PAGES {
+    for _ in 0..MAX_LIST_PAGES {
         let params = match &cursor {
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let r = link
-            .request("tools/list", params, None, None)
+        let mut r = link
+            .request(method, params, None, None)
             .await
             .map_err(|e| e.message.clone())?;
-        if let Some(tools) = r["tools"].as_array() {
-            for t in tools {
-                match serde_json::from_value::<Tool>(t.clone()) {
-                    Ok(t) => out.push(t),
-                    Err(e) => return Err(format!("a tool in tools/list is malformed: {e}")),
-                }
-            }
+        if let Some(Value::Array(items)) = r.get_mut(key).map(Value::take) {
+            out.extend(items);
         }
         cursor = r["nextCursor"].as_str().map(str::to_owned);
         if cursor.is_none() {
-            return Ok(out);
+            break;
         }
     }
     Ok(out)
+}
+
+/// Items of a list, typed; a malformed one is an error naming the method.
+fn typed<T: serde::de::DeserializeOwned>(
+    items: Vec<Value>,
+    method: &str,
+) -> Result<Vec<T>, String> {
+    items
+        .into_iter()
+        .map(|v| {
+            serde_json::from_value(v).map_err(|e| {
+                format!("an item of the stdio server's {method} answer is malformed: {e}")
+            })
+        })
+        .collect()
+}
+
+/// Every tool the child lists.
+async fn list_tools(link: &Link) -> Result<Vec<Tool>, String> {
+    typed(list_all(link, "tools/list", "tools").await?, "tools/list")
+}
+
+/// Forwards a request to the child and types its result.
+async fn forward<T: serde::de::DeserializeOwned>(
+    link: &Link,
+    method: &str,
+    params: Value,
+    cx: &RequestContext,
+    progress: Option<child::ProgressSink>,
+) -> Result<T, HandlerError> {
+    let r = link
+        .request(method, params, progress, Some(cx.cancellation_token()))
+        .await
+        .map_err(HandlerError::Protocol)?;
+    serde_json::from_value::<T>(r).map_err(|e| {
+        HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(format!(
+            "the stdio server's {method} result is malformed: {e}"
+        )))
+    })
+}
+
+/// A resource of the mirror server, read from the child.
+fn resource_forwarder(r: Resource, link: &Arc<Link>) -> ResourceDef {
+    let link = link.clone();
+    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
+        let link = link.clone();
+        async move {
+            forward::<ReadResourceResult>(
+                &link,
+                "resources/read",
+                json!({"uri": req.uri}),
+                &cx,
+                None,
+            )
+            .await
+        }
+    })
+}
+
+/// A resource template of the mirror server, read from the child.
+fn template_forwarder(t: ResourceTemplate, link: &Arc<Link>) -> TemplateDef {
+    let link = link.clone();
+    TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
+        let link = link.clone();
+        async move {
+            forward::<ReadResourceResult>(
+                &link,
+                "resources/read",
+                json!({"uri": req.uri}),
+                &cx,
+                None,
+            )
+            .await
+        }
+    })
+}
+
+/// A prompt of the mirror server, got from the child.
+fn prompt_forwarder(p: Prompt, link: &Arc<Link>) -> PromptDef {
+    let name = p.name.clone();
+    let mut b = prompt(p.name);
+    if let Some(d) = p.description {
+        b = b.description(d);
+    }
+    if let Some(t) = p.title {
+        b = b.title(t);
+    }
+    for a in p.arguments.unwrap_or_default() {
+        b = b.argument(
+            a.name,
+            a.description.unwrap_or_default(),
+            a.required.unwrap_or(false),
+        );
+    }
+    let link = link.clone();
+    b.handler(move |args: PromptArgs, cx: RequestContext| {
+        let link = link.clone();
+        let name = name.clone();
+        async move {
+            forward::<GetPromptResult>(
+                &link,
+                "prompts/get",
+                json!({"name": name, "arguments": args}),
+                &cx,
+                None,
+            )
+            .await
+        }
+    })
 }
 
 /// A tool of the mirror server whose handler forwards the call to the child.
@@ -314,21 +452,14 @@ async fn call(
             cx.progress(p, total, message.as_deref());
         }) as child::ProgressSink
     });
-    let params = json!({"name": name, "arguments": args});
-    let r = link
-        .request(
-            "tools/call",
-            params,
-            progress,
-            Some(cx.cancellation_token()),
-        )
-        .await
-        .map_err(HandlerError::Protocol)?;
-    serde_json::from_value::<CallToolResult>(r).map_err(|e| {
-        HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(format!(
-            "the stdio server's tools/call result is malformed: {e}"
-        )))
-    })
+    forward(
+        link,
+        "tools/call",
+        json!({"name": name, "arguments": args}),
+        &cx,
+        progress,
+    )
+    .await
 }
 
 /// Restarts the child whenever it exits, with backoff, and initializes it
