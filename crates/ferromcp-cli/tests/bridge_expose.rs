@@ -239,22 +239,28 @@ struct Client {
     era: &'static str,
     session: Option<String>,
     init: Option<Value>,
+    caps: Value,
 }
 
 impl Client {
     fn new(addr: &str, era: &'static str) -> Self {
+        Self::with_caps(addr, era, json!({}))
+    }
+
+    fn with_caps(addr: &str, era: &'static str, caps: Value) -> Self {
         let mut c = Self {
             addr: addr.to_owned(),
             era,
             session: None,
             init: None,
+            caps,
         };
         if era == HANDSHAKE {
             let (status, headers, body) = post(
                 addr,
                 &[],
                 &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                    "protocolVersion": HANDSHAKE, "capabilities": {},
+                    "protocolVersion": HANDSHAKE, "capabilities": c.caps,
                     "clientInfo": {"name": "t", "version": "1"}}}),
             );
             assert_eq!(status, 200, "{body}");
@@ -298,7 +304,7 @@ impl Client {
         if self.era == MODERN {
             params["_meta"] = json!({
                 "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientCapabilities": self.caps,
             });
         }
         // Mcp-Name: the tool or prompt name, or the resource URI.
@@ -641,4 +647,111 @@ fn progress_reaches_the_caller_with_its_own_token() {
             "{era}: {body}"
         );
     }
+}
+
+/// A handshake-era tools/call whose SSE answer is read as it comes: each
+/// server→client request on it is answered with `reply(request)` (a POST
+/// on the session); returns (the requests seen, the final answer).
+fn call_answering(
+    c: &Client,
+    tool: &str,
+    args: Value,
+    reply: impl Fn(&Value) -> Value,
+) -> (Vec<Value>, Value) {
+    use std::io::BufRead;
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name": tool, "arguments": args}}).to_string();
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        c.addr,
+        c.session.as_deref().unwrap_or_default(),
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut asked = Vec::new();
+    let mut seen = Vec::new();
+    for line in std::io::BufReader::new(s).lines() {
+        let line = line.expect("the bridge's answer stream broke (hang?)");
+        seen.push(line.clone());
+        // An SSE event's data, or a plain JSON answer.
+        let data = line.strip_prefix("data:").unwrap_or(&line);
+        let Ok(m) = serde_json::from_str::<Value>(data.trim()) else {
+            continue;
+        };
+        if m.get("method").is_some() && m.get("id").is_some() {
+            let answer = json!({"jsonrpc":"2.0","id":m["id"],"result":reply(&m)});
+            let (status, _, b) = c.send_raw("", None, &answer);
+            assert!(status == 202 || status == 200, "{status}: {b}");
+            asked.push(m);
+        } else if m["id"] == 1 && m.get("method").is_none() {
+            return (asked, m);
+        }
+    }
+    panic!("the stream ended without an answer; asked {asked:?}; read {seen:?}");
+}
+
+fn elicit_reply(req: &Value) -> Value {
+    let msg = req["params"]["message"].as_str().unwrap_or_default();
+    json!({"action": "accept", "content": {"response": format!("answer to {msg}")}})
+}
+
+// Issue 24: a server→client request reaches the client whose call caused it.
+#[test]
+fn elicitation_and_sampling_reach_the_calling_client_in_both_eras() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    let caps = json!({"elicitation": {"form": {}}, "sampling": {}});
+    // Handshake era: the request arrives on the call's own SSE stream.
+    let h = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let (asked, a) = call_answering(
+        &h,
+        "test_elicitation",
+        json!({"message": "for h"}),
+        elicit_reply,
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    assert_eq!(asked[0]["params"]["message"], "for h");
+    assert!(text_of(&a).contains("answer to for h"), "{a}");
+    let (asked, a) = call_answering(
+        &h,
+        "test_sampling",
+        json!({"prompt": "p-h"}),
+        |_| json!({"role": "assistant", "content": {"type": "text", "text": "sampled for h"}, "model": "m"}),
+    );
+    assert_eq!(asked[0]["method"], "sampling/createMessage", "{asked:?}");
+    assert!(text_of(&a).contains("sampled for h"), "{a}");
+    // 2026-07-28: an input_required round, then the retry with the answer.
+    let m = Client::with_caps(&x.addr, MODERN, caps);
+    let first = m.call(json!(1), "test_elicitation", json!({"message": "for m"}));
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    let requests = r["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, req) = requests.iter().next().unwrap();
+    assert_eq!(req["method"], "elicitation/create", "{first}");
+    assert_eq!(req["params"]["message"], "for m", "{first}");
+    let retry = m.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "for m"},
+            "inputResponses": {key: elicit_reply(req)}, "requestState": r["requestState"]}),
+    );
+    assert!(text_of(&retry).contains("answer to for m"), "{retry}");
+    // A client without the capability is never asked: the child's request
+    // is refused and the call fails instead.
+    let bare = Client::new(&x.addr, HANDSHAKE);
+    let (asked, a) = call_answering(
+        &bare,
+        "test_elicitation",
+        json!({"message": "bare"}),
+        elicit_reply,
+    );
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(
+        a.get("error").is_some() || a["result"]["isError"] == json!(true),
+        "{a}"
+    );
 }

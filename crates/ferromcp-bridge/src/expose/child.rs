@@ -41,6 +41,16 @@ struct State {
     /// may collide; these never do).
     next_key: u64,
     generation: u64,
+    /// Calls that take the child's requests, by the bridge's id.
+    asking: std::collections::HashMap<RequestId, mpsc::Sender<Ask>>,
+}
+
+impl State {
+    /// Forgets a call.
+    fn remove(&mut self, local: &RequestId) -> Option<Pending> {
+        self.asking.remove(local);
+        self.pending.take(local).map(|(_, p)| p)
+    }
 }
 
 /// The link to the child, shared by every HTTP request handler.
@@ -64,6 +74,7 @@ impl Link {
                 pending: IdMap::new(settings.max_in_flight),
                 next_key: 0,
                 generation: 0,
+                asking: Default::default(),
             }),
             settings,
             report,
@@ -81,16 +92,40 @@ impl Link {
     /// Sends a request to the child and waits for its answer (the
     /// `result` member), an error answer, the timeout, or the child's
     /// exit, whichever comes first. `cancel` ends the wait early and tells
-    /// the child with `notifications/cancelled`.
+    /// the child with `notifications/cancelled`. Requests the child sends
+    /// meanwhile are refused.
     pub(crate) async fn request(
-        &self,
+        self: &Arc<Self>,
         method: &str,
-        mut params: Value,
+        params: Value,
         progress: Option<ProgressSink>,
         cancel: Option<tokio_util::sync::CancellationToken>,
     ) -> Result<Value, ErrorObject> {
+        let mut call = self.start(method, params, progress, false).await?;
+        loop {
+            match call.wait(cancel.as_ref()).await {
+                Wait::Answer(a) => return a,
+                Wait::Ask(ask) => {
+                    self.respond(&ask.id, Err(ErrorObject::method_not_found(&ask.method)))
+                        .await
+                }
+            }
+        }
+    }
+
+    /// Sends a request to the child; [`Call::wait`] waits for its answer.
+    /// With `asks`, requests the child sends while this is the only call
+    /// able to take them (elicitation, sampling, roots) come to the call.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Value,
+        progress: Option<ProgressSink>,
+        asks: bool,
+    ) -> Result<Call, ErrorObject> {
         let (done, rx) = oneshot::channel();
         let wants_progress = progress.is_some();
+        let (ask_tx, ask_rx) = mpsc::channel(4);
         let (local, tx) = {
             let mut st = self.lock();
             let Some(tx) = st.running.as_ref().map(|r| r.tx.clone()) else {
@@ -102,6 +137,9 @@ impl Link {
                 .pending
                 .insert(key, Pending { done, progress })
                 .map_err(ErrorObject::internal)?;
+            if asks {
+                st.asking.insert(local.clone(), ask_tx);
+            }
             (local, tx)
         };
         if wants_progress {
@@ -125,43 +163,27 @@ impl Link {
         let mut line = msg.to_string().into_bytes();
         line.push(b'\n');
         if tx.send(line).await.is_err() {
-            self.lock().pending.take(&local);
+            self.lock().remove(&local);
             return Err(ErrorObject::internal(CHILD_DOWN));
         }
-        let cancelled = async {
-            match &cancel {
-                Some(c) => c.cancelled().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            r = rx => match r {
-                Ok(answer) => answer,
-                // The sender was dropped: the child exited with this call
-                // in flight.
-                Err(_) => Err(ErrorObject::internal(
-                    "the stdio server behind the bridge exited before answering; the call may or may not have taken effect",
-                )),
-            },
-            _ = tokio::time::sleep(self.settings.timeout) => {
-                self.forget(&local, &tx, "timed out").await;
-                Err(ErrorObject::internal(format!(
-                    "the stdio server behind the bridge did not answer within {} s",
-                    self.settings.timeout.as_secs_f64()
-                )))
-            }
-            _ = cancelled => {
-                self.forget(&local, &tx, "cancelled by the client").await;
-                Err(ErrorObject::internal("cancelled"))
-            }
-        }
+        Ok(Call {
+            link: self.clone(),
+            local,
+            tx,
+            rx,
+            asks: ask_rx,
+            finished: false,
+        })
     }
 
-    /// Drops a call and tells the child it is cancelled.
-    async fn forget(&self, local: &RequestId, tx: &mpsc::Sender<Vec<u8>>, reason: &str) {
-        if self.lock().pending.take(local).is_some() {
-            let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": local.to_value(), "reason": reason}});
+    /// Answers a request the child sent.
+    pub(crate) async fn respond(&self, id: &RequestId, answer: Result<Value, ErrorObject>) {
+        let msg = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id.to_value(), "error": e}),
+        };
+        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
+        if let Some(tx) = tx {
             let mut line = msg.to_string().into_bytes();
             line.push(b'\n');
             let _ = tx.send(line).await;
@@ -241,13 +263,12 @@ impl Link {
             if st.running.as_ref().map(|r| r.generation) == Some(generation) {
                 st.running = None;
             }
+            st.asking.clear();
             st.pending.drain()
         };
         let n = drained.len();
         for (_, p) in drained {
-            let _ = p.done.send(Err(ErrorObject::internal(
-                "the stdio server behind the bridge exited before answering; the call may or may not have taken effect",
-            )));
+            let _ = p.done.send(Err(ErrorObject::internal(EXITED)));
         }
         n
     }
@@ -302,7 +323,7 @@ impl Link {
         };
         match msg.kind().clone() {
             Kind::Response { id: Some(id) } => {
-                let Some((_, p)) = self.lock().pending.take(&id) else {
+                let Some(p) = self.lock().remove(&id) else {
                     (self.report)(
                         "the stdio server answered a request the bridge did not send (or no longer waits for); dropped",
                     );
@@ -325,23 +346,50 @@ impl Link {
             }
             Kind::Notification { method } => self.notification(&method, msg.bytes()),
             Kind::Request { id, method } => {
-                // ping is answered here; requests needing a client (elicitation,
-                // sampling, roots) are refused rather than left unanswered.
-                let answer = if method == "ping" {
-                    json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
-                } else {
-                    (self.report)(&format!(
-                        "the stdio server sent a {method} request; not supported behind --expose yet, refused"
-                    ));
-                    json!({"jsonrpc": "2.0", "id": id.to_value(), "error":
-                        ErrorObject::method_not_found(&method)})
-                };
-                let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
-                if let Some(tx) = tx {
-                    let mut line = answer.to_string().into_bytes();
-                    line.push(b'\n');
-                    let _ = tx.send(line).await;
+                if method == "ping" {
+                    self.respond(&id, Ok(json!({}))).await;
+                    return;
                 }
+                // stdio carries no link from a request of the child's to
+                // the call that caused it: it goes to the one call able to
+                // take it, and is refused when there are several (never
+                // guessed at: the wrong client would see it).
+                let v: Value = serde_json::from_slice(msg.bytes()).unwrap_or(Value::Null);
+                let params = v.get("params").cloned().unwrap_or(Value::Null);
+                let target = {
+                    let st = self.lock();
+                    match st.asking.len() {
+                        1 => st.asking.values().next().cloned().ok_or(0),
+                        n => Err(n),
+                    }
+                };
+                let refusal = match target {
+                    Ok(tx) => {
+                        let ask = Ask {
+                            id: id.clone(),
+                            method: method.clone(),
+                            params,
+                        };
+                        match tx.try_send(ask) {
+                            Ok(()) => return,
+                            Err(_) => "the call it belongs to is not taking requests".to_owned(),
+                        }
+                    }
+                    Err(0) => "no call is in flight".to_owned(),
+                    Err(n) => format!(
+                        "{n} calls are in flight and stdio does not say which one it is for"
+                    ),
+                };
+                (self.report)(&format!(
+                    "the stdio server sent a {method} request; refused: {refusal}"
+                ));
+                self.respond(
+                    &id,
+                    Err(ErrorObject::internal(format!(
+                        "the bridge cannot route {method} to a client: {refusal}"
+                    ))),
+                )
+                .await;
             }
         }
     }
@@ -372,6 +420,98 @@ impl Link {
         }
     }
 }
+
+/// A request the child sent while a call was waiting (elicitation,
+/// sampling, roots), to be answered with [`Link::respond`].
+#[derive(Debug)]
+pub(crate) struct Ask {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+}
+
+/// What [`Call::wait`] ended with.
+pub(crate) enum Wait {
+    /// The child's answer (or why there is none).
+    Answer(Result<Value, ErrorObject>),
+    /// The child asks the caller something first.
+    Ask(Ask),
+}
+
+/// A request sent to the child. Dropped before its answer arrived, it is
+/// forgotten and the child is told with `notifications/cancelled`.
+pub(crate) struct Call {
+    link: Arc<Link>,
+    local: RequestId,
+    tx: mpsc::Sender<Vec<u8>>,
+    rx: oneshot::Receiver<Result<Value, ErrorObject>>,
+    asks: mpsc::Receiver<Ask>,
+    finished: bool,
+}
+
+impl Call {
+    /// Waits for the answer, a request from the child for this call, the
+    /// timeout (restarted by each request from the child) or `cancel`.
+    pub(crate) async fn wait(
+        &mut self,
+        cancel: Option<&tokio_util::sync::CancellationToken>,
+    ) -> Wait {
+        let cancelled = async {
+            match cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let timeout = self.link.settings.timeout;
+        tokio::select! {
+            r = &mut self.rx => {
+                self.finished = true;
+                Wait::Answer(match r {
+                    Ok(answer) => answer,
+                    // The sender was dropped: the child exited with this
+                    // call in flight.
+                    Err(_) => Err(ErrorObject::internal(EXITED)),
+                })
+            }
+            Some(ask) = self.asks.recv() => Wait::Ask(ask),
+            _ = tokio::time::sleep(timeout) => {
+                self.abandon("timed out");
+                Wait::Answer(Err(ErrorObject::internal(format!(
+                    "the stdio server behind the bridge did not answer within {} s",
+                    timeout.as_secs_f64()
+                ))))
+            }
+            _ = cancelled => {
+                self.abandon("cancelled by the client");
+                Wait::Answer(Err(ErrorObject::internal("cancelled")))
+            }
+        }
+    }
+
+    /// Drops the call and tells the child it is cancelled.
+    fn abandon(&mut self, reason: &str) {
+        self.finished = true;
+        if self.link.lock().remove(&self.local).is_some() {
+            let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.local.to_value(), "reason": reason}});
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            // Best effort: a full queue means the child is not reading.
+            let _ = self.tx.try_send(line);
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abandon("abandoned by the bridge");
+        }
+    }
+}
+
+/// The error of a call whose child exited before answering.
+const EXITED: &str = "the stdio server behind the bridge exited before answering; the call may or may not have taken effect";
 
 fn trim_line(b: &[u8]) -> &[u8] {
     let mut end = b.len();

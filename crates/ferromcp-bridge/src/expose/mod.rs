@@ -21,15 +21,17 @@
 mod child;
 
 use crate::ToolFilter;
-use child::Link;
+use child::{Call, Link, Wait};
+use ferromcp_protocol::types::InputRequest;
 use ferromcp_protocol::types::{
     CallToolResult, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
 };
+use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
 use ferromcp_server::{
-    HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
-    TemplateDef, prompt, tool,
+    HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext, ResourceDef,
+    ResourceRequest, Server, TemplateDef, prompt, tool,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -157,6 +159,10 @@ impl Expose {
             timeout: self.limits.timeout,
         };
         let link = Link::new(settings, self.report.clone());
+        let x = Arc::new(Shared {
+            link: link.clone(),
+            parked: Parked::new(self.limits.max_server_requests, self.limits.timeout),
+        });
         let mut exited = link
             .spawn(&self.program, &self.args)
             .map_err(crate::Error::config)?;
@@ -189,7 +195,7 @@ impl Expose {
         for t in tools {
             if self.filter.permits(&t.name) {
                 registered.insert(t.name.clone());
-                b = b.tool(forwarder(t, &link));
+                b = b.tool(forwarder(t, &x));
             }
         }
         let cfg = |e: String| crate::Error::config(e);
@@ -198,7 +204,7 @@ impl Expose {
                 .await
                 .map_err(cfg)?;
             for r in typed::<Resource>(resources, "resources/list").map_err(cfg)? {
-                b = b.resource(resource_forwarder(r, &link));
+                b = b.resource(resource_forwarder(r, &x));
             }
             let templates = list_all(&link, "resources/templates/list", "resourceTemplates")
                 .await
@@ -206,7 +212,7 @@ impl Expose {
             for t in
                 typed::<ResourceTemplate>(templates, "resources/templates/list").map_err(cfg)?
             {
-                b = b.resource_template(template_forwarder(t, &link));
+                b = b.resource_template(template_forwarder(t, &x));
             }
         }
         if init.capabilities.get("prompts").is_some() {
@@ -214,7 +220,7 @@ impl Expose {
                 .await
                 .map_err(cfg)?;
             for p in typed::<Prompt>(prompts, "prompts/list").map_err(cfg)? {
-                b = b.prompt(prompt_forwarder(p, &link));
+                b = b.prompt(prompt_forwarder(p, &x));
             }
         }
         let server = b.build().map_err(crate::Error::config)?;
@@ -228,7 +234,7 @@ impl Expose {
             exited,
         ));
         let refresher = tokio::spawn(refresh_tools(
-            link.clone(),
+            x.clone(),
             handle,
             self.filter.clone(),
             registered,
@@ -257,10 +263,12 @@ impl Init {
 }
 
 /// The handshake with the child: `initialize`, then `notifications/initialized`.
-async fn handshake(link: &Link) -> Result<Init, String> {
+async fn handshake(link: &Arc<Link>) -> Result<Init, String> {
     let params = json!({
         "protocolVersion": CHILD_VERSION,
-        "capabilities": {},
+        // What the bridge can pass on to the client whose call the request
+        // belongs to (the client's own capabilities are checked then).
+        "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
         "clientInfo": {"name": "mcp-bridge-expose", "version": env!("CARGO_PKG_VERSION")},
     });
     let r = link
@@ -280,7 +288,7 @@ async fn handshake(link: &Link) -> Result<Init, String> {
 
 /// Every item of a list method (`tools/list`, `resources/list`, …) the
 /// child answers, following cursors up to [`MAX_LIST_PAGES`] pages.
-async fn list_all(link: &Link, method: &str, key: &str) -> Result<Vec<Value>, String> {
+async fn list_all(link: &Arc<Link>, method: &str, key: &str) -> Result<Vec<Value>, String> {
     let mut out = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_LIST_PAGES {
@@ -319,67 +327,175 @@ fn typed<T: serde::de::DeserializeOwned>(
 }
 
 /// Every tool the child lists.
-async fn list_tools(link: &Link) -> Result<Vec<Tool>, String> {
+async fn list_tools(link: &Arc<Link>) -> Result<Vec<Tool>, String> {
     typed(list_all(link, "tools/list", "tools").await?, "tools/list")
 }
 
-/// Forwards a request to the child and types its result.
+/// Forwards a request to the child and types its result. A request the
+/// child sends meanwhile (elicitation, sampling, roots) is asked of this
+/// caller: the handler returns it as input required, the call waits in
+/// [`Parked`], and the handler's next run (with the caller's answer and
+/// the server-sealed state naming the parked call) answers the child and
+/// goes on waiting.
 async fn forward<T: serde::de::DeserializeOwned>(
-    link: &Link,
+    x: &Shared,
     method: &str,
     params: Value,
     cx: &RequestContext,
     progress: Option<child::ProgressSink>,
 ) -> Result<T, HandlerError> {
-    let r = link
-        .request(method, params, progress, Some(cx.cancellation_token()))
-        .await
-        .map_err(HandlerError::Protocol)?;
-    serde_json::from_value::<T>(r).map_err(|e| {
-        HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(format!(
-            "the stdio server's {method} result is malformed: {e}"
-        )))
-    })
+    let cancel = cx.cancellation_token();
+    let resumed = cx
+        .state()
+        .and_then(|s| std::str::from_utf8(s).ok())
+        .map(str::to_owned);
+    let mut call = match resumed {
+        Some(key) => {
+            let Some((call, ask_id)) = x.parked.take(&key) else {
+                return Err(HandlerError::Protocol(ErrorObject::invalid_params(
+                    "this input answer belongs to a call the bridge no longer holds (expired or already answered); call again",
+                )));
+            };
+            let answer = cx
+                .input_responses()
+                .and_then(|i| i.get(&key))
+                .cloned()
+                .ok_or_else(|| ErrorObject::internal("the client did not answer"));
+            x.link.respond(&ask_id, answer).await;
+            call
+        }
+        None => x
+            .link
+            .start(method, params, progress, true)
+            .await
+            .map_err(HandlerError::Protocol)?,
+    };
+    loop {
+        match call.wait(Some(&cancel)).await {
+            Wait::Answer(r) => {
+                let r = r.map_err(HandlerError::Protocol)?;
+                return serde_json::from_value::<T>(r).map_err(|e| {
+                    HandlerError::Protocol(ErrorObject::internal(format!(
+                        "the stdio server's {method} result is malformed: {e}"
+                    )))
+                });
+            }
+            Wait::Ask(ask) => match input_request(&ask) {
+                Ok(req) if req.is_allowed_by(cx.client_capabilities()) => {
+                    let id = ask.id.clone();
+                    let key = x.parked.put(call, id).map_err(HandlerError::Protocol)?;
+                    return Err(HandlerError::NeedInput(
+                        InputRequired::new()
+                            .request(key.clone(), req)
+                            .state(key.into_bytes()),
+                    ));
+                }
+                Ok(_) => {
+                    let e = ErrorObject::internal(format!(
+                        "the client behind the bridge does not support {}",
+                        ask.method
+                    ));
+                    x.link.respond(&ask.id, Err(e)).await;
+                }
+                Err(e) => x.link.respond(&ask.id, Err(e)).await,
+            },
+        }
+    }
+}
+
+/// The input request for a request of the child's.
+fn input_request(ask: &child::Ask) -> Result<InputRequest, ErrorObject> {
+    let bad = |e: serde_json::Error| ErrorObject::invalid_params(format!("{}: {e}", ask.method));
+    match ask.method.as_str() {
+        "elicitation/create" => Ok(InputRequest::Elicitation(
+            serde_json::from_value(ask.params.clone()).map_err(bad)?,
+        )),
+        "sampling/createMessage" => Ok(InputRequest::Sampling(
+            serde_json::from_value(ask.params.clone()).map_err(bad)?,
+        )),
+        "roots/list" => Ok(InputRequest::ListRoots(
+            serde_json::from_value(ask.params.clone()).ok(),
+        )),
+        other => Err(ErrorObject::method_not_found(other)),
+    }
+}
+
+/// Calls waiting for their caller's answer to a request of the child's,
+/// by input key. Bounded; entries older than the call timeout are dropped
+/// (which cancels their call at the child).
+pub(crate) struct Parked {
+    calls: std::sync::Mutex<
+        std::collections::HashMap<String, (Call, RequestId, tokio::time::Instant)>,
+    >,
+    next: std::sync::atomic::AtomicU64,
+    max: usize,
+    ttl: Duration,
+}
+
+impl Parked {
+    fn new(max: usize, ttl: Duration) -> Self {
+        Self {
+            calls: Default::default(),
+            next: std::sync::atomic::AtomicU64::new(1),
+            max: max.max(1),
+            ttl,
+        }
+    }
+
+    fn put(&self, call: Call, ask: RequestId) -> Result<String, ErrorObject> {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let key = format!("bridge-{n}");
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let ttl = self.ttl;
+        calls.retain(|_, (_, _, at)| at.elapsed() < ttl);
+        if calls.len() >= self.max {
+            return Err(ErrorObject::internal(format!(
+                "too many calls are waiting for their client's input (the limit is {})",
+                self.max
+            )));
+        }
+        calls.insert(key.clone(), (call, ask, tokio::time::Instant::now()));
+        Ok(key)
+    }
+
+    fn take(&self, key: &str) -> Option<(Call, RequestId)> {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.remove(key).map(|(c, a, _)| (c, a))
+    }
+}
+
+/// What every forwarding handler shares.
+pub(crate) struct Shared {
+    link: Arc<Link>,
+    parked: Parked,
 }
 
 /// A resource of the mirror server, read from the child.
-fn resource_forwarder(r: Resource, link: &Arc<Link>) -> ResourceDef {
-    let link = link.clone();
+fn resource_forwarder(r: Resource, x: &Arc<Shared>) -> ResourceDef {
+    let x = x.clone();
     ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
-        let link = link.clone();
+        let x = x.clone();
         async move {
-            forward::<ReadResourceResult>(
-                &link,
-                "resources/read",
-                json!({"uri": req.uri}),
-                &cx,
-                None,
-            )
-            .await
+            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
+                .await
         }
     })
 }
 
 /// A resource template of the mirror server, read from the child.
-fn template_forwarder(t: ResourceTemplate, link: &Arc<Link>) -> TemplateDef {
-    let link = link.clone();
+fn template_forwarder(t: ResourceTemplate, x: &Arc<Shared>) -> TemplateDef {
+    let x = x.clone();
     TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
-        let link = link.clone();
+        let x = x.clone();
         async move {
-            forward::<ReadResourceResult>(
-                &link,
-                "resources/read",
-                json!({"uri": req.uri}),
-                &cx,
-                None,
-            )
-            .await
+            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
+                .await
         }
     })
 }
 
 /// A prompt of the mirror server, got from the child.
-fn prompt_forwarder(p: Prompt, link: &Arc<Link>) -> PromptDef {
+fn prompt_forwarder(p: Prompt, x: &Arc<Shared>) -> PromptDef {
     let name = p.name.clone();
     let mut b = prompt(p.name);
     if let Some(d) = p.description {
@@ -395,13 +511,13 @@ fn prompt_forwarder(p: Prompt, link: &Arc<Link>) -> PromptDef {
             a.required.unwrap_or(false),
         );
     }
-    let link = link.clone();
+    let x = x.clone();
     b.handler(move |args: PromptArgs, cx: RequestContext| {
-        let link = link.clone();
+        let x = x.clone();
         let name = name.clone();
         async move {
             forward::<GetPromptResult>(
-                &link,
+                &x,
                 "prompts/get",
                 json!({"name": name, "arguments": args}),
                 &cx,
@@ -413,7 +529,7 @@ fn prompt_forwarder(p: Prompt, link: &Arc<Link>) -> PromptDef {
 }
 
 /// A tool of the mirror server whose handler forwards the call to the child.
-fn forwarder(t: Tool, link: &Arc<Link>) -> ferromcp_server::ToolDef {
+fn forwarder(t: Tool, x: &Arc<Shared>) -> ferromcp_server::ToolDef {
     let name = t.name.clone();
     let mut b = tool(t.name).input_schema(t.input_schema);
     if let Some(d) = t.description {
@@ -431,17 +547,17 @@ fn forwarder(t: Tool, link: &Arc<Link>) -> ferromcp_server::ToolDef {
     if let Some(s) = t.output_schema {
         b = b.output_schema(s);
     }
-    let link = link.clone();
+    let x = x.clone();
     b.raw_handler(move |args, cx: RequestContext| {
-        let link = link.clone();
+        let x = x.clone();
         let name = name.clone();
-        async move { call(&link, &name, args, cx).await }
+        async move { call(&x, &name, args, cx).await }
     })
 }
 
 /// Forwards one `tools/call` to the child.
 async fn call(
-    link: &Link,
+    x: &Shared,
     name: &str,
     args: ferromcp_protocol::types::JsonObject,
     cx: RequestContext,
@@ -453,7 +569,7 @@ async fn call(
         }) as child::ProgressSink
     });
     forward(
-        link,
+        x,
         "tools/call",
         json!({"name": name, "arguments": args}),
         &cx,
@@ -514,14 +630,14 @@ async fn supervise(
 /// Keeps the mirror's tools in step with the child's after
 /// `notifications/tools/list_changed` or a restart.
 async fn refresh_tools(
-    link: Arc<Link>,
+    x: Arc<Shared>,
     server: Server,
     filter: ToolFilter,
     mut registered: HashSet<String>,
 ) {
     loop {
-        link.tools_changed.notified().await;
-        let Ok(tools) = list_tools(&link).await else {
+        x.link.tools_changed.notified().await;
+        let Ok(tools) = list_tools(&x.link).await else {
             continue;
         };
         let mut now = HashSet::new();
@@ -531,7 +647,7 @@ async fn refresh_tools(
             }
             now.insert(t.name.clone());
             server.remove_tool(&t.name);
-            let _ = server.add_tool(forwarder(t, &link));
+            let _ = server.add_tool(forwarder(t, &x));
         }
         for gone in registered.difference(&now) {
             server.remove_tool(gone);
