@@ -755,3 +755,46 @@ fn elicitation_and_sampling_reach_the_calling_client_in_both_eras() {
         "{a}"
     );
 }
+
+// Issue 24: a request of the child's that cannot be attributed to one call
+// is refused, never sent to a client that may be the wrong one.
+#[test]
+fn a_childs_request_during_several_calls_is_refused_not_misrouted() {
+    let hangs = std::env::temp_dir().join(format!("expose-hangs-{}", free_port()));
+    let _ = std::fs::remove_file(&hangs);
+    let hangs_s = hangs.to_string_lossy().into_owned();
+    let x = Exposed::start(&["--timeout", "3"], &fixture(), &[("HANG_FILE", &hangs_s)]);
+    let caps = json!({"elicitation": {"form": {}}});
+    // B's call stays in flight (until the bridge's timeout ends it).
+    let b = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let b_thread = std::thread::spawn(move || {
+        call_answering(&b, "hang", json!({}), |_| json!({"action": "decline"}))
+    });
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::fs::read_to_string(&hangs)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "B's call never reached the child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A's call makes the child ask while two calls are in flight.
+    let a = Client::with_caps(&x.addr, HANDSHAKE, caps);
+    let (asked, answer) = call_answering(&a, "ask", json!({"text": "for a"}), elicit_reply);
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(text_of(&answer).starts_with("refused: "), "{answer}");
+    let (b_asked, b_answer) = b_thread.join().unwrap();
+    assert!(b_asked.is_empty(), "B was asked A's question: {b_asked:?}");
+    assert!(b_answer.get("error").is_some(), "{b_answer}");
+    let mut err = String::new();
+    assert!(x.stderr_until("calls are in flight", &mut err), "{err}");
+    // With A's call alone in flight the same request reaches A.
+    let (asked, answer) = call_answering(&a, "ask", json!({"text": "for a"}), elicit_reply);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["message"], "for a");
+    assert!(text_of(&answer).contains("answer to for a"), "{answer}");
+    let _ = std::fs::remove_file(&hangs);
+}
