@@ -38,6 +38,29 @@ pub struct ExposeArgs {
     /// With --expose: the longest wait before restarting the child.
     #[arg(long, value_name = "MS", default_value_t = 30_000, requires = "expose")]
     pub restart_max_ms: u64,
+    /// With --expose: start one child per handshake-era session (for
+    /// stdio servers that keep state per connection); 2026-07-28 requests
+    /// go to the shared child.
+    #[arg(long, requires = "expose")]
+    pub child_per_session: bool,
+    /// With --child-per-session: session children running at once; a new
+    /// session's calls are refused beyond it.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 64,
+        requires = "child_per_session"
+    )]
+    pub max_session_children: usize,
+    /// With --child-per-session: seconds a session child may sit idle
+    /// before it is stopped.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 1800,
+        requires = "child_per_session"
+    )]
+    pub session_child_idle: u64,
 }
 
 /// The tool filter from --allow-tool/--deny-tool.
@@ -99,7 +122,14 @@ pub async fn run(a: BridgeArgs, addr: String) -> Result<u8, Failure> {
         max: Duration::from_millis(x.restart_max_ms.max(x.restart_initial_ms).max(1)),
         ..Restart::default()
     };
-    let expose = Expose::new(program.clone(), args.to_vec())
+    let mut expose = Expose::new(program.clone(), args.to_vec());
+    if x.child_per_session {
+        expose = expose.child_per_session(
+            x.max_session_children,
+            Duration::from_secs(x.session_child_idle.max(1)),
+        );
+    }
+    let expose = expose
         .filter(tool_filter(&a.allow_tools, &a.deny_tools)?)
         .limits(limits)
         .restart(restart)

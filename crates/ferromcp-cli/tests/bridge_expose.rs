@@ -798,3 +798,35 @@ fn a_childs_request_during_several_calls_is_refused_not_misrouted() {
     assert!(text_of(&answer).contains("answer to for a"), "{answer}");
     let _ = std::fs::remove_file(&hangs);
 }
+
+// Issue 24: --child-per-session gives each handshake session its own child.
+#[test]
+fn child_per_session_gives_each_handshake_session_its_own_child() {
+    let starts = std::env::temp_dir().join(format!("expose-starts-{}", free_port()));
+    let _ = std::fs::remove_file(&starts);
+    let starts_s = starts.to_string_lossy().into_owned();
+    let x = Exposed::start(
+        &["--child-per-session"],
+        &fixture(),
+        &[("STARTS_FILE", &starts_s)],
+    );
+    let pid = |c: &Client, id: i64| text_of(&c.call(json!(id), "pid", json!({})));
+    let a = Client::new(&x.addr, HANDSHAKE);
+    let b = Client::new(&x.addr, HANDSHAKE);
+    let m = Client::new(&x.addr, MODERN);
+    let (a1, b1, m1) = (pid(&a, 1), pid(&b, 1), pid(&m, 1));
+    // Each session keeps its child; sessions never share one.
+    assert_eq!(pid(&a, 2), a1);
+    assert_eq!(pid(&b, 2), b1);
+    assert_ne!(a1, b1);
+    // Requests without a session go to the shared child.
+    assert_ne!(m1, a1);
+    assert_ne!(m1, b1);
+    assert_eq!(pid(&m, 2), m1);
+    let n = std::fs::read_to_string(&starts)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(n, 3, "the shared child and one per session");
+    let _ = std::fs::remove_file(&starts);
+}

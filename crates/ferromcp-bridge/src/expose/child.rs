@@ -60,6 +60,8 @@ pub(crate) struct Link {
     report: Report,
     /// Fired when the child sent `notifications/tools/list_changed`.
     pub(crate) tools_changed: tokio::sync::Notify,
+    /// Cancelled by [`Link::stop`].
+    stop: tokio_util::sync::CancellationToken,
 }
 
 /// The text of the error a call gets when the child is not running.
@@ -79,6 +81,7 @@ impl Link {
             settings,
             report,
             tools_changed: tokio::sync::Notify::new(),
+            stop: tokio_util::sync::CancellationToken::new(),
         })
     }
 
@@ -201,6 +204,18 @@ impl Link {
         }
     }
 
+    /// Whether a child is running (started and not exited).
+    pub(crate) fn is_running(&self) -> bool {
+        self.lock().running.is_some()
+    }
+
+    /// Stops the child for good: its stdin is closed, waiting calls fail,
+    /// and it is killed if it has not exited within a few seconds.
+    pub(crate) fn stop(&self) {
+        self.lock().running = None;
+        self.stop.cancel();
+    }
+
     /// Spawns the child and wires its pipes; returns a receiver that
     /// completes when its stdout ends (it exited or closed it).
     pub(crate) fn spawn(
@@ -238,8 +253,14 @@ impl Link {
         });
         let (exited, exit_rx) = oneshot::channel();
         let link = self.clone();
+        let stop = self.stop.clone();
         tokio::spawn(async move {
-            link.read(stdout).await;
+            tokio::select! {
+                _ = link.read(stdout) => {}
+                // Stopped: stdin is closed (the child's cue to exit); it is
+                // killed below if it does not.
+                _ = stop.cancelled() => {}
+            }
             // The child's stdout ended: fail every waiting call now, then
             // reap the process for its status.
             let failed = link.down(generation);
@@ -450,6 +471,11 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// The child this call went to.
+    pub(crate) fn link(&self) -> &Arc<Link> {
+        &self.link
+    }
+
     /// Waits for the answer, a request from the child for this call, the
     /// timeout (restarted by each request from the child) or `cancel`.
     pub(crate) async fn wait(

@@ -19,6 +19,7 @@
 //! from [`Restart::initial`] up to [`Restart::max`].
 
 mod child;
+mod sessions;
 
 use crate::ToolFilter;
 use child::{Call, Link, Wait};
@@ -87,6 +88,8 @@ pub struct Expose {
     restart: Restart,
     http: HttpConfig,
     report: Report,
+    /// `--child-per-session`: (most session children, idle limit).
+    per_session: Option<(usize, Duration)>,
 }
 
 impl std::fmt::Debug for Expose {
@@ -110,6 +113,7 @@ impl Expose {
             restart: Restart::default(),
             http: HttpConfig::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
+            per_session: None,
         }
     }
 
@@ -139,6 +143,15 @@ impl Expose {
         self
     }
 
+    /// Starts one child per handshake-era session (for stdio servers that
+    /// keep state per connection), at most `max` at once; a session child
+    /// idle for `idle` is stopped. Requests without a session (2026-07-28)
+    /// go to the shared child, which also provides the lists.
+    pub fn child_per_session(mut self, max: usize, idle: Duration) -> Self {
+        self.per_session = Some((max, idle));
+        self
+    }
+
     /// Sets where problems with the child are reported.
     pub fn report(mut self, report: Report) -> Self {
         self.report = report;
@@ -158,10 +171,20 @@ impl Expose {
             max_message: self.limits.max_message,
             timeout: self.limits.timeout,
         };
-        let link = Link::new(settings, self.report.clone());
+        let link = Link::new(settings.clone(), self.report.clone());
         let x = Arc::new(Shared {
             link: link.clone(),
             parked: Parked::new(self.limits.max_server_requests, self.limits.timeout),
+            sessions: self.per_session.map(|(max, idle)| {
+                sessions::Sessions::new(
+                    self.program.clone(),
+                    self.args.clone(),
+                    settings.clone(),
+                    self.report.clone(),
+                    max,
+                    idle,
+                )
+            }),
         });
         let mut exited = link
             .spawn(&self.program, &self.args)
@@ -242,6 +265,10 @@ impl Expose {
         let r = serve_listener(McpService::new(server, self.http), listener, shutdown).await;
         supervisor.abort();
         refresher.abort();
+        if let Some(s) = &x.sessions {
+            s.stop_all();
+        }
+        link.stop();
         r.map_err(crate::Error::config)
     }
 }
@@ -361,11 +388,13 @@ async fn forward<T: serde::de::DeserializeOwned>(
                 .and_then(|i| i.get(&key))
                 .cloned()
                 .ok_or_else(|| ErrorObject::internal("the client did not answer"));
-            x.link.respond(&ask_id, answer).await;
+            call.link().respond(&ask_id, answer).await;
             call
         }
         None => x
-            .link
+            .link_for(cx)
+            .await
+            .map_err(HandlerError::Protocol)?
             .start(method, params, progress, true)
             .await
             .map_err(HandlerError::Protocol)?,
@@ -395,9 +424,9 @@ async fn forward<T: serde::de::DeserializeOwned>(
                         "the client behind the bridge does not support {}",
                         ask.method
                     ));
-                    x.link.respond(&ask.id, Err(e)).await;
+                    call.link().respond(&ask.id, Err(e)).await;
                 }
-                Err(e) => x.link.respond(&ask.id, Err(e)).await,
+                Err(e) => call.link().respond(&ask.id, Err(e)).await,
             },
         }
     }
@@ -468,6 +497,23 @@ impl Parked {
 pub(crate) struct Shared {
     link: Arc<Link>,
     parked: Parked,
+    /// With `--child-per-session`, the children of handshake sessions.
+    sessions: Option<sessions::Sessions>,
+}
+
+impl Shared {
+    /// The child serving `cx`: its session's with `--child-per-session`,
+    /// else the shared one.
+    async fn link_for(&self, cx: &RequestContext) -> Result<Arc<Link>, ErrorObject> {
+        let session = cx
+            .http_parts()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok());
+        match (&self.sessions, session) {
+            (Some(s), Some(id)) => s.link(id).await,
+            _ => Ok(self.link.clone()),
+        }
+    }
 }
 
 /// A resource of the mirror server, read from the child.
