@@ -830,3 +830,81 @@ fn child_per_session_gives_each_handshake_session_its_own_child() {
     assert_eq!(n, 3, "the shared child and one per session");
     let _ = std::fs::remove_file(&starts);
 }
+
+/// Polls `tools/list`-like `method` until `name` is (or is not) listed.
+fn until_listed(c: &Client, method: &str, key: &str, name: &str, present: bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let a = c.request(json!("l"), method, json!({}));
+        let listed = a["result"][key]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|t| t["name"] == name));
+        if listed == present {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} listed: {listed}; {a}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// Issue 24: the child's list changes reach the clients (tools and prompts).
+#[test]
+fn tool_and_prompt_list_changes_of_the_child_reach_clients() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let present = tool_names(&c).iter().any(|n| n == "dynamic_tool");
+        c.call(json!(1), "test_trigger_tool_change", json!({}));
+        until_listed(&c, "tools/list", "tools", "dynamic_tool", !present);
+        let a = c.request(json!(2), "prompts/list", json!({}));
+        let present = a.to_string().contains("dynamic_prompt");
+        c.call(json!(3), "test_trigger_prompt_change", json!({}));
+        until_listed(&c, "prompts/list", "prompts", "dynamic_prompt", !present);
+    }
+}
+
+// Issue 24: a notification tied to no request reaches the clients subscribed to it.
+#[test]
+fn resource_updates_reach_subscribed_clients() {
+    use std::io::BufRead;
+    let x = Exposed::start(&[], &fixture(), &[]);
+    let c = Client::new(&x.addr, HANDSHAKE);
+    let sub = c.request(json!(1), "resources/subscribe", json!({"uri": "test://r"}));
+    assert!(sub.get("result").is_some(), "{sub}");
+    // The session's GET stream carries notifications tied to no request.
+    let mut s = TcpStream::connect(&x.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        x.addr,
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = std::io::BufReader::new(s).lines();
+    // Wait for the stream's headers before making the update happen.
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    let other = Client::new(&x.addr, MODERN);
+    let t = other.call(json!(1), "touch", json!({}));
+    assert!(t.get("result").is_some(), "{t}");
+    loop {
+        let line = lines
+            .next()
+            .expect("the GET stream ended")
+            .expect("no update (hang?)");
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == "notifications/resources/updated" {
+            assert_eq!(m["params"]["uri"], "test://r", "{m}");
+            break;
+        }
+    }
+}

@@ -60,9 +60,20 @@ pub(crate) struct Link {
     report: Report,
     /// Fired when the child sent `notifications/tools/list_changed`.
     pub(crate) tools_changed: tokio::sync::Notify,
+    /// Fired on `notifications/prompts/list_changed`.
+    pub(crate) prompts_changed: tokio::sync::Notify,
+    /// Fired on `notifications/resources/list_changed`.
+    pub(crate) resources_changed: tokio::sync::Notify,
+    /// URIs from `notifications/resources/updated`, in order (bounded;
+    /// taken by the one task passing them on).
+    updates: mpsc::Sender<String>,
+    pub(crate) updates_rx: Mutex<Option<mpsc::Receiver<String>>>,
     /// Cancelled by [`Link::stop`].
     stop: tokio_util::sync::CancellationToken,
 }
+
+/// Resource updates waiting to be passed on at most.
+const MAX_PENDING_UPDATES: usize = 256;
 
 /// The text of the error a call gets when the child is not running.
 pub(crate) const CHILD_DOWN: &str =
@@ -70,6 +81,7 @@ pub(crate) const CHILD_DOWN: &str =
 
 impl Link {
     pub(crate) fn new(settings: Settings, report: Report) -> Arc<Self> {
+        let (updates, updates_rx) = mpsc::channel(MAX_PENDING_UPDATES);
         Arc::new(Self {
             state: Mutex::new(State {
                 running: None,
@@ -81,6 +93,10 @@ impl Link {
             settings,
             report,
             tools_changed: tokio::sync::Notify::new(),
+            prompts_changed: tokio::sync::Notify::new(),
+            resources_changed: tokio::sync::Notify::new(),
+            updates,
+            updates_rx: Mutex::new(Some(updates_rx)),
             stop: tokio_util::sync::CancellationToken::new(),
         })
     }
@@ -437,6 +453,18 @@ impl Link {
                 }
             }
             "notifications/tools/list_changed" => self.tools_changed.notify_one(),
+            "notifications/prompts/list_changed" => self.prompts_changed.notify_one(),
+            "notifications/resources/list_changed" => self.resources_changed.notify_one(),
+            "notifications/resources/updated" => {
+                let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+                if let Some(uri) = v["params"]["uri"].as_str() {
+                    if self.updates.try_send(uri.to_owned()).is_err() {
+                        (self.report)(
+                            "resource updates arrive faster than they are passed on; one dropped",
+                        );
+                    }
+                }
+            }
             _ => {}
         }
     }

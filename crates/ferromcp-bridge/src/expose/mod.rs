@@ -215,6 +215,7 @@ impl Expose {
             b = b.instructions(i.clone());
         }
         let mut registered = HashSet::new();
+        let mut prompt_names = HashSet::new();
         for t in tools {
             if self.filter.permits(&t.name) {
                 registered.insert(t.name.clone());
@@ -222,11 +223,17 @@ impl Expose {
             }
         }
         let cfg = |e: String| crate::Error::config(e);
+        let subscribe = init.capabilities["resources"]["subscribe"] == json!(true);
+        if subscribe {
+            b = b.resource_subscriptions(true);
+        }
+        let mut resource_uris = HashSet::new();
         if init.capabilities.get("resources").is_some() {
             let resources = list_all(&link, "resources/list", "resources")
                 .await
                 .map_err(cfg)?;
             for r in typed::<Resource>(resources, "resources/list").map_err(cfg)? {
+                resource_uris.insert(r.uri.clone());
                 b = b.resource(resource_forwarder(r, &x));
             }
             let templates = list_all(&link, "resources/templates/list", "resourceTemplates")
@@ -243,6 +250,7 @@ impl Expose {
                 .await
                 .map_err(cfg)?;
             for p in typed::<Prompt>(prompts, "prompts/list").map_err(cfg)? {
+                prompt_names.insert(p.name.clone());
                 b = b.prompt(prompt_forwarder(p, &x));
             }
         }
@@ -262,9 +270,20 @@ impl Expose {
             self.filter.clone(),
             registered,
         ));
+        if subscribe {
+            subscribe_all(&link, &resource_uris).await;
+        }
+        let others = tokio::spawn(refresh_others(
+            x.clone(),
+            server.clone(),
+            resource_uris,
+            prompt_names,
+            subscribe,
+        ));
         let r = serve_listener(McpService::new(server, self.http), listener, shutdown).await;
         supervisor.abort();
         refresher.abort();
+        others.abort();
         if let Some(s) = &x.sessions {
             s.stop_all();
         }
@@ -657,6 +676,8 @@ async fn supervise(
                     Ok(_) => {
                         report("the stdio server was restarted");
                         link.tools_changed.notify_one();
+                        link.resources_changed.notify_one();
+                        link.prompts_changed.notify_one();
                     }
                     Err(e) => report(&format!(
                         "the restarted stdio server did not initialize: {e}"
@@ -699,5 +720,80 @@ async fn refresh_tools(
             server.remove_tool(gone);
         }
         registered = now;
+    }
+}
+
+/// Subscribes at the child to every resource in `uris` (clients subscribe
+/// at the mirror, which passes the child's updates to its subscribers).
+async fn subscribe_all(link: &Arc<Link>, uris: &HashSet<String>) {
+    for uri in uris {
+        let _ = link
+            .request("resources/subscribe", json!({"uri": uri}), None, None)
+            .await;
+    }
+}
+
+/// Keeps the mirror's resources and prompts in step with the child's
+/// (after list changes and restarts) and passes resource updates on to
+/// the mirror's subscribers and listeners.
+async fn refresh_others(
+    x: Arc<Shared>,
+    server: Server,
+    mut resources: HashSet<String>,
+    mut prompts: HashSet<String>,
+    subscribe: bool,
+) {
+    let updates = x
+        .link
+        .updates_rx
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let Some(mut updates) = updates else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            Some(uri) = updates.recv() => server.notify_resource_updated(uri),
+            _ = x.link.resources_changed.notified() => {
+                let Ok(items) = list_all(&x.link, "resources/list", "resources").await else {
+                    continue;
+                };
+                let Ok(items) = typed::<Resource>(items, "resources/list") else {
+                    continue;
+                };
+                let mut now = HashSet::new();
+                for r in items {
+                    now.insert(r.uri.clone());
+                    server.remove_resource(&r.uri);
+                    let _ = server.add_resource(resource_forwarder(r, &x));
+                }
+                for gone in resources.difference(&now) {
+                    server.remove_resource(gone);
+                }
+                if subscribe {
+                    subscribe_all(&x.link, &now).await;
+                }
+                resources = now;
+            }
+            _ = x.link.prompts_changed.notified() => {
+                let Ok(items) = list_all(&x.link, "prompts/list", "prompts").await else {
+                    continue;
+                };
+                let Ok(items) = typed::<Prompt>(items, "prompts/list") else {
+                    continue;
+                };
+                let mut now = HashSet::new();
+                for p in items {
+                    now.insert(p.name.clone());
+                    server.remove_prompt(&p.name);
+                    let _ = server.add_prompt(prompt_forwarder(p, &x));
+                }
+                for gone in prompts.difference(&now) {
+                    server.remove_prompt(gone);
+                }
+                prompts = now;
+            }
+        }
     }
 }
