@@ -908,3 +908,50 @@ fn resource_updates_reach_subscribed_clients() {
         }
     }
 }
+
+// Issue 24: era translation, a handshake client in front of a child that
+// only speaks 2026-07-28 (and a modern client in front of the same child).
+#[test]
+fn both_eras_work_in_front_of_a_modern_only_child() {
+    let modern_child = vec![
+        "python3".to_owned(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/expose_modern_child.py"
+        )
+        .to_owned(),
+    ];
+    let x = Exposed::start(&[], &modern_child, &[]);
+    let caps = json!({"elicitation": {"form": {}}});
+    let h = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let init = h.init.clone().unwrap();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "modern-child",
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["instructions"], "a modern-only child",
+        "{init}"
+    );
+    let a = h.call(json!(1), "echo", json!({"text": "from h"}));
+    assert_eq!(text_of(&a), "from h", "{a}");
+    // The child's input_required round becomes a pushed elicitation.
+    let (asked, a) = call_answering(&h, "ask", json!({"text": "q-h"}), elicit_reply);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["message"], "q-h");
+    assert!(text_of(&a).contains("answer to q-h"), "{a}");
+    // A modern client gets the round as input_required and retries.
+    let m = Client::with_caps(&x.addr, MODERN, caps);
+    let first = m.call(json!(1), "ask", json!({"text": "q-m"}));
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    let req = &r["inputRequests"]["k"];
+    assert_eq!(req["params"]["message"], "q-m", "{first}");
+    let retry = m.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "ask", "arguments": {"text": "q-m"},
+            "inputResponses": {"k": elicit_reply(req)}, "requestState": r["requestState"]}),
+    );
+    assert!(text_of(&retry).contains("answer to q-m"), "{retry}");
+}

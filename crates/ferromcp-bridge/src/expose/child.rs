@@ -70,7 +70,23 @@ pub(crate) struct Link {
     pub(crate) updates_rx: Mutex<Option<mpsc::Receiver<String>>>,
     /// Cancelled by [`Link::stop`].
     stop: tokio_util::sync::CancellationToken,
+    /// The child speaks only 2026-07-28: requests carry the `_meta` envelope.
+    modern: std::sync::atomic::AtomicBool,
 }
+
+/// The capabilities the bridge declares to the child: what it can pass on
+/// to the client whose call a request belongs to.
+pub(crate) static CLIENT_CAPABILITIES: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}),
+);
+
+/// The bridge's `clientInfo` towards the child.
+pub(crate) static CLIENT_INFO: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({"name": "mcp-bridge-expose", "version": env!("CARGO_PKG_VERSION")}),
+);
+
+/// The revision spoken to a child that refuses the handshake.
+const MODERN: &str = "2026-07-28";
 
 /// Resource updates waiting to be passed on at most.
 const MAX_PENDING_UPDATES: usize = 256;
@@ -98,6 +114,7 @@ impl Link {
             updates,
             updates_rx: Mutex::new(Some(updates_rx)),
             stop: tokio_util::sync::CancellationToken::new(),
+            modern: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -161,6 +178,22 @@ impl Link {
             }
             (local, tx)
         };
+        if self.modern.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Value::Object(p) = &mut params {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(m) = meta {
+                    use ferromcp_protocol::meta;
+                    m.insert(meta::PROTOCOL_VERSION.into(), json!(MODERN));
+                    m.insert(
+                        meta::CLIENT_CAPABILITIES.into(),
+                        CLIENT_CAPABILITIES.clone(),
+                    );
+                    m.insert(meta::CLIENT_INFO.into(), CLIENT_INFO.clone());
+                }
+            }
+        }
         if wants_progress {
             // The client's own progress token may collide with another
             // client's; the child sees the bridge's id instead.
@@ -218,6 +251,11 @@ impl Link {
             line.push(b'\n');
             let _ = tx.send(line).await;
         }
+    }
+
+    /// Whether requests carry the 2026-07-28 `_meta` envelope.
+    pub(crate) fn set_modern(&self, on: bool) {
+        self.modern.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Whether a child is running (started and not exited).

@@ -314,13 +314,37 @@ async fn handshake(link: &Arc<Link>) -> Result<Init, String> {
         "protocolVersion": CHILD_VERSION,
         // What the bridge can pass on to the client whose call the request
         // belongs to (the client's own capabilities are checked then).
-        "capabilities": {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}},
-        "clientInfo": {"name": "mcp-bridge-expose", "version": env!("CARGO_PKG_VERSION")},
+        "capabilities": child::CLIENT_CAPABILITIES.clone(),
+        "clientInfo": child::CLIENT_INFO.clone(),
     });
-    let r = link
-        .request("initialize", params, None, None)
-        .await
-        .map_err(|e| e.message.clone())?;
+    let r = match link.request("initialize", params, None, None).await {
+        Ok(r) => r,
+        Err(e) => {
+            // A child that only speaks 2026-07-28 refuses the handshake;
+            // it answers server/discover, and every request then carries
+            // the _meta envelope (the link adds it).
+            link.set_modern(true);
+            match link.request("server/discover", json!({}), None, None).await {
+                Ok(r) => {
+                    let info = r["_meta"][ferromcp_protocol::meta::SERVER_INFO].clone();
+                    return Ok(Init {
+                        name: info["name"].as_str().unwrap_or("stdio-server").to_owned(),
+                        version: info["version"].as_str().unwrap_or("0").to_owned(),
+                        info,
+                        instructions: r["instructions"].as_str().map(str::to_owned),
+                        capabilities: r.get("capabilities").cloned().unwrap_or(Value::Null),
+                    });
+                }
+                Err(d) => {
+                    link.set_modern(false);
+                    return Err(format!(
+                        "initialize: {}; server/discover: {}",
+                        e.message, d.message
+                    ));
+                }
+            }
+        }
+    };
     link.notify("notifications/initialized", json!({})).await;
     let info = r.get("serverInfo").cloned().unwrap_or(Value::Null);
     Ok(Init {
@@ -396,6 +420,29 @@ async fn forward<T: serde::de::DeserializeOwned>(
         .and_then(|s| std::str::from_utf8(s).ok())
         .map(str::to_owned);
     let mut call = match resumed {
+        Some(state) if state.starts_with(CHILD_STATE) => {
+            // The retry of a 2026-07-28 child's input_required round: the
+            // same request again, with the client's answers and the
+            // child's requestState.
+            let mut params = params;
+            if let Value::Object(p) = &mut params {
+                let answers = cx.input_responses().map(|i| Value::Object(i.0.clone()));
+                p.insert(
+                    "inputResponses".into(),
+                    answers.unwrap_or_else(|| json!({})),
+                );
+                p.insert(
+                    "requestState".into(),
+                    Value::String(state[CHILD_STATE.len()..].to_owned()),
+                );
+            }
+            x.link_for(cx)
+                .await
+                .map_err(HandlerError::Protocol)?
+                .start(method, params, progress, true)
+                .await
+                .map_err(HandlerError::Protocol)?
+        }
         Some(key) => {
             let Some((call, ask_id)) = x.parked.take(&key) else {
                 return Err(HandlerError::Protocol(ErrorObject::invalid_params(
@@ -422,6 +469,9 @@ async fn forward<T: serde::de::DeserializeOwned>(
         match call.wait(Some(&cancel)).await {
             Wait::Answer(r) => {
                 let r = r.map_err(HandlerError::Protocol)?;
+                if r["resultType"] == "input_required" {
+                    return Err(child_input_required(&r, cx));
+                }
                 return serde_json::from_value::<T>(r).map_err(|e| {
                     HandlerError::Protocol(ErrorObject::internal(format!(
                         "the stdio server's {method} result is malformed: {e}"
@@ -449,6 +499,36 @@ async fn forward<T: serde::de::DeserializeOwned>(
             },
         }
     }
+}
+
+/// Marks a sealed state that is a 2026-07-28 child's own `requestState`.
+const CHILD_STATE: &str = "child-state:";
+
+/// A 2026-07-28 child's `input_required` result as the mirror's own: the
+/// same keys and requests, and the child's state carried in the
+/// server-sealed state, so the retry can be sent to the child as is.
+fn child_input_required(r: &Value, cx: &RequestContext) -> HandlerError {
+    let requests: ferromcp_protocol::types::InputRequests =
+        match serde_json::from_value(r["inputRequests"].clone()) {
+            Ok(v) => v,
+            Err(e) => {
+                return HandlerError::Protocol(ErrorObject::internal(format!(
+                    "the stdio server's inputRequests are malformed: {e}"
+                )));
+            }
+        };
+    let mut ir = InputRequired::new();
+    for (key, req) in requests {
+        if !req.is_allowed_by(cx.client_capabilities()) {
+            return HandlerError::Protocol(ErrorObject::internal(format!(
+                "the client behind the bridge does not support {}",
+                req.method()
+            )));
+        }
+        ir = ir.request(key, req);
+    }
+    let state = r["requestState"].as_str().unwrap_or_default();
+    HandlerError::NeedInput(ir.state(format!("{CHILD_STATE}{state}").into_bytes()))
 }
 
 /// The input request for a request of the child's.
