@@ -955,3 +955,23 @@ fn both_eras_work_in_front_of_a_modern_only_child() {
     );
     assert!(text_of(&retry).contains("answer to q-m"), "{retry}");
 }
+
+// Issue 24: a child is reported, not trusted: tools the bridge cannot
+// serve are left out instead of stopping it.
+#[test]
+fn tools_the_bridge_cannot_serve_are_reported_and_left_out() {
+    let x = Exposed::start(&[], &fixture(), &[("BAD_TOOL", "1")]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let names = tool_names(&c);
+        assert!(!names.iter().any(|n| n == "bad"), "{era}: {names:?}");
+        let a = c.call(json!(1), "echo", json!({"text": "still here"}));
+        assert_eq!(text_of(&a), "still here", "{a}");
+    }
+    let mut err = String::new();
+    assert!(
+        x.stderr_until("\"bad\" cannot be served", &mut err),
+        "{err}"
+    );
+    assert!(x.stderr_until("malformed", &mut err), "{err}");
+}

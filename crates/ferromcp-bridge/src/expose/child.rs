@@ -253,6 +253,11 @@ impl Link {
         }
     }
 
+    /// Where problems with the child are reported.
+    pub(crate) fn report(&self) -> Report {
+        self.report.clone()
+    }
+
     /// Whether requests carry the 2026-07-28 `_meta` envelope.
     pub(crate) fn set_modern(&self, on: bool) {
         self.modern.store(on, std::sync::atomic::Ordering::Relaxed);

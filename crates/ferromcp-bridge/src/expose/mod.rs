@@ -216,12 +216,6 @@ impl Expose {
         }
         let mut registered = HashSet::new();
         let mut prompt_names = HashSet::new();
-        for t in tools {
-            if self.filter.permits(&t.name) {
-                registered.insert(t.name.clone());
-                b = b.tool(forwarder(t, &x));
-            }
-        }
         let cfg = |e: String| crate::Error::config(e);
         let subscribe = init.capabilities["resources"]["subscribe"] == json!(true);
         if subscribe {
@@ -232,16 +226,24 @@ impl Expose {
             let resources = list_all(&link, "resources/list", "resources")
                 .await
                 .map_err(cfg)?;
-            for r in typed::<Resource>(resources, "resources/list").map_err(cfg)? {
+            for r in typed::<Resource>(resources, "resources/list", &self.report) {
                 resource_uris.insert(r.uri.clone());
                 b = b.resource(resource_forwarder(r, &x));
             }
             let templates = list_all(&link, "resources/templates/list", "resourceTemplates")
                 .await
                 .map_err(cfg)?;
-            for t in
-                typed::<ResourceTemplate>(templates, "resources/templates/list").map_err(cfg)?
+            for t in typed::<ResourceTemplate>(templates, "resources/templates/list", &self.report)
             {
+                // An invalid template would stop the whole mirror from
+                // building: it is reported and left out instead.
+                if let Err(e) = ferromcp_server::uri_template::UriTemplate::parse(&t.uri_template) {
+                    (self.report)(&format!(
+                        "the stdio server's resource template {:?} is invalid ({e}); not served",
+                        t.uri_template
+                    ));
+                    continue;
+                }
                 b = b.resource_template(template_forwarder(t, &x));
             }
         }
@@ -249,12 +251,28 @@ impl Expose {
             let prompts = list_all(&link, "prompts/list", "prompts")
                 .await
                 .map_err(cfg)?;
-            for p in typed::<Prompt>(prompts, "prompts/list").map_err(cfg)? {
+            for p in typed::<Prompt>(prompts, "prompts/list", &self.report) {
                 prompt_names.insert(p.name.clone());
                 b = b.prompt(prompt_forwarder(p, &x));
             }
         }
         let server = b.build().map_err(crate::Error::config)?;
+        // Tools are added one by one, so one the server refuses (an
+        // invalid schema) is reported and left out instead of stopping
+        // the bridge.
+        for t in tools {
+            if self.filter.permits(&t.name) {
+                let name = t.name.clone();
+                match server.add_tool(forwarder(t, &x)) {
+                    Ok(()) => {
+                        registered.insert(name);
+                    }
+                    Err(e) => (self.report)(&format!(
+                        "the stdio server's tool {name:?} cannot be served ({e}); left out"
+                    )),
+                }
+            }
+        }
         let handle = server.clone();
         let supervisor = tokio::spawn(supervise(
             link.clone(),
@@ -381,24 +399,33 @@ async fn list_all(link: &Arc<Link>, method: &str, key: &str) -> Result<Vec<Value
     Ok(out)
 }
 
-/// Items of a list, typed; a malformed one is an error naming the method.
+/// Items of a list, typed; a malformed one is reported and left out.
 fn typed<T: serde::de::DeserializeOwned>(
     items: Vec<Value>,
     method: &str,
-) -> Result<Vec<T>, String> {
+    report: &Report,
+) -> Vec<T> {
     items
         .into_iter()
-        .map(|v| {
-            serde_json::from_value(v).map_err(|e| {
-                format!("an item of the stdio server's {method} answer is malformed: {e}")
-            })
+        .filter_map(|v| match serde_json::from_value(v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                report(&format!(
+                    "an item of the stdio server's {method} answer is malformed ({e}); left out"
+                ));
+                None
+            }
         })
         .collect()
 }
 
 /// Every tool the child lists.
 async fn list_tools(link: &Arc<Link>) -> Result<Vec<Tool>, String> {
-    typed(list_all(link, "tools/list", "tools").await?, "tools/list")
+    Ok(typed(
+        list_all(link, "tools/list", "tools").await?,
+        "tools/list",
+        &link.report(),
+    ))
 }
 
 /// Forwards a request to the child and types its result. A request the
@@ -794,7 +821,12 @@ async fn refresh_tools(
             }
             now.insert(t.name.clone());
             server.remove_tool(&t.name);
-            let _ = server.add_tool(forwarder(t, &x));
+            let name = t.name.clone();
+            if let Err(e) = server.add_tool(forwarder(t, &x)) {
+                (x.link.report())(&format!(
+                    "the stdio server's tool {name:?} cannot be served ({e}); left out"
+                ));
+            }
         }
         for gone in registered.difference(&now) {
             server.remove_tool(gone);
@@ -839,9 +871,7 @@ async fn refresh_others(
                 let Ok(items) = list_all(&x.link, "resources/list", "resources").await else {
                     continue;
                 };
-                let Ok(items) = typed::<Resource>(items, "resources/list") else {
-                    continue;
-                };
+                let items = typed::<Resource>(items, "resources/list", &x.link.report());
                 let mut now = HashSet::new();
                 for r in items {
                     now.insert(r.uri.clone());
@@ -860,9 +890,7 @@ async fn refresh_others(
                 let Ok(items) = list_all(&x.link, "prompts/list", "prompts").await else {
                     continue;
                 };
-                let Ok(items) = typed::<Prompt>(items, "prompts/list") else {
-                    continue;
-                };
+                let items = typed::<Prompt>(items, "prompts/list", &x.link.report());
                 let mut now = HashSet::new();
                 for p in items {
                     now.insert(p.name.clone());
