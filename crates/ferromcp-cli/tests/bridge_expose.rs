@@ -975,3 +975,22 @@ fn tools_the_bridge_cannot_serve_are_reported_and_left_out() {
     );
     assert!(x.stderr_until("malformed", &mut err), "{err}");
 }
+
+// Issue 24: completion crosses, in both eras.
+#[test]
+fn completion_is_answered_by_the_child_in_both_eras() {
+    let params = json!({"ref": {"type": "ref/resource", "uri": "test://{id}"},
+        "argument": {"name": "resourceUri", "value": "test://static-t"}});
+    let direct = direct(
+        &everything(),
+        &[json!({"method": "completion/complete", "params": params})],
+    );
+    let want = &direct[1]["result"]["completion"]["values"];
+    assert!(want.as_array().is_some_and(|v| !v.is_empty()), "{direct:?}");
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let a = c.request(json!(1), "completion/complete", params.clone());
+        assert_eq!(&a["result"]["completion"]["values"], want, "{era}: {a}");
+    }
+}

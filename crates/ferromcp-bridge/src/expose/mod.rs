@@ -25,8 +25,8 @@ use crate::ToolFilter;
 use child::{Call, Link, Wait};
 use ferromcp_protocol::types::InputRequest;
 use ferromcp_protocol::types::{
-    CallToolResult, GetPromptResult, Implementation, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    CallToolResult, CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt,
+    ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
@@ -255,6 +255,23 @@ impl Expose {
                 prompt_names.insert(p.name.clone());
                 b = b.prompt(prompt_forwarder(p, &x));
             }
+        }
+        if init.capabilities.get("completions").is_some() {
+            let x = x.clone();
+            b = b.completion(move |p: CompleteRequestParams, cx: RequestContext| {
+                let x = x.clone();
+                async move {
+                    let params = serde_json::to_value(p).map_err(|e| {
+                        HandlerError::Protocol(ErrorObject::internal(e.to_string()))
+                    })?;
+                    let r: Value = forward(&x, "completion/complete", params, &cx, None).await?;
+                    serde_json::from_value::<Completion>(r["completion"].clone()).map_err(|e| {
+                        HandlerError::Protocol(ErrorObject::internal(format!(
+                            "the stdio server's completion/complete result is malformed: {e}"
+                        )))
+                    })
+                }
+            });
         }
         let server = b.build().map_err(crate::Error::config)?;
         // Tools are added one by one, so one the server refuses (an
