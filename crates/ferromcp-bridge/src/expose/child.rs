@@ -617,3 +617,120 @@ fn trim_line(b: &[u8]) -> &[u8] {
     }
     &b[..end]
 }
+
+#[cfg(test)]
+impl Link {
+    /// A link whose "child" is the returned receiver (no process).
+    pub(crate) fn fake(settings: Settings) -> (Arc<Self>, mpsc::Receiver<Vec<u8>>) {
+        let link = Self::new(settings, Arc::new(|_| {}));
+        let (tx, rx) = mpsc::channel(64);
+        link.lock().running = Some(Running { tx, generation: 1 });
+        (link, rx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            max_in_flight: 2,
+            max_message: 1024,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    fn line(rx: &mut mpsc::Receiver<Vec<u8>>) -> Value {
+        let bytes = rx
+            .try_recv()
+            .unwrap_or_else(|e| panic!("nothing sent: {e}"));
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[tokio::test]
+    async fn ids_towards_the_child_are_the_bridges_and_bounded() {
+        let (link, mut rx) = Link::fake(settings());
+        let a = link
+            .start(
+                "tools/call",
+                json!({"_meta": {"progressToken": "client"}}),
+                None,
+                false,
+            )
+            .await;
+        let b = link.start("tools/call", json!({}), None, false).await;
+        let (Ok(a), Ok(_b)) = (a, b) else {
+            panic!("start failed")
+        };
+        let (ma, mb) = (line(&mut rx), line(&mut rx));
+        assert_ne!(ma["id"], mb["id"]);
+        // A client's progress token never reaches the child unless the
+        // bridge replaced it with its own id.
+        assert!(ma["params"]["_meta"].get("progressToken").is_none(), "{ma}");
+        // Limits::max_in_flight is enforced.
+        let third = link.start("tools/call", json!({}), None, false).await;
+        assert!(third.is_err());
+        // A call dropped unanswered is cancelled at the child and frees its slot.
+        let id = ma["id"].clone();
+        drop(a);
+        let c = line(&mut rx);
+        assert_eq!(c["method"], "notifications/cancelled");
+        assert_eq!(c["params"]["requestId"], id);
+        assert!(
+            link.start("tools/call", json!({}), None, false)
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_and_the_childs_requests_reach_the_right_call() {
+        let (link, mut rx) = Link::fake(settings());
+        let mut call = match link.start("tools/call", json!({}), None, true).await {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        let id = line(&mut rx)["id"].clone();
+        // A request of the child's goes to the one call taking them.
+        link.line(br#"{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"m"}}"#)
+            .await;
+        match call.wait(None).await {
+            Wait::Ask(ask) => {
+                assert_eq!(ask.method, "elicitation/create");
+                assert_eq!(ask.params["message"], "m");
+            }
+            Wait::Answer(a) => panic!("answer instead of the ask: {a:?}"),
+        }
+        // Garbage is dropped, not taken for an answer.
+        link.line(b"not json").await;
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}).to_string();
+        link.line(answer.as_bytes()).await;
+        match call.wait(None).await {
+            Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": true})),
+            _ => panic!("no answer"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_childs_request_with_no_call_to_take_it_is_refused() {
+        let (link, mut rx) = Link::fake(settings());
+        link.line(br#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{}}"#)
+            .await;
+        let r = line(&mut rx);
+        assert_eq!(r["id"], 5);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("no call"),
+            "{r}"
+        );
+        link.line(br#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#)
+            .await;
+        assert_eq!(
+            line(&mut rx),
+            json!({"jsonrpc": "2.0", "id": 6, "result": {}})
+        );
+    }
+}

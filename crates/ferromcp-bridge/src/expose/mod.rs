@@ -922,3 +922,90 @@ async fn refresh_others(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(method: &str, params: Value) -> child::Ask {
+        child::Ask {
+            id: RequestId::number(1),
+            method: method.to_owned(),
+            params,
+        }
+    }
+
+    #[test]
+    fn the_childs_requests_map_to_input_requests() {
+        let e = input_request(&ask(
+            "elicitation/create",
+            json!({"mode": "form", "message": "m", "requestedSchema": {"type": "object", "properties": {}}}),
+        ));
+        assert!(matches!(e, Ok(InputRequest::Elicitation(_))), "{e:?}");
+        let r = input_request(&ask("roots/list", Value::Null));
+        assert!(matches!(r, Ok(InputRequest::ListRoots(None))), "{r:?}");
+        let bad = input_request(&ask("sampling/createMessage", json!({"messages": 3})));
+        assert_eq!(
+            bad.err().map(|e| e.code),
+            Some(ferromcp_protocol::ErrorCode::INVALID_PARAMS)
+        );
+        let unknown = input_request(&ask("x/unknown", json!({})));
+        assert_eq!(
+            unknown.err().map(|e| e.code),
+            Some(ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND)
+        );
+    }
+
+    #[tokio::test]
+    async fn parked_calls_are_bounded_single_use_and_expire() {
+        let settings = Settings {
+            max_in_flight: 8,
+            max_message: 1024,
+            timeout: Duration::from_secs(30),
+        };
+        let (link, mut rx) = Link::fake(settings);
+        let mut calls = Vec::new();
+        for _ in 0..3 {
+            match link.start("tools/call", json!({}), None, true).await {
+                Ok(c) => calls.push(c),
+                Err(e) => panic!("{e:?}"),
+            }
+        }
+        while rx.try_recv().is_ok() {}
+        let parked = Parked::new(2, Duration::from_secs(60));
+        let mut keys = Vec::new();
+        for c in calls.drain(..2) {
+            keys.push(
+                parked
+                    .put(c, RequestId::number(9))
+                    .unwrap_or_else(|e| panic!("{e:?}")),
+            );
+        }
+        let third = calls.pop().unwrap_or_else(|| panic!("no third call"));
+        assert!(
+            parked.put(third, RequestId::number(9)).is_err(),
+            "the bound"
+        );
+        assert!(parked.take(&keys[0]).is_some());
+        assert!(parked.take(&keys[0]).is_none(), "single use");
+        // An entry past its time is dropped, and its call cancelled at the child.
+        let short = Parked::new(4, Duration::ZERO);
+        let c = match link.start("tools/call", json!({}), None, true).await {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        while rx.try_recv().is_ok() {}
+        let key = short
+            .put(c, RequestId::number(1))
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let other = match link.start("tools/call", json!({}), None, true).await {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        while rx.try_recv().is_ok() {}
+        let _ = short.put(other, RequestId::number(2));
+        assert!(short.take(&key).is_none());
+        let cancel = rx.try_recv().unwrap_or_default();
+        assert!(String::from_utf8_lossy(&cancel).contains("notifications/cancelled"));
+    }
+}
