@@ -994,3 +994,55 @@ fn completion_is_answered_by_the_child_in_both_eras() {
         assert_eq!(&a["result"]["completion"]["values"], want, "{era}: {a}");
     }
 }
+
+/// A raw POST with the given Host and Origin; the status.
+fn status_with(addr: &str, host: &str, origin: Option<&str>) -> u16 {
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion": HANDSHAKE, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    let _ = s.read_to_string(&mut raw);
+    raw.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+// Issue 24: Origin/Host protection is on by default (the server crate's gate).
+#[test]
+fn host_and_origin_protection_is_on_by_default() {
+    let x = Exposed::start(&[], &fixture(), &[]);
+    assert_eq!(status_with(&x.addr, &x.addr, None), 200);
+    assert_eq!(status_with(&x.addr, "evil.example", None), 421);
+    assert_eq!(
+        status_with(&x.addr, &x.addr, Some("https://evil.example")),
+        403
+    );
+    let y = Exposed::start(
+        &[
+            "--allow-host",
+            "mcp.example",
+            "--allow-origin",
+            "https://app.example",
+        ],
+        &fixture(),
+        &[],
+    );
+    assert_eq!(
+        status_with(&y.addr, "mcp.example", Some("https://app.example")),
+        200
+    );
+    assert_eq!(status_with(&y.addr, "evil.example", None), 421);
+}
