@@ -35,6 +35,7 @@
 //! ```
 
 mod env;
+pub mod expose;
 mod filter;
 mod ids;
 mod message;

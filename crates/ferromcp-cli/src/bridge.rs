@@ -12,7 +12,8 @@ use ferromcp_bridge::{Bridge, Glob, Limits, ToolFilter, expand_env};
 #[derive(Debug, Args)]
 pub struct BridgeArgs {
     /// The remote server's Streamable HTTP URL.
-    pub url: String,
+    #[arg(required_unless_present = "expose")]
+    pub url: Option<String>,
     /// A header sent on every request to the remote, as 'Name: value'
     /// (repeatable). `${VAR}` in the value is taken from the environment;
     /// a variable that is not set is an error.
@@ -33,12 +34,14 @@ pub struct BridgeArgs {
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    #[command(flatten)]
+    pub expose: crate::bridge_expose::ExposeArgs,
 }
 
 /// Builds the bridge from the arguments and `lookup` (the environment).
 fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Bridge, Failure> {
     let usage = |e: ferromcp_bridge::Error| Failure::usage(e.message().to_owned());
-    let mut bridge = Bridge::new(&a.url).map_err(usage)?;
+    let mut bridge = Bridge::new(a.url.as_deref().unwrap_or_default()).map_err(usage)?;
     for h in &a.headers {
         let Some((name, value)) = h.split_once(':') else {
             return Err(Failure::usage(format!(
@@ -70,6 +73,9 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
 
 /// Runs the bridge on stdin/stdout until the host closes stdin.
 pub async fn run(a: BridgeArgs) -> Result<u8, Failure> {
+    if let Some(addr) = a.expose.expose.clone() {
+        return crate::bridge_expose::run(a, addr).await;
+    }
     let bridge = build(&a, &|name| std::env::var(name).ok())?;
     bridge
         .run(tokio::io::stdin(), tokio::io::stdout())

@@ -276,7 +276,7 @@ async fn build_server(
         .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))
 }
 
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -1,0 +1,736 @@
+//! The stdio child behind `--expose`: spawned, initialized once, shared by
+//! every HTTP client, and restarted with backoff when it exits.
+//!
+//! Requests to the child get the bridge's own ids from an [`IdMap`], so
+//! two clients using the same id never collide; the answer is routed back
+//! by that id alone. Progress tokens are replaced by the bridge's id the
+//! same way. Every line the child writes is classified; a line that is not
+//! a JSON-RPC message is reported and dropped, never forwarded. When the
+//! child's stdout ends every call still waiting fails at once.
+
+use crate::ids::IdMap;
+use crate::message::{Kind, classify};
+use ferromcp_protocol::{ErrorObject, RequestId};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Report, Settings};
+
+/// A progress callback: (progress, total, message).
+pub(crate) type ProgressSink = Box<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
+
+/// One call waiting for the child's answer.
+pub(crate) struct Pending {
+    done: oneshot::Sender<Result<Value, ErrorObject>>,
+    progress: Option<ProgressSink>,
+}
+
+/// The running child's side of the link (None while it is down).
+struct Running {
+    tx: mpsc::Sender<Vec<u8>>,
+    generation: u64,
+}
+
+struct State {
+    running: Option<Running>,
+    pending: IdMap<Pending>,
+    /// Unique keys for the id map's "original" side (clients' own ids
+    /// may collide; these never do).
+    next_key: u64,
+    generation: u64,
+    /// Calls that take the child's requests, by the bridge's id.
+    asking: std::collections::HashMap<RequestId, mpsc::Sender<Ask>>,
+}
+
+impl State {
+    /// Forgets a call.
+    fn remove(&mut self, local: &RequestId) -> Option<Pending> {
+        self.asking.remove(local);
+        self.pending.take(local).map(|(_, p)| p)
+    }
+}
+
+/// The link to the child, shared by every HTTP request handler.
+pub(crate) struct Link {
+    state: Mutex<State>,
+    settings: Settings,
+    report: Report,
+    /// Fired when the child sent `notifications/tools/list_changed`.
+    pub(crate) tools_changed: tokio::sync::Notify,
+    /// Fired on `notifications/prompts/list_changed`.
+    pub(crate) prompts_changed: tokio::sync::Notify,
+    /// Fired on `notifications/resources/list_changed`.
+    pub(crate) resources_changed: tokio::sync::Notify,
+    /// URIs from `notifications/resources/updated`, in order (bounded;
+    /// taken by the one task passing them on).
+    updates: mpsc::Sender<String>,
+    pub(crate) updates_rx: Mutex<Option<mpsc::Receiver<String>>>,
+    /// Cancelled by [`Link::stop`].
+    stop: tokio_util::sync::CancellationToken,
+    /// The child speaks only 2026-07-28: requests carry the `_meta` envelope.
+    modern: std::sync::atomic::AtomicBool,
+}
+
+/// The capabilities the bridge declares to the child: what it can pass on
+/// to the client whose call a request belongs to.
+pub(crate) static CLIENT_CAPABILITIES: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}),
+);
+
+/// The bridge's `clientInfo` towards the child.
+pub(crate) static CLIENT_INFO: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+    || json!({"name": "mcp-bridge-expose", "version": env!("CARGO_PKG_VERSION")}),
+);
+
+/// The revision spoken to a child that refuses the handshake.
+const MODERN: &str = "2026-07-28";
+
+/// Resource updates waiting to be passed on at most.
+const MAX_PENDING_UPDATES: usize = 256;
+
+/// The text of the error a call gets when the child is not running.
+pub(crate) const CHILD_DOWN: &str =
+    "the stdio server behind the bridge is not running (it is being restarted); try again";
+
+impl Link {
+    pub(crate) fn new(settings: Settings, report: Report) -> Arc<Self> {
+        let (updates, updates_rx) = mpsc::channel(MAX_PENDING_UPDATES);
+        Arc::new(Self {
+            state: Mutex::new(State {
+                running: None,
+                pending: IdMap::new(settings.max_in_flight),
+                next_key: 0,
+                generation: 0,
+                asking: Default::default(),
+            }),
+            settings,
+            report,
+            tools_changed: tokio::sync::Notify::new(),
+            prompts_changed: tokio::sync::Notify::new(),
+            resources_changed: tokio::sync::Notify::new(),
+            updates,
+            updates_rx: Mutex::new(Some(updates_rx)),
+            stop: tokio_util::sync::CancellationToken::new(),
+            modern: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding this lock cannot leave the state half
+        // written (every update is one map operation), so a poisoned lock
+        // is still usable.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sends a request to the child and waits for its answer (the
+    /// `result` member), an error answer, the timeout, or the child's
+    /// exit, whichever comes first. `cancel` ends the wait early and tells
+    /// the child with `notifications/cancelled`. Requests the child sends
+    /// meanwhile are refused.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        progress: Option<ProgressSink>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+    ) -> Result<Value, ErrorObject> {
+        let mut call = self.start(method, params, progress, false).await?;
+        loop {
+            match call.wait(cancel.as_ref()).await {
+                Wait::Answer(a) => return a,
+                Wait::Ask(ask) => {
+                    self.respond(&ask.id, Err(ErrorObject::method_not_found(&ask.method)))
+                        .await
+                }
+            }
+        }
+    }
+
+    /// Sends a request to the child; [`Call::wait`] waits for its answer.
+    /// With `asks`, requests the child sends while this is the only call
+    /// able to take them (elicitation, sampling, roots) come to the call.
+    pub(crate) async fn start(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Value,
+        progress: Option<ProgressSink>,
+        asks: bool,
+    ) -> Result<Call, ErrorObject> {
+        let (done, rx) = oneshot::channel();
+        let wants_progress = progress.is_some();
+        let (ask_tx, ask_rx) = mpsc::channel(4);
+        let (local, tx) = {
+            let mut st = self.lock();
+            let Some(tx) = st.running.as_ref().map(|r| r.tx.clone()) else {
+                return Err(ErrorObject::internal(CHILD_DOWN));
+            };
+            st.next_key += 1;
+            let key = RequestId::string(format!("k{}", st.next_key));
+            let local = st
+                .pending
+                .insert(key, Pending { done, progress })
+                .map_err(ErrorObject::internal)?;
+            if asks {
+                st.asking.insert(local.clone(), ask_tx);
+            }
+            (local, tx)
+        };
+        if self.modern.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Value::Object(p) = &mut params {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(m) = meta {
+                    use ferromcp_protocol::meta;
+                    m.insert(meta::PROTOCOL_VERSION.into(), json!(MODERN));
+                    m.insert(
+                        meta::CLIENT_CAPABILITIES.into(),
+                        CLIENT_CAPABILITIES.clone(),
+                    );
+                    m.insert(meta::CLIENT_INFO.into(), CLIENT_INFO.clone());
+                }
+            }
+        }
+        if wants_progress {
+            // The client's own progress token may collide with another
+            // client's; the child sees the bridge's id instead.
+            if let Value::Object(p) = &mut params {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(m) = meta {
+                    m.insert("progressToken".into(), local.to_value());
+                }
+            }
+        } else if let Value::Object(p) = &mut params {
+            if let Some(Value::Object(m)) = p.get_mut("_meta") {
+                m.remove("progressToken");
+            }
+        }
+        let msg =
+            json!({"jsonrpc": "2.0", "id": local.to_value(), "method": method, "params": params});
+        let mut line = msg.to_string().into_bytes();
+        line.push(b'\n');
+        if tx.send(line).await.is_err() {
+            self.lock().remove(&local);
+            return Err(ErrorObject::internal(CHILD_DOWN));
+        }
+        Ok(Call {
+            link: self.clone(),
+            local,
+            tx,
+            rx,
+            asks: ask_rx,
+            finished: false,
+        })
+    }
+
+    /// Answers a request the child sent.
+    pub(crate) async fn respond(&self, id: &RequestId, answer: Result<Value, ErrorObject>) {
+        let msg = match answer {
+            Ok(result) => json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}),
+            Err(e) => json!({"jsonrpc": "2.0", "id": id.to_value(), "error": e}),
+        };
+        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
+        if let Some(tx) = tx {
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            let _ = tx.send(line).await;
+        }
+    }
+
+    /// Sends a notification to the child (dropped while it is down).
+    pub(crate) async fn notify(&self, method: &str, params: Value) {
+        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
+        if let Some(tx) = tx {
+            let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            let _ = tx.send(line).await;
+        }
+    }
+
+    /// Where problems with the child are reported.
+    pub(crate) fn report(&self) -> Report {
+        self.report.clone()
+    }
+
+    /// Whether requests carry the 2026-07-28 `_meta` envelope.
+    pub(crate) fn set_modern(&self, on: bool) {
+        self.modern.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether a child is running (started and not exited).
+    pub(crate) fn is_running(&self) -> bool {
+        self.lock().running.is_some()
+    }
+
+    /// Stops the child for good: its stdin is closed, waiting calls fail,
+    /// and it is killed if it has not exited within a few seconds.
+    pub(crate) fn stop(&self) {
+        self.lock().running = None;
+        self.stop.cancel();
+    }
+
+    /// Spawns the child and wires its pipes; returns a receiver that
+    /// completes when its stdout ends (it exited or closed it).
+    pub(crate) fn spawn(
+        self: &Arc<Self>,
+        program: &str,
+        args: &[String],
+    ) -> Result<oneshot::Receiver<String>, String> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| format!("cannot start {program}: {e}"))?;
+        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(format!("{program}: no stdin/stdout pipe"));
+        };
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(self.settings.max_in_flight.max(16));
+        let generation = {
+            let mut st = self.lock();
+            st.generation += 1;
+            st.running = Some(Running {
+                tx,
+                generation: st.generation,
+            });
+            st.generation
+        };
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        let (exited, exit_rx) = oneshot::channel();
+        let link = self.clone();
+        let stop = self.stop.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = link.read(stdout) => {}
+                // Stopped: stdin is closed (the child's cue to exit); it is
+                // killed below if it does not.
+                _ = stop.cancelled() => {}
+            }
+            // The child's stdout ended: fail every waiting call now, then
+            // reap the process for its status.
+            let failed = link.down(generation);
+            let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+                Ok(Ok(s)) => s.to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => {
+                    let _ = child.kill().await;
+                    "closed its stdout and was killed".to_owned()
+                }
+            };
+            let _ = exited.send(format!("{status}; {failed} call(s) in flight failed"));
+        });
+        Ok(exit_rx)
+    }
+
+    /// Marks the child down and fails every call waiting for it.
+    fn down(&self, generation: u64) -> usize {
+        let drained = {
+            let mut st = self.lock();
+            if st.running.as_ref().map(|r| r.generation) == Some(generation) {
+                st.running = None;
+            }
+            st.asking.clear();
+            st.pending.drain()
+        };
+        let n = drained.len();
+        for (_, p) in drained {
+            let _ = p.done.send(Err(ErrorObject::internal(EXITED)));
+        }
+        n
+    }
+
+    /// Reads the child's stdout until it ends.
+    async fn read(&self, stdout: tokio::process::ChildStdout) {
+        let max = self.settings.max_message;
+        let mut reader = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let mut limited = (&mut reader).take(max as u64 + 1);
+            match limited.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if buf.len() > max && buf.last() != Some(&b'\n') {
+                (self.report)(&format!(
+                    "the stdio server wrote a line longer than {max} bytes; dropped"
+                ));
+                // Skip the rest of the line.
+                loop {
+                    buf.clear();
+                    let mut limited = (&mut reader).take(max as u64);
+                    match limited.read_until(b'\n', &mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) if buf.last() == Some(&b'\n') => break,
+                        Ok(_) => {}
+                    }
+                }
+                continue;
+            }
+            let line = trim_line(&buf);
+            if line.is_empty() {
+                continue;
+            }
+            self.line(line).await;
+        }
+    }
+
+    /// Handles one line from the child.
+    async fn line(&self, line: &[u8]) {
+        let msg = match classify(line) {
+            Ok(m) => m,
+            Err(_) => {
+                let shown: String = String::from_utf8_lossy(line).chars().take(80).collect();
+                (self.report)(&format!(
+                    "the stdio server wrote a line that is not a JSON-RPC message; dropped: {shown:?}"
+                ));
+                return;
+            }
+        };
+        match msg.kind().clone() {
+            Kind::Response { id: Some(id) } => {
+                let Some(p) = self.lock().remove(&id) else {
+                    (self.report)(
+                        "the stdio server answered a request the bridge did not send (or no longer waits for); dropped",
+                    );
+                    return;
+                };
+                let v: Value = serde_json::from_slice(msg.bytes()).unwrap_or(Value::Null);
+                let answer = if let Some(e) = v.get("error") {
+                    Err(
+                        serde_json::from_value::<ErrorObject>(e.clone()).unwrap_or_else(|_| {
+                            ErrorObject::internal("the stdio server sent a malformed error")
+                        }),
+                    )
+                } else {
+                    Ok(v.get("result").cloned().unwrap_or(Value::Null))
+                };
+                let _ = p.done.send(answer);
+            }
+            Kind::Response { id: None } => {
+                (self.report)("the stdio server sent an error answer with a null id; dropped");
+            }
+            Kind::Notification { method } => self.notification(&method, msg.bytes()),
+            Kind::Request { id, method } => {
+                if method == "ping" {
+                    self.respond(&id, Ok(json!({}))).await;
+                    return;
+                }
+                // stdio carries no link from a request of the child's to
+                // the call that caused it: it goes to the one call able to
+                // take it, and is refused when there are several (never
+                // guessed at: the wrong client would see it).
+                let v: Value = serde_json::from_slice(msg.bytes()).unwrap_or(Value::Null);
+                let params = v.get("params").cloned().unwrap_or(Value::Null);
+                let target = {
+                    let st = self.lock();
+                    match st.asking.len() {
+                        1 => st.asking.values().next().cloned().ok_or(0),
+                        n => Err(n),
+                    }
+                };
+                let refusal = match target {
+                    Ok(tx) => {
+                        let ask = Ask {
+                            id: id.clone(),
+                            method: method.clone(),
+                            params,
+                        };
+                        match tx.try_send(ask) {
+                            Ok(()) => return,
+                            Err(_) => "the call it belongs to is not taking requests".to_owned(),
+                        }
+                    }
+                    Err(0) => "no call is in flight".to_owned(),
+                    Err(n) => format!(
+                        "{n} calls are in flight and stdio does not say which one it is for"
+                    ),
+                };
+                (self.report)(&format!(
+                    "the stdio server sent a {method} request; refused: {refusal}"
+                ));
+                self.respond(
+                    &id,
+                    Err(ErrorObject::internal(format!(
+                        "the bridge cannot route {method} to a client: {refusal}"
+                    ))),
+                )
+                .await;
+            }
+        }
+    }
+
+    fn notification(&self, method: &str, bytes: &[u8]) {
+        match method {
+            "notifications/progress" => {
+                let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+                let p = &v["params"];
+                let Some(token) = p.get("progressToken").and_then(RequestId::from_value) else {
+                    return;
+                };
+                let st = self.lock();
+                if let Some((_, pending)) = st.pending.get(&token) {
+                    if let (Some(sink), Some(progress)) =
+                        (&pending.progress, p["progress"].as_f64())
+                    {
+                        sink(
+                            progress,
+                            p["total"].as_f64(),
+                            p["message"].as_str().map(str::to_owned),
+                        );
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => self.tools_changed.notify_one(),
+            "notifications/prompts/list_changed" => self.prompts_changed.notify_one(),
+            "notifications/resources/list_changed" => self.resources_changed.notify_one(),
+            "notifications/resources/updated" => {
+                let v: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+                if let Some(uri) = v["params"]["uri"].as_str() {
+                    if self.updates.try_send(uri.to_owned()).is_err() {
+                        (self.report)(
+                            "resource updates arrive faster than they are passed on; one dropped",
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A request the child sent while a call was waiting (elicitation,
+/// sampling, roots), to be answered with [`Link::respond`].
+#[derive(Debug)]
+pub(crate) struct Ask {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    pub(crate) params: Value,
+}
+
+/// What [`Call::wait`] ended with.
+pub(crate) enum Wait {
+    /// The child's answer (or why there is none).
+    Answer(Result<Value, ErrorObject>),
+    /// The child asks the caller something first.
+    Ask(Ask),
+}
+
+/// A request sent to the child. Dropped before its answer arrived, it is
+/// forgotten and the child is told with `notifications/cancelled`.
+pub(crate) struct Call {
+    link: Arc<Link>,
+    local: RequestId,
+    tx: mpsc::Sender<Vec<u8>>,
+    rx: oneshot::Receiver<Result<Value, ErrorObject>>,
+    asks: mpsc::Receiver<Ask>,
+    finished: bool,
+}
+
+impl Call {
+    /// The child this call went to.
+    pub(crate) fn link(&self) -> &Arc<Link> {
+        &self.link
+    }
+
+    /// Waits for the answer, a request from the child for this call, the
+    /// timeout (restarted by each request from the child) or `cancel`.
+    pub(crate) async fn wait(
+        &mut self,
+        cancel: Option<&tokio_util::sync::CancellationToken>,
+    ) -> Wait {
+        let cancelled = async {
+            match cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let timeout = self.link.settings.timeout;
+        tokio::select! {
+            r = &mut self.rx => {
+                self.finished = true;
+                Wait::Answer(match r {
+                    Ok(answer) => answer,
+                    // The sender was dropped: the child exited with this
+                    // call in flight.
+                    Err(_) => Err(ErrorObject::internal(EXITED)),
+                })
+            }
+            Some(ask) = self.asks.recv() => Wait::Ask(ask),
+            _ = tokio::time::sleep(timeout) => {
+                self.abandon("timed out");
+                Wait::Answer(Err(ErrorObject::internal(format!(
+                    "the stdio server behind the bridge did not answer within {} s",
+                    timeout.as_secs_f64()
+                ))))
+            }
+            _ = cancelled => {
+                self.abandon("cancelled by the client");
+                Wait::Answer(Err(ErrorObject::internal("cancelled")))
+            }
+        }
+    }
+
+    /// Drops the call and tells the child it is cancelled.
+    fn abandon(&mut self, reason: &str) {
+        self.finished = true;
+        if self.link.lock().remove(&self.local).is_some() {
+            let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": self.local.to_value(), "reason": reason}});
+            let mut line = msg.to_string().into_bytes();
+            line.push(b'\n');
+            // Best effort: a full queue means the child is not reading.
+            let _ = self.tx.try_send(line);
+        }
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.abandon("abandoned by the bridge");
+        }
+    }
+}
+
+/// The error of a call whose child exited before answering.
+const EXITED: &str = "the stdio server behind the bridge exited before answering; the call may or may not have taken effect";
+
+fn trim_line(b: &[u8]) -> &[u8] {
+    let mut end = b.len();
+    while end > 0 && matches!(b[end - 1], b'\n' | b'\r') {
+        end -= 1;
+    }
+    &b[..end]
+}
+
+#[cfg(test)]
+impl Link {
+    /// A link whose "child" is the returned receiver (no process).
+    pub(crate) fn fake(settings: Settings) -> (Arc<Self>, mpsc::Receiver<Vec<u8>>) {
+        let link = Self::new(settings, Arc::new(|_| {}));
+        let (tx, rx) = mpsc::channel(64);
+        link.lock().running = Some(Running { tx, generation: 1 });
+        (link, rx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            max_in_flight: 2,
+            max_message: 1024,
+            timeout: Duration::from_secs(30),
+        }
+    }
+
+    fn line(rx: &mut mpsc::Receiver<Vec<u8>>) -> Value {
+        let bytes = rx
+            .try_recv()
+            .unwrap_or_else(|e| panic!("nothing sent: {e}"));
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[tokio::test]
+    async fn ids_towards_the_child_are_the_bridges_and_bounded() {
+        let (link, mut rx) = Link::fake(settings());
+        let a = link
+            .start(
+                "tools/call",
+                json!({"_meta": {"progressToken": "client"}}),
+                None,
+                false,
+            )
+            .await;
+        let b = link.start("tools/call", json!({}), None, false).await;
+        let (Ok(a), Ok(_b)) = (a, b) else {
+            panic!("start failed")
+        };
+        let (ma, mb) = (line(&mut rx), line(&mut rx));
+        assert_ne!(ma["id"], mb["id"]);
+        // A client's progress token never reaches the child unless the
+        // bridge replaced it with its own id.
+        assert!(ma["params"]["_meta"].get("progressToken").is_none(), "{ma}");
+        // Limits::max_in_flight is enforced.
+        let third = link.start("tools/call", json!({}), None, false).await;
+        assert!(third.is_err());
+        // A call dropped unanswered is cancelled at the child and frees its slot.
+        let id = ma["id"].clone();
+        drop(a);
+        let c = line(&mut rx);
+        assert_eq!(c["method"], "notifications/cancelled");
+        assert_eq!(c["params"]["requestId"], id);
+        assert!(
+            link.start("tools/call", json!({}), None, false)
+                .await
+                .is_ok()
+        );
+    }
+
+    #[tokio::test]
+    async fn answers_and_the_childs_requests_reach_the_right_call() {
+        let (link, mut rx) = Link::fake(settings());
+        let mut call = match link.start("tools/call", json!({}), None, true).await {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        let id = line(&mut rx)["id"].clone();
+        // A request of the child's goes to the one call taking them.
+        link.line(br#"{"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{"message":"m"}}"#)
+            .await;
+        match call.wait(None).await {
+            Wait::Ask(ask) => {
+                assert_eq!(ask.method, "elicitation/create");
+                assert_eq!(ask.params["message"], "m");
+            }
+            Wait::Answer(a) => panic!("answer instead of the ask: {a:?}"),
+        }
+        // Garbage is dropped, not taken for an answer.
+        link.line(b"not json").await;
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}).to_string();
+        link.line(answer.as_bytes()).await;
+        match call.wait(None).await {
+            Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": true})),
+            _ => panic!("no answer"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_childs_request_with_no_call_to_take_it_is_refused() {
+        let (link, mut rx) = Link::fake(settings());
+        link.line(br#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{}}"#)
+            .await;
+        let r = line(&mut rx);
+        assert_eq!(r["id"], 5);
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("no call"),
+            "{r}"
+        );
+        link.line(br#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#)
+            .await;
+        assert_eq!(
+            line(&mut rx),
+            json!({"jsonrpc": "2.0", "id": 6, "result": {}})
+        );
+    }
+}

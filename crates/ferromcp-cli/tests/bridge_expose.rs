@@ -1,0 +1,1048 @@
+//! `mcp bridge --expose HOST:PORT -- CMD`: HTTP clients of both eras (raw
+//! HTTP/1.1 here, so ids are chosen by the test and collide on purpose) in
+//! front of a stdio child: `mcp serve --stdio` (the everything-server) or
+//! `tests/fixtures/expose_child.py`, which hangs, crashes and writes
+//! garbage on demand.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{MCP, free_port, wait_listening};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Long enough to never fire on a slow CI machine; only guards against a hang.
+const WAIT: Duration = Duration::from_secs(30);
+const MODERN: &str = "2026-07-28";
+const HANDSHAKE: &str = "2025-11-25";
+
+fn fixture() -> Vec<String> {
+    vec![
+        "python3".into(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/expose_child.py"
+        )
+        .into(),
+    ]
+}
+
+fn everything() -> Vec<String> {
+    vec![MCP.into(), "serve".into(), "--stdio".into()]
+}
+
+/// `mcp bridge --expose` on a free port; killed on drop.
+struct Exposed {
+    child: Child,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Exposed {
+    fn start(extra: &[&str], cmd: &[String], env: &[(&str, &str)]) -> Self {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let mut child = Command::new(MCP)
+            .args(["bridge", "--expose", &addr])
+            .args(extra)
+            .arg("--")
+            .args(cmd)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp bridge --expose");
+        let mut err = child.stderr.take().unwrap();
+        let (tx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match err.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+                    }
+                }
+            }
+        });
+        wait_listening(&addr);
+        Self {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    /// Stderr so far, waiting up to WAIT for `needle` to appear in it.
+    fn stderr_until(&self, needle: &str, text: &mut String) -> bool {
+        let deadline = std::time::Instant::now() + WAIT;
+        while !text.contains(needle) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(s) => text.push_str(&s),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Exposed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 POST to `/mcp`; (status, headers lower-cased, body).
+fn post(
+    addr: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Vec<(String, String)>, String) {
+    let body = body.to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)
+        .expect("the bridge did not finish its answer (hang?)");
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_owned()
+    };
+    (status, headers, body)
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The JSON-RPC answer in a JSON or SSE body (the message with an id and
+/// no method).
+fn answer(body: &str) -> Value {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|m| m.get("id").is_some() && m.get("method").is_none())
+        .unwrap_or_else(|| panic!("no answer in {body}"))
+}
+
+/// Every JSON-RPC message in a JSON or SSE body.
+fn messages(body: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return vec![v];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .collect()
+}
+
+/// The child's own answers to `requests`, asked directly over stdio
+/// (after a handshake; the first answer is the initialize result).
+fn direct(cmd: &[String], requests: &[Value]) -> Vec<Value> {
+    let mut c = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    let stdout = c.stdout.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stdout));
+    let mut out = Vec::new();
+    let mut ask = |msg: Value, answered: bool, out: &mut Vec<Value>| {
+        writeln!(stdin, "{msg}").unwrap();
+        stdin.flush().unwrap();
+        if !answered {
+            return;
+        }
+        loop {
+            let line = lines.next().expect("the child ended").unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v.get("id") == msg.get("id") && v.get("method").is_none() {
+                out.push(v);
+                break;
+            }
+        }
+    };
+    ask(
+        json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+            "protocolVersion": HANDSHAKE, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        true,
+        &mut out,
+    );
+    ask(
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        false,
+        &mut out,
+    );
+    for (n, r) in requests.iter().enumerate() {
+        let mut r = r.clone();
+        r["jsonrpc"] = json!("2.0");
+        r["id"] = json!(n);
+        ask(r, true, &mut out);
+    }
+    drop(stdin);
+    let _ = c.kill();
+    let _ = c.wait();
+    out
+}
+
+/// A client of one era.
+struct Client {
+    addr: String,
+    era: &'static str,
+    session: Option<String>,
+    init: Option<Value>,
+    caps: Value,
+}
+
+impl Client {
+    fn new(addr: &str, era: &'static str) -> Self {
+        Self::with_caps(addr, era, json!({}))
+    }
+
+    fn with_caps(addr: &str, era: &'static str, caps: Value) -> Self {
+        let mut c = Self {
+            addr: addr.to_owned(),
+            era,
+            session: None,
+            init: None,
+            caps,
+        };
+        if era == HANDSHAKE {
+            let (status, headers, body) = post(
+                addr,
+                &[],
+                &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                    "protocolVersion": HANDSHAKE, "capabilities": c.caps,
+                    "clientInfo": {"name": "t", "version": "1"}}}),
+            );
+            assert_eq!(status, 200, "{body}");
+            c.session = headers
+                .iter()
+                .find(|(k, _)| k == "mcp-session-id")
+                .map(|(_, v)| v.clone());
+            assert!(c.session.is_some(), "no session id: {headers:?}");
+            c.init = Some(answer(&body));
+            let (status, _, _) = c.send_raw(
+                "notifications/initialized",
+                None,
+                &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            );
+            assert_eq!(status, 202);
+        }
+        c
+    }
+
+    fn send_raw(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        body: &Value,
+    ) -> (u16, Vec<(String, String)>, String) {
+        let mut h: Vec<(&str, &str)> = vec![("MCP-Protocol-Version", self.era)];
+        if let Some(s) = &self.session {
+            h.push(("Mcp-Session-Id", s));
+        }
+        if self.era == MODERN {
+            h.push(("Mcp-Method", method));
+            if let Some(n) = name {
+                h.push(("Mcp-Name", n));
+            }
+        }
+        post(&self.addr, &h, body)
+    }
+
+    /// A request with `id`; returns the answer.
+    fn request(&self, id: Value, method: &str, mut params: Value) -> Value {
+        if self.era == MODERN {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": self.caps,
+            });
+        }
+        // Mcp-Name: the tool or prompt name, or the resource URI.
+        let name = match method {
+            "tools/call" | "prompts/get" => params["name"].as_str().map(str::to_owned),
+            "resources/read" => params["uri"].as_str().map(str::to_owned),
+            _ => None,
+        };
+        let (_, _, body) = self.send_raw(
+            method,
+            name.as_deref(),
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+        );
+        answer(&body)
+    }
+
+    fn call(&self, id: Value, tool: &str, args: Value) -> Value {
+        self.request(id, "tools/call", json!({"name": tool, "arguments": args}))
+    }
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {answer}"))
+        .to_owned()
+}
+
+fn tool_names(c: &Client) -> Vec<String> {
+    let a = c.request(json!(1), "tools/list", json!({}));
+    a["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {a}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+// Issue 24: 8+ concurrent clients of both eras on one shared child, ids colliding.
+#[test]
+fn eight_clients_of_both_eras_share_one_child_without_crosstalk() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    let (tx, rx) = mpsc::channel();
+    for c in 0..8 {
+        let addr = x.addr.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let era = if c % 2 == 0 { MODERN } else { HANDSHAKE };
+            let client = Client::new(&addr, era);
+            for n in 0..10 {
+                // Every client uses the same ids (alternately numbers and
+                // strings), so only the bridge's remapping keeps them apart.
+                let id = if n % 2 == 0 {
+                    json!(n)
+                } else {
+                    json!(n.to_string())
+                };
+                let text = format!("client {c} ({era}) call {n}");
+                let a = client.call(id.clone(), "echo", json!({"text": text}));
+                let ok = a["id"] == id && text_of(&a).contains(&text);
+                tx.send((c, n, ok, a.to_string())).unwrap();
+            }
+        });
+    }
+    drop(tx);
+    let mut answers = 0;
+    while let Ok((c, n, ok, a)) = rx.recv_timeout(WAIT) {
+        assert!(ok, "client {c} call {n} got someone else's answer: {a}");
+        answers += 1;
+    }
+    assert_eq!(answers, 80);
+}
+
+// Issue 24: initialize and server/discover answered from the child's session.
+#[test]
+fn both_eras_are_answered_from_the_childs_initialize() {
+    // What the child itself says, asked directly over stdio.
+    let direct = direct(&everything(), &[]).remove(0);
+    let x = Exposed::start(&[], &everything(), &[]);
+    let h = Client::new(&x.addr, HANDSHAKE);
+    let init = h.init.clone().unwrap();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], direct["result"]["serverInfo"]["name"],
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["serverInfo"]["version"],
+        direct["result"]["serverInfo"]["version"]
+    );
+    assert_eq!(
+        init["result"]["instructions"],
+        direct["result"]["instructions"]
+    );
+    let m = Client::new(&x.addr, MODERN);
+    let d = m.request(json!("d"), "server/discover", json!({}));
+    assert_eq!(
+        d["result"]["instructions"], direct["result"]["instructions"],
+        "{d}"
+    );
+    assert!(d["result"]["capabilities"]["tools"].is_object(), "{d}");
+}
+
+// Issue 24: --allow-tool/--deny-tool are enforced on tools/call, not only hidden.
+#[test]
+fn filtered_tools_are_absent_and_refused_in_both_eras() {
+    let x = Exposed::start(
+        &["--deny-tool", "debug_*", "--deny-tool", "echo"],
+        &everything(),
+        &[],
+    );
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let names = tool_names(&c);
+        assert!(
+            names.iter().any(|n| n == "test_simple_text"),
+            "{era}: {names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n == "echo" || n.starts_with("debug_")),
+            "{era}: {names:?}"
+        );
+        for denied in ["echo", "debug_sleep", "ECHO", "Echo"] {
+            let a = c.call(json!(7), denied, json!({"text": "x", "ms": 1}));
+            let refused = a.get("error").is_some() || a["result"]["isError"] == json!(true);
+            assert!(refused, "{era}: {denied} was not refused: {a}");
+            assert!(
+                !a.to_string().contains("\"text\":\"x\""),
+                "{era}: {denied} ran: {a}"
+            );
+        }
+        let a = c.call(json!(8), "test_simple_text", json!({}));
+        assert!(a.get("result").is_some(), "{era}: {a}");
+    }
+}
+
+// Issue 24: a child that crashes fails its in-flight calls at once and is restarted.
+#[test]
+fn a_crashing_child_fails_in_flight_calls_and_is_restarted() {
+    let starts = std::env::temp_dir().join(format!("expose-starts-{}", free_port()));
+    let _ = std::fs::remove_file(&starts);
+    let hangs = std::env::temp_dir().join(format!("expose-hangs-{}", free_port()));
+    let _ = std::fs::remove_file(&hangs);
+    let starts_s = starts.to_string_lossy().into_owned();
+    let hangs_s = hangs.to_string_lossy().into_owned();
+    let x = Exposed::start(
+        &["--restart-initial-ms", "50", "--restart-max-ms", "200"],
+        &fixture(),
+        &[("STARTS_FILE", &starts_s), ("HANG_FILE", &hangs_s)],
+    );
+    let (tx, rx) = mpsc::channel();
+    // Two calls the child never answers, from clients of both eras.
+    for era in [MODERN, HANDSHAKE] {
+        let addr = x.addr.clone();
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let c = Client::new(&addr, era);
+            tx.send((era, c.call(json!(1), "hang", json!({})))).unwrap();
+        });
+    }
+    // Wait until the child has both calls, then crash it.
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::fs::read_to_string(&hangs)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 2
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hang calls never reached the child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let c = Client::new(&x.addr, MODERN);
+    let crash = c.call(json!(1), "crash", json!({}));
+    assert!(crash.get("error").is_some(), "{crash}");
+    assert!(
+        crash["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("exited"),
+        "{crash}"
+    );
+    for _ in 0..2 {
+        let (era, a) = rx
+            .recv_timeout(WAIT)
+            .expect("an in-flight call hung after the crash");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("exited"),
+            "{era}: {a}"
+        );
+    }
+    let mut err = String::new();
+    assert!(x.stderr_until("was restarted", &mut err), "{err}");
+    // The restarted child serves calls again.
+    let again = c.call(json!(2), "echo", json!({"text": "back"}));
+    assert_eq!(text_of(&again), "back", "{again}");
+    let n = std::fs::read_to_string(&starts)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(n, 2, "the child should have been started twice");
+    let _ = std::fs::remove_file(&starts);
+    let _ = std::fs::remove_file(&hangs);
+}
+
+// Issue 24: a child writing garbage on stdout is reported, not trusted.
+#[test]
+fn garbage_on_the_childs_stdout_is_reported_and_not_forwarded() {
+    let x = Exposed::start(&[], &fixture(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let a = c.call(json!(1), "garbage", json!({"text": "clean"}));
+        assert_eq!(text_of(&a), "clean", "{a}");
+        assert!(!a.to_string().contains("not JSON-RPC {"), "{a}");
+    }
+    let mut err = String::new();
+    assert!(x.stderr_until("not a JSON-RPC message", &mut err), "{err}");
+    assert!(err.contains("this is not JSON-RPC"), "{err}");
+}
+
+// Issue 24: resources, templates and prompts cross, in both eras.
+#[test]
+fn resources_and_prompts_are_served_from_the_child_in_both_eras() {
+    let child = direct(
+        &everything(),
+        &[
+            json!({"method": "resources/list", "params": {}}),
+            json!({"method": "resources/templates/list", "params": {}}),
+            json!({"method": "prompts/list", "params": {}}),
+        ],
+    );
+    let uris = |a: &Value, key: &str, member: &str| -> Vec<String> {
+        a["result"][key]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {key} in {a}"))
+            .iter()
+            .filter_map(|r| r[member].as_str().map(str::to_owned))
+            .collect()
+    };
+    let resources = uris(&child[1], "resources", "uri");
+    let templates = uris(&child[2], "resourceTemplates", "uriTemplate");
+    let prompts = uris(&child[3], "prompts", "name");
+    assert!(!resources.is_empty() && !templates.is_empty() && !prompts.is_empty());
+    // A prompt without required arguments, and the child's own answers.
+    let simple = child[3]["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| {
+            p["arguments"]
+                .as_array()
+                .is_none_or(|a| a.iter().all(|a| a["required"] != json!(true)))
+        })
+        .and_then(|p| p["name"].as_str())
+        .expect("a prompt without required arguments")
+        .to_owned();
+    let answers = direct(
+        &everything(),
+        &[
+            json!({"method": "resources/read", "params": {"uri": resources[0]}}),
+            json!({"method": "prompts/get", "params": {"name": simple}}),
+        ],
+    );
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let mut got = uris(
+            &c.request(json!(1), "resources/list", json!({})),
+            "resources",
+            "uri",
+        );
+        let mut want = resources.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{era}");
+        let t = c.request(json!(2), "resources/templates/list", json!({}));
+        assert_eq!(
+            uris(&t, "resourceTemplates", "uriTemplate").len(),
+            templates.len(),
+            "{era}: {t}"
+        );
+        let mut got = uris(
+            &c.request(json!(3), "prompts/list", json!({})),
+            "prompts",
+            "name",
+        );
+        let mut want = prompts.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{era}");
+        let r = c.request(json!(4), "resources/read", json!({"uri": resources[0]}));
+        assert_eq!(
+            r["result"]["contents"], answers[1]["result"]["contents"],
+            "{era}: {r}"
+        );
+        let p = c.request(json!(5), "prompts/get", json!({"name": simple}));
+        assert_eq!(
+            p["result"]["messages"], answers[2]["result"]["messages"],
+            "{era}: {p}"
+        );
+    }
+}
+
+// Issue 24: progress reaches the caller with its own token, in both eras.
+#[test]
+fn progress_reaches_the_caller_with_its_own_token() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let mut params = json!({"name": "test_tool_with_progress", "arguments": {},
+            "_meta": {"progressToken": "mine"}});
+        if era == MODERN {
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(MODERN);
+            params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        let (_, _, body) = c.send_raw(
+            "tools/call",
+            Some("test_tool_with_progress"),
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
+        );
+        let msgs = messages(&body);
+        let progress: Vec<&Value> = msgs
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert!(progress.len() >= 3, "{era}: {body}");
+        assert!(
+            progress
+                .iter()
+                .all(|m| m["params"]["progressToken"] == "mine"),
+            "{era}: {body}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m["id"] == 1 && m.get("result").is_some()),
+            "{era}: {body}"
+        );
+    }
+}
+
+/// A handshake-era tools/call whose SSE answer is read as it comes: each
+/// server→client request on it is answered with `reply(request)` (a POST
+/// on the session); returns (the requests seen, the final answer).
+fn call_answering(
+    c: &Client,
+    tool: &str,
+    args: Value,
+    reply: impl Fn(&Value) -> Value,
+) -> (Vec<Value>, Value) {
+    use std::io::BufRead;
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name": tool, "arguments": args}}).to_string();
+    let mut s = TcpStream::connect(&c.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        c.addr,
+        c.session.as_deref().unwrap_or_default(),
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut asked = Vec::new();
+    let mut seen = Vec::new();
+    for line in std::io::BufReader::new(s).lines() {
+        let line = line.expect("the bridge's answer stream broke (hang?)");
+        seen.push(line.clone());
+        // An SSE event's data, or a plain JSON answer.
+        let data = line.strip_prefix("data:").unwrap_or(&line);
+        let Ok(m) = serde_json::from_str::<Value>(data.trim()) else {
+            continue;
+        };
+        if m.get("method").is_some() && m.get("id").is_some() {
+            let answer = json!({"jsonrpc":"2.0","id":m["id"],"result":reply(&m)});
+            let (status, _, b) = c.send_raw("", None, &answer);
+            assert!(status == 202 || status == 200, "{status}: {b}");
+            asked.push(m);
+        } else if m["id"] == 1 && m.get("method").is_none() {
+            return (asked, m);
+        }
+    }
+    panic!("the stream ended without an answer; asked {asked:?}; read {seen:?}");
+}
+
+fn elicit_reply(req: &Value) -> Value {
+    let msg = req["params"]["message"].as_str().unwrap_or_default();
+    json!({"action": "accept", "content": {"response": format!("answer to {msg}")}})
+}
+
+// Issue 24: a server→client request reaches the client whose call caused it.
+#[test]
+fn elicitation_and_sampling_reach_the_calling_client_in_both_eras() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    let caps = json!({"elicitation": {"form": {}}, "sampling": {}});
+    // Handshake era: the request arrives on the call's own SSE stream.
+    let h = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let (asked, a) = call_answering(
+        &h,
+        "test_elicitation",
+        json!({"message": "for h"}),
+        elicit_reply,
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create");
+    assert_eq!(asked[0]["params"]["message"], "for h");
+    assert!(text_of(&a).contains("answer to for h"), "{a}");
+    let (asked, a) = call_answering(
+        &h,
+        "test_sampling",
+        json!({"prompt": "p-h"}),
+        |_| json!({"role": "assistant", "content": {"type": "text", "text": "sampled for h"}, "model": "m"}),
+    );
+    assert_eq!(asked[0]["method"], "sampling/createMessage", "{asked:?}");
+    assert!(text_of(&a).contains("sampled for h"), "{a}");
+    // 2026-07-28: an input_required round, then the retry with the answer.
+    let m = Client::with_caps(&x.addr, MODERN, caps);
+    let first = m.call(json!(1), "test_elicitation", json!({"message": "for m"}));
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    let requests = r["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{first}"));
+    assert_eq!(requests.len(), 1, "{first}");
+    let (key, req) = requests.iter().next().unwrap();
+    assert_eq!(req["method"], "elicitation/create", "{first}");
+    assert_eq!(req["params"]["message"], "for m", "{first}");
+    let retry = m.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "for m"},
+            "inputResponses": {key: elicit_reply(req)}, "requestState": r["requestState"]}),
+    );
+    assert!(text_of(&retry).contains("answer to for m"), "{retry}");
+    // A client without the capability is never asked: the child's request
+    // is refused and the call fails instead.
+    let bare = Client::new(&x.addr, HANDSHAKE);
+    let (asked, a) = call_answering(
+        &bare,
+        "test_elicitation",
+        json!({"message": "bare"}),
+        elicit_reply,
+    );
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(
+        a.get("error").is_some() || a["result"]["isError"] == json!(true),
+        "{a}"
+    );
+}
+
+// Issue 24: a request of the child's that cannot be attributed to one call
+// is refused, never sent to a client that may be the wrong one.
+#[test]
+fn a_childs_request_during_several_calls_is_refused_not_misrouted() {
+    let hangs = std::env::temp_dir().join(format!("expose-hangs-{}", free_port()));
+    let _ = std::fs::remove_file(&hangs);
+    let hangs_s = hangs.to_string_lossy().into_owned();
+    let x = Exposed::start(&["--timeout", "3"], &fixture(), &[("HANG_FILE", &hangs_s)]);
+    let caps = json!({"elicitation": {"form": {}}});
+    // B's call stays in flight (until the bridge's timeout ends it).
+    let b = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let b_thread = std::thread::spawn(move || {
+        call_answering(&b, "hang", json!({}), |_| json!({"action": "decline"}))
+    });
+    let deadline = std::time::Instant::now() + WAIT;
+    while std::fs::read_to_string(&hangs)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "B's call never reached the child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A's call makes the child ask while two calls are in flight.
+    let a = Client::with_caps(&x.addr, HANDSHAKE, caps);
+    let (asked, answer) = call_answering(&a, "ask", json!({"text": "for a"}), elicit_reply);
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(text_of(&answer).starts_with("refused: "), "{answer}");
+    let (b_asked, b_answer) = b_thread.join().unwrap();
+    assert!(b_asked.is_empty(), "B was asked A's question: {b_asked:?}");
+    assert!(b_answer.get("error").is_some(), "{b_answer}");
+    let mut err = String::new();
+    assert!(x.stderr_until("calls are in flight", &mut err), "{err}");
+    // With A's call alone in flight the same request reaches A.
+    let (asked, answer) = call_answering(&a, "ask", json!({"text": "for a"}), elicit_reply);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["message"], "for a");
+    assert!(text_of(&answer).contains("answer to for a"), "{answer}");
+    let _ = std::fs::remove_file(&hangs);
+}
+
+// Issue 24: --child-per-session gives each handshake session its own child.
+#[test]
+fn child_per_session_gives_each_handshake_session_its_own_child() {
+    let starts = std::env::temp_dir().join(format!("expose-starts-{}", free_port()));
+    let _ = std::fs::remove_file(&starts);
+    let starts_s = starts.to_string_lossy().into_owned();
+    let x = Exposed::start(
+        &["--child-per-session"],
+        &fixture(),
+        &[("STARTS_FILE", &starts_s)],
+    );
+    let pid = |c: &Client, id: i64| text_of(&c.call(json!(id), "pid", json!({})));
+    let a = Client::new(&x.addr, HANDSHAKE);
+    let b = Client::new(&x.addr, HANDSHAKE);
+    let m = Client::new(&x.addr, MODERN);
+    let (a1, b1, m1) = (pid(&a, 1), pid(&b, 1), pid(&m, 1));
+    // Each session keeps its child; sessions never share one.
+    assert_eq!(pid(&a, 2), a1);
+    assert_eq!(pid(&b, 2), b1);
+    assert_ne!(a1, b1);
+    // Requests without a session go to the shared child.
+    assert_ne!(m1, a1);
+    assert_ne!(m1, b1);
+    assert_eq!(pid(&m, 2), m1);
+    let n = std::fs::read_to_string(&starts)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    assert_eq!(n, 3, "the shared child and one per session");
+    let _ = std::fs::remove_file(&starts);
+}
+
+/// Polls `tools/list`-like `method` until `name` is (or is not) listed.
+fn until_listed(c: &Client, method: &str, key: &str, name: &str, present: bool) {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let a = c.request(json!("l"), method, json!({}));
+        let listed = a["result"][key]
+            .as_array()
+            .is_some_and(|v| v.iter().any(|t| t["name"] == name));
+        if listed == present {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} listed: {listed}; {a}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+// Issue 24: the child's list changes reach the clients (tools and prompts).
+#[test]
+fn tool_and_prompt_list_changes_of_the_child_reach_clients() {
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let present = tool_names(&c).iter().any(|n| n == "dynamic_tool");
+        c.call(json!(1), "test_trigger_tool_change", json!({}));
+        until_listed(&c, "tools/list", "tools", "dynamic_tool", !present);
+        let a = c.request(json!(2), "prompts/list", json!({}));
+        let present = a.to_string().contains("dynamic_prompt");
+        c.call(json!(3), "test_trigger_prompt_change", json!({}));
+        until_listed(&c, "prompts/list", "prompts", "dynamic_prompt", !present);
+    }
+}
+
+// Issue 24: a notification tied to no request reaches the clients subscribed to it.
+#[test]
+fn resource_updates_reach_subscribed_clients() {
+    use std::io::BufRead;
+    let x = Exposed::start(&[], &fixture(), &[]);
+    let c = Client::new(&x.addr, HANDSHAKE);
+    let sub = c.request(json!(1), "resources/subscribe", json!({"uri": "test://r"}));
+    assert!(sub.get("result").is_some(), "{sub}");
+    // The session's GET stream carries notifications tied to no request.
+    let mut s = TcpStream::connect(&x.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        x.addr,
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = std::io::BufReader::new(s).lines();
+    // Wait for the stream's headers before making the update happen.
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    let other = Client::new(&x.addr, MODERN);
+    let t = other.call(json!(1), "touch", json!({}));
+    assert!(t.get("result").is_some(), "{t}");
+    loop {
+        let line = lines
+            .next()
+            .expect("the GET stream ended")
+            .expect("no update (hang?)");
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == "notifications/resources/updated" {
+            assert_eq!(m["params"]["uri"], "test://r", "{m}");
+            break;
+        }
+    }
+}
+
+// Issue 24: era translation, a handshake client in front of a child that
+// only speaks 2026-07-28 (and a modern client in front of the same child).
+#[test]
+fn both_eras_work_in_front_of_a_modern_only_child() {
+    let modern_child = vec![
+        "python3".to_owned(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/expose_modern_child.py"
+        )
+        .to_owned(),
+    ];
+    let x = Exposed::start(&[], &modern_child, &[]);
+    let caps = json!({"elicitation": {"form": {}}});
+    let h = Client::with_caps(&x.addr, HANDSHAKE, caps.clone());
+    let init = h.init.clone().unwrap();
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "modern-child",
+        "{init}"
+    );
+    assert_eq!(
+        init["result"]["instructions"], "a modern-only child",
+        "{init}"
+    );
+    let a = h.call(json!(1), "echo", json!({"text": "from h"}));
+    assert_eq!(text_of(&a), "from h", "{a}");
+    // The child's input_required round becomes a pushed elicitation.
+    let (asked, a) = call_answering(&h, "ask", json!({"text": "q-h"}), elicit_reply);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["params"]["message"], "q-h");
+    assert!(text_of(&a).contains("answer to q-h"), "{a}");
+    // A modern client gets the round as input_required and retries.
+    let m = Client::with_caps(&x.addr, MODERN, caps);
+    let first = m.call(json!(1), "ask", json!({"text": "q-m"}));
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    let req = &r["inputRequests"]["k"];
+    assert_eq!(req["params"]["message"], "q-m", "{first}");
+    let retry = m.request(
+        json!(2),
+        "tools/call",
+        json!({"name": "ask", "arguments": {"text": "q-m"},
+            "inputResponses": {"k": elicit_reply(req)}, "requestState": r["requestState"]}),
+    );
+    assert!(text_of(&retry).contains("answer to q-m"), "{retry}");
+}
+
+// Issue 24: a child is reported, not trusted: tools the bridge cannot
+// serve are left out instead of stopping it.
+#[test]
+fn tools_the_bridge_cannot_serve_are_reported_and_left_out() {
+    let x = Exposed::start(&[], &fixture(), &[("BAD_TOOL", "1")]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let names = tool_names(&c);
+        assert!(!names.iter().any(|n| n == "bad"), "{era}: {names:?}");
+        let a = c.call(json!(1), "echo", json!({"text": "still here"}));
+        assert_eq!(text_of(&a), "still here", "{a}");
+    }
+    let mut err = String::new();
+    assert!(
+        x.stderr_until("\"bad\" cannot be served", &mut err),
+        "{err}"
+    );
+    assert!(x.stderr_until("malformed", &mut err), "{err}");
+}
+
+// Issue 24: completion crosses, in both eras.
+#[test]
+fn completion_is_answered_by_the_child_in_both_eras() {
+    let params = json!({"ref": {"type": "ref/resource", "uri": "test://{id}"},
+        "argument": {"name": "resourceUri", "value": "test://static-t"}});
+    let direct = direct(
+        &everything(),
+        &[json!({"method": "completion/complete", "params": params})],
+    );
+    let want = &direct[1]["result"]["completion"]["values"];
+    assert!(want.as_array().is_some_and(|v| !v.is_empty()), "{direct:?}");
+    let x = Exposed::start(&[], &everything(), &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let a = c.request(json!(1), "completion/complete", params.clone());
+        assert_eq!(&a["result"]["completion"]["values"], want, "{era}: {a}");
+    }
+}
+
+/// A raw POST with the given Host and Origin; the status.
+fn status_with(addr: &str, host: &str, origin: Option<&str>) -> u16 {
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion": HANDSHAKE, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    let _ = s.read_to_string(&mut raw);
+    raw.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+// Issue 24: Origin/Host protection is on by default (the server crate's gate).
+#[test]
+fn host_and_origin_protection_is_on_by_default() {
+    let x = Exposed::start(&[], &fixture(), &[]);
+    assert_eq!(status_with(&x.addr, &x.addr, None), 200);
+    assert_eq!(status_with(&x.addr, "evil.example", None), 421);
+    assert_eq!(
+        status_with(&x.addr, &x.addr, Some("https://evil.example")),
+        403
+    );
+    let y = Exposed::start(
+        &[
+            "--allow-host",
+            "mcp.example",
+            "--allow-origin",
+            "https://app.example",
+        ],
+        &fixture(),
+        &[],
+    );
+    assert_eq!(
+        status_with(&y.addr, "mcp.example", Some("https://app.example")),
+        200
+    );
+    assert_eq!(status_with(&y.addr, "evil.example", None), 421);
+}
