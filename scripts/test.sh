@@ -106,6 +106,11 @@ fi
 echo "== doc tests"
 cargo test --workspace --doc
 
+echo "== docs ranking evaluation (quick: project docs + ../shared/spec + 60 crates' READMEs)"
+# Fails when the ranking falls below the plain BM25 baseline. Full run and
+# figures: cargo run -p ferromcp-docs --release --example eval
+cargo run -q -p ferromcp-docs --example eval -- --quick
+
 # Benchmarks are type-checked by clippy --all-targets above; building them in
 # the release profile here would double CI's compile time.
 

@@ -98,6 +98,11 @@ pub struct DocsArgs {
     /// The most bytes of section text the `ask` prompt embeds in all.
     #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_MAX_PROMPT_BYTES)]
     max_prompt_bytes: usize,
+    /// The relevance (0 to 1) a section needs for the `ask` prompt to embed
+    /// it; below it for every section, the prompt says the documentation
+    /// does not cover the question.
+    #[arg(long, value_name = "0..1", default_value_t = ferromcp_docs::Options::DEFAULT_MIN_RELEVANCE)]
+    min_relevance: f32,
     /// Search snippets are built from at most this many bytes at the start
     /// of a section.
     #[arg(long, value_name = "BYTES", default_value_t = ferromcp_docs::Options::DEFAULT_SNIPPET_SCAN_BYTES)]
@@ -178,7 +183,14 @@ fn docs_options(a: &DocsArgs) -> Result<ferromcp_docs::Options, Failure> {
             "--page-size, --max-page-size and --prompt-sections must be at least 1",
         ));
     }
+    if !(0.0..=1.0).contains(&a.min_relevance) {
+        return Err(Failure::usage(format!(
+            "--min-relevance must be between 0 and 1, not {}",
+            a.min_relevance
+        )));
+    }
     Ok(ferromcp_docs::Options {
+        min_relevance: a.min_relevance,
         max_file_size: a.max_file_size,
         max_files: a.max_files,
         page_size: a.page_size,

@@ -148,6 +148,11 @@ fn docs_server_in_both_eras_over_http_and_stdio() {
                 .contains("**brew**"),
             "{label}: {v:#}"
         );
+        // Issue 28: the relevance signal and the abstain decision.
+        let rel = sc["results"][0]["relevance"].as_f64().unwrap_or(-1.0);
+        assert!((0.0..=1.0).contains(&rel), "{label}: {v:#}");
+        assert_eq!(sc["covered"], true, "{label}: {v:#}");
+        assert!(sc["minRelevance"].is_number(), "{label}: {v:#}");
         let links: Vec<&Value> = v["content"]
             .as_array()
             .unwrap()
@@ -162,6 +167,11 @@ fn docs_server_in_both_eras_over_http_and_stdio() {
         let tools = run_target("tools", &pre, &["--json"], &post);
         assert!(
             tools.stdout.contains("outputSchema"),
+            "{label}: {}",
+            tools.stdout
+        );
+        assert!(
+            tools.stdout.contains("relevance") && tools.stdout.contains("covered"),
             "{label}: {}",
             tools.stdout
         );
@@ -389,4 +399,30 @@ fn persona_file_and_limits_from_the_command_line() {
     ]);
     assert_eq!(r.code, 3, "{}", r.stdout);
     assert!(r.stderr.contains("byte limit"), "{}", r.stderr);
+    // Issue 28: --min-relevance 1 leaves a partly matching question
+    // uncovered: nothing embedded, the prompt says so.
+    let r = run(&[
+        "prompt",
+        "ask",
+        "question=dark theme on kubernetes",
+        "--json",
+        "--",
+        MCP,
+        "serve",
+        "docs",
+        &dir,
+        "--no-watch",
+        "--min-relevance",
+        "1",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let msgs = v["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "{v:#}");
+    let intro = msgs[0]["content"]["text"].as_str().unwrap();
+    assert!(intro.contains("does not cover this question"), "{intro}");
+    // Out of range: a usage error naming the flag.
+    let r = run(&["serve", "docs", &dir, "--no-watch", "--min-relevance", "2"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--min-relevance"), "{}", r.stderr);
 }

@@ -1,23 +1,593 @@
-//! The BM25 section index.
+//! The section index: field-weighted BM25 (BM25F) with a passage re-rank.
 //!
-//! Term weights come from the `bm25` crate: its [`DefaultTokenizer`]
-//! (Unicode word splitting, ASCII folding, English stop words, Snowball
-//! stemming) and its [`Embedder`], which turns a section into hashed term
-//! indices each carrying BM25's saturated, length-normalised term frequency
-//! (`k1` = 1.2, `b` = 0.75, `avgdl` fitted to a sample of the corpus).
-//! This module keeps the inverted index itself: per term a posting list of
-//! `(section, weight)`, so a query costs the length of its terms' posting
-//! lists, not a scan of every candidate section. A query term's IDF is the
-//! library's formula, `ln(1 + (N - df + 0.5) / (df + 0.5))`.
+//! A section is indexed as fields, each with its own weight and length
+//! normalisation ([`FIELDS`]): the document title, the section's own
+//! heading, the headings above it (its heading path), the prose of its body,
+//! its code (fenced blocks and inline code) and its link targets (URLs
+//! count as matches but not towards the body's length, so a list of links
+//! is not buried by length normalisation).
+//!
+//! Tokens: words are lowercased and stemmed (Snowball English); English
+//! stop words are dropped. An identifier, path, method name or URL
+//! (`notifications/initialized`, `max_file_size`, `listChanged`,
+//! `https://example.com/x`) is indexed whole *and* as its parts, so a
+//! query naming it exactly ranks the sections that name it above those
+//! that merely share a common part. Query words are expanded with a small
+//! table of related terms ([`RELATED`]) at a reduced weight.
+//!
+//! Scoring: per query term, BM25F's pseudo term frequency
+//! `tf~ = Σ weight_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`,
+//! saturated as `tf~ · (k1 + 1) / (k1 + tf~)` and multiplied by the term's
+//! IDF `ln(1 + (N − df + 0.5) / (df + 0.5))`. The best
+//! [`RERANK_DEPTH`] candidates are then re-ranked by their best passage:
+//! how much of the query (by IDF) one window of [`PASSAGE_WORDS`] words
+//! holds, and how many of the query's adjacent word pairs appear next to
+//! each other in the section (a phrase).
+//!
+//! The relevance signal ([`relevance`]) combines the share of the query's
+//! IDF mass the section covers with its score normalised by the best score
+//! the query could reach; it is in `[0, 1]` and comparable across queries.
+//!
+//! Posting lists per term hold `(section, tf~)`, so a query costs the
+//! length of its terms' lists, not a scan of every section.
 
-use bm25::{DefaultTokenizer, Embedder, EmbedderBuilder, Tokenizer};
+use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
 
 /// A section's id in the index.
 pub type SectionId = u32;
 
-/// How many sections the `avgdl` fit reads (evenly spread over the corpus).
+/// How many sections the length fit reads (evenly spread over the corpus).
 pub const AVGDL_SAMPLE: usize = 2_000;
+
+/// BM25's term-frequency saturation.
+const K1: f32 = 1.2;
+
+/// How much a document holding the whole query (in any of its sections)
+/// lifts its sections in the re-rank.
+pub const DOCUMENT_BOOST: f32 = 0.3;
+
+/// How many of the best BM25F candidates the passage re-rank reads.
+pub const RERANK_DEPTH: usize = 20;
+
+/// The passage window of the re-rank, in words.
+pub const PASSAGE_WORDS: usize = 40;
+
+/// The most bytes of a section body the re-rank reads.
+pub const RERANK_SCAN_BYTES: usize = 2 * 1024;
+
+/// Weight of an expansion term (from [`RELATED`]) relative to the word the
+/// user wrote.
+const RELATED_WEIGHT: f32 = 0.5;
+
+/// A section field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// The document's title.
+    Title = 0,
+    /// The section's own heading.
+    Heading = 1,
+    /// The headings above the section, outermost first.
+    Path = 2,
+    /// The body's prose (inline code included).
+    Body = 3,
+    /// Fenced code blocks and inline code.
+    Code = 4,
+    /// Link targets and bare URLs (not counted in any length).
+    Link = 5,
+}
+
+const NFIELDS: usize = 6;
+
+/// `(weight, b)` per [`Field`]: how much a match in the field counts and
+/// how strongly its length normalises.
+pub const FIELDS: [(f32, f32); NFIELDS] = [
+    (1.0, 0.3),  // title
+    (4.0, 0.5),  // heading
+    (1.5, 0.5),  // heading path
+    (1.0, 0.75), // body
+    (0.6, 0.75), // code
+    (0.3, 0.0),  // links
+];
+
+/// Related terms: a query word on the left also looks for the words on the
+/// right (at half weight). Stems of both sides are compared, so inflections
+/// are covered. Kept small and about protocols, servers and documentation.
+pub const RELATED: &[(&str, &[&str])] = &[
+    ("abort", &["cancel", "cancellation"]),
+    ("cancel", &["abort"]),
+    ("stop", &["cancel", "shutdown", "terminate"]),
+    ("kill", &["terminate", "sigkill", "sigterm"]),
+    ("signal", &["sigterm", "sigkill", "sigint"]),
+    ("timer", &["timeout"]),
+    ("deadline", &["timeout"]),
+    ("timed", &["timeout"]),
+    ("restart", &["reset", "reconnect"]),
+    ("restarted", &["reset", "reconnect"]),
+    ("reset", &["restart"]),
+    ("resume", &["reconnect", "redelivery", "replay"]),
+    ("alive", &["ping", "liveness", "health"]),
+    ("heartbeat", &["ping"]),
+    ("autocomplete", &["completion", "complete"]),
+    ("autocompletion", &["completion", "complete"]),
+    ("suggestion", &["completion"]),
+    ("page", &["pagination", "cursor"]),
+    ("paging", &["pagination", "cursor"]),
+    ("paginate", &["pagination", "cursor"]),
+    ("subscribe", &["subscription"]),
+    ("subscription", &["subscribe"]),
+    ("login", &["authorization", "oauth", "authentication"]),
+    ("auth", &["authorization", "authentication", "oauth"]),
+    ("permission", &["scope", "authorization"]),
+    ("folder", &["directory", "root"]),
+    ("directory", &["folder", "root"]),
+    ("workspace", &["root"]),
+    ("llm", &["model", "sampling"]),
+    ("settings", &["configuration", "options"]),
+    ("config", &["configuration", "options"]),
+    ("fail", &["error", "failure"]),
+    ("failure", &["error"]),
+    ("crash", &["error", "failure"]),
+    ("delete", &["remove"]),
+    ("remove", &["delete"]),
+    ("push", &["notification", "send"]),
+    ("notify", &["notification"]),
+    ("severity", &["level"]),
+    ("id", &["identifier"]),
+    ("identifier", &["id"]),
+    ("steal", &["theft", "stolen"]),
+    ("stolen", &["theft", "steal"]),
+    ("hijack", &["hijacking"]),
+];
+
+/// English stop words: function words that carry no topic.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do",
+    "does", "doing", "done", "each", "either", "else", "etc", "for", "from", "further", "had",
+    "has", "have", "having", "he", "her", "here", "him", "his", "how", "i", "if", "in", "into",
+    "is", "it", "its", "itself", "just", "let", "me", "might", "more", "most", "must", "my",
+    "need", "no", "nor", "not", "of", "off", "on", "once", "one", "only", "or", "other", "our",
+    "out", "over", "own", "same", "shall", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
+    "too", "under", "until", "up", "very", "via", "want", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+    "yours",
+];
+
+fn is_stop(w: &str) -> bool {
+    STOP_WORDS.binary_search(&w).is_ok()
+}
+
+/// The hash a term is stored under (SipHash with fixed keys: the same in
+/// every process).
+fn hash(term: &str) -> u64 {
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new();
+    term.hash(&mut h);
+    h.finish()
+}
+
+/// One token of a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tok {
+    /// The term's hash.
+    pub term: u64,
+    /// Word position (a whole identifier shares its first part's).
+    pub pos: u32,
+    /// Byte range of the word in the text.
+    pub span: (u32, u32),
+    /// Whether this is a link target or URL.
+    pub link: bool,
+}
+
+/// The tokenizer: splitting, identifiers, stemming, stop words.
+pub struct Tokenizer {
+    stemmer: Stemmer,
+    /// [`RELATED`] with stemmed keys and hashed terms.
+    /// (Per entry: the key's stem, the related terms' hashes and stems.)
+    related: Vec<(String, Vec<u64>, Vec<String>)>,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tokenizer")
+    }
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let related = RELATED
+            .iter()
+            .map(|(from, to)| {
+                let stems: Vec<String> = to
+                    .iter()
+                    .map(|t| stemmer.stem(&t.to_lowercase()).into_owned())
+                    .collect();
+                let terms = stems.iter().map(|t| hash(t)).collect();
+                (
+                    stemmer.stem(&from.to_lowercase()).into_owned(),
+                    terms,
+                    stems,
+                )
+            })
+            .collect();
+        Self { stemmer, related }
+    }
+}
+
+/// Characters that join the parts of an identifier, path or URL.
+fn is_joiner(c: char) -> bool {
+    matches!(
+        c,
+        '_' | '.' | '/' | ':' | '-' | '#' | '@' | '?' | '=' | '&' | '%' | '~' | '+'
+    )
+}
+
+impl Tokenizer {
+    /// A word's term (lowercased, stemmed), `None` for a stop word.
+    pub fn term(&self, word: &str) -> Option<String> {
+        let lower = word.to_lowercase();
+        if is_stop(&lower) {
+            return None;
+        }
+        Some(self.stemmer.stem(&lower).into_owned())
+    }
+
+    /// The tokens of `text`, each with its position and byte span; `out`
+    /// gets them appended. Returns the number of word positions used.
+    pub fn tokenize(&self, text: &str, first_pos: u32, out: &mut Vec<Tok>) -> u32 {
+        self.tokenize_near(text, first_pos, None, out)
+    }
+
+    /// Like [`Tokenizer::tokenize`], but with `prefixes` (sorted) only the words
+    /// starting like one of them are stemmed and kept (the others only
+    /// take their position): a cheap pass for matching a query's terms.
+    pub fn tokenize_near(
+        &self,
+        text: &str,
+        first_pos: u32,
+        prefixes: Option<&Prefixes>,
+        out: &mut Vec<Tok>,
+    ) -> u32 {
+        let mut pos = first_pos;
+        let bytes = text.as_bytes();
+        let mut parts: Vec<&str> = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Start of a chunk: an alphanumeric character.
+            let Some(c) = text[i..].chars().next() else {
+                break;
+            };
+            if !c.is_alphanumeric() {
+                i += c.len_utf8();
+                continue;
+            }
+            let start = i;
+            let mut end = i;
+            for (k, ch) in text[i..].char_indices() {
+                if ch.is_alphanumeric() || is_joiner(ch) {
+                    end = i + k + ch.len_utf8();
+                } else {
+                    break;
+                }
+            }
+            // Trailing joiners are punctuation, not part of the chunk.
+            let chunk = text[start..end].trim_end_matches(is_joiner);
+            let chunk_end = start + chunk.len();
+            i = end.max(start + 1);
+            split_parts_into(chunk, &mut parts);
+            if let Some(pre) = prefixes
+                && !parts.iter().any(|p| pre.near(p))
+            {
+                // No part can match: only the positions count.
+                pos += parts.len() as u32;
+                continue;
+            }
+            let link = chunk.contains("://") || chunk.starts_with("www.");
+            let span = (start as u32, chunk_end as u32);
+            if parts.len() > 1 {
+                out.push(Tok {
+                    term: hash(&chunk.to_lowercase()),
+                    pos,
+                    span,
+                    link,
+                });
+            }
+            for p in &parts {
+                if let Some(pre) = prefixes
+                    && !pre.near(p)
+                {
+                    pos += 1;
+                    continue;
+                }
+                if let Some(t) = self.term(p) {
+                    out.push(Tok {
+                        term: hash(&t),
+                        pos,
+                        span,
+                        link,
+                    });
+                }
+                pos += 1;
+            }
+        }
+        pos - first_pos
+    }
+
+    /// The distinct terms of a query: `(hash, weight, primary)` where
+    /// primary terms are the words written (they count for coverage) and
+    /// the others are whole identifiers or related terms.
+    pub fn query(&self, text: &str) -> Vec<QueryTerm> {
+        let mut toks = Vec::new();
+        self.tokenize(text, 0, &mut toks);
+        let mut out: Vec<QueryTerm> = Vec::new();
+        let mut push = |t: QueryTerm| {
+            if let Some(o) = out.iter_mut().find(|o| o.term == t.term) {
+                o.weight = o.weight.max(t.weight);
+                o.primary |= t.primary;
+                o.pos = o.pos.min(t.pos);
+            } else {
+                out.push(t);
+            }
+        };
+        // Whole identifiers are the tokens sharing a position with a part
+        // emitted after them; tell them apart by re-deriving parts.
+        let mut k = 0;
+        while k < toks.len() {
+            let t = toks[k];
+            let same: Vec<Tok> = toks[k..]
+                .iter()
+                .take_while(|o| o.span == t.span)
+                .copied()
+                .collect();
+            let chunk = text.get(t.span.0 as usize..t.span.1 as usize).unwrap_or("");
+            let whole = split_parts(chunk).len() > 1;
+            for (j, o) in same.iter().enumerate() {
+                let is_whole = whole && j == 0;
+                push(QueryTerm {
+                    term: o.term,
+                    weight: 1.0,
+                    primary: !is_whole,
+                    pos: o.pos,
+                });
+            }
+            k += same.len().max(1);
+        }
+        // Related terms of each written word.
+        for w in text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let lower = w.to_lowercase();
+            let stem = self.stemmer.stem(&lower);
+            for (from, to, _) in &self.related {
+                if *from == stem {
+                    for t in to {
+                        push(QueryTerm {
+                            term: *t,
+                            weight: RELATED_WEIGHT,
+                            primary: false,
+                            pos: u32::MAX,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The chunks of `text` the tokenizer reads (a word, or an identifier,
+/// path or URL with its joiners), with their byte offsets.
+pub fn chunks(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    let mut last_alnum_end = 0;
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() {
+            start.get_or_insert(i);
+            last_alnum_end = i + c.len_utf8();
+        } else if !(is_joiner(c) && start.is_some())
+            && let Some(s) = start.take()
+        {
+            out.push((s, &text[s..last_alnum_end]));
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, &text[s..last_alnum_end]));
+    }
+    out
+}
+
+/// Leading characters of stems, packed (up to 3 characters
+/// of 21 bits each) and sorted: "could this word stem to a query term?" in
+/// at most three integer binary searches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prefixes(Vec<u64>);
+
+impl Prefixes {
+    fn push(&mut self, stem: &str) {
+        if let Some(k) = prefix_keys(stem).last() {
+            self.0.push(k);
+        }
+    }
+
+    fn finish(&mut self) {
+        self.0.sort_unstable();
+        self.0.dedup();
+    }
+
+    /// Whether `word` (any case) starts like one of the prefixes.
+    pub fn near(&self, word: &str) -> bool {
+        prefix_keys(word).any(|k| self.0.binary_search(&k).is_ok())
+    }
+}
+
+/// The packed keys of the first 1, 2, … [`PREFIX_CHARS`] lowercase
+/// characters of `word`.
+fn prefix_keys(word: &str) -> impl Iterator<Item = u64> + '_ {
+    word.chars()
+        .flat_map(char::to_lowercase)
+        .take(PREFIX_CHARS)
+        .enumerate()
+        .scan(0u64, |acc, (i, c)| {
+            *acc |= u64::from(u32::from(c)) << (21 * i);
+            Some(*acc)
+        })
+}
+
+/// How many leading characters a word must share with a query term's stem
+/// to be stemmed in a matching pass (stemming only rewrites endings).
+const PREFIX_CHARS: usize = 3;
+
+/// A chunk's parts: split at joiners and at lower-to-upper case changes
+/// (`listChanged` → `list`, `Changed`).
+fn split_parts(chunk: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    split_parts_into(chunk, &mut out);
+    out
+}
+
+/// [`split_parts`] into a reused buffer (cleared first).
+fn split_parts_into<'a>(chunk: &'a str, out: &mut Vec<&'a str>) {
+    out.clear();
+    for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
+        if piece.is_empty() {
+            continue;
+        }
+        let mut start = 0;
+        let mut prev_lower = false;
+        for (k, c) in piece.char_indices() {
+            if c.is_uppercase() && prev_lower {
+                out.push(&piece[start..k]);
+                start = k;
+            }
+            prev_lower = c.is_lowercase() || c.is_numeric();
+        }
+        out.push(&piece[start..]);
+    }
+}
+
+/// One term of a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryTerm {
+    /// The term's hash.
+    pub term: u64,
+    /// 1 for a word written, less for a related term.
+    pub weight: f32,
+    /// Whether it counts towards coverage (a word written, not a whole
+    /// identifier or a related term).
+    pub primary: bool,
+    /// Position in the query (`u32::MAX` for related terms).
+    pub pos: u32,
+}
+
+/// A section's text, by field.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fields<'a> {
+    /// The document title.
+    pub title: &'a str,
+    /// The section heading.
+    pub heading: &'a str,
+    /// The headings above the section, joined.
+    pub path: &'a str,
+    /// The body (Markdown), heading line excluded.
+    pub body: &'a str,
+}
+
+/// Byte ranges of `body` that are code (fenced blocks, inline code) and
+/// link targets (`](target)`, `<scheme://…>`, reference definitions).
+pub fn markup_ranges(body: &str) -> (Vec<Range<usize>>, Vec<Range<usize>>) {
+    let mut code = Vec::new();
+    let mut links = Vec::new();
+    let mut fence: Option<(u8, usize, usize)> = None;
+    let mut pos = 0;
+    for line in body.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let fch = t.bytes().next().filter(|b| *b == b'`' || *b == b'~');
+        let run = fch.map_or(0, |b| t.bytes().take_while(|c| *c == b).count());
+        if let Some((ch, n, from)) = fence {
+            if fch == Some(ch) && run >= n && t.trim_end().bytes().all(|b| b == ch) {
+                code.push(from..pos);
+                fence = None;
+            }
+            continue;
+        }
+        if indent <= 3
+            && run >= 3
+            && let Some(ch) = fch
+        {
+            fence = Some((ch, run, start));
+            continue;
+        }
+        // Reference definition: `[label]: target`.
+        if t.starts_with('[')
+            && let Some(close) = t.find("]:")
+        {
+            let tgt = start + indent + close + 2;
+            links.push(tgt..pos);
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut k = 0;
+        while k < b.len() {
+            match b[k] {
+                b'`' => {
+                    let n = b[k..].iter().take_while(|c| **c == b'`').count();
+                    let rest = &line[k + n..];
+                    let tick = "`".repeat(n);
+                    if let Some(e) = rest.find(&tick) {
+                        code.push(start + k + n..start + k + n + e);
+                        k += n + e + n;
+                    } else {
+                        k += n;
+                    }
+                }
+                b']' if b.get(k + 1) == Some(&b'(') => {
+                    if let Some(e) = line[k + 2..].find(')') {
+                        links.push(start + k + 2..start + k + 2 + e);
+                        k += 2 + e + 1;
+                    } else {
+                        k += 1;
+                    }
+                }
+                b'<' => {
+                    let rest = &line[k + 1..];
+                    match rest.find('>') {
+                        Some(e) if rest[..e].contains("://") => {
+                            links.push(start + k + 1..start + k + 1 + e);
+                            k += e + 2;
+                        }
+                        _ => k += 1,
+                    }
+                }
+                _ => k += 1,
+            }
+        }
+    }
+    if let Some((_, _, from)) = fence {
+        code.push(from..body.len());
+    }
+    (code, links)
+}
+
+/// The terms of a section: per term its BM25F pseudo term frequency.
+#[derive(Debug, Clone, Default)]
+pub struct Terms(Vec<(u64, f32)>);
+
+impl Terms {
+    /// Whether the section has no terms.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Posting {
@@ -25,11 +595,15 @@ struct Posting {
     weight: f32,
 }
 
-/// The inverted index over section texts.
+/// The inverted index over sections.
 pub struct Index {
-    embedder: Embedder<u64, DefaultTokenizer>,
-    tokenizer: DefaultTokenizer,
+    tokenizer: Tokenizer,
+    avglen: [f32; NFIELDS],
     postings: HashMap<u64, Vec<Posting>>,
+    /// The terms each live section was indexed under (for removal).
+    terms_of: Vec<Vec<u64>>,
+    /// Each section's document key.
+    doc_of: Vec<SectionId>,
     live: usize,
 }
 
@@ -42,56 +616,161 @@ impl std::fmt::Debug for Index {
     }
 }
 
-/// A section's terms: deduplicated hashed indices with their weights.
+/// A scored candidate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    /// The section.
+    pub id: SectionId,
+    /// BM25F score (after the re-rank, when re-ranked).
+    pub score: f32,
+    /// The share of the query's IDF mass the section holds, in `[0, 1]`.
+    pub coverage: f32,
+    /// The same share for the section's whole document (any section).
+    pub doc_coverage: f32,
+}
+
+/// Scratch space of [`Index::score`], kept between queries (per thread).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Per section: score and covered IDF.
+    sections: Vec<(f32, f32)>,
+    /// Per document (by its key): covered IDF, and the last query term
+    /// counted (+1; 0 = none).
+    docs: Vec<(f32, u32)>,
+}
+
+/// A parsed query with its terms' IDFs.
 #[derive(Debug, Clone, Default)]
-pub struct Terms(Vec<(u64, f32)>);
+pub struct Query {
+    terms: Vec<(QueryTerm, f32)>,
+    /// Σ idf · weight · (k1 + 1): the most a section can score.
+    max_score: f32,
+    /// Σ idf over primary terms (written words), unknown words included.
+    primary_idf: f32,
+    /// Leading characters of every term's stem (see
+    /// [`Tokenizer::tokenize_near`]).
+    prefixes: Prefixes,
+}
+
+impl Query {
+    /// The best score any section could reach for this query.
+    pub fn max_score(&self) -> f32 {
+        self.max_score
+    }
+
+    /// Leading characters of the query terms' stems.
+    pub fn prefixes(&self) -> &Prefixes {
+        &self.prefixes
+    }
+
+    /// Whether `term` is one of the query's terms.
+    pub fn has(&self, term: u64) -> bool {
+        self.terms.iter().any(|(t, _)| t.term == term)
+    }
+}
+
+/// The relevance signal: query coverage and normalised score, in `[0, 1]`.
+pub fn relevance(score: f32, coverage: f32, q: &Query) -> f32 {
+    let norm = if q.max_score > 0.0 {
+        (score / q.max_score).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    // A score near a third of the maximum is already a strong match.
+    (0.6 * coverage + 0.4 * (norm * 3.0).min(1.0)).clamp(0.0, 1.0)
+}
 
 impl Index {
-    /// An empty index whose `avgdl` is fitted to `sample` (section texts).
-    pub fn new(sample: &[&str]) -> Self {
+    /// An empty index whose average field lengths are fitted to `sample`.
+    pub fn new(sample: &[Fields<'_>]) -> Self {
+        let tokenizer = Tokenizer::default();
         let step = (sample.len() / AVGDL_SAMPLE).max(1);
-        let picked: Vec<&str> = sample.iter().step_by(step).copied().collect();
-        let embedder = if picked.is_empty() {
-            EmbedderBuilder::<u64, DefaultTokenizer>::with_avgdl(256.0).build()
+        let mut sums = [0f64; NFIELDS];
+        let mut n = 0f64;
+        let mut toks = Vec::new();
+        for f in sample.iter().step_by(step) {
+            let lens = field_lengths(&tokenizer, f, &mut toks);
+            for (s, l) in sums.iter_mut().zip(lens) {
+                *s += f64::from(l);
+            }
+            n += 1.0;
+        }
+        let mut avglen = [1.0f32; NFIELDS];
+        if n > 0.0 {
+            for (a, s) in avglen.iter_mut().zip(sums) {
+                *a = ((s / n) as f32).max(1.0);
+            }
         } else {
-            EmbedderBuilder::<u64, DefaultTokenizer>::with_tokenizer_and_fit_to_corpus(
-                DefaultTokenizer::default(),
-                &picked,
-            )
-            .build()
-        };
+            avglen = [4.0, 4.0, 8.0, 200.0, 50.0, 1.0];
+        }
         Self {
-            embedder,
-            tokenizer: DefaultTokenizer::default(),
+            tokenizer,
+            avglen,
             postings: HashMap::new(),
+            terms_of: Vec::new(),
+            doc_of: Vec::new(),
             live: 0,
         }
     }
 
-    /// The terms of `text` (pure: may run on any thread).
-    pub fn terms(&self, text: &str) -> Terms {
-        let e = self.embedder.embed(&split_identifiers(text));
-        let mut v: Vec<(u64, f32)> = e.0.into_iter().map(|t| (t.index, t.value)).collect();
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The terms of a section (pure: may run on any thread).
+    pub fn terms(&self, f: &Fields<'_>) -> Terms {
+        let mut tf: HashMap<u64, [f32; NFIELDS]> = HashMap::new();
+        let mut toks = Vec::new();
+        let lens = field_tokens(&self.tokenizer, f, &mut toks);
+        for (field, t) in toks {
+            tf.entry(t.term).or_insert([0.0; NFIELDS])[field as usize] += 1.0;
+        }
+        let mut v: Vec<(u64, f32)> = tf
+            .into_iter()
+            .map(|(term, counts)| {
+                let mut w = 0.0;
+                for (k, c) in counts.iter().enumerate() {
+                    if *c > 0.0 {
+                        let (weight, b) = FIELDS[k];
+                        let norm = 1.0 - b + b * (lens[k] as f32) / self.avglen[k];
+                        w += weight * c / norm.max(0.1);
+                    }
+                }
+                (term, w)
+            })
+            .collect();
         v.sort_unstable_by_key(|t| t.0);
-        v.dedup_by_key(|t| t.0);
         Terms(v)
     }
 
     /// Adds a section with precomputed terms.
-    pub fn insert(&mut self, id: SectionId, terms: &Terms) {
+    /// `doc` identifies the section's document: the same for all its
+    /// sections (for example the id of its first section).
+    pub fn insert(&mut self, id: SectionId, doc: SectionId, terms: &Terms) {
+        let i = id as usize;
+        let need = i.max(doc as usize) + 1;
+        if self.terms_of.len() < need {
+            self.terms_of.resize(need, Vec::new());
+            self.doc_of.resize(need, 0);
+        }
+        self.doc_of[i] = doc;
         for (t, w) in &terms.0 {
             self.postings.entry(*t).or_default().push(Posting {
                 section: id,
                 weight: *w,
             });
         }
+        self.terms_of[i] = terms.0.iter().map(|t| t.0).collect();
         self.live += 1;
     }
 
-    /// Removes a section (its text gives the terms it was indexed under).
-    pub fn remove(&mut self, id: SectionId, text: &str) {
-        let terms = self.terms(text);
-        for (t, _) in &terms.0 {
+    /// Removes a section.
+    pub fn remove(&mut self, id: SectionId) {
+        let Some(terms) = self.terms_of.get_mut(id as usize).map(std::mem::take) else {
+            return;
+        };
+        for t in &terms {
             if let Some(list) = self.postings.get_mut(t) {
                 list.retain(|p| p.section != id);
                 if list.is_empty() {
@@ -112,118 +791,416 @@ impl Index {
         self.live == 0
     }
 
-    /// The query's stemmed tokens (for highlighting).
-    pub fn tokens(&self, text: &str) -> Vec<String> {
-        let mut t = self.tokenizer.tokenize(&split_identifiers(text));
-        t.sort_unstable();
-        t.dedup();
-        t
+    fn idf(&self, df: usize) -> f32 {
+        let n = self.live as f32;
+        let df = df as f32;
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
     }
 
-    /// Every section matching at least one query term, with its BM25
-    /// score; `scores` is scratch space at least as long as the highest
-    /// section id + 1.
-    pub fn score(&self, query: &str, scores: &mut Vec<f32>) -> Vec<(SectionId, f32)> {
-        let q = self.terms(query);
-        let n = self.live as f32;
-        let mut touched: Vec<SectionId> = Vec::new();
-        for (t, _) in &q.0 {
-            let Some(list) = self.postings.get(t) else {
-                continue;
-            };
-            let df = list.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for p in list {
-                let i = p.section as usize;
-                if i >= scores.len() {
-                    scores.resize(i + 1, 0.0);
+    /// Parses `text` into a query with its terms' IDFs.
+    pub fn query(&self, text: &str) -> Query {
+        let mut q = Query::default();
+        for w in text
+            .split(|c: char| !c.is_alphanumeric())
+            .flat_map(split_parts)
+        {
+            let lower = w.to_lowercase();
+            let stem = self.tokenizer.stemmer.stem(&lower);
+            if !is_stop(&lower) {
+                q.prefixes.push(&stem);
+            }
+            for r in self.tokenizer.related.iter().filter(|r| r.0 == stem) {
+                for t in &r.2 {
+                    q.prefixes.push(t);
                 }
-                if scores[i] == 0.0 {
-                    touched.push(p.section);
-                }
-                scores[i] += idf * p.weight;
             }
         }
+        q.prefixes.finish();
+        for t in self.tokenizer.query(text) {
+            let df = self.postings.get(&t.term).map_or(0, Vec::len);
+            // A written word no section holds still counts against
+            // coverage, at the highest IDF.
+            let idf = self.idf(df);
+            if t.primary {
+                q.primary_idf += idf;
+            }
+            if df > 0 {
+                q.max_score += idf * t.weight * (K1 + 1.0);
+            }
+            q.terms.push((t, idf));
+        }
+        q
+    }
+
+    /// Every section matching at least one query term, with its BM25F
+    /// score, its coverage and its document's coverage, in one pass over
+    /// the query terms' posting lists.
+    pub fn score(&self, q: &Query, scratch: &mut Scratch) -> Vec<Scored> {
+        let mut touched: Vec<SectionId> = Vec::new();
+        let mut touched_docs: Vec<SectionId> = Vec::new();
+        let n = self.doc_of.len();
+        if scratch.sections.len() < n {
+            scratch.sections.resize(n, (0.0, 0.0));
+            scratch.docs.resize(n, (0.0, 0));
+        }
+        for (k, (t, idf)) in q.terms.iter().enumerate() {
+            let Some(list) = self.postings.get(&t.term) else {
+                continue;
+            };
+            let mark = u32::try_from(k + 1).unwrap_or(u32::MAX);
+            for p in list {
+                let i = p.section as usize;
+                let Some(s) = scratch.sections.get_mut(i) else {
+                    continue;
+                };
+                if s.0 == 0.0 && s.1 == 0.0 {
+                    touched.push(p.section);
+                }
+                s.0 += idf * t.weight * p.weight * (K1 + 1.0) / (K1 + p.weight);
+                if t.primary {
+                    s.1 += idf;
+                    let doc = self.doc_of.get(i).copied().unwrap_or(p.section);
+                    if let Some(d) = scratch.docs.get_mut(doc as usize)
+                        && d.1 != mark
+                    {
+                        if d.1 == 0 {
+                            touched_docs.push(doc);
+                        }
+                        d.1 = mark;
+                        d.0 += idf;
+                    }
+                }
+            }
+        }
+        let denom = q.primary_idf.max(f32::MIN_POSITIVE);
         let out = touched
             .iter()
-            .map(|s| (*s, scores[*s as usize]))
-            .filter(|(_, s)| *s > 0.0)
+            .filter_map(|s| {
+                let (score, cov) = *scratch.sections.get(*s as usize)?;
+                let doc = self.doc_of.get(*s as usize).copied().unwrap_or(*s);
+                let doc_cov = scratch.docs.get(doc as usize).map_or(0.0, |d| d.0);
+                (score > 0.0).then_some(Scored {
+                    id: *s,
+                    score,
+                    coverage: (cov / denom).min(1.0),
+                    doc_coverage: (doc_cov / denom).min(1.0),
+                })
+            })
             .collect();
         for s in touched {
-            scores[s as usize] = 0.0;
+            if let Some(x) = scratch.sections.get_mut(s as usize) {
+                *x = (0.0, 0.0);
+            }
+        }
+        for d in touched_docs {
+            if let Some(x) = scratch.docs.get_mut(d as usize) {
+                *x = (0.0, 0);
+            }
         }
         out
     }
 
-    /// Whether `word` (one word of a document) stems to one of `tokens`.
-    pub fn word_matches(&self, word: &str, tokens: &[String]) -> bool {
-        // Cheap pre-check: a stem shares its first letters with the word.
-        let lower = word.to_lowercase();
-        let plausible = lower
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|p| !p.is_empty())
-            .any(|part| {
-                tokens.iter().any(|t| {
-                    let k = t.chars().take(3).count();
-                    part.chars().take(k).eq(t.chars().take(k))
-                })
-            });
-        if !plausible {
-            return false;
-        }
-        self.tokenizer
-            .tokenize(&split_identifiers(word))
+    /// The re-rank multiplier of a candidate from its text: `1 +` the
+    /// share of the query (by IDF) its best passage holds `+` a bonus per
+    /// query word pair found as a phrase.
+    pub fn passage_boost(&self, q: &Query, f: &Fields<'_>) -> f32 {
+        let mut toks = Vec::new();
+        let body = crate::library::prefix_at_char(f.body, RERANK_SCAN_BYTES);
+        let head = format!("{} {}", f.path, f.heading);
+        let pre = Some(&q.prefixes);
+        let n = self.tokenizer.tokenize_near(&head, 0, pre, &mut toks);
+        self.tokenizer.tokenize_near(body, n + 1, pre, &mut toks);
+        let primary: Vec<(u64, f32, u32)> = q
+            .terms
             .iter()
-            .any(|w| tokens.binary_search(w).is_ok())
+            .filter(|(t, _)| t.primary)
+            .map(|(t, idf)| (t.term, *idf, t.pos))
+            .collect();
+        let total: f32 = primary.iter().map(|p| p.1).sum();
+        if total <= 0.0 {
+            return 1.0;
+        }
+        // (position, index into primary) of every matching token.
+        let hits: Vec<(u32, usize)> = toks
+            .iter()
+            .filter_map(|t| {
+                primary
+                    .iter()
+                    .position(|p| p.0 == t.term)
+                    .map(|k| (t.pos, k))
+            })
+            .collect();
+        // Best window: the most query IDF among PASSAGE_WORDS positions.
+        let mut best = 0f32;
+        let mut counts = vec![0u32; primary.len()];
+        let mut sum = 0f32;
+        let mut lo = 0;
+        for hi in 0..hits.len() {
+            let (p, k) = hits[hi];
+            if counts[k] == 0 {
+                sum += primary[k].1;
+            }
+            counts[k] += 1;
+            while hits[lo].0 + (PASSAGE_WORDS as u32) <= p {
+                let k0 = hits[lo].1;
+                counts[k0] -= 1;
+                if counts[k0] == 0 {
+                    sum -= primary[k0].1;
+                }
+                lo += 1;
+            }
+            best = best.max(sum);
+        }
+        // Phrases: query words adjacent in the query found adjacent (in
+        // order, at most one word apart) in the section.
+        // (Linear in the hits per pair; at most 3 pairs are counted.)
+        let mut phrases = 0u32;
+        let mut seen = std::collections::HashSet::new();
+        for (ka, a) in primary.iter().enumerate() {
+            if phrases >= 3 {
+                break;
+            }
+            let Some(kb) = primary.iter().position(|b| b.2 == a.2.wrapping_add(1)) else {
+                continue;
+            };
+            seen.clear();
+            seen.extend(hits.iter().filter(|h| h.1 == ka).map(|h| h.0));
+            let found = hits.iter().filter(|h| h.1 == kb).any(|h| {
+                seen.contains(&(h.0.wrapping_sub(1))) || seen.contains(&(h.0.wrapping_sub(2)))
+            });
+            phrases += u32::from(found);
+        }
+        1.0 + 0.5 * best / total + 0.15 * phrases.min(3) as f32
+    }
+
+    /// Whether a word of a document matches one of the query's terms.
+    pub fn word_matches(&self, word: &str, q: &Query) -> bool {
+        let mut toks = Vec::new();
+        self.tokenizer.tokenize(word, 0, &mut toks);
+        toks.iter().any(|t| q.has(t.term))
     }
 }
 
-/// `text` with the punctuation inside words (`.`, `:`, `_`, `'`, …) made
-/// spaces, so `quill.toml`, `Server::builder` and `max_file_size` index as
-/// separate words (Unicode word segmentation keeps them whole).
-fn split_identifiers(text: &str) -> std::borrow::Cow<'_, str> {
-    let split = |c: char| !c.is_alphanumeric() && !c.is_whitespace();
-    if !text.contains(split) {
-        return std::borrow::Cow::Borrowed(text);
+/// Tokens of every field, and each field's length in words (links: 0).
+fn field_tokens(tk: &Tokenizer, f: &Fields<'_>, out: &mut Vec<(Field, Tok)>) -> [u32; NFIELDS] {
+    let mut lens = [0u32; NFIELDS];
+    let mut toks = Vec::new();
+    let add = |field: Field,
+               text: &str,
+               lens: &mut [u32; NFIELDS],
+               toks: &mut Vec<Tok>,
+               out: &mut Vec<(Field, Tok)>| {
+        toks.clear();
+        let n = tk.tokenize(text, 0, toks);
+        // URLs in the prose are links: not part of the body's length.
+        let mut link_pos: Vec<u32> = toks.iter().filter(|t| t.link).map(|t| t.pos).collect();
+        link_pos.dedup();
+        lens[field as usize] += if field == Field::Body {
+            n.saturating_sub(link_pos.len() as u32)
+        } else {
+            n
+        };
+        for t in toks.iter() {
+            let fl = if t.link && field == Field::Body {
+                Field::Link
+            } else {
+                field
+            };
+            out.push((fl, *t));
+        }
+    };
+    add(Field::Title, f.title, &mut lens, &mut toks, out);
+    add(Field::Heading, f.heading, &mut lens, &mut toks, out);
+    add(Field::Path, f.path, &mut lens, &mut toks, out);
+    // The body without its link targets; code blocks to the code field.
+    let (code, links) = markup_ranges(f.body);
+    let mut prose = String::with_capacity(f.body.len());
+    let mut cut: Vec<(Range<usize>, bool)> = code
+        .iter()
+        .map(|r| (r.clone(), true))
+        .chain(links.iter().map(|r| (r.clone(), false)))
+        .collect();
+    cut.sort_by_key(|r| r.0.start);
+    let mut at = 0;
+    for (r, is_code) in &cut {
+        if r.start < at {
+            continue;
+        }
+        prose.push_str(f.body.get(at..r.start).unwrap_or(""));
+        prose.push(' ');
+        let inner = f.body.get(r.clone()).unwrap_or("");
+        if *is_code {
+            add(Field::Code, inner, &mut lens, &mut toks, out);
+            // Inline code is prose too (a fenced block is not).
+            if !inner.contains('\n') {
+                prose.push_str(inner);
+                prose.push(' ');
+            }
+        } else {
+            toks.clear();
+            tk.tokenize(inner, 0, &mut toks);
+            out.extend(toks.iter().map(|t| (Field::Link, *t)));
+        }
+        at = r.end;
     }
-    std::borrow::Cow::Owned(
-        text.chars()
-            .map(|c| if split(c) { ' ' } else { c })
-            .collect(),
-    )
+    prose.push_str(f.body.get(at..).unwrap_or(""));
+    add(Field::Body, &prose, &mut lens, &mut toks, out);
+    lens[Field::Link as usize] = 0;
+    lens
+}
+
+fn field_lengths(
+    tk: &Tokenizer,
+    f: &Fields<'_>,
+    scratch: &mut Vec<(Field, Tok)>,
+) -> [u32; NFIELDS] {
+    scratch.clear();
+    field_tokens(tk, f, scratch)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn ranks_by_bm25() {
-        let docs = [
-            "installing the server with cargo install",
-            "configuration options for logging and tracing",
-            "the server installs quickly; installation notes",
-        ];
-        let mut ix = Index::new(&docs);
+    fn build(docs: &[Fields<'_>]) -> Index {
+        let mut ix = Index::new(docs);
         for (i, d) in docs.iter().enumerate() {
             let t = ix.terms(d);
-            ix.insert(u32::try_from(i).unwrap_or(0), &t);
+            let id = u32::try_from(i).unwrap_or(0);
+            ix.insert(id, id, &t);
         }
-        let mut scratch = Vec::new();
-        let mut hits = ix.score("install", &mut scratch);
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let ids: Vec<u32> = hits.iter().map(|h| h.0).collect();
+        ix
+    }
+
+    fn body(b: &str) -> Fields<'_> {
+        Fields {
+            body: b,
+            ..Fields::default()
+        }
+    }
+
+    fn ranked(ix: &Index, q: &str) -> Vec<u32> {
+        let q = ix.query(q);
+        let mut hits = ix.score(&q, &mut Scratch::default());
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        hits.iter().map(|h| h.id).collect()
+    }
+
+    #[test]
+    fn ranks_by_bm25_and_removes() {
+        let docs = [
+            body("installing the server with cargo install"),
+            body("configuration options for logging and tracing"),
+            body("the server installs quickly; installation notes"),
+        ];
+        let mut ix = build(&docs);
+        let ids = ranked(&ix, "install");
         assert_eq!(ids.len(), 2);
         assert!(!ids.contains(&1));
-        ix.remove(0, docs[0]);
-        let hits = ix.score("install", &mut scratch);
-        assert_eq!(hits.len(), 1);
-        assert!(ix.word_matches("Installing", &ix.tokens("install")));
-        assert!(!ix.word_matches("logging", &ix.tokens("install")));
-        assert!(ix.word_matches("quill.toml", &ix.tokens("toml")));
-        assert_eq!(
-            ix.tokens("Server::builder max_file_size"),
-            ["builder", "file", "max", "server", "size"]
-        );
+        ix.remove(0);
+        assert_eq!(ranked(&ix, "install"), [2]);
+        let q = ix.query("install");
+        assert!(ix.word_matches("Installing", &q));
+        assert!(!ix.word_matches("logging", &q));
+        assert!(ix.word_matches("quill.toml", &ix.query("toml")));
+    }
+
+    // Issue 28: `notifications/initialized` must not rank sections that
+    // merely say "notifications" above the one naming the method.
+    #[test]
+    fn identifiers_are_whole_and_parts() {
+        let docs = [
+            body(
+                "Notifications are sent for many things. Notifications notifications, initialized state.",
+            ),
+            body("After the handshake the client sends `notifications/initialized` once."),
+            body("notifications about notifications and more notifications"),
+        ];
+        let ix = build(&docs);
+        assert_eq!(ranked(&ix, "notifications/initialized").first(), Some(&1));
+        let mut toks = Vec::new();
+        ix.tokenizer()
+            .tokenize("max_file_size listChanged", 0, &mut toks);
+        // whole + 3 parts, whole + 2 parts
+        assert_eq!(toks.len(), 7);
+    }
+
+    // Issue 28: a section that is mostly link URLs keeps its body short.
+    #[test]
+    fn link_targets_do_not_count_in_length() {
+        let links = "See the [spec](https://example.com/a/very/long/path/to/some/page/one) and \
+                     [guide](https://example.com/another/very/long/path/to/a/page/two) and \
+                     <https://example.org/yet/another/long/url/with/many/parts/three>.";
+        let mut toks = Vec::new();
+        let f = body(links);
+        let lens = field_tokens(&Tokenizer::default(), &f, &mut toks);
+        // "See the spec and guide and": six words, none of the URLs' parts.
+        assert_eq!(lens[Field::Body as usize], 6, "{lens:?}");
+        assert_eq!(lens[Field::Link as usize], 0);
+        assert!(toks.iter().any(|(fl, _)| *fl == Field::Link));
+    }
+
+    // Issue 28: abort/cancel, timer/timeout are related.
+    #[test]
+    fn related_terms_expand_the_query() {
+        let docs = [
+            body("How to cancel a request in flight."),
+            body("Unrelated text about logging."),
+        ];
+        let ix = build(&docs);
+        assert_eq!(ranked(&ix, "abort"), [0]);
+        let docs = [body("the request timeout"), body("a kitchen")];
+        let ix = build(&docs);
+        assert_eq!(ranked(&ix, "timer"), [0]);
+    }
+
+    #[test]
+    fn heading_outweighs_body_and_phrase_boosts() {
+        let docs = [
+            Fields {
+                heading: "Session Management",
+                ..body("Text.")
+            },
+            body("A session is one thing; management is another, in a long body of words."),
+        ];
+        let ix = build(&docs);
+        assert_eq!(ranked(&ix, "session management").first(), Some(&0));
+        let q = ix.query("session management");
+        let near = ix.passage_boost(&q, &body("the session management rules"));
+        let far = ix.passage_boost(&q, &body("session is here and then much later management"));
+        assert!(near > far, "{near} {far}");
+    }
+
+    #[test]
+    fn coverage_and_relevance() {
+        let docs = [body("pagination with a cursor"), body("cursor shapes")];
+        let ix = build(&docs);
+        let q = ix.query("pagination cursor");
+        let hits = ix.score(&q, &mut Scratch::default());
+        let full = hits.iter().find(|h| h.id == 0).map(|h| h.coverage);
+        let half = hits.iter().find(|h| h.id == 1).map(|h| h.coverage);
+        assert_eq!(full, Some(1.0));
+        assert!(half.is_some_and(|c| c < 0.6));
+        // A word no section holds lowers coverage.
+        let q2 = ix.query("pagination kubernetes");
+        let c = ix.score(&q2, &mut Scratch::default())[0].coverage;
+        assert!(c < 0.6, "{c}");
+        assert!(relevance(0.0, 0.0, &q2) == 0.0);
+    }
+
+    #[test]
+    fn stop_words_are_sorted() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn markup_ranges_find_code_and_links() {
+        let b =
+            "Text `inline` and [a](http://x.y/z).\n```sh\ncargo run\n```\n[ref]: https://r.s/t\n";
+        let (code, links) = markup_ranges(b);
+        let code: Vec<&str> = code.iter().map(|r| &b[r.clone()]).collect();
+        let links: Vec<&str> = links.iter().map(|r| b[r.clone()].trim()).collect();
+        assert_eq!(code, ["inline", "```sh\ncargo run\n```\n"]);
+        assert_eq!(links, ["http://x.y/z", "https://r.s/t"]);
     }
 }

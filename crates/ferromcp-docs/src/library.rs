@@ -1,7 +1,7 @@
 //! The document library: the files under the root, their outlines and the
 //! section index, kept consistent under one lock.
 
-use crate::index::{Index, SectionId, Terms};
+use crate::index::{Fields, Index, Query, Scored, Scratch, SectionId, Terms, relevance};
 use crate::markdown::{self, Outline};
 use crate::open::{Kind, OpenError, list_dir, open_regular, read_bounded};
 use crate::{DocsError, Options};
@@ -61,18 +61,59 @@ impl DocFile {
             .map(|s| format!("{}#{}", self.uri, uri_path(&s.slug)))
     }
 
-    /// The text the index sees for section `i`: the document title, the
-    /// heading twice (a heading match weighs more) and the body.
-    fn indexed_text(&self, i: usize) -> String {
-        let Some(s) = self.outline.sections.get(i) else {
+    /// The headings above section `i`, outermost first, joined by ` › `.
+    fn heading_path(&self, i: usize) -> String {
+        let secs = &self.outline.sections;
+        let Some(me) = secs.get(i) else {
             return String::new();
         };
-        let body = self.text.get(s.range.clone()).unwrap_or("");
-        if s.heading == self.title {
-            format!("{} {}\n{}", s.heading, s.heading, body)
-        } else {
-            format!("{} {} {}\n{}", self.title, s.heading, s.heading, body)
+        let mut level = me.level;
+        let mut path: Vec<&str> = Vec::new();
+        for s in secs[..i].iter().rev() {
+            if level <= 1 {
+                break;
+            }
+            if s.level > 0 && s.level < level {
+                path.push(&s.heading);
+                level = s.level;
+            }
         }
+        path.reverse();
+        path.join(" › ")
+    }
+
+    /// What the index sees of section `i`: the document title (when the
+    /// section's heading is not the title itself), its heading, its heading
+    /// path and its body without the heading line. `path` holds the path.
+    fn fields<'a>(&'a self, i: usize, path: &'a mut String) -> Fields<'a> {
+        let Some(s) = self.outline.sections.get(i) else {
+            return Fields::default();
+        };
+        *path = self.heading_path(i);
+        let text = self.text.get(s.range.clone()).unwrap_or("");
+        let body = if s.level > 0 {
+            text.split_once('\n').map_or("", |(_, rest)| rest)
+        } else {
+            text
+        };
+        Fields {
+            title: if s.heading == self.title {
+                ""
+            } else {
+                &self.title
+            },
+            heading: &s.heading,
+            path,
+            body,
+        }
+    }
+
+    /// The index terms of every section.
+    fn section_terms(&self, index: &Index) -> Vec<Terms> {
+        let mut path = String::new();
+        (0..self.outline.sections.len())
+            .map(|i| index.terms(&self.fields(i, &mut path)))
+            .collect()
     }
 }
 
@@ -127,8 +168,15 @@ pub struct Hit {
     pub section: String,
     /// The file's MIME type.
     pub mime_type: String,
-    /// BM25 score (higher is better).
+    /// Ranking score (BM25F with the passage re-rank; higher is better,
+    /// comparable only within one query).
     pub score: f32,
+    /// How well the section answers the query, from 0 to 1: the share of
+    /// the query's words (weighted by rarity) the section holds, combined
+    /// with its score relative to the best the query could reach.
+    /// Comparable across queries; below the server's threshold
+    /// (`minRelevance` of the page) the section is a weak match.
+    pub relevance: f32,
     /// A passage of the section with matching words in `**bold**`.
     pub snippet: String,
 }
@@ -145,6 +193,12 @@ pub struct SearchPage {
     pub offset: usize,
     /// The hits, best first.
     pub results: Vec<Hit>,
+    /// The relevance a hit needs to count as answering the query.
+    pub min_relevance: f32,
+    /// Whether the best hit reaches `minRelevance`: when false, the
+    /// documentation most likely does not cover the query, and the hits
+    /// are only the closest sections.
+    pub covered: bool,
     /// The offset of the next page, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
@@ -279,18 +333,23 @@ impl Library {
         let mut skipped = Skipped::default();
         let found = lib.walk(&mut skipped);
         let docs = lib.read_all(found, &mut skipped);
-        // Fit avgdl to the corpus, then index on every core.
-        let sample: Vec<String> = {
+        // Fit the field lengths to the corpus, then index on every core.
+        let index = {
             let total: usize = docs.iter().map(|d| d.outline.sections.len()).sum();
             let step = (total / crate::index::AVGDL_SAMPLE).max(1);
-            docs.iter()
+            let picked: Vec<(&DocFile, usize)> = docs
+                .iter()
                 .flat_map(|d| (0..d.outline.sections.len()).map(move |i| (d, i)))
                 .step_by(step)
-                .map(|(d, i)| d.indexed_text(i))
-                .collect()
+                .collect();
+            let mut paths = vec![String::new(); picked.len()];
+            let sample: Vec<Fields<'_>> = picked
+                .iter()
+                .zip(paths.iter_mut())
+                .map(|((d, i), p)| d.fields(*i, p))
+                .collect();
+            Index::new(&sample)
         };
-        let sample_refs: Vec<&str> = sample.iter().map(String::as_str).collect();
-        let index = Index::new(&sample_refs);
         {
             let mut st = lib.write();
             st.index = index;
@@ -594,40 +653,57 @@ impl Library {
     pub fn search(&self, query: &str, offset: usize, limit: usize) -> SearchPage {
         let limit = limit.clamp(1, self.opts.max_page_size);
         thread_local! {
-            static SCRATCH: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
+            static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
         }
         let st = self.read();
-        let mut hits = SCRATCH.with(|s| st.index.score(query, &mut s.borrow_mut()));
+        let q = st.index.query(query);
+        let mut hits = SCRATCH.with(|s| st.index.score(&q, &mut s.borrow_mut()));
         let total = hits.len();
-        let want = offset.saturating_add(limit).min(total);
-        let by_score =
-            |a: &(SectionId, f32), b: &(SectionId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if want < hits.len() && want > 0 {
-            hits.select_nth_unstable_by(want - 1, by_score);
-            hits.truncate(want);
+        let by_score = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id));
+        // The page and the re-rank depth, whichever reaches further; the
+        // rest is never sorted.
+        let rerank = crate::index::RERANK_DEPTH.min(total);
+        let keep = offset.saturating_add(limit).max(rerank).min(total);
+        if keep < hits.len() && keep > 0 {
+            hits.select_nth_unstable_by(keep - 1, by_score);
+            hits.truncate(keep);
         }
         hits.sort_unstable_by(by_score);
-        let tokens = st.index.tokens(query);
+        // Re-rank the best candidates by their best passage. A boost is at
+        // least 1, so they stay above every candidate not re-ranked.
+        let mut path = String::new();
+        for h in hits.iter_mut().take(rerank) {
+            if let Some((doc, i)) = st.section(h.id) {
+                h.score *= st.index.passage_boost(&q, &doc.fields(i, &mut path))
+                    * (1.0 + crate::index::DOCUMENT_BOOST * h.doc_coverage);
+            }
+        }
+        hits[..rerank].sort_unstable_by(by_score);
+        let min_relevance = self.opts.min_relevance;
+        let covered = hits
+            .first()
+            .is_some_and(|h| relevance(h.score, h.coverage, &q) >= min_relevance);
+        // Snippets only for the hits returned.
         let results = hits
             .iter()
             .skip(offset)
             .take(limit)
-            .filter_map(|(id, score)| {
-                let slot = st.slots.get(*id as usize)?.as_ref()?;
-                let doc = st.files.get(&*slot.rel)?;
-                let sec = doc.outline.sections.get(slot.index)?;
+            .filter_map(|h| {
+                let (doc, i) = st.section(h.id)?;
+                let sec = doc.outline.sections.get(i)?;
                 Some(Hit {
-                    uri: doc.section_uri(slot.index),
+                    uri: doc.section_uri(i),
                     file_uri: doc.uri.clone(),
                     title: doc.title.clone(),
                     section: sec.heading.clone(),
                     mime_type: doc.mime.to_owned(),
-                    score: *score,
+                    score: h.score,
+                    relevance: relevance(h.score, h.coverage, &q),
                     snippet: snippet(
                         &st.index,
                         &doc.text,
                         sec.range.clone(),
-                        &tokens,
+                        &q,
                         self.opts.snippet_words,
                         self.opts.snippet_scan_bytes,
                     ),
@@ -640,6 +716,8 @@ impl Library {
             total,
             offset,
             results,
+            min_relevance,
+            covered,
             next_offset: (next < total).then_some(next),
         }
     }
@@ -737,14 +815,7 @@ impl Library {
         let mut changes = Changes::default();
         let index_terms: Vec<Vec<Terms>> = {
             let st = self.read();
-            loaded
-                .iter()
-                .map(|d| {
-                    (0..d.outline.sections.len())
-                        .map(|i| st.index.terms(&d.indexed_text(i)))
-                        .collect()
-                })
-                .collect()
+            loaded.iter().map(|d| d.section_terms(&st.index)).collect()
         };
         let mut st = self.write();
         for rel in gone {
@@ -786,6 +857,13 @@ impl Library {
 }
 
 impl State {
+    /// The document and outline index of section `id`.
+    fn section(&self, id: SectionId) -> Option<(&DocFile, usize)> {
+        let slot = self.slots.get(id as usize)?.as_ref()?;
+        let doc = self.files.get(&*slot.rel)?;
+        Some((doc, slot.index))
+    }
+
     fn insert_sections(&mut self, d: &mut DocFile, rel: &Arc<str>, terms: &[Terms]) {
         d.ids.clear();
         for (i, t) in terms.iter().enumerate() {
@@ -805,16 +883,17 @@ impl State {
                     SectionId::try_from(self.slots.len() - 1).unwrap_or(SectionId::MAX)
                 }
             };
-            self.index.insert(id, t);
+            // The document's key in the index: its first section's id.
+            let doc = d.ids.first().copied().unwrap_or(id);
+            self.index.insert(id, doc, t);
             d.ids.push(id);
         }
     }
 
     fn remove_file(&mut self, rel: &str) -> Option<Arc<DocFile>> {
         let old = self.files.remove(rel)?;
-        for (i, id) in old.ids.iter().enumerate() {
-            let text = old.indexed_text(i);
-            self.index.remove(*id, &text);
+        for id in &old.ids {
+            self.index.remove(*id);
             if let Some(s) = self.slots.get_mut(*id as usize) {
                 *s = None;
             }
@@ -834,11 +913,7 @@ fn terms_parallel(index: &Index, docs: &[DocFile], threads: usize) -> Vec<Vec<Te
             .map(|part| {
                 let h = s.spawn(move || {
                     part.iter()
-                        .map(|d| {
-                            (0..d.outline.sections.len())
-                                .map(|i| index.terms(&d.indexed_text(i)))
-                                .collect()
-                        })
+                        .map(|d| d.section_terms(index))
                         .collect::<Vec<Vec<Terms>>>()
                 });
                 (part.len(), h)
@@ -883,11 +958,10 @@ fn snippet(
     index: &Index,
     text: &str,
     range: Range<usize>,
-    tokens: &[String],
+    q: &Query,
     words: usize,
     scan: usize,
 ) -> String {
-    use unicode_segmentation::UnicodeSegmentation;
     let Some(body) = text.get(range) else {
         return String::new();
     };
@@ -899,13 +973,27 @@ fn snippet(
     let whole = body.len();
     let body = prefix_at_char(body, scan);
     let cut = body.len() < whole;
-    let spans: Vec<(usize, &str)> = body.unicode_word_indices().collect();
+    let spans: Vec<(usize, &str)> = crate::index::chunks(body);
     if spans.is_empty() {
         return String::new();
     }
+    // One pass of the tokenizer over the passage: the byte spans of the
+    // chunks holding a query term, in order.
+    let mut toks = Vec::new();
+    index
+        .tokenizer()
+        .tokenize_near(body, 0, Some(q.prefixes()), &mut toks);
+    let hot: Vec<(usize, usize)> = toks
+        .iter()
+        .filter(|t| q.has(t.term))
+        .map(|t| (t.span.0 as usize, t.span.1 as usize))
+        .collect();
     let matched: Vec<bool> = spans
         .iter()
-        .map(|(_, w)| index.word_matches(w, tokens))
+        .map(|(p, _)| {
+            let k = hot.partition_point(|h| h.1 <= *p);
+            hot.get(k).is_some_and(|h| h.0 <= *p)
+        })
         .collect();
     let words = words.max(1);
     // Best window: most matches among `words` consecutive words.

@@ -2,7 +2,7 @@
 //! template with completion, the `search_docs` tool and the `ask` prompt.
 
 use crate::DocsError;
-use crate::library::{DocFile, Library, SearchPage};
+use crate::library::{DocFile, Hit, Library, SearchPage};
 use ferromcp_server::protocol::types::{
     CallToolResult, Completion, CompletionReference, ContentBlock, GetPromptResult, PromptMessage,
     Resource, ResourceContents, ResourceTemplate, Role,
@@ -102,8 +102,9 @@ pub(crate) fn resource_def(lib: &Arc<Library>, d: &DocFile) -> ResourceDef {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 struct SearchArgs {
-    /// Keywords or a question; sections are ranked by BM25 (stemmed,
-    /// case-insensitive, stop words ignored).
+    /// Keywords or a question; sections are ranked by field-weighted BM25
+    /// (stemmed, case-insensitive, stop words ignored, identifiers matched
+    /// whole and by parts).
     query: String,
     /// Hits per page, at least 1 (by default 10, at most 50, unless the
     /// server is configured otherwise).
@@ -135,12 +136,18 @@ fn search_result(page: SearchPage) -> Result<CallToolResult, HandlerError> {
             &h.section
         };
         summary.push_str(&format!(
-            "\n{}. {} — {} ({:.2})\n   {}",
+            "\n{}. {} — {} (relevance {:.2})\n   {}",
             page.offset + i + 1,
             h.uri,
             heading,
-            h.score,
+            h.relevance,
             h.snippet
+        ));
+    }
+    if !page.results.is_empty() && !page.covered {
+        summary.push_str(&format!(
+            "\nNo section reaches relevance {:.2}: the documentation most likely does not cover this; these are only the closest sections.",
+            page.min_relevance
         ));
     }
     if let Some(next) = page.next_offset {
@@ -170,21 +177,44 @@ fn search_result(page: SearchPage) -> Result<CallToolResult, HandlerError> {
     })
 }
 
+/// `Title — Section` (or the title alone for a preamble).
+fn hit_label(h: &Hit) -> String {
+    if h.section.is_empty() {
+        h.title.clone()
+    } else {
+        format!("{} — {}", h.title, h.section)
+    }
+}
+
 /// The `ask` prompt's messages for `question`: the persona and [`RULES`],
 /// the best sections as embedded resources, then the question.
 pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
     let opts = lib.options();
     let persona = opts.persona.as_deref().unwrap_or(DEFAULT_PERSONA).trim();
     let page = lib.search(question, 0, opts.prompt_sections.max(1));
+    // Only sections relevant enough are embedded: weak matches would hand
+    // the model confident-looking noise.
+    let (relevant, weak): (Vec<&Hit>, Vec<&Hit>) = page
+        .results
+        .iter()
+        .partition(|h| h.relevance >= page.min_relevance);
     let mut intro = format!("{persona}\n\n{RULES}\n");
     if page.results.is_empty() {
         intro.push_str(
             "\nNo section of the documentation matched this question: say that the documentation does not cover it.\n",
         );
+    } else if relevant.is_empty() {
+        intro.push_str(
+            "\nThe documentation does not cover this question: no section is relevant enough to answer it. \
+             Say so plainly, and name the closest sections, which are (by relevance, none sufficient):\n",
+        );
+        for h in weak.iter().take(3) {
+            intro.push_str(&format!("- {} ({})\n", h.uri, hit_label(h)));
+        }
     } else {
         intro.push_str(&format!(
             "\nThe {} most relevant documentation sections follow, each as an embedded resource with its URI.\n",
-            page.results.len()
+            relevant.len()
         ));
     }
     let mut messages = vec![PromptMessage::new(Role::User, ContentBlock::text(intro))];
@@ -192,7 +222,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
     // max_prompt_bytes; what is cut is linked instead.
     let mut budget = opts.max_prompt_bytes;
     let mut any_cut = false;
-    for h in &page.results {
+    for h in relevant {
         let cap = opts.prompt_section_bytes.min(budget);
         let Some((out, whole)) = lib.section_excerpt(&h.uri, cap) else {
             continue;
@@ -215,11 +245,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
                 h.uri.clone(),
                 h.uri.trim_start_matches(crate::SCHEME).to_owned(),
             );
-            link.title = Some(if h.section.is_empty() {
-                h.title.clone()
-            } else {
-                format!("{} — {}", h.title, h.section)
-            });
+            link.title = Some(hit_label(h));
             link.description = Some(format!(
                 "The whole section ({whole} bytes); the prompt holds only its beginning. Read it for the rest."
             ));
@@ -272,9 +298,10 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
         tool("search_docs")
             .title("Search the documentation")
             .description(
-                "Full-text search (BM25) over the documentation, by section. Returns the best sections \
-                 with docs://file#section links and snippets (matches in **bold**); read a link for the \
-                 whole section. Page with offset=nextOffset.",
+                "Full-text search (BM25F) over the documentation, by section. Returns the best sections \
+                 with docs://file#section links, snippets (matches in **bold**) and a relevance from 0 to 1; \
+                 `covered` is false when no section is relevant enough (the documentation most likely does \
+                 not cover the query). Read a link for the whole section. Page with offset=nextOffset.",
             )
             .output::<SearchPage>()
             .handler(move |a: SearchArgs, _cx: RequestContext| {
