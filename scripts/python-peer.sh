@@ -33,8 +33,13 @@ if [ "$want" = "$have" ] && "$py" -c '' 2>/dev/null; then
   exit 0
 fi
 
+# Only ever remove a venv: a mistyped MCP_PYTHON_PEER_DIR must not cost a folder.
+if [ -e "$dir" ]; then
+  [ -f "$dir/pyvenv.cfg" ] ||
+    { echo "python-peer: $dir exists and is not a venv; not touching it" >&2; exit 2; }
+  rm -rf "$dir"
+fi
 echo "python-peer: installing the pinned Python SDK into $dir" >&2
-rm -rf "$dir"
 python3 -m venv "$dir"
 "$py" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" >&2
 "$py" -c 'import mcp, mcp.client.stdio, mcp.server.mcpserver' ||
