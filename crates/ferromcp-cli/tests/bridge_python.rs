@@ -1,13 +1,15 @@
 //! `mcp bridge URL` between real peers nobody here wrote: the Python SDK
-//! (PyPI `mcp`, pinned in interop/python/requirements.txt and installed by
-//! scripts/python-peer.sh) as the stdio host in front of the bridge, and as
-//! the Streamable HTTP remote behind it.
+//! (PyPI `mcp`, pinned in interop/python/requirements-v2.txt and -v1.txt,
+//! installed by scripts/python-peer.sh) as the stdio host in front of the
+//! bridge, and as the Streamable HTTP remote behind it.
 //!
 //! The Python side is in tests/python/: `host.py` drives the bridge through
 //! the SDK's own `Client` and prints one JSON line per step; `server.py` is an
-//! `MCPServer` (the SDK's FastMCP) serving both eras on one endpoint.
+//! `MCPServer` (mcp 2.3.0, the SDK's FastMCP) serving both eras on one
+//! endpoint; `server_v1.py` is a FastMCP of the 1.x line (mcp 1.30.0), which
+//! serves the initialize handshake only.
 //!
-//! Without the venv the tests print a loud SKIPPED message and pass; with
+//! Without the venvs the tests print a loud SKIPPED message and pass; with
 //! `CI` set they fail instead, so CI never goes green without running them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -25,25 +27,40 @@ use std::time::{Duration, Instant};
 /// Long enough to never fire on a slow CI machine; only guards against a hang.
 const WAIT: Duration = Duration::from_secs(60);
 
-/// The pinned venv's interpreter, or `None` (after a loud message) when it
-/// is not installed; panics instead when `CI` is set.
-fn python() -> Option<PathBuf> {
+/// The interpreters of the two pinned venvs of scripts/python-peer.sh.
+struct Peers {
+    /// mcp 2.3.0: both eras.
+    v2: PathBuf,
+    /// mcp 1.30.0: the initialize handshake only.
+    v1: PathBuf,
+}
+
+/// The pinned venvs, or `None` (after a loud message) when they are not
+/// installed; panics instead when `CI` is set.
+fn python() -> Option<Peers> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let dir = std::env::var_os("MCP_PYTHON_PEER_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/python-peer"));
-    let py = dir.join("bin/python");
-    let ok = Command::new(&py)
-        .args(["-c", "import mcp.client.stdio, mcp.server.mcpserver"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return Some(py);
+    let peers = Peers {
+        v2: dir.join("v2/bin/python"),
+        v1: dir.join("v1/bin/python"),
+    };
+    let imports = |py: &PathBuf, modules: &str| {
+        Command::new(py)
+            .args(["-c", &format!("import {modules}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if imports(&peers.v2, "mcp.client.stdio, mcp.server.mcpserver")
+        && imports(&peers.v1, "mcp.server.fastmcp")
+    {
+        return Some(peers);
     }
     let msg = format!(
-        "the Python SDK peer is not installed in {}: run `bash scripts/python-peer.sh`",
+        "the Python SDK peers are not installed in {}: run `bash scripts/python-peer.sh`",
         dir.display()
     );
     if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
@@ -78,8 +95,8 @@ fn wait_deadline(child: &mut Child) -> Option<std::process::ExitStatus> {
 
 /// Runs tests/python/host.py: the SDK's `Client` in `mode` starting
 /// `mcp bridge URL` as its stdio server. Returns each step's observations.
-fn python_host(py: &PathBuf, url: &str, mode: &str) -> HashMap<String, Value> {
-    let mut child = Command::new(py)
+fn python_host(py: &Peers, url: &str, mode: &str) -> HashMap<String, Value> {
+    let mut child = Command::new(&py.v2)
         .arg(script("host.py"))
         .args([MCP, url, mode])
         .stdin(Stdio::null())
@@ -293,10 +310,11 @@ struct PythonRemote {
 }
 
 impl PythonRemote {
-    fn start(py: &PathBuf) -> Self {
+    /// `py` runs `server` (a file of tests/python/).
+    fn start(py: &PathBuf, server: &str) -> Self {
         let port = free_port();
         let mut child = Command::new(py)
-            .arg(script("server.py"))
+            .arg(script(server))
             .arg(port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -434,7 +452,7 @@ fn modern(mut params: Value) -> Value {
 #[test]
 fn a_handshake_host_uses_the_python_sdk_server() {
     let Some(py) = python() else { return };
-    let remote = PythonRemote::start(&py);
+    let remote = PythonRemote::start(&py.v2, "server.py");
     let mut host = Host::start(&remote.url);
     let (_, init) = host.call(json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -547,7 +565,7 @@ fn a_handshake_host_uses_the_python_sdk_server() {
 #[test]
 fn a_modern_host_uses_the_python_sdk_server() {
     let Some(py) = python() else { return };
-    let remote = PythonRemote::start(&py);
+    let remote = PythonRemote::start(&py.v2, "server.py");
     let mut host = Host::start(&remote.url);
     let (_, disc) = host.call(json!({
         "jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": modern(json!({}))
@@ -624,5 +642,104 @@ fn a_modern_host_uses_the_python_sdk_server() {
         got["result"]["messages"][0]["content"]["text"], "Please summarise eras.",
         "{got}"
     );
+    assert_eq!(host.finish(), Some(0));
+}
+
+// Pairing: handshake host ↔ a handshake-only remote, the SDK's 1.x FastMCP
+// (it knows no server/discover: the bridge's probe is refused and the
+// initialize is forwarded). Passthrough with a real session: the pushed
+// elicitation/create reaches the host under an id of the bridge's, and the
+// host's answer reaches the remote's tool.
+#[test]
+fn a_handshake_host_uses_the_handshake_only_python_sdk_v1_server() {
+    let Some(py) = python() else { return };
+    let remote = PythonRemote::start(&py.v1, "server_v1.py");
+    let mut host = Host::start(&remote.url);
+    let (_, init) = host.call(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "bridge-test", "version": "1"}
+        }
+    }));
+    // The remote's own answer, forwarded: it negotiated the host's revision.
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert_eq!(
+        init["result"]["serverInfo"]["name"], "python-sdk-v1-remote",
+        "{init}"
+    );
+    host.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let (_, tools) = host.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let mut names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{tools}"))
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ask_colour", "count_with_progress", "echo"]);
+
+    let (_, echo) = host.call(json!({
+        "jsonrpc": "2.0", "id": "e", "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}}
+    }));
+    assert_eq!(texts(&echo), ["python v1 echo: hi"], "{echo}");
+
+    let (others, done) = host.call(json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "count_with_progress", "arguments": {"steps": 3}, "_meta": {"progressToken": "p"}}
+    }));
+    assert_eq!(texts(&done), ["counted 3"], "{done}");
+    let progress = others
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress" && m["params"]["progressToken"] == "p")
+        .count();
+    assert_eq!(progress, 3, "{others:?}");
+
+    // Two elicitations in a row: each pushed request gets a fresh id from
+    // the bridge, and each answer reaches the right tool call.
+    for (id, colour) in [(4, "teal"), (5, "ochre")] {
+        host.send(&json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "ask_colour", "arguments": {}}
+        }));
+        let (others, asked) = host.answer_for(&json!(id), colour);
+        let pushed: Vec<&Value> = others
+            .iter()
+            .filter(|m| m["method"] == "elicitation/create")
+            .collect();
+        assert_eq!(pushed.len(), 1, "{others:?}");
+        assert_eq!(pushed[0]["params"]["message"], "Your favourite colour?");
+        assert_eq!(texts(&asked), [format!("colour: {colour}")], "{asked}");
+    }
+
+    let (_, read) = host.call(json!({
+        "jsonrpc": "2.0", "id": 6, "method": "resources/read",
+        "params": {"uri": "note://greeting"}
+    }));
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "hello from the python v1 remote",
+        "{read}"
+    );
+    let (_, got) = host.call(json!({
+        "jsonrpc": "2.0", "id": 7, "method": "prompts/get",
+        "params": {"name": "summarise", "arguments": {"topic": "sessions"}}
+    }));
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"], "Please summarise sessions.",
+        "{got}"
+    );
+    // An unknown method crosses to the remote, whose own error (this SDK
+    // answers -32602, not -32601) comes back under the host's id; the
+    // session goes on.
+    let (_, unknown) = host.call(json!({"jsonrpc": "2.0", "id": 8, "method": "vendor/made-up"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let (_, again) = host.call(json!({
+        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "still here"}}
+    }));
+    assert_eq!(texts(&again), ["python v1 echo: still here"], "{again}");
     assert_eq!(host.finish(), Some(0));
 }

@@ -1,6 +1,6 @@
 """The Python SDK (PyPI `mcp`) as an MCP host over stdio.
 
-Started by crates/ferromcp-cli/tests/bridge_python.rs with the pinned venv's
+Started by crates/ferromcp-cli/tests/bridge_python.rs with the v2 venv's
 interpreter (scripts/python-peer.sh). It starts `MCP bridge URL` as its stdio
 server, exercises one feature at a time through the SDK's own `Client`, and
 prints one JSON line per step on stdout: {"step": NAME, ...observations}. The

@@ -1,6 +1,6 @@
 """The Python SDK (PyPI `mcp`) as a remote MCP server over Streamable HTTP.
 
-Started by crates/ferromcp-cli/tests/bridge_python.rs with the pinned venv's
+Started by crates/ferromcp-cli/tests/bridge_python.rs with the v2 venv's
 interpreter (scripts/python-peer.sh); the test reaches it through
 `mcp bridge http://127.0.0.1:PORT/mcp`. The SDK serves both eras on one
 endpoint (the initialize handshake and 2026-07-28 requests).
