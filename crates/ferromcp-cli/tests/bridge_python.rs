@@ -94,11 +94,12 @@ fn wait_deadline(child: &mut Child) -> Option<std::process::ExitStatus> {
 }
 
 /// Runs tests/python/host.py: the SDK's `Client` in `mode` starting
-/// `mcp bridge URL` as its stdio server. Returns each step's observations.
-fn python_host(py: &Peers, url: &str, mode: &str) -> HashMap<String, Value> {
+/// `mcp bridge URL` as its stdio server, going through the fixtures of
+/// `scenario` ("everything" or "fastmcp"). Returns each step's observations.
+fn python_host(py: &Peers, url: &str, mode: &str, scenario: &str) -> HashMap<String, Value> {
     let mut child = Command::new(&py.v2)
         .arg(script("host.py"))
-        .args([MCP, url, mode])
+        .args([MCP, url, mode, scenario])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -191,7 +192,7 @@ fn assert_everything_steps(s: &HashMap<String, Value>) {
 fn python_sdk_host_in_the_handshake_era_uses_a_both_era_remote() {
     let Some(py) = python() else { return };
     let server = HttpServer::start(&[]);
-    let s = python_host(&py, &server.url, "legacy");
+    let s = python_host(&py, &server.url, "legacy", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2025-11-25");
     assert_eq!(
         s["initialize"]["server_name"], "mcp-rs-everything-server",
@@ -206,7 +207,7 @@ fn python_sdk_host_in_the_handshake_era_uses_a_both_era_remote() {
 fn python_sdk_host_in_the_modern_era_uses_a_both_era_remote() {
     let Some(py) = python() else { return };
     let server = HttpServer::start(&[]);
-    let s = python_host(&py, &server.url, "2026-07-28");
+    let s = python_host(&py, &server.url, "2026-07-28", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2026-07-28");
     assert_everything_steps(&s);
 }
@@ -217,7 +218,7 @@ fn python_sdk_host_in_the_modern_era_uses_a_both_era_remote() {
 fn python_sdk_host_in_auto_mode_discovers_through_the_bridge() {
     let Some(py) = python() else { return };
     let server = HttpServer::start(&[]);
-    let s = python_host(&py, &server.url, "auto");
+    let s = python_host(&py, &server.url, "auto", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2026-07-28");
     assert_eq!(
         s["initialize"]["server_name"], "mcp-rs-everything-server",
@@ -282,7 +283,7 @@ impl Drop for ModernOnlyServer {
 fn python_sdk_handshake_host_is_translated_to_a_modern_only_remote() {
     let Some(py) = python() else { return };
     let server = ModernOnlyServer::start();
-    let s = python_host(&py, &server.url, "legacy");
+    let s = python_host(&py, &server.url, "legacy", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2025-11-25");
     assert_eq!(
         s["initialize"]["server_name"], "mcp-rs-everything-server",
@@ -297,7 +298,7 @@ fn python_sdk_handshake_host_is_translated_to_a_modern_only_remote() {
 fn python_sdk_modern_host_uses_a_modern_only_remote() {
     let Some(py) = python() else { return };
     let server = ModernOnlyServer::start();
-    let s = python_host(&py, &server.url, "2026-07-28");
+    let s = python_host(&py, &server.url, "2026-07-28", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2026-07-28");
     assert_everything_steps(&s);
 }
@@ -742,4 +743,67 @@ fn a_handshake_host_uses_the_handshake_only_python_sdk_v1_server() {
     }));
     assert_eq!(texts(&again), ["python v1 echo: still here"], "{again}");
     assert_eq!(host.finish(), Some(0));
+}
+
+/// What the Python host must have seen from tests/python/server.py or
+/// server_v1.py (`echo_prefix` tells them apart).
+fn assert_fastmcp_steps(s: &HashMap<String, Value>, echo_prefix: &str, greeting: &str) {
+    assert_eq!(
+        s["tools/list"]["names"],
+        json!(["ask_colour", "count_with_progress", "echo"])
+    );
+    assert_eq!(
+        s["echo"]["text"],
+        json!([format!("{echo_prefix}: from python")]),
+        "{:?}",
+        s["echo"]
+    );
+    assert_eq!(s["progress"]["updates"], json!([1.0, 2.0, 3.0]));
+    assert_eq!(s["elicitation"]["asked"], json!(["Your favourite colour?"]));
+    let text = s["elicitation"]["text"][0].as_str().unwrap();
+    assert!(text.starts_with("colour: teal"), "{:?}", s["elicitation"]);
+    assert_eq!(s["resources"]["text"], json!([greeting]));
+    assert_eq!(
+        s["prompts"]["messages"],
+        json!(["Please summarise bridges."])
+    );
+}
+
+// Pairing: nobody here wrote either end: the Python SDK's Client in front of
+// the bridge, its MCPServer behind it, in each of the client's modes. A
+// handshake client is translated (the server's discover lists only
+// 2026-07-28); auto and 2026-07-28 pass through.
+#[test]
+fn python_sdk_host_uses_the_python_sdk_server_through_the_bridge() {
+    let Some(py) = python() else { return };
+    let remote = PythonRemote::start(&py.v2, "server.py");
+    for (mode, version) in [
+        ("legacy", "2025-11-25"),
+        ("auto", "2026-07-28"),
+        ("2026-07-28", "2026-07-28"),
+    ] {
+        let s = python_host(&py, &remote.url, mode, "fastmcp");
+        assert_eq!(s["initialize"]["protocol_version"], version, "{mode}");
+        assert_fastmcp_steps(&s, "python echo", "hello from the python remote");
+    }
+}
+
+// Pairing: the Python SDK's Client in front of the bridge, the SDK's
+// handshake-only 1.x FastMCP behind it. In legacy mode the session passes
+// through. In auto mode the client's server/discover gets the remote's
+// refusal through the bridge and the client falls back to initialize; once
+// a 2026-07-28 host is translated to a handshake-only remote, auto (and the
+// 2026-07-28 mode, which fails today with the remote's "Missing session ID")
+// should settle on 2026-07-28 and see the same steps.
+#[test]
+fn python_sdk_host_uses_the_handshake_only_python_sdk_v1_server() {
+    let Some(py) = python() else { return };
+    let remote = PythonRemote::start(&py.v1, "server_v1.py");
+    let s = python_host(&py, &remote.url, "legacy", "fastmcp");
+    assert_eq!(s["initialize"]["protocol_version"], "2025-11-25");
+    assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
+    assert_fastmcp_steps(&s, "python v1 echo", "hello from the python v1 remote");
+    let s = python_host(&py, &remote.url, "auto", "fastmcp");
+    assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
+    assert_fastmcp_steps(&s, "python v1 echo", "hello from the python v1 remote");
 }
