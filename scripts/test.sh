@@ -80,6 +80,20 @@ for crate in ferromcp-server ferromcp-client; do
   fi
 done
 
+echo "== the Python SDK peers of the bridge interop tests (scripts/python-peer.sh)"
+# PyPI `mcp` 2.3.0 and 1.30.0, pinned in interop/python/, in two venvs under
+# target/python-peer/ (about a minute the first time, under a second once
+# installed).
+# crates/ferromcp-cli/tests/bridge_python.rs needs it: those tests fail in CI
+# without it and skip with a loud message elsewhere.
+if ! bash scripts/python-peer.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the Python SDK peers could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the Python SDK peers are not installed: the bridge's Python interop tests will be SKIPPED" >&2
+fi
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
