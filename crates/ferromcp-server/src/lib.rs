@@ -69,6 +69,7 @@ mod context;
 mod dispatch;
 mod elicit;
 mod error;
+mod field_order;
 mod future;
 mod limits;
 mod listen;

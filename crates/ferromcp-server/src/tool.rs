@@ -26,6 +26,7 @@
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
+use crate::field_order;
 use crate::state::{State, StateNeed};
 use crate::tasks::support::{TaskCreation, TaskSupport};
 use ferromcp_protocol::types::{
@@ -218,20 +219,39 @@ impl ToolBuilder {
     /// (e.g. to add `x-mcp-header` annotations). It must have `"type":"object"`.
     pub fn input_schema(mut self, schema: JsonObject) -> Self {
         self.tool.input_schema = schema;
+        self.tool.property_order.input = Vec::new();
         self.explicit_schema = true;
         self
     }
     /// Declares an `outputSchema`; `structuredContent` is validated against it.
     pub fn output_schema(mut self, schema: JsonObject) -> Self {
         self.tool.output_schema = Some(schema);
+        self.tool.property_order.output = Vec::new();
         self
     }
     // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
     // `schemars` so the versions match.
     /// Derives the `outputSchema` from `T`.
+    /// Its `properties` are written in the order of the `required` list
+    /// (declaration order for the fields that are not `Option`), then the
+    /// rest, as `T` need not implement `Deserialize`.
     pub fn output<T: JsonSchema>(self) -> Self {
         let s = schema_object::<T>();
-        self.output_schema(s)
+        let order = field_order::property_order(Vec::new(), &Value::Object(s.clone()));
+        let mut b = self.output_schema(s);
+        b.tool.property_order.output = order;
+        b
+    }
+
+    /// The `inputSchema` derived from `P`, its `properties` in `P`'s
+    /// declaration order (a client lays the fields out in that order).
+    fn derive_input<P: JsonSchema + DeserializeOwned>(&mut self) {
+        let schema = schema_object::<P>();
+        self.tool.property_order.input = field_order::property_order(
+            field_order::declared_fields::<P>(),
+            &Value::Object(schema.clone()),
+        );
+        self.tool.input_schema = schema;
     }
     /// Tool `_meta`.
     pub fn meta(mut self, meta: JsonObject) -> Self {
@@ -263,7 +283,7 @@ impl ToolBuilder {
         R: IntoToolResult + 'static,
     {
         if !self.explicit_schema {
-            self.tool.input_schema = schema_object::<P>();
+            self.derive_input::<P>();
         }
         ToolDef {
             tool: self.tool,
@@ -314,7 +334,7 @@ impl ToolBuilder {
         R: IntoToolResult + 'static,
     {
         if !self.explicit_schema {
-            self.tool.input_schema = schema_object::<P>();
+            self.derive_input::<P>();
         }
         ToolDef {
             tool: self.tool,
