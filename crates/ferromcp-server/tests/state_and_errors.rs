@@ -240,3 +240,103 @@ fn closures_need_no_annotation_for_the_context() {
             .is_ok()
     );
 }
+
+/// Issue 30 item 2: anyhow and error chains.
+#[cfg(feature = "anyhow")]
+mod chains {
+    use super::*;
+    use anyhow::Context;
+    use ferromcp_server::Elicited;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirm {
+        sure: bool,
+    }
+
+    /// An error with a cause, as thiserror's `#[source]` makes one.
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("loading the profile")
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    fn missing() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory")
+    }
+
+    fn svc() -> McpService {
+        let server = Server::builder("chains", "1.0.0")
+            .tool(
+                tool("read").handler(|_: NoArgs, _cx: RequestContext| async move {
+                    let text = Err::<String, _>(missing()).context("reading /nonexistent")?;
+                    anyhow::Ok(text)
+                }),
+            )
+            .tool(
+                tool("wipe").handler(|_: NoArgs, cx: RequestContext| async move {
+                    // `?` on the SDK's call inside an anyhow handler, also
+                    // under added context.
+                    let answer = cx
+                        .elicit_form::<Confirm>("confirm", "Really?")
+                        .map_err(anyhow::Error::from)
+                        .context("asking")?;
+                    anyhow::Ok(match answer {
+                        Elicited::Accepted(Confirm { sure: true }) => "wiped",
+                        _ => "kept",
+                    })
+                }),
+            )
+            .tool(
+                tool("profile").handler(|_: NoArgs, _cx: RequestContext| async move {
+                    Err::<String, _>(Outer(missing()))?;
+                    Ok::<_, HandlerError>("unreachable".to_string())
+                }),
+            )
+            .build()
+            .expect("server");
+        McpService::new(server, HttpConfig::default())
+    }
+
+    #[tokio::test]
+    async fn an_anyhow_error_reaches_the_model_with_its_cause() {
+        let r = call_tool(&svc(), "read", json!({})).await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert_eq!(
+            r["result"]["content"][0]["text"], "reading /nonexistent: No such file or directory",
+            "{r}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_std_error_given_to_question_mark_keeps_its_source() {
+        let r = call_tool(&svc(), "profile", json!({})).await;
+        assert_eq!(
+            r["result"]["content"][0]["text"], "loading the profile: No such file or directory",
+            "{r}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_elicitation_through_anyhow_still_asks_the_client() {
+        let meta =
+            json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+        let r = request(
+            &svc(),
+            "tools/call",
+            json!({"name": "wipe", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+        assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+        let schema = &r["result"]["inputRequests"]["confirm"]["params"]["requestedSchema"];
+        assert_eq!(schema["properties"]["sure"]["type"], "boolean", "{r}");
+    }
+}
