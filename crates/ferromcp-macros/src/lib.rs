@@ -73,6 +73,24 @@
 //! async fn note(name: String) -> String { name } // error at `name`: not a variable of the uri
 //! ```
 //!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(annotations(read_only = true))] // error at `read_only`: lists `read_only_hint`, ..
+//! async fn look() -> String { String::new() }
+//! ```
+//!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(annotations(destructive_hint = "no"))] // error at `"no"`: takes `true` or `false`
+//! async fn wipe() -> String { String::new() }
+//! ```
+//!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(task_support = "sometimes")] // error: "forbidden", "optional" or "required"
+//! async fn slow() -> String { String::new() }
+//! ```
+//!
 //! Type errors the compiler finds are reported at the user's tokens too,
 //! with the fix: a tool parameter type without `serde::Deserialize` and
 //! `schemars::JsonSchema` (at the parameter's type), a return type that is
@@ -118,6 +136,14 @@ use proc_macro::TokenStream;
 /// - A `Json<T>` (or `Result<Json<T>, E>`) return type declares `T`'s
 ///   schema as the `outputSchema`. Any return type the builder accepts
 ///   works: `String`, `CallToolResult`, `Result<String, String>`, …
+/// - The rest of the definition:
+///   `annotations(read_only_hint = true, destructive_hint = false,
+///   idempotent_hint = true, open_world_hint = false, title = "...")`
+///   (a bare hint means `= true`); `icons = <expr>` (a `Vec<Icon>`),
+///   `meta = <expr>` and `output_schema = <expr>` (each a `JsonObject`,
+///   the latter replacing the derived one); `task_support = "optional"`
+///   (or `"required"`, `"forbidden"`). A finished `ToolDef` has the same
+///   as setters (`add_tool().with_annotations(..)`).
 ///
 /// Not accepted (an error at the offending span): a non-`async` fn,
 /// generics, borrowed parameters, destructuring patterns (other than for
@@ -150,6 +176,33 @@ use proc_macro::TokenStream;
 ///     .tool(greet_someone_tool())
 ///     .build();
 /// assert!(server.is_ok());
+/// ```
+///
+/// With behaviour hints and `_meta`:
+///
+/// ```
+/// use ferromcp_server::macros::tool;
+///
+/// fn owner() -> ferromcp_server::protocol::types::JsonObject {
+///     let mut m = serde_json::Map::new();
+///     m.insert("com.example/owner".into(), "team-a".into());
+///     m
+/// }
+///
+/// /// Reads the current temperature.
+/// #[tool(
+///     annotations(read_only_hint = true, open_world_hint = true),
+///     meta = owner(),
+///     task_support = "optional"
+/// )]
+/// async fn temperature() -> String {
+///     "21 °C".into()
+/// }
+///
+/// let def = temperature_tool();
+/// let hints = def.definition().annotations.clone().unwrap_or_default();
+/// assert_eq!(hints.read_only_hint, Some(true));
+/// assert_eq!(hints.destructive_hint, None);
 /// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {

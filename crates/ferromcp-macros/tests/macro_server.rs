@@ -56,7 +56,18 @@ async fn find_user(
         .ok_or_else(|| format!("no user {i}"))
 }
 
-#[tool(description = "Says pong")]
+fn pong_meta() -> ferromcp_server::protocol::types::JsonObject {
+    let mut m = serde_json::Map::new();
+    m.insert("com.example/team".into(), "net".into());
+    m
+}
+
+// TOOL-08
+#[tool(
+    description = "Says pong",
+    annotations(read_only_hint = true, destructive_hint = false, idempotent_hint),
+    meta = pong_meta()
+)]
 async fn ping() -> &'static str {
     "pong"
 }
@@ -245,6 +256,12 @@ async fn tools_are_listed_with_schemas_and_descriptions_from_the_declaration() {
     assert_eq!(ping["description"], "Says pong");
     assert_eq!(ping["inputSchema"]["type"], "object", "{ping}");
     assert_eq!(ping["inputSchema"]["additionalProperties"], false, "{ping}");
+    assert_eq!(
+        ping["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true}),
+        "{ping}"
+    );
+    assert_eq!(ping["_meta"]["com.example/team"], "net", "{ping}");
 
     let bump = find(&tools, "bump");
     assert_eq!(bump["description"], "Adds `by` and returns the new value.");

@@ -172,6 +172,46 @@ impl ToolDef {
     pub fn task_support(&self) -> TaskSupport {
         self.task_support
     }
+
+    // TOOL-08
+    /// Sets the behaviour hints of a finished definition (one made by
+    /// `#[tool]`, say): `add_tool().with_annotations(ToolAnnotations::new().read_only(true))`.
+    pub fn with_annotations(mut self, a: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(a);
+        self
+    }
+    /// Sets the display title.
+    pub fn with_title(mut self, t: impl Into<String>) -> Self {
+        self.tool.title = Some(t.into());
+        self
+    }
+    /// Sets the description.
+    pub fn with_description(mut self, d: impl Into<String>) -> Self {
+        self.tool.description = Some(d.into());
+        self
+    }
+    /// Sets the icons.
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+    /// Sets the tool's `_meta`.
+    pub fn with_meta(mut self, meta: JsonObject) -> Self {
+        self.tool.meta = Some(meta);
+        self
+    }
+    /// Replaces the `outputSchema` (`structuredContent` is validated
+    /// against it).
+    pub fn with_output_schema(mut self, schema: JsonObject) -> Self {
+        self.tool.output_schema = Some(schema);
+        self.tool.property_order.output = Vec::new();
+        self
+    }
+    /// Lets the tool run as a task (see [`ToolBuilder::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
 }
 
 /// Starts a tool definition.
@@ -515,6 +555,23 @@ mod tests {
             serde_json::json!(["Fast", "Slow"])
         );
         assert_eq!(s["type"], "object");
+    }
+
+    // TOOL-08
+    #[test]
+    fn a_finished_definition_takes_annotations_and_the_rest() {
+        let def = tool("t")
+            .handler(|_: NoArgs, _cx: RequestContext| async { "ok" })
+            .with_annotations(ToolAnnotations::new().read_only(true).open_world(false))
+            .with_title("T")
+            .with_task_support(TaskSupport::Optional);
+        let a = def.definition().annotations.clone().unwrap_or_default();
+        assert_eq!(
+            (a.read_only_hint, a.open_world_hint, a.destructive_hint),
+            (Some(true), Some(false), None)
+        );
+        assert_eq!(def.definition().title.as_deref(), Some("T"));
+        assert_eq!(def.task_support(), TaskSupport::Optional);
     }
 
     #[test]

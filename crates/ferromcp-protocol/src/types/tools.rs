@@ -342,6 +342,38 @@ pub struct ToolAnnotations {
     pub open_world_hint: Option<bool>,
 }
 
+impl ToolAnnotations {
+    /// No hints.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// `readOnlyHint`.
+    pub fn read_only(mut self, v: bool) -> Self {
+        self.read_only_hint = Some(v);
+        self
+    }
+    /// `destructiveHint`.
+    pub fn destructive(mut self, v: bool) -> Self {
+        self.destructive_hint = Some(v);
+        self
+    }
+    /// `idempotentHint`.
+    pub fn idempotent(mut self, v: bool) -> Self {
+        self.idempotent_hint = Some(v);
+        self
+    }
+    /// `openWorldHint`.
+    pub fn open_world(mut self, v: bool) -> Self {
+        self.open_world_hint = Some(v);
+        self
+    }
+    /// `title`.
+    pub fn title(mut self, t: impl Into<String>) -> Self {
+        self.title = Some(t.into());
+        self
+    }
+}
+
 /// `tools/list` params.
 pub type ListToolsRequestParams = super::PaginatedRequestParams;
 
