@@ -381,7 +381,6 @@ fn analyze(
     let mut receiver = false;
     let mut roles = Vec::new();
     let mut seen_cx = false;
-    let mut seen_state = false;
     for input in sig.inputs.iter_mut() {
         match input {
             FnArg::Receiver(r) => {
@@ -451,17 +450,7 @@ fn analyze(
                     continue;
                 }
                 if first_type_arg(&ty, "State").is_some() {
-                    if seen_state {
-                        push_err(
-                            &mut errors,
-                            syn::Error::new_spanned(
-                                &pt.ty,
-                                "only one `State<T>` parameter (put several values in one \
-                                 state type)",
-                            ),
-                        );
-                    }
-                    seen_state = true;
+                    // Several are fine: state is a type map.
                     roles.push(Role::State(ty));
                     continue;
                 }
@@ -590,15 +579,38 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     let fn_ident = &h.fn_ident;
     let description = h.description.as_ref().map(|d| quote!(.description(#d)));
     let title = h.title.as_ref().map(|t| quote!(.title(#t)));
+    // The first `State<T>` comes through `handler_with_state`; the others
+    // are extracted in the handler (and declared for the registration
+    // check).
+    let mut n_state = 0usize;
     let call_args: Vec<TokenStream> = h
         .roles
         .iter()
         .map(|r| match r {
             Role::Arg { ident, .. } => quote!(#ident),
             Role::Context => quote!(__mcp_cx),
-            Role::State(_) => quote!(__mcp_state),
+            Role::State(_) => {
+                n_state += 1;
+                if n_state == 1 {
+                    quote!(__mcp_state)
+                } else {
+                    let i = format_ident!("__mcp_state_{}", n_state);
+                    quote!(#i)
+                }
+            }
             Role::Request => quote!(__mcp_args),
         })
+        .collect();
+    let extra_states: Vec<(Ident, TokenStream)> = h
+        .roles
+        .iter()
+        .filter_map(|r| match r {
+            Role::State(t) => first_type_arg(t, "State").map(&fix),
+            _ => None,
+        })
+        .enumerate()
+        .skip(1)
+        .map(|(i, inner)| (format_ident!("__mcp_state_{}", i + 1), inner))
         .collect();
     let call = if h.receiver {
         quote! {
@@ -610,6 +622,35 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     } else {
         quote!(#fn_ident(#(#call_args),*))
     };
+    let call = if extra_states.is_empty() {
+        call
+    } else {
+        // Extracted before the handler's future is made (it takes the
+        // context), so a missing one answers the error instead.
+        let extract = extra_states.iter().map(|(i, inner)| {
+            quote! {
+                let #i = match #k::__private::extract_state::<#inner>(&__mcp_cx) {
+                    ::core::result::Result::Ok(s) => s,
+                    ::core::result::Result::Err(e) => break '__mcp ::core::result::Result::Err(e),
+                };
+            }
+        });
+        quote! {
+            let __mcp_fut = '__mcp: {
+                #(#extract)*
+                ::core::result::Result::Ok::<_, #k::HandlerError>({ #call })
+            };
+            async move {
+                match __mcp_fut {
+                    ::core::result::Result::Ok(f) => ::core::result::Result::Ok::<_, #k::HandlerError>(f.await),
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+                }
+            }
+        }
+    };
+    let needs = extra_states.iter().map(|(_, inner)| {
+        quote!(let __mcp_def = #k::__private::NeedsState::needs_state::<#inner>(__mcp_def);)
+    });
     let this = h
         .receiver
         .then(|| quote!(let __mcp_this = ::std::sync::Arc::clone(self);));
@@ -790,7 +831,9 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             #prelude
             #check_ret
             #this
-            #builder #handler
+            let __mcp_def = #builder #handler;
+            #(#needs)*
+            __mcp_def
         }
     }
 }

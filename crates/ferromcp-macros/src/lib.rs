@@ -130,9 +130,10 @@ use proc_macro::TokenStream;
 ///   parameter; a parameter's doc comment is its description, and
 ///   `#[serde(..)]` / `#[schemars(..)]` attributes on it are kept.
 ///   `Option<T>` parameters are optional.
-/// - A parameter of type `RequestContext` receives the request context; one
-///   of type `State<T>` receives the application state given to
-///   `ServerBuilder::with_state` (see `ferromcp_server::State`).
+/// - A parameter of type `RequestContext` receives the request context;
+///   each of type `State<T>` (several are fine, one per type) receives the
+///   application state given to `ServerBuilder::with_state` (see
+///   `ferromcp_server::State`); `build()` checks that every one was given.
 /// - A `Json<T>` (or `Result<Json<T>, E>`) return type declares `T`'s
 ///   schema as the `outputSchema`. Any return type the builder accepts
 ///   works: `String`, `CallToolResult`, `Result<String, String>`, …

@@ -56,6 +56,20 @@ async fn find_user(
         .ok_or_else(|| format!("no user {i}"))
 }
 
+/// A second state value, of its own type.
+#[derive(Clone)]
+struct Prefix(&'static str);
+
+/// Names a user with a prefix: two `State`s (state is a type map).
+#[tool]
+async fn prefixed(
+    State(users): State<Arc<Users>>,
+    State(Prefix(p)): State<Prefix>,
+    i: usize,
+) -> String {
+    format!("{p}{}", users.names.get(i).cloned().unwrap_or_default())
+}
+
 fn pong_meta() -> ferromcp_server::protocol::types::JsonObject {
     let mut m = serde_json::Map::new();
     m.insert("com.example/team".into(), "net".into());
@@ -186,6 +200,8 @@ fn service() -> McpService {
         }))
         .tool(add_tool())
         .tool(find_user_tool())
+        .with_state(Prefix("user:"))
+        .tool(prefixed_tool())
         .tool(ping_tool())
         .prompt(summarize_prompt())
         .resource(all_users_resource())
@@ -214,7 +230,9 @@ async fn tools_are_listed_with_schemas_and_descriptions_from_the_declaration() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["add", "bump", "fail", "ping", "read", "user", "version"]
+        [
+            "add", "bump", "fail", "ping", "prefixed", "read", "user", "version"
+        ]
     );
 
     let add = find(&tools, "add");
@@ -384,4 +402,22 @@ async fn resources_and_templates_are_listed_and_read() {
     assert_eq!(r["result"]["contents"][0]["text"], "3", "{r}");
     let r = read("counter://plus/4").await;
     assert_eq!(r["result"]["contents"][0]["text"], "7", "{r}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_handler_takes_several_states() {
+    let svc = service();
+    let r = call_tool(&svc, "prefixed", json!({"i": 1})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "user:bo", "{r}");
+}
+
+#[test]
+fn a_missing_second_state_is_a_configuration_error() {
+    let e = Server::builder("macros", "1.0.0")
+        .with_state(Arc::new(Users { names: Vec::new() }))
+        .tool(prefixed_tool())
+        .build()
+        .expect_err("Prefix was never given");
+    assert!(e.is_config(), "{e}");
+    assert!(e.to_string().contains("Prefix"), "{e}");
 }

@@ -150,6 +150,16 @@ pub mod __private {
     )]
     pub trait ToolParam {}
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
+
+    pub use crate::state::NeedsState;
+
+    /// `State<T>` out of the request context (a handler's second and
+    /// further `State` parameters).
+    pub fn extract_state<T: Clone + Send + Sync + 'static>(
+        cx: &crate::RequestContext,
+    ) -> Result<crate::State<T>, crate::HandlerError> {
+        crate::state::extract::<T>(cx)
+    }
 }
 
 /// Re-export of the protocol crate.
