@@ -221,7 +221,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// required prompt argument, each `Option<String>` an optional one (its doc
 /// comment is the argument's description); `RequestContext` and `State<T>`
 /// parameters are as for tools. The return type is anything
-/// `IntoPromptResult` accepts.
+/// `IntoPromptResult` accepts; a `String` is one user message.
 ///
 /// ```
 /// use ferromcp_server::macros::prompt;
@@ -264,7 +264,9 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Parameters: `String` / `Option<String>` ones named after a template
 /// variable receive its value; a `ResourceRequest` one the whole request
 /// (URI and variables); `RequestContext` and `State<T>` as for tools. The
-/// return type is anything `IntoReadResult` accepts.
+/// return type is anything `IntoReadResult` accepts; a `String` (or
+/// `Result<String, E>`) is the text of the URI read, with the `mime_type`
+/// given here, so the handler repeats neither.
 ///
 /// ```
 /// use ferromcp_server::macros::resource;

@@ -56,6 +56,27 @@ async fn find_user(
         .ok_or_else(|| format!("no user {i}"))
 }
 
+/// Today's message: a `String`, the URI and MIME type come from here.
+#[resource(uri = "motd://today", mime_type = "text/markdown")]
+async fn motd() -> String {
+    "*Be kind.*".into()
+}
+
+/// A word echoed back.
+#[resource(uri = "echo://{word}")]
+async fn echo_word(word: String) -> Result<String, String> {
+    if word.is_empty() {
+        return Err("no word".into());
+    }
+    Ok(word)
+}
+
+/// Greets: a prompt returning a `String` is one user message.
+#[prompt]
+async fn hello(name: String) -> String {
+    format!("Say hello to {name}")
+}
+
 /// A second state value, of its own type.
 #[derive(Clone)]
 struct Prefix(&'static str);
@@ -202,6 +223,9 @@ fn service() -> McpService {
         .tool(find_user_tool())
         .with_state(Prefix("user:"))
         .tool(prefixed_tool())
+        .resource(motd_resource())
+        .resource_template(echo_word_resource())
+        .prompt(hello_prompt())
         .tool(ping_tool())
         .prompt(summarize_prompt())
         .resource(all_users_resource())
@@ -420,4 +444,28 @@ fn a_missing_second_state_is_a_configuration_error() {
         .expect_err("Prefix was never given");
     assert!(e.is_config(), "{e}");
     assert!(e.to_string().contains("Prefix"), "{e}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn resources_and_prompts_may_return_a_string() {
+    let svc = service();
+    let r = request(&svc, "resources/read", json!({"uri": "motd://today"})).await;
+    assert_eq!(
+        r["result"]["contents"],
+        json!([{"uri": "motd://today", "mimeType": "text/markdown", "text": "*Be kind.*"}]),
+        "{r}"
+    );
+    let r = request(&svc, "resources/read", json!({"uri": "echo://hi"})).await;
+    assert_eq!(
+        r["result"]["contents"],
+        json!([{"uri": "echo://hi", "text": "hi"}]),
+        "{r}"
+    );
+    let params = json!({"name": "hello", "arguments": {"name": "Ada"}});
+    let r = request(&svc, "prompts/get", params).await;
+    assert_eq!(
+        r["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Say hello to Ada"}}]),
+        "{r}"
+    );
 }
