@@ -193,6 +193,14 @@ fn the_elicitation_demo_runs_in_both_eras() {
     assert!(text.contains("Handshake era"), "{text}");
     assert_eq!(text.matches("user asked:").count(), 2, "{text}");
     assert_eq!(text.matches("result:").count(), 2, "{text}");
+    assert_eq!(text.matches("Booked a table for 4").count(), 2, "{text}");
+    // The work before the question was kept across the round, in both eras.
+    assert_eq!(
+        text.matches("ran 2 times, the quote was made 1 time(s)")
+            .count(),
+        2,
+        "{text}"
+    );
 }
 
 #[test]

@@ -47,6 +47,55 @@ impl HandlerError {
     pub fn is_need_input(&self) -> bool {
         matches!(self, Self::NeedInput(_))
     }
+
+    // MRTR-08
+    /// Keeps `work` across the round trip when this is a question to the
+    /// client ([`HandlerError::NeedInput`]): the server seals it into the
+    /// `requestState` (2026-07-28) or holds it (handshake era), and the
+    /// handler's next run reads it back with
+    /// [`RequestContext::kept_state`](crate::RequestContext::kept_state).
+    /// Any other error is returned unchanged.
+    ///
+    /// The handler runs again from the top once the client answers, so
+    /// work done before the question runs twice unless it is kept:
+    ///
+    /// ```
+    /// use ferromcp_server::{Elicited, HandlerError, NoArgs, RequestContext, tool};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { sure: bool }
+    ///
+    /// let def = tool("reserve").handler(|_: NoArgs, cx: RequestContext| async move {
+    ///     // First run: reserve (a side effect); re-run: reuse the reservation.
+    ///     let id: u64 = match cx.kept_state::<u64>() {
+    ///         Some(id) => id,
+    ///         None => 42, // e.g. reserve_seat().await?
+    ///     };
+    ///     let answer = cx
+    ///         .elicit_form::<Confirm>("confirm", "Keep the seat?")
+    ///         .map_err(|e| e.keep_state(&id))?;
+    ///     Ok::<_, HandlerError>(match answer {
+    ///         Elicited::Accepted(Confirm { sure: true }) => format!("seat {id} is yours"),
+    ///         _ => format!("seat {id} released"),
+    ///     })
+    /// });
+    /// # let _ = def;
+    /// ```
+    ///
+    /// `work` is serialized as JSON; the sealed state counts against
+    /// [`Limits`](crate::Limits)' request size on its way back, so keep it
+    /// small (an id, a cursor, a result), not a whole data set.
+    pub fn keep_state<S: serde::Serialize + ?Sized>(self, work: &S) -> Self {
+        match self {
+            Self::NeedInput(i) => match serde_json::to_vec(work) {
+                Ok(bytes) => Self::NeedInput(i.state(bytes)),
+                Err(e) => Self::Protocol(ErrorObject::internal(format!(
+                    "the state to keep cannot be serialized: {e}"
+                ))),
+            },
+            other => other,
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {

@@ -340,3 +340,71 @@ mod chains {
         assert_eq!(schema["properties"]["sure"]["type"], "boolean", "{r}");
     }
 }
+
+/// Issue 30 item 6: work done before a question is kept across the round
+/// instead of being done again.
+mod kept {
+    use super::*;
+    use ferromcp_server::Elicited;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirm {
+        sure: bool,
+    }
+
+    fn svc(reservations: Arc<AtomicU64>) -> McpService {
+        let server = Server::builder("kept", "1.0.0")
+            .tool(
+                tool("reserve").handler(move |_: NoArgs, cx: RequestContext| {
+                    let reservations = reservations.clone();
+                    async move {
+                        let id: u64 = match cx.kept_state::<u64>() {
+                            Some(id) => id,
+                            // The side effect before the question.
+                            None => reservations.fetch_add(1, Ordering::SeqCst) + 1,
+                        };
+                        let answer = cx
+                            .elicit_form::<Confirm>("confirm", "Keep the seat?")
+                            .map_err(|e| e.keep_state(&id))?;
+                        Ok::<_, HandlerError>(match answer {
+                            Elicited::Accepted(Confirm { sure: true }) => format!("seat {id}"),
+                            _ => "released".to_string(),
+                        })
+                    }
+                }),
+            )
+            .build()
+            .expect("server");
+        McpService::new(server, HttpConfig::default())
+    }
+
+    // MRTR-08
+    #[tokio::test]
+    async fn work_kept_before_a_question_is_not_done_again() {
+        let reservations = Arc::new(AtomicU64::new(0));
+        let svc = svc(reservations.clone());
+        let meta =
+            json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+        let first = request(
+            &svc,
+            "tools/call",
+            json!({"name": "reserve", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"]
+            .as_str()
+            .expect("a requestState");
+        let second = request(
+            &svc,
+            "tools/call",
+            json!({"name": "reserve", "arguments": {}, "_meta": meta,
+                   "inputResponses": {"confirm": {"action": "accept", "content": {"sure": true}}},
+                   "requestState": state}),
+        )
+        .await;
+        assert_eq!(second["result"]["content"][0]["text"], "seat 1", "{second}");
+        // Reserved once, although the handler ran twice.
+        assert_eq!(reservations.load(Ordering::SeqCst), 1);
+    }
+}
