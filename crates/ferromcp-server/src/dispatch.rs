@@ -167,6 +167,21 @@ impl Shared {
         &self,
         params: &InitializeRequestParams,
     ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+        let span = crate::trace::initialize_span(&params.protocol_version);
+        let _entered = span.enter();
+        let r = self.initialize_untraced(params);
+        let version = match &r {
+            Ok((result, _)) => Ok(result.protocol_version.as_str()),
+            Err(e) => Err(e.code.0),
+        };
+        crate::trace::finish_initialize(&span, version);
+        r
+    }
+
+    fn initialize_untraced(
+        &self,
+        params: &InitializeRequestParams,
+    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
         let requested = ProtocolVersion::parse(&params.protocol_version);
         let version = match requested {
             Some(v) if self.handshake_versions.contains(&v) => v,
@@ -455,11 +470,14 @@ impl Shared {
                 let r = self.check_output(&tool, r)?;
                 Ok(self.finish(&id, sieve_call_result(version, r), version))
             }
-            Mrtr::Failed(msg) => Ok(self.finish(
-                &id,
-                CallToolResult::error(vec![ContentBlock::text(msg)]),
-                version,
-            )),
+            Mrtr::Failed(msg) => {
+                crate::trace::note_tool_error();
+                Ok(self.finish(
+                    &id,
+                    CallToolResult::error(vec![ContentBlock::text(msg)]),
+                    version,
+                ))
+            }
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
@@ -471,6 +489,7 @@ impl Shared {
         r: CallToolResult,
     ) -> Result<CallToolResult, ErrorObject> {
         if r.is_error() {
+            crate::trace::note_tool_error();
             return Ok(r);
         }
         #[cfg(feature = "schema-validation")]
