@@ -224,7 +224,8 @@ fn service() -> McpService {
         .with_state(Prefix("user:"))
         .tool(prefixed_tool())
         .resource(motd_resource())
-        .resource_template(echo_word_resource())
+        // `.resource()` takes a template too (issue 30 item 9).
+        .resource(echo_word_resource())
         .prompt(hello_prompt())
         .tool(ping_tool())
         .prompt(summarize_prompt())

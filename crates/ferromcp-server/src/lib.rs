@@ -103,7 +103,7 @@ pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,
 };
-pub use server::{CacheHints, Server, ServerBuilder};
+pub use server::{AnyResourceDef, CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
