@@ -79,6 +79,8 @@ mod otel;
 mod prompt;
 pub mod request_state;
 mod resource;
+#[cfg(feature = "http")]
+mod serve_http;
 mod server;
 mod session;
 pub mod shared_sessions;
@@ -103,6 +105,8 @@ pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,
 };
+#[cfg(feature = "http")]
+pub use serve_http::shutdown_signal;
 pub use server::{AnyResourceDef, CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
 pub use state::State;
