@@ -427,7 +427,10 @@ impl Shared {
                 let msgs: Vec<String> = v
                     .iter_errors(&args)
                     .take(8)
-                    .map(|e| format!("{} at '{}'", e, e.instance_path()))
+                    .map(|e| {
+                        let at = crate::tool::argument_location(&e.instance_path().to_string());
+                        format!("{e} at {at}")
+                    })
                     .collect();
                 return Ok(self.finish(
                     &id,

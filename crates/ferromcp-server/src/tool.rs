@@ -508,6 +508,19 @@ where
 }
 
 // TOOL-06
+/// Where in the arguments a schema error is, for the model: the JSON
+/// pointer quoted, or "the arguments object" for the root (an empty
+/// pointer printed as `''` reads as nothing).
+#[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+pub(crate) fn argument_location(pointer: &str) -> String {
+    if pointer.is_empty() || pointer == "/" {
+        "the arguments object".to_owned()
+    } else {
+        format!("'{pointer}'")
+    }
+}
+
+// TOOL-06
 /// The model-visible result for arguments that fail validation.
 pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
