@@ -67,7 +67,11 @@ pub fn builder(common: &Common) -> ClientBuilder {
     b.request_timeout(Duration::from_secs(common.timeout.max(1)))
         .validate_output(!common.no_validate_output)
         .max_mrtr_rounds(common.max_input_rounds.max(1))
-        .on_elicitation_modes(true, true, crate::elicit::handler(common.no_input))
+        .on_elicitation_modes(
+            true,
+            true,
+            crate::elicit::handler(common.no_input, common.answer.clone()),
+        )
 }
 
 /// Connects to `target` with the default handlers.

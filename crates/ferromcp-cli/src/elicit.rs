@@ -191,6 +191,60 @@ async fn form(message: &str, schema: &ElicitationSchema) -> Option<Map<String, V
     Some(out)
 }
 
+/// A form answered from `--answer FIELD=VALUE` options, without prompts:
+/// each value parsed as its field's type. `Ok(None)` without answers;
+/// an error for a field the form does not have, a value that does not
+/// parse, or a required field (without default) left unanswered.
+fn scripted(
+    schema: &ElicitationSchema,
+    answers: &[String],
+) -> Result<Option<Map<String, Value>>, String> {
+    if answers.is_empty() {
+        return Ok(None);
+    }
+    let fields: Vec<&str> = schema.properties.keys().map(String::as_str).collect();
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for a in answers {
+        let Some((name, value)) = a.split_once('=') else {
+            return Err(format!("--answer {a:?}: expected FIELD=VALUE"));
+        };
+        if !fields.contains(&name) {
+            return Err(format!(
+                "--answer {name}: the form has no such field (its fields: {})",
+                fields.join(", ")
+            ));
+        }
+        given.push((name, value));
+    }
+    let required: Vec<&str> = schema
+        .required
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    let mut out = Map::new();
+    for (name, p) in &schema.properties {
+        let p = serde_json::to_value(p).unwrap_or(Value::Null);
+        match given.iter().rev().find(|(n, _)| n == name) {
+            Some((_, raw)) => {
+                let v =
+                    parse_answer(&p, raw.trim()).map_err(|e| format!("--answer {name}: {e}"))?;
+                out.insert(name.clone(), v);
+            }
+            None => match p.get("default") {
+                Some(d) => {
+                    out.insert(name.clone(), d.clone());
+                }
+                None if required.contains(&name.as_str()) => {
+                    return Err(format!("--answer: no value for the required field {name}"));
+                }
+                None => {}
+            },
+        }
+    }
+    Ok(Some(out))
+}
+
 fn result(v: Value) -> Result<ElicitResult, HandlerError> {
     serde_json::from_value(v).map_err(|e| HandlerError::new(format!("bad elicitation answer: {e}")))
 }
@@ -199,7 +253,18 @@ fn result(v: Value) -> Result<ElicitResult, HandlerError> {
 pub async fn answer(
     params: ElicitRequestParams,
     no_input: bool,
+    answers: &[String],
 ) -> Result<ElicitResult, HandlerError> {
+    // Scripted answers need no terminal, with --no-input too.
+    let scripted_form = match &params {
+        ElicitRequestParams::Form(f) => {
+            scripted(&f.requested_schema, answers).map_err(HandlerError::new)?
+        }
+        ElicitRequestParams::Url(_) => None,
+    };
+    if let Some(content) = scripted_form {
+        return result(json!({"action": "accept", "content": content}));
+    }
     if no_input {
         NEEDED_INPUT.store(true, std::sync::atomic::Ordering::Release);
         return Err(HandlerError::new(format!(
@@ -257,6 +322,7 @@ pub async fn answer(
 /// The handler for the client builder.
 pub fn handler(
     no_input: bool,
+    answers: Vec<String>,
 ) -> impl Fn(
     ElicitRequestParams,
 ) -> std::pin::Pin<
@@ -264,10 +330,10 @@ pub fn handler(
 > + Send
 + Sync
 + 'static {
-    let no_input = Arc::new(no_input);
+    let answers: Arc<[String]> = answers.into();
     move |p| {
-        let no_input = *no_input;
-        Box::pin(answer(p, no_input))
+        let answers = answers.clone();
+        Box::pin(async move { answer(p, no_input, &answers).await })
     }
 }
 
@@ -347,6 +413,37 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Issue 30 item 11: `--answer FIELD=VALUE` fills a form by name.
+    #[test]
+    fn scripted_answers_fill_the_form_by_field() {
+        // From text: the form keeps the server's field order.
+        let schema: ElicitationSchema = serde_json::from_str(
+            r#"{"type": "object", "properties": {
+                "name": {"type": "string"},
+                "age": {"type": "integer"},
+                "newsletter": {"type": "boolean", "default": false},
+                "plan": {"type": "string"}
+            }, "required": ["name", "age"]}"#,
+        )
+        .unwrap_or_default();
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let out = scripted(&schema, &a(&["age=36", "name=Ada"]));
+        assert_eq!(
+            out.map(|o| o.map(Value::Object)),
+            Ok(Some(json!({"name": "Ada", "age": 36, "newsletter": false})))
+        );
+        assert_eq!(scripted(&schema, &[]), Ok(None));
+        let e = scripted(&schema, &a(&["nmae=Ada"])).unwrap_err();
+        assert!(
+            e.contains("no such field") && e.contains("name, age"),
+            "{e}"
+        );
+        let e = scripted(&schema, &a(&["name=Ada", "age=old"])).unwrap_err();
+        assert!(e.starts_with("--answer age:"), "{e}");
+        let e = scripted(&schema, &a(&["name=Ada"])).unwrap_err();
+        assert!(e.contains("required field age"), "{e}");
+    }
 
     #[test]
     fn answers_are_typed() {

@@ -96,6 +96,11 @@ struct Common {
     /// Never prompt: server requests for user input fail instead.
     #[arg(long)]
     no_input: bool,
+    /// Answer a form the server asks for without prompting, field by name
+    /// (repeat for each field; typed as the form says; works with
+    /// --no-input).
+    #[arg(long, value_name = "FIELD=VALUE")]
+    answer: Vec<String>,
     /// Accept tool results that break the tool's declared outputSchema
     /// (by default such a result, or one without structuredContent, is a
     /// protocol error, exit 3).

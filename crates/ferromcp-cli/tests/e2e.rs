@@ -157,7 +157,7 @@ fn call_prints_content_and_exits_by_outcome() {
             (r.code, r.stdout.as_str()),
             (
                 1,
-                "Invalid arguments: \"text\" is a required property at ''\n"
+                "Invalid arguments: \"text\" is a required property at the arguments object\n"
             ),
             "{label}"
         );

@@ -120,6 +120,50 @@ fn elicitation_inside_a_prompt_and_over_several_rounds() {
     }
 }
 
+// Issue 30 item 11: a form answered by field from the command line, no
+// terminal needed (with --no-input), in both eras and transports.
+#[test]
+fn answer_options_fill_a_form_by_field() {
+    let http = HttpServer::start(&[]);
+    for t in targets(&http) {
+        let label = &t.label;
+        let r = t.run(
+            "call",
+            &[
+                "--no-input",
+                "--answer",
+                "name=Ada",
+                "--answer",
+                "status=2",
+                "--answer",
+                "verified=n",
+                "test_elicitation_sep1034_defaults",
+            ],
+        );
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (
+                0,
+                "User response: action=accept, content={\"age\":30,\"name\":\"Ada\",\"score\":95.5,\"status\":\"inactive\",\"verified\":false}\n"
+            ),
+            "{label}: {}",
+            r.stderr
+        );
+        // A field the form does not have is refused, naming the fields.
+        let r = t.run(
+            "call",
+            &["--answer", "nmae=Ada", "test_elicitation_sep1034_defaults"],
+        );
+        assert_ne!(r.code, 0, "{label}");
+        assert!(
+            r.stderr
+                .contains("--answer nmae: the form has no such field"),
+            "{label}: {}",
+            r.stderr
+        );
+    }
+}
+
 #[test]
 fn no_input_fails_with_exit_code_5() {
     let http = HttpServer::start(&[]);

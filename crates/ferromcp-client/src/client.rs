@@ -264,6 +264,88 @@ impl Client {
         .await
     }
 
+    /// A typed `tools/call`: `arguments` is any `Serialize` value that is a
+    /// JSON object (a struct, a map, `serde_json::json!({..})`), and the
+    /// answer is read as `T` from the tool's `structuredContent`, else from
+    /// its text (parsed as JSON, or taken as a string when `T` is one). A
+    /// result with `isError: true` is an error ([`Error::is_tool_error`])
+    /// carrying its text.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: ferromcp_client::Client) -> Result<(), ferromcp_client::Error> {
+    /// #[derive(serde::Serialize)]
+    /// struct Add { a: i64, b: i64 }
+    /// #[derive(serde::Deserialize)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// let s: Sum = client.call_typed("add", &Add { a: 2, b: 3 }).await?;
+    /// let echoed: String = client.call_typed("echo", &serde_json::json!({"text": "hi"})).await?;
+    /// # let _ = (s.sum, echoed); Ok(()) }
+    /// ```
+    pub async fn call_typed<A: serde::Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        name: &str,
+        arguments: &A,
+    ) -> Result<T> {
+        let arguments = match serde_json::to_value(arguments) {
+            Ok(Value::Object(m)) => Some(m),
+            Ok(Value::Null) => None,
+            Ok(other) => {
+                return Err(Error::config(format!(
+                    "the arguments of {name:?} must be a JSON object, not {other}"
+                )));
+            }
+            Err(e) => {
+                return Err(Error::config(format!(
+                    "the arguments of {name:?} cannot be serialized: {e}"
+                )));
+            }
+        };
+        let r = self.call_tool(name, arguments).await?;
+        let text = r
+            .content
+            .iter()
+            .filter_map(|b| b.as_text())
+            .collect::<Vec<_>>()
+            .join("\n");
+        if r.is_error() {
+            return Err(Error::new(ErrorKind::ToolError, text));
+        }
+        if let Some(v) = &r.structured_content {
+            return T::deserialize(v).map_err(|e| {
+                Error::invalid(format!(
+                    "the structuredContent of {name:?} is not the type asked for: {e}"
+                ))
+            });
+        }
+        if let Ok(t) = serde_json::from_str::<T>(&text) {
+            return Ok(t);
+        }
+        T::deserialize(Value::String(text)).map_err(|e| {
+            Error::invalid(format!(
+                "the result of {name:?} has no structuredContent and its text is not the type asked for: {e}"
+            ))
+        })
+    }
+
+    /// `prompts/get` of `name` with string `arguments`, shaped like
+    /// [`Self::call_tool`]: `client.prompt("review", [("code", src)])`.
+    pub async fn prompt<K: Into<String>, V: Into<String>>(
+        &self,
+        name: &str,
+        arguments: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<GetPromptResult> {
+        let mut params = GetPromptRequestParams::new(name);
+        let args: std::collections::BTreeMap<String, String> = arguments
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        if !args.is_empty() {
+            params.arguments = Some(args);
+        }
+        self.get_prompt(params, RequestOptions::default()).await
+    }
+
     /// `tools/call` with explicit params and options.
     pub async fn call_tool_with(
         &self,

@@ -47,6 +47,10 @@ pub enum ErrorKind {
     // MRTR-13
     /// A user handler refused or failed an input request.
     Handler,
+    // TOOL-06
+    /// A typed tool call ([`Client::call_typed`](crate::Client::call_typed))
+    /// got a result with `isError: true`; the message is its text.
+    ToolError,
     // MRTR-13
     /// The MRTR loop hit its round limit.
     TooManyRounds {
@@ -291,7 +295,12 @@ impl Error {
         matches!(self.kind, ErrorKind::InvalidResponse)
     }
 
-    /// Whether a user handler refused an input request.
+    /// True for [`ErrorKind::ToolError`]: the tool answered `isError: true`.
+    pub fn is_tool_error(&self) -> bool {
+        matches!(self.kind, ErrorKind::ToolError)
+    }
+
+    /// True for [`ErrorKind::Handler`].
     pub fn is_handler(&self) -> bool {
         matches!(self.kind, ErrorKind::Handler)
     }

@@ -10,8 +10,9 @@
 //! ```
 //!
 //! Only loopback `Host`/`Origin` values are accepted by default (DNS
-//! rebinding protection); see `HttpConfig::origin` to serve other names.
-//! Ctrl-C drains in-flight requests and stops.
+//! rebinding protection); `Server::serve_http_with` and an `OriginPolicy`
+//! serve other names (see the README). Ctrl-C or SIGTERM drains in-flight
+//! requests and stops (exit status 0).
 
 use std::net::SocketAddr;
 
@@ -23,9 +24,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .parse()?;
     let server = ferromcp_examples::demo_server()?;
     eprintln!("http_server: http://{addr}/mcp (Ctrl-C stops)");
-    ferromcp_server::transport::http::serve(server, addr, async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
-    .await?;
+    server.serve_http(addr).await?;
     Ok(())
 }

@@ -6,30 +6,35 @@
 //! cargo run -p ferromcp-examples --example mrtr_elicitation -- --stdio # serve it on stdio
 //! ```
 //!
-//! The handler calls `cx.elicit(key, request)?`. Without an answer yet, the
-//! `?` returns `HandlerError::NeedInput`, and the SDK gets the answer the
-//! era's way:
+//! The handler calls `cx.elicit_form::<PartySize>(key, message)?`: the
+//! form is derived from the struct (fields in declaration order, doc
+//! comments as descriptions) and the answer comes back as a `PartySize`.
+//! Without an answer yet, the `?` returns `HandlerError::NeedInput`, and
+//! the SDK gets the answer the era's way:
 //!
 //! - **2026-07-28 (multi round-trip requests, MRTR)**: the server answers
 //!   the `tools/call` with an `input_required` result; the client asks the
 //!   user and sends the `tools/call` again with the answer attached. The
-//!   handler then **runs again from the top**, and this time `cx.elicit`
-//!   returns the answer. Anything the handler did before asking runs twice,
-//!   so keep side effects after the questions (or carry progress in
-//!   `InputRequired::state`, which the server seals and hands back through
-//!   `cx.state()`).
+//!   handler then **runs again from the top**, and this time
+//!   `cx.elicit_form` returns the answer.
 //! - **2025-11-25 (handshake era)**: the server sends an
 //!   `elicitation/create` request to the client on the same connection,
 //!   waits for the answer, and calls the handler again with it: the same
 //!   code, the same re-run.
 //!
+//! **Anything the handler does before asking runs twice.** Put side effects
+//! after the questions, or keep their result across the round as this
+//! example does with its quote: `.map_err(|e| e.keep_state(&quote))?`
+//! seals it into the `requestState`, and `cx.kept_state()` reads it back
+//! on the re-run.
+//!
 //! The demo runs the server and a client in one process over the in-memory
 //! pair (`Server::serve_in_memory` + `ClientBuilder::connect_io`); its
 //! elicitation handler plays the user.
 
-use ferromcp_client::protocol::types::{ElicitAction, ElicitRequestParams, ElicitResult};
+use ferromcp_client::protocol::types::ElicitResult;
 use ferromcp_client::{ClientBuilder, EraPreference};
-use ferromcp_server::{HandlerError, RequestContext, Server, tool};
+use ferromcp_server::{Elicited, HandlerError, RequestContext, Server, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -43,41 +48,49 @@ struct BookArgs {
     restaurant: String,
 }
 
-fn server(runs: Arc<AtomicUsize>) -> Result<Server, ferromcp_server::Error> {
+/// The form the user fills in.
+#[derive(Deserialize, JsonSchema)]
+struct PartySize {
+    /// How many people, 1 to 20.
+    #[schemars(range(min = 1, max = 20))]
+    people: u8,
+}
+
+/// Counts of what ran, to show the re-run; not needed in real code.
+#[derive(Default)]
+struct Counts {
+    runs: AtomicUsize,
+    quotes: AtomicUsize,
+}
+
+fn server(counts: Arc<Counts>) -> Result<Server, ferromcp_server::Error> {
     Server::builder("mrtr-elicitation", "1.0.0")
         .tool(
             tool("book_table")
                 .description("Books a table, asking the user for the party size")
                 .handler(move |a: BookArgs, cx: RequestContext| {
-                    // Counted to show the re-run; not needed in real code.
-                    runs.fetch_add(1, Ordering::SeqCst);
+                    counts.runs.fetch_add(1, Ordering::SeqCst);
+                    let counts = counts.clone();
                     async move {
-                        let ask: ElicitRequestParams = serde_json::from_value(json!({
-                            "mode": "form",
-                            "message": format!("How many people for {}?", a.restaurant),
-                            "requestedSchema": {
-                                "type": "object",
-                                "properties": {"people": {"type": "integer", "minimum": 1, "maximum": 20}},
-                                "required": ["people"]
-                            }
-                        }))?;
-                        // First run: no answer yet, `?` asks for it. Next
-                        // run (from the top): the answer is here.
-                        let answer = cx.elicit("party_size", ask)?;
-                        if answer.action != ElicitAction::Accept {
+                        // Work before the question: kept across the round,
+                        // so the second run does not do it again.
+                        let quote: u64 = match cx.kept_state::<u64>() {
+                            Some(q) => q,
+                            None => 1000 + counts.quotes.fetch_add(1, Ordering::SeqCst) as u64,
+                        };
+                        // First run: no answer yet, `?` asks for it (and
+                        // keeps the quote). Next run: the answer is here.
+                        let message = format!("How many people for {}?", a.restaurant);
+                        let answer = cx
+                            .elicit_form::<PartySize>("party_size", &message)
+                            .map_err(|e| e.keep_state(&quote))?;
+                        let Elicited::Accepted(party) = answer else {
                             return Ok(format!("No booking at {}.", a.restaurant));
-                        }
-                        let people = answer
-                            .content
-                            .as_ref()
-                            .and_then(|c| c.get("people"))
-                            .and_then(|v| serde_json::to_value(v).ok())
-                            .and_then(|v| v.as_u64())
-                            .ok_or_else(|| HandlerError::failed("the answer had no party size"))?;
+                        };
                         // Side effects go after the questions.
                         Ok::<_, HandlerError>(format!(
-                            "Booked a table for {people} at {}.",
-                            a.restaurant
+                            "Booked a table for {} at {} (quote {quote}).",
+                            party.people, a.restaurant
                         ))
                     }
                 }),
@@ -91,8 +104,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(server(Arc::default())?.serve_stdio().await?);
     }
     for era in [EraPreference::Modern, EraPreference::Handshake] {
-        let runs = Arc::new(AtomicUsize::new(0));
-        let (read, write) = server(runs.clone())?.serve_in_memory();
+        let counts = Arc::new(Counts::default());
+        let (read, write) = server(counts.clone())?.serve_in_memory();
         let client = ClientBuilder::new("mrtr-demo", "1.0.0")
             .era(era)
             .on_elicitation(|req| async move {
@@ -113,7 +126,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 println!("  result: {text}");
             }
         }
-        println!("  the handler ran {} times", runs.load(Ordering::SeqCst));
+        println!(
+            "  the handler ran {} times, the quote was made {} time(s)",
+            counts.runs.load(Ordering::SeqCst),
+            counts.quotes.load(Ordering::SeqCst)
+        );
         client.close().await;
     }
     Ok(())

@@ -155,6 +155,30 @@ fn the_client_calls_the_http_server() {
     assert!(text.contains("\"words\":3"), "{text}");
 }
 
+// Issue 30 item 10: `serve_http` drains and returns on SIGTERM (what
+// `docker stop` and Kubernetes send), not only on Ctrl-C.
+#[cfg(unix)]
+#[test]
+fn the_http_server_stops_cleanly_on_sigterm() {
+    let addr = free_addr();
+    let mut server = start("http_server", addr);
+    let pid = server.0.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "http_server ignored SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}
+
 #[test]
 fn the_axum_app_serves_mcp_beside_its_routes() {
     let addr = free_addr();
@@ -193,6 +217,14 @@ fn the_elicitation_demo_runs_in_both_eras() {
     assert!(text.contains("Handshake era"), "{text}");
     assert_eq!(text.matches("user asked:").count(), 2, "{text}");
     assert_eq!(text.matches("result:").count(), 2, "{text}");
+    assert_eq!(text.matches("Booked a table for 4").count(), 2, "{text}");
+    // The work before the question was kept across the round, in both eras.
+    assert_eq!(
+        text.matches("ran 2 times, the quote was made 1 time(s)")
+            .count(),
+        2,
+        "{text}"
+    );
 }
 
 #[test]

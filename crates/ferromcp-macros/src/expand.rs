@@ -43,6 +43,75 @@ struct Options {
     mime_type: Option<String>,
     /// The path of the server crate (default `::ferromcp_server`).
     krate: Option<syn::Path>,
+    /// `#[tool]` only: `annotations(read_only_hint = true, ..)`.
+    annotations: Vec<(Ident, AnnotationValue)>,
+    /// `#[tool]` only: expressions for `icons`, `meta`, `output_schema`.
+    icons: Option<Expr>,
+    meta: Option<Expr>,
+    output_schema: Option<Expr>,
+    /// `#[tool]` only: `task_support = "optional"` (the variant).
+    task_support: Option<Ident>,
+}
+
+/// The value of one hint in `annotations(..)`.
+#[derive(Clone)]
+enum AnnotationValue {
+    Bool(bool),
+    Str(String),
+}
+
+/// The hints `annotations(..)` accepts (`ToolAnnotations`' fields).
+const HINTS: [&str; 4] = [
+    "read_only_hint",
+    "destructive_hint",
+    "idempotent_hint",
+    "open_world_hint",
+];
+
+/// Parses `annotations(read_only_hint = true, destructive_hint, title = "..")`
+/// (a bare hint means `true`).
+fn parse_annotations(
+    meta: &syn::meta::ParseNestedMeta,
+    out: &mut Vec<(Ident, AnnotationValue)>,
+) -> syn::Result<()> {
+    meta.parse_nested_meta(|m| {
+        let Some(ident) = m.path.get_ident().cloned() else {
+            return Err(m.error(unsupported_hint()));
+        };
+        let name = ident.to_string();
+        let value = if name == "title" {
+            AnnotationValue::Str(m.value()?.parse::<LitStr>()?.value())
+        } else if HINTS.contains(&name.as_str()) {
+            if m.input.peek(syn::Token![=]) {
+                let v = m.value()?;
+                match v.parse::<syn::LitBool>() {
+                    Ok(b) => AnnotationValue::Bool(b.value),
+                    Err(e) => {
+                        return Err(syn::Error::new(
+                            e.span(),
+                            format!("`{name}` takes `true` or `false`"),
+                        ));
+                    }
+                }
+            } else {
+                AnnotationValue::Bool(true)
+            }
+        } else {
+            return Err(m.error(unsupported_hint()));
+        };
+        if out.iter().any(|(i, _)| *i == ident) {
+            return Err(m.error(format!("`{name}` is given twice")));
+        }
+        out.push((ident, value));
+        Ok(())
+    })
+}
+
+fn unsupported_hint() -> String {
+    format!(
+        "unsupported annotation: expected {}, each `= true` or `= false`, or `title = \"...\"`",
+        HINTS.map(|h| format!("`{h}`")).join(", ")
+    )
 }
 
 fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
@@ -57,6 +126,40 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
             o.krate = Some(lit.parse::<syn::Path>()?);
             return Ok(());
         }
+        if kind == Kind::Tool {
+            if meta.path.is_ident("annotations") {
+                return parse_annotations(&meta, &mut o.annotations);
+            }
+            let expr_slot = if meta.path.is_ident("icons") {
+                Some(&mut o.icons)
+            } else if meta.path.is_ident("meta") {
+                Some(&mut o.meta)
+            } else if meta.path.is_ident("output_schema") {
+                Some(&mut o.output_schema)
+            } else {
+                None
+            };
+            if let Some(slot) = expr_slot {
+                *slot = Some(meta.value()?.parse::<Expr>()?);
+                return Ok(());
+            }
+            if meta.path.is_ident("task_support") {
+                let lit = meta.value()?.parse::<LitStr>()?;
+                let variant = match lit.value().as_str() {
+                    "forbidden" => "Forbidden",
+                    "optional" => "Optional",
+                    "required" => "Required",
+                    _ => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "`task_support` is \"forbidden\", \"optional\" or \"required\"",
+                        ));
+                    }
+                };
+                o.task_support = Some(Ident::new(variant, lit.span()));
+                return Ok(());
+            }
+        }
         let slot = if meta.path.is_ident("name") {
             &mut o.name
         } else if meta.path.is_ident("description") {
@@ -70,7 +173,10 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
         } else {
             let expected = match kind {
                 Kind::Resource => "`uri`, `name`, `description`, `title`, `mime_type` or `crate`",
-                _ => "`name`, `description`, `title` or `crate`",
+                Kind::Tool => {
+                    "`name`, `description`, `title`, `annotations(..)`, `icons`, `meta`, `output_schema`, `task_support` or `crate`"
+                }
+                Kind::Prompt => "`name`, `description`, `title` or `crate`",
             };
             return Err(meta.error(format!(
                 "unsupported {} argument: expected {expected}",
@@ -152,6 +258,12 @@ struct Handler {
     /// `#[resource]`: the URI (template) and MIME type.
     uri: Option<String>,
     mime_type: Option<String>,
+    /// `#[tool]`: the definition's other parts.
+    annotations: Vec<(Ident, AnnotationValue)>,
+    icons: Option<Expr>,
+    meta: Option<Expr>,
+    output_schema: Option<Expr>,
+    task_support: Option<Ident>,
 }
 
 /// The doc comment of `attrs`, one leading space per line removed.
@@ -269,7 +381,6 @@ fn analyze(
     let mut receiver = false;
     let mut roles = Vec::new();
     let mut seen_cx = false;
-    let mut seen_state = false;
     for input in sig.inputs.iter_mut() {
         match input {
             FnArg::Receiver(r) => {
@@ -339,17 +450,7 @@ fn analyze(
                     continue;
                 }
                 if first_type_arg(&ty, "State").is_some() {
-                    if seen_state {
-                        push_err(
-                            &mut errors,
-                            syn::Error::new_spanned(
-                                &pt.ty,
-                                "only one `State<T>` parameter (put several values in one \
-                                 state type)",
-                            ),
-                        );
-                    }
-                    seen_state = true;
+                    // Several are fine: state is a type map.
                     roles.push(Role::State(ty));
                     continue;
                 }
@@ -453,6 +554,11 @@ fn analyze(
         },
         uri: opts.uri,
         mime_type: opts.mime_type,
+        annotations: opts.annotations,
+        icons: opts.icons,
+        meta: opts.meta,
+        output_schema: opts.output_schema,
+        task_support: opts.task_support,
         fn_ident,
     })
 }
@@ -473,15 +579,38 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     let fn_ident = &h.fn_ident;
     let description = h.description.as_ref().map(|d| quote!(.description(#d)));
     let title = h.title.as_ref().map(|t| quote!(.title(#t)));
+    // The first `State<T>` comes through `handler_with_state`; the others
+    // are extracted in the handler (and declared for the registration
+    // check).
+    let mut n_state = 0usize;
     let call_args: Vec<TokenStream> = h
         .roles
         .iter()
         .map(|r| match r {
             Role::Arg { ident, .. } => quote!(#ident),
             Role::Context => quote!(__mcp_cx),
-            Role::State(_) => quote!(__mcp_state),
+            Role::State(_) => {
+                n_state += 1;
+                if n_state == 1 {
+                    quote!(__mcp_state)
+                } else {
+                    let i = format_ident!("__mcp_state_{}", n_state);
+                    quote!(#i)
+                }
+            }
             Role::Request => quote!(__mcp_args),
         })
+        .collect();
+    let extra_states: Vec<(Ident, TokenStream)> = h
+        .roles
+        .iter()
+        .filter_map(|r| match r {
+            Role::State(t) => first_type_arg(t, "State").map(&fix),
+            _ => None,
+        })
+        .enumerate()
+        .skip(1)
+        .map(|(i, inner)| (format_ident!("__mcp_state_{}", i + 1), inner))
         .collect();
     let call = if h.receiver {
         quote! {
@@ -493,6 +622,35 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     } else {
         quote!(#fn_ident(#(#call_args),*))
     };
+    let call = if extra_states.is_empty() {
+        call
+    } else {
+        // Extracted before the handler's future is made (it takes the
+        // context), so a missing one answers the error instead.
+        let extract = extra_states.iter().map(|(i, inner)| {
+            quote! {
+                let #i = match #k::__private::extract_state::<#inner>(&__mcp_cx) {
+                    ::core::result::Result::Ok(s) => s,
+                    ::core::result::Result::Err(e) => break '__mcp ::core::result::Result::Err(e),
+                };
+            }
+        });
+        quote! {
+            let __mcp_fut = '__mcp: {
+                #(#extract)*
+                ::core::result::Result::Ok::<_, #k::HandlerError>({ #call })
+            };
+            async move {
+                match __mcp_fut {
+                    ::core::result::Result::Ok(f) => ::core::result::Result::Ok::<_, #k::HandlerError>(f.await),
+                    ::core::result::Result::Err(e) => ::core::result::Result::Err(e),
+                }
+            }
+        }
+    };
+    let needs = extra_states.iter().map(|(_, inner)| {
+        quote!(let __mcp_def = #k::__private::NeedsState::needs_state::<#inner>(__mcp_def);)
+    });
     let this = h
         .receiver
         .then(|| quote!(let __mcp_this = ::std::sync::Arc::clone(self);));
@@ -540,9 +698,30 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
                     quote!(let __McpArgs { #(#arg_idents),* } = __mcp_args;),
                 )
             };
+            let annotations = (!h.annotations.is_empty()).then(|| {
+                let fields = h.annotations.iter().map(|(ident, v)| match v {
+                    AnnotationValue::Bool(b) => quote!(#ident: ::core::option::Option::Some(#b),),
+                    AnnotationValue::Str(t) => {
+                        quote!(#ident: ::core::option::Option::Some(::std::string::String::from(#t)),)
+                    }
+                });
+                quote! {
+                    .annotations(#k::protocol::types::ToolAnnotations {
+                        #(#fields)*
+                        ..::core::default::Default::default()
+                    })
+                }
+            });
+            let icons = h.icons.as_ref().map(|e| quote!(.icons(#e)));
+            let meta = h.meta.as_ref().map(|e| quote!(.meta(#e)));
+            let output_schema = h.output_schema.as_ref().map(|e| quote!(.output_schema(#e)));
+            let task_support = h
+                .task_support
+                .as_ref()
+                .map(|v| quote!(.task_support(#k::TaskSupport::#v)));
             (
                 prelude,
-                quote!(#k::tool(#name) #description #title #output),
+                quote!(#k::tool(#name) #description #title #output #annotations #icons #meta #output_schema #task_support),
                 args_ty,
                 unpack,
             )
@@ -652,7 +831,9 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
             #prelude
             #check_ret
             #this
-            #builder #handler
+            let __mcp_def = #builder #handler;
+            #(#needs)*
+            __mcp_def
         }
     }
 }
@@ -957,6 +1138,72 @@ mod tests {
             ),
         );
         assert!(e.contains("unsupported #[tool] argument"), "{e}");
+    }
+
+    #[test]
+    fn annotations_and_the_other_definition_parts_expand_to_setters() {
+        let out = free_fn(
+            Kind::Tool,
+            quote!(
+                annotations(
+                    read_only_hint = true,
+                    destructive_hint = false,
+                    open_world_hint,
+                    title = "Look"
+                ),
+                icons = icons(),
+                meta = meta(),
+                output_schema = schema(),
+                task_support = "optional"
+            ),
+            quote!(
+                async fn look() -> String {
+                    todo!()
+                }
+            ),
+        )
+        .unwrap()
+        .to_string();
+        assert!(out.contains(". annotations (:: ferromcp_server :: protocol :: types :: ToolAnnotations { read_only_hint : :: core :: option :: Option :: Some (true) , destructive_hint : :: core :: option :: Option :: Some (false) , open_world_hint : :: core :: option :: Option :: Some (true) , title :"), "{out}");
+        assert!(out.contains(". icons (icons ())"), "{out}");
+        assert!(out.contains(". meta (meta ())"), "{out}");
+        assert!(out.contains(". output_schema (schema ())"), "{out}");
+        assert!(
+            out.contains(". task_support (:: ferromcp_server :: TaskSupport :: Optional)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_wrong_annotation_says_which_ones_exist() {
+        let item = quote!(
+            async fn f() {}
+        );
+        let e = tool_err(quote!(annotations(read_only = true)), item.clone());
+        assert!(
+            e.contains("unsupported annotation: expected `read_only_hint`, `destructive_hint`, `idempotent_hint`, `open_world_hint`"),
+            "{e}"
+        );
+        let e = tool_err(quote!(annotations(read_only_hint = "yes")), item.clone());
+        assert!(
+            e.contains("`read_only_hint` takes `true` or `false`"),
+            "{e}"
+        );
+        let e = tool_err(
+            quote!(annotations(read_only_hint, read_only_hint = false)),
+            item.clone(),
+        );
+        assert!(e.contains("`read_only_hint` is given twice"), "{e}");
+        let e = tool_err(quote!(task_support = "sometimes"), item.clone());
+        assert!(
+            e.contains("`task_support` is") && e.contains("required"),
+            "{e}"
+        );
+        let e = match free_fn(Kind::Prompt, quote!(annotations(read_only_hint)), item) {
+            Ok(t) => panic!("expected an error, got {t}"),
+            Err(e) => e.to_compile_error().to_string(),
+        };
+        assert!(e.contains("unsupported #[prompt] argument"), "{e}");
     }
 
     #[test]

@@ -73,6 +73,24 @@
 //! async fn note(name: String) -> String { name } // error at `name`: not a variable of the uri
 //! ```
 //!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(annotations(read_only = true))] // error at `read_only`: lists `read_only_hint`, ..
+//! async fn look() -> String { String::new() }
+//! ```
+//!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(annotations(destructive_hint = "no"))] // error at `"no"`: takes `true` or `false`
+//! async fn wipe() -> String { String::new() }
+//! ```
+//!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(task_support = "sometimes")] // error: "forbidden", "optional" or "required"
+//! async fn slow() -> String { String::new() }
+//! ```
+//!
 //! Type errors the compiler finds are reported at the user's tokens too,
 //! with the fix: a tool parameter type without `serde::Deserialize` and
 //! `schemars::JsonSchema` (at the parameter's type), a return type that is
@@ -112,12 +130,21 @@ use proc_macro::TokenStream;
 ///   parameter; a parameter's doc comment is its description, and
 ///   `#[serde(..)]` / `#[schemars(..)]` attributes on it are kept.
 ///   `Option<T>` parameters are optional.
-/// - A parameter of type `RequestContext` receives the request context; one
-///   of type `State<T>` receives the application state given to
-///   `ServerBuilder::with_state` (see `ferromcp_server::State`).
+/// - A parameter of type `RequestContext` receives the request context;
+///   each of type `State<T>` (several are fine, one per type) receives the
+///   application state given to `ServerBuilder::with_state` (see
+///   `ferromcp_server::State`); `build()` checks that every one was given.
 /// - A `Json<T>` (or `Result<Json<T>, E>`) return type declares `T`'s
 ///   schema as the `outputSchema`. Any return type the builder accepts
 ///   works: `String`, `CallToolResult`, `Result<String, String>`, …
+/// - The rest of the definition:
+///   `annotations(read_only_hint = true, destructive_hint = false,
+///   idempotent_hint = true, open_world_hint = false, title = "...")`
+///   (a bare hint means `= true`); `icons = <expr>` (a `Vec<Icon>`),
+///   `meta = <expr>` and `output_schema = <expr>` (each a `JsonObject`,
+///   the latter replacing the derived one); `task_support = "optional"`
+///   (or `"required"`, `"forbidden"`). A finished `ToolDef` has the same
+///   as setters (`add_tool().with_annotations(..)`).
 ///
 /// Not accepted (an error at the offending span): a non-`async` fn,
 /// generics, borrowed parameters, destructuring patterns (other than for
@@ -151,6 +178,33 @@ use proc_macro::TokenStream;
 ///     .build();
 /// assert!(server.is_ok());
 /// ```
+///
+/// With behaviour hints and `_meta`:
+///
+/// ```
+/// use ferromcp_server::macros::tool;
+///
+/// fn owner() -> ferromcp_server::protocol::types::JsonObject {
+///     let mut m = serde_json::Map::new();
+///     m.insert("com.example/owner".into(), "team-a".into());
+///     m
+/// }
+///
+/// /// Reads the current temperature.
+/// #[tool(
+///     annotations(read_only_hint = true, open_world_hint = true),
+///     meta = owner(),
+///     task_support = "optional"
+/// )]
+/// async fn temperature() -> String {
+///     "21 °C".into()
+/// }
+///
+/// let def = temperature_tool();
+/// let hints = def.definition().annotations.clone().unwrap_or_default();
+/// assert_eq!(hints.read_only_hint, Some(true));
+/// assert_eq!(hints.destructive_hint, None);
+/// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::free_fn(expand::Kind::Tool, attr.into(), item.into())
@@ -167,7 +221,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// required prompt argument, each `Option<String>` an optional one (its doc
 /// comment is the argument's description); `RequestContext` and `State<T>`
 /// parameters are as for tools. The return type is anything
-/// `IntoPromptResult` accepts.
+/// `IntoPromptResult` accepts; a `String` is one user message.
 ///
 /// ```
 /// use ferromcp_server::macros::prompt;
@@ -210,7 +264,9 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// Parameters: `String` / `Option<String>` ones named after a template
 /// variable receive its value; a `ResourceRequest` one the whole request
 /// (URI and variables); `RequestContext` and `State<T>` as for tools. The
-/// return type is anything `IntoReadResult` accepts.
+/// return type is anything `IntoReadResult` accepts; a `String` (or
+/// `Result<String, E>`) is the text of the URI read, with the `mime_type`
+/// given here, so the handler repeats neither.
 ///
 /// ```
 /// use ferromcp_server::macros::resource;

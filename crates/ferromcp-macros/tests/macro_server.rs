@@ -56,7 +56,53 @@ async fn find_user(
         .ok_or_else(|| format!("no user {i}"))
 }
 
-#[tool(description = "Says pong")]
+/// Today's message: a `String`, the URI and MIME type come from here.
+#[resource(uri = "motd://today", mime_type = "text/markdown")]
+async fn motd() -> String {
+    "*Be kind.*".into()
+}
+
+/// A word echoed back.
+#[resource(uri = "echo://{word}")]
+async fn echo_word(word: String) -> Result<String, String> {
+    if word.is_empty() {
+        return Err("no word".into());
+    }
+    Ok(word)
+}
+
+/// Greets: a prompt returning a `String` is one user message.
+#[prompt]
+async fn hello(name: String) -> String {
+    format!("Say hello to {name}")
+}
+
+/// A second state value, of its own type.
+#[derive(Clone)]
+struct Prefix(&'static str);
+
+/// Names a user with a prefix: two `State`s (state is a type map).
+#[tool]
+async fn prefixed(
+    State(users): State<Arc<Users>>,
+    State(Prefix(p)): State<Prefix>,
+    i: usize,
+) -> String {
+    format!("{p}{}", users.names.get(i).cloned().unwrap_or_default())
+}
+
+fn pong_meta() -> ferromcp_server::protocol::types::JsonObject {
+    let mut m = serde_json::Map::new();
+    m.insert("com.example/team".into(), "net".into());
+    m
+}
+
+// TOOL-08
+#[tool(
+    description = "Says pong",
+    annotations(read_only_hint = true, destructive_hint = false, idempotent_hint),
+    meta = pong_meta()
+)]
 async fn ping() -> &'static str {
     "pong"
 }
@@ -175,6 +221,12 @@ fn service() -> McpService {
         }))
         .tool(add_tool())
         .tool(find_user_tool())
+        .with_state(Prefix("user:"))
+        .tool(prefixed_tool())
+        .resource(motd_resource())
+        // `.resource()` takes a template too (issue 30 item 9).
+        .resource(echo_word_resource())
+        .prompt(hello_prompt())
         .tool(ping_tool())
         .prompt(summarize_prompt())
         .resource(all_users_resource())
@@ -203,7 +255,9 @@ async fn tools_are_listed_with_schemas_and_descriptions_from_the_declaration() {
     names.sort_unstable();
     assert_eq!(
         names,
-        ["add", "bump", "fail", "ping", "read", "user", "version"]
+        [
+            "add", "bump", "fail", "ping", "prefixed", "read", "user", "version"
+        ]
     );
 
     let add = find(&tools, "add");
@@ -245,6 +299,12 @@ async fn tools_are_listed_with_schemas_and_descriptions_from_the_declaration() {
     assert_eq!(ping["description"], "Says pong");
     assert_eq!(ping["inputSchema"]["type"], "object", "{ping}");
     assert_eq!(ping["inputSchema"]["additionalProperties"], false, "{ping}");
+    assert_eq!(
+        ping["annotations"],
+        json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true}),
+        "{ping}"
+    );
+    assert_eq!(ping["_meta"]["com.example/team"], "net", "{ping}");
 
     let bump = find(&tools, "bump");
     assert_eq!(bump["description"], "Adds `by` and returns the new value.");
@@ -367,4 +427,46 @@ async fn resources_and_templates_are_listed_and_read() {
     assert_eq!(r["result"]["contents"][0]["text"], "3", "{r}");
     let r = read("counter://plus/4").await;
     assert_eq!(r["result"]["contents"][0]["text"], "7", "{r}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_handler_takes_several_states() {
+    let svc = service();
+    let r = call_tool(&svc, "prefixed", json!({"i": 1})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "user:bo", "{r}");
+}
+
+#[test]
+fn a_missing_second_state_is_a_configuration_error() {
+    let e = Server::builder("macros", "1.0.0")
+        .with_state(Arc::new(Users { names: Vec::new() }))
+        .tool(prefixed_tool())
+        .build()
+        .expect_err("Prefix was never given");
+    assert!(e.is_config(), "{e}");
+    assert!(e.to_string().contains("Prefix"), "{e}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn resources_and_prompts_may_return_a_string() {
+    let svc = service();
+    let r = request(&svc, "resources/read", json!({"uri": "motd://today"})).await;
+    assert_eq!(
+        r["result"]["contents"],
+        json!([{"uri": "motd://today", "mimeType": "text/markdown", "text": "*Be kind.*"}]),
+        "{r}"
+    );
+    let r = request(&svc, "resources/read", json!({"uri": "echo://hi"})).await;
+    assert_eq!(
+        r["result"]["contents"],
+        json!([{"uri": "echo://hi", "text": "hi"}]),
+        "{r}"
+    );
+    let params = json!({"name": "hello", "arguments": {"name": "Ada"}});
+    let r = request(&svc, "prompts/get", params).await;
+    assert_eq!(
+        r["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Say hello to Ada"}}]),
+        "{r}"
+    );
 }

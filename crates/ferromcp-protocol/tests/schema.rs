@@ -207,6 +207,7 @@ fn tool() -> Tool {
             ..Default::default()
         }),
         meta: Some(obj(json!({"com.example/owner": "team-a"}))),
+        ..Tool::default()
     }
 }
 

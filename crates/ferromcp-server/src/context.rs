@@ -348,6 +348,14 @@ impl RequestContext {
         self.inner.state.as_deref()
     }
 
+    // MRTR-08
+    /// The work a previous run of this handler kept with
+    /// [`HandlerError::keep_state`], decoded as `S`; `None` on the first
+    /// run (or when the kept state is not an `S`).
+    pub fn kept_state<S: DeserializeOwned>(&self) -> Option<S> {
+        serde_json::from_slice(self.state()?).ok()
+    }
+
     // MRTR-11
     /// Looks up the answer to input request `key`, decoded as `T`.
     ///
@@ -424,10 +432,16 @@ impl RequestContext {
     ///
     /// Use with `?`. On the 2026-07-28 wire an unanswered request ends this
     /// run of the handler (an `input_required` result); once the client has
-    /// the answer the handler runs **again from the top** with it, so code
-    /// before this call runs twice and should have no side effects it cannot
-    /// repeat. In the handshake era the server asks over the session and
-    /// also re-runs the handler with the answer, so one handler serves both.
+    /// the answer the handler runs **again from the top** with it. In the
+    /// handshake era the server asks over the session and also re-runs the
+    /// handler with the answer, so one handler serves both.
+    ///
+    /// # Warning: code before the question runs twice
+    ///
+    /// Put side effects (a payment, a row written, a message sent) *after*
+    /// the questions, or keep their result across the round with
+    /// `.map_err(|e| e.keep_state(&work))?` and read it back with
+    /// [`Self::kept_state`] (see [`HandlerError::keep_state`]).
     pub fn elicit(
         &self,
         key: &str,
@@ -441,9 +455,16 @@ impl RequestContext {
     /// Typed form elicitation: the requested schema is derived from `T`
     /// (a struct of string, number, boolean and enum fields; doc comments
     /// become field descriptions), and an accepted answer is read back
-    /// into `T`. See [`Self::elicit`] for how the handler re-runs, and
+    /// into `T`. The fields are asked in `T`'s declaration order. See
     /// [`crate::Elicited`] for the outcomes. A `T` that is not a flat form
     /// is an error naming the field.
+    ///
+    /// # Warning: code before the question runs twice
+    ///
+    /// Without an answer yet the `?` ends this run; the handler then runs
+    /// again from the top with the answer (both eras). Put side effects
+    /// after the question, or keep their result with
+    /// [`HandlerError::keep_state`] and [`Self::kept_state`].
     pub fn elicit_form<T: schemars::JsonSchema + DeserializeOwned>(
         &self,
         key: &str,

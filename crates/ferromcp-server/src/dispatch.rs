@@ -181,6 +181,21 @@ impl Shared {
         &self,
         params: &InitializeRequestParams,
     ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+        let span = crate::trace::initialize_span(&params.protocol_version);
+        let _entered = span.enter();
+        let r = self.initialize_untraced(params);
+        let version = match &r {
+            Ok((result, _)) => Ok(result.protocol_version.as_str()),
+            Err(e) => Err(e.code.0),
+        };
+        crate::trace::finish_initialize(&span, version);
+        r
+    }
+
+    fn initialize_untraced(
+        &self,
+        params: &InitializeRequestParams,
+    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
         let requested = ProtocolVersion::parse(&params.protocol_version);
         let version = match requested {
             Some(v) if self.handshake_versions.contains(&v) => v,
@@ -468,7 +483,10 @@ impl Shared {
                 let msgs: Vec<String> = v
                     .iter_errors(&args)
                     .take(8)
-                    .map(|e| format!("{} at '{}'", e, e.instance_path()))
+                    .map(|e| {
+                        let at = crate::tool::argument_location(&e.instance_path().to_string());
+                        format!("{e} at {at}")
+                    })
                     .collect();
                 return Ok(self.finish(
                     &id,
@@ -511,11 +529,14 @@ impl Shared {
                 let r = self.check_output(&tool, r)?;
                 Ok(self.finish(&id, sieve_call_result(version, r), version))
             }
-            Mrtr::Failed(msg) => Ok(self.finish(
-                &id,
-                CallToolResult::error(vec![ContentBlock::text(msg)]),
-                version,
-            )),
+            Mrtr::Failed(msg) => {
+                crate::trace::note_tool_error();
+                Ok(self.finish(
+                    &id,
+                    CallToolResult::error(vec![ContentBlock::text(msg)]),
+                    version,
+                ))
+            }
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
@@ -527,6 +548,7 @@ impl Shared {
         r: CallToolResult,
     ) -> Result<CallToolResult, ErrorObject> {
         if r.is_error() {
+            crate::trace::note_tool_error();
             return Ok(r);
         }
         #[cfg(feature = "schema-validation")]

@@ -27,10 +27,13 @@
 
 use crate::error::HandlerError;
 use ferromcp_protocol::ErrorObject;
-use ferromcp_protocol::types::{ElicitAction, ElicitRequestParams, ElicitResult};
+use ferromcp_protocol::types::{
+    ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult, ElicitationSchema,
+    OrderedMap, PrimitiveSchemaDefinition,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// What the user did with a typed form.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +54,11 @@ const PRIMITIVES: [&str; 4] = ["string", "number", "integer", "boolean"];
 /// reduced to what elicitation allows. A `T` that is not a flat object of
 /// primitive fields (strings, numbers, booleans, string enums, arrays of
 /// string enums) is refused with a message naming the field.
-pub(crate) fn form_params<T: JsonSchema>(
+///
+/// The fields are asked in `T`'s declaration order (the wire keeps it:
+/// `requestedSchema.properties` is an ordered map), whatever the
+/// program's `serde_json` features.
+pub(crate) fn form_params<T: JsonSchema + DeserializeOwned>(
     message: &str,
 ) -> Result<ElicitRequestParams, HandlerError> {
     let schema = serde_json::to_value(schemars::schema_for!(T))
@@ -65,24 +72,42 @@ pub(crate) fn form_params<T: JsonSchema>(
         ));
     }
     let defs = root.remove("$defs").or_else(|| root.remove("definitions"));
-    let mut properties = Map::new();
-    if let Some(Value::Object(props)) = root.remove("properties") {
-        for (name, prop) in props {
-            properties.insert(name.clone(), primitive(&name, prop, defs.as_ref())?);
+    // ELICIT-04: in declaration order, not the sorted order of the map.
+    let order = crate::field_order::property_order(
+        crate::field_order::declared_fields::<T>(),
+        &Value::Object(root.clone()),
+    );
+    let mut properties: Vec<(String, Value)> = Vec::new();
+    if let Some(Value::Object(mut props)) = root.remove("properties") {
+        for name in order {
+            if let Some(prop) = props.remove(&name) {
+                properties.push((name, prop));
+            }
         }
+        properties.extend(props);
     }
-    let mut out = Map::new();
-    out.insert("type".into(), Value::from("object"));
-    out.insert("properties".into(), Value::Object(properties));
-    if let Some(req) = root.remove("required") {
-        out.insert("required".into(), req);
+    let mut fields = OrderedMap::new();
+    for (name, prop) in properties {
+        let prop = primitive(&name, prop, defs.as_ref())?;
+        let prop: PrimitiveSchemaDefinition = serde_json::from_value(prop)
+            .map_err(|e| config(format!("the form field {name:?}: {e}")))?;
+        fields.insert(name, prop);
     }
-    let params = serde_json::json!({
-        "mode": "form",
-        "message": message,
-        "requestedSchema": Value::Object(out),
-    });
-    serde_json::from_value(params).map_err(|e| config(format!("the form schema: {e}")))
+    let required = match root.remove("required") {
+        Some(req) => Some(
+            serde_json::from_value(req)
+                .map_err(|e| config(format!("the form's required list: {e}")))?,
+        ),
+        None => None,
+    };
+    Ok(ElicitRequestParams::Form(ElicitRequestFormParams {
+        message: message.to_owned(),
+        requested_schema: ElicitationSchema {
+            properties: fields,
+            required,
+            ..ElicitationSchema::default()
+        },
+    }))
 }
 
 /// One property, `$ref`s to enums inlined, checked to be primitive.

@@ -47,6 +47,55 @@ impl HandlerError {
     pub fn is_need_input(&self) -> bool {
         matches!(self, Self::NeedInput(_))
     }
+
+    // MRTR-08
+    /// Keeps `work` across the round trip when this is a question to the
+    /// client ([`HandlerError::NeedInput`]): the server seals it into the
+    /// `requestState` (2026-07-28) or holds it (handshake era), and the
+    /// handler's next run reads it back with
+    /// [`RequestContext::kept_state`](crate::RequestContext::kept_state).
+    /// Any other error is returned unchanged.
+    ///
+    /// The handler runs again from the top once the client answers, so
+    /// work done before the question runs twice unless it is kept:
+    ///
+    /// ```
+    /// use ferromcp_server::{Elicited, HandlerError, NoArgs, RequestContext, tool};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { sure: bool }
+    ///
+    /// let def = tool("reserve").handler(|_: NoArgs, cx: RequestContext| async move {
+    ///     // First run: reserve (a side effect); re-run: reuse the reservation.
+    ///     let id: u64 = match cx.kept_state::<u64>() {
+    ///         Some(id) => id,
+    ///         None => 42, // e.g. reserve_seat().await?
+    ///     };
+    ///     let answer = cx
+    ///         .elicit_form::<Confirm>("confirm", "Keep the seat?")
+    ///         .map_err(|e| e.keep_state(&id))?;
+    ///     Ok::<_, HandlerError>(match answer {
+    ///         Elicited::Accepted(Confirm { sure: true }) => format!("seat {id} is yours"),
+    ///         _ => format!("seat {id} released"),
+    ///     })
+    /// });
+    /// # let _ = def;
+    /// ```
+    ///
+    /// `work` is serialized as JSON; the sealed state counts against
+    /// [`Limits`](crate::Limits)' request size on its way back, so keep it
+    /// small (an id, a cursor, a result), not a whole data set.
+    pub fn keep_state<S: serde::Serialize + ?Sized>(self, work: &S) -> Self {
+        match self {
+            Self::NeedInput(i) => match serde_json::to_vec(work) {
+                Ok(bytes) => Self::NeedInput(i.state(bytes)),
+                Err(e) => Self::Protocol(ErrorObject::internal(format!(
+                    "the state to keep cannot be serialized: {e}"
+                ))),
+            },
+            other => other,
+        }
+    }
 }
 
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
@@ -54,9 +103,95 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
         // A JSON-RPC error object is answered as itself, not as a failure.
         match (&e as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
             Some(obj) => Self::Protocol(obj.clone()),
-            None => Self::Failed(e.to_string()),
+            None => Self::Failed(with_causes(&e)),
         }
     }
+}
+
+/// `e`'s message followed by its causes (`source()` chain), `: `-separated
+/// as anyhow's `{:#}` writes them: "reading /x: No such file or directory".
+fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    // A cycle in a hand-written `source()` cannot loop forever.
+    let mut left = 64;
+    while let (Some(cause), true) = (next, left > 0) {
+        let msg = cause.to_string();
+        // Errors that already print their cause (`"{0}"` wrappers) would
+        // repeat it.
+        if !text.ends_with(&msg) {
+            text.push_str(": ");
+            text.push_str(&msg);
+        }
+        next = cause.source();
+        left -= 1;
+    }
+    text
+}
+
+impl HandlerError {
+    /// The same error, for one that travelled inside another error type
+    /// (an `anyhow::Error`) and is only reachable by reference.
+    #[cfg(feature = "anyhow")]
+    fn duplicate(&self) -> Self {
+        match self {
+            Self::Failed(m) => Self::Failed(m.clone()),
+            Self::Protocol(o) => Self::Protocol(o.clone()),
+            Self::NeedInput(i) => Self::NeedInput(i.clone()),
+        }
+    }
+}
+
+/// A [`HandlerError`] carried inside an `anyhow::Error`, so `?` on the SDK's
+/// calls works in a handler returning `anyhow::Result` and the server gets
+/// the original back (an `input_required` stays one).
+#[cfg(feature = "anyhow")]
+#[derive(Debug)]
+struct Carried(HandlerError);
+
+#[cfg(feature = "anyhow")]
+impl fmt::Display for Carried {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            HandlerError::Failed(m) => f.write_str(m),
+            HandlerError::Protocol(o) => write!(f, "{} ({})", o.message, o.code),
+            HandlerError::NeedInput(_) => f.write_str("input required from the client"),
+        }
+    }
+}
+
+#[cfg(feature = "anyhow")]
+impl std::error::Error for Carried {}
+
+// Foreign type: `anyhow::Error` is the error type most applications' handlers return.
+/// `?` on an SDK call (`elicit_form`, `elicit`, …) inside a handler that
+/// returns `anyhow::Result`. The server unwraps it again when the handler
+/// returns the error, also under added `.context(..)`.
+///
+/// The other direction, `?` on an `anyhow::Error` in a handler returning
+/// `Result<_, HandlerError>`, cannot be a `From` impl (it would overlap the
+/// blanket one for `std::error::Error` types, which anyhow may one day
+/// implement): return `anyhow::Result` from such a handler, or write
+/// `.map_err(IntoHandlerError::into_handler_error)?`.
+#[cfg(feature = "anyhow")]
+impl From<HandlerError> for anyhow::Error {
+    fn from(e: HandlerError) -> Self {
+        anyhow::Error::new(Carried(e))
+    }
+}
+
+/// The handler error an `anyhow::Error` stands for: a carried
+/// [`HandlerError`] or [`ErrorObject`] as itself, anything else a failure
+/// with the whole cause chain.
+#[cfg(feature = "anyhow")]
+fn from_anyhow(e: &anyhow::Error) -> HandlerError {
+    if let Some(Carried(h)) = e.downcast_ref::<Carried>() {
+        return h.duplicate();
+    }
+    if let Some(obj) = e.downcast_ref::<ErrorObject>() {
+        return HandlerError::Protocol(obj.clone());
+    }
+    HandlerError::Failed(format!("{e:#}"))
 }
 
 impl From<InputRequired> for HandlerError {
@@ -74,6 +209,32 @@ impl From<InputRequired> for HandlerError {
 /// Those become [`HandlerError::Failed`] with the displayed message (for a
 /// tool: a result with `isError: true` the model can read), except an
 /// [`ErrorObject`], which is answered as that JSON-RPC error.
+///
+/// An `anyhow::Error` (feature `anyhow`, on by default) and a boxed
+/// `dyn Error` keep their cause chain in the message, as `{:#}` prints it
+/// ("reading /etc/x: No such file or directory (os error 2)"), and an
+/// SDK error that travelled through `anyhow` with `?` (an
+/// `elicit_form(..)?` asking the client) is answered as what it was:
+///
+/// ```
+/// # #[cfg(feature = "anyhow")] {
+/// use anyhow::Context;
+/// use ferromcp_server::{tool, Elicited, RequestContext};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Confirm { sure: bool }
+///
+/// let def = tool("wipe").handler(|_: ferromcp_server::NoArgs, cx: RequestContext| async move {
+///     let answer = cx.elicit_form::<Confirm>("confirm", "Really?")?; // -> anyhow::Error
+///     if !matches!(answer, Elicited::Accepted(Confirm { sure: true })) {
+///         return Ok("kept".to_string());
+///     }
+///     std::fs::read_to_string("/nonexistent").context("reading /nonexistent")?;
+///     anyhow::Ok("wiped".to_string())
+/// });
+/// # let _ = def;
+/// # }
+/// ```
 ///
 /// ```
 /// use ferromcp_server::{tool, RequestContext};
@@ -109,10 +270,21 @@ impl IntoHandlerError for InputRequired {
 
 impl<E: fmt::Display + 'static> IntoHandlerError for E {
     fn into_handler_error(self) -> HandlerError {
-        match (&self as &dyn std::any::Any).downcast_ref::<ErrorObject>() {
-            Some(obj) => HandlerError::Protocol(obj.clone()),
-            None => HandlerError::Failed(self.to_string()),
+        let any = &self as &dyn std::any::Any;
+        if let Some(obj) = any.downcast_ref::<ErrorObject>() {
+            return HandlerError::Protocol(obj.clone());
         }
+        #[cfg(feature = "anyhow")]
+        if let Some(e) = any.downcast_ref::<anyhow::Error>() {
+            return from_anyhow(e);
+        }
+        if let Some(e) = any.downcast_ref::<Box<dyn std::error::Error + Send + Sync>>() {
+            return HandlerError::Failed(with_causes(e.as_ref()));
+        }
+        if let Some(e) = any.downcast_ref::<Box<dyn std::error::Error>>() {
+            return HandlerError::Failed(with_causes(e.as_ref()));
+        }
+        HandlerError::Failed(self.to_string())
     }
 }
 

@@ -69,6 +69,7 @@ mod context;
 mod dispatch;
 mod elicit;
 mod error;
+mod field_order;
 mod future;
 mod limits;
 mod listen;
@@ -78,6 +79,8 @@ mod otel;
 mod prompt;
 pub mod request_state;
 mod resource;
+#[cfg(feature = "http")]
+mod serve_http;
 mod server;
 mod session;
 pub mod shared_sessions;
@@ -102,7 +105,9 @@ pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,
 };
-pub use server::{CacheHints, Server, ServerBuilder};
+#[cfg(feature = "http")]
+pub use serve_http::shutdown_signal;
+pub use server::{AnyResourceDef, CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
@@ -149,6 +154,16 @@ pub mod __private {
     )]
     pub trait ToolParam {}
     impl<T: serde::de::DeserializeOwned + schemars::JsonSchema> ToolParam for T {}
+
+    pub use crate::state::NeedsState;
+
+    /// `State<T>` out of the request context (a handler's second and
+    /// further `State` parameters).
+    pub fn extract_state<T: Clone + Send + Sync + 'static>(
+        cx: &crate::RequestContext,
+    ) -> Result<crate::State<T>, crate::HandlerError> {
+        crate::state::extract::<T>(cx)
+    }
 }
 
 /// Re-export of the protocol crate.

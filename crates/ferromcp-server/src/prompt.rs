@@ -20,7 +20,7 @@ pub type PromptArgs = BTreeMap<String, String>;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by a prompt handler",
     label = "not a prompt result type",
-    note = "a prompt returns `GetPromptResult`, `Vec<PromptMessage>`, or a `Result<_, E>` of one of these"
+    note = "a prompt returns `String` (one user message), `GetPromptResult`, `Vec<PromptMessage>`, or a `Result<_, E>` of one of these"
 )]
 pub trait IntoPromptResult {
     /// Converts.
@@ -30,6 +30,23 @@ pub trait IntoPromptResult {
 impl IntoPromptResult for GetPromptResult {
     fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
         Ok(self)
+    }
+}
+
+/// One user message with the text: the common single-message prompt.
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        vec![PromptMessage::new(
+            ferromcp_protocol::types::Role::User,
+            ferromcp_protocol::types::ContentBlock::text(self),
+        )]
+        .into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for &'static str {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        self.to_owned().into_prompt_result()
     }
 }
 

@@ -55,7 +55,7 @@ pub struct ResourceRequest {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned by a resource handler",
     label = "not a resource read result type",
-    note = "a resource returns `ReadResourceResult`, `ResourceContents`, `Vec<ResourceContents>`, or a `Result<_, E>` of one of these"
+    note = "a resource returns `String` (text at the URI read, with the declared MIME type), `ReadResourceResult`, `ResourceContents`, `Vec<ResourceContents>`, or a `Result<_, E>` of one of these"
 )]
 pub trait IntoReadResult {
     /// Converts.
@@ -66,6 +66,44 @@ impl IntoReadResult for ReadResourceResult {
     fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
         Ok(self)
     }
+}
+
+// RES-*
+/// Text contents of the URI being read, with the MIME type the resource
+/// or template declared: the handler need not repeat either.
+impl IntoReadResult for String {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        ResourceContents::text(String::new(), None, self).into_read_result()
+    }
+}
+
+impl IntoReadResult for &'static str {
+    fn into_read_result(self) -> Result<ReadResourceResult, HandlerError> {
+        self.to_owned().into_read_result()
+    }
+}
+
+/// Fills what a `String` result left out: contents without a URI get the
+/// URI that was read and, unless they have one, the declared MIME type.
+fn complete(
+    result: Result<ReadResourceResult, HandlerError>,
+    uri: &str,
+    mime: Option<&str>,
+) -> Result<ReadResourceResult, HandlerError> {
+    let mut r = result?;
+    for c in &mut r.contents {
+        let (u, m) = match c {
+            ResourceContents::Text(t) => (&mut t.uri, &mut t.mime_type),
+            ResourceContents::Blob(b) => (&mut b.uri, &mut b.mime_type),
+        };
+        if u.is_empty() {
+            *u = uri.to_owned();
+            if m.is_none() {
+                *m = mime.map(str::to_owned);
+            }
+        }
+    }
+    Ok(r)
 }
 
 impl IntoReadResult for ResourceContents {
@@ -103,9 +141,10 @@ pub trait ResourceHandler: Send + Sync + 'static {
     ) -> BoxFuture<Result<ReadResourceResult, HandlerError>>;
 }
 
-struct FnResource<F>(F);
+/// A handler and the declared MIME type (for [`complete`]).
+struct FnResource<F>(F, Option<Arc<str>>);
 
-struct FnResourceState<F, S>(F, std::marker::PhantomData<fn() -> S>);
+struct FnResourceState<F, S>(F, std::marker::PhantomData<fn() -> S>, Option<Arc<str>>);
 
 impl<S, F, Fut, R> ResourceHandler for FnResourceState<F, S>
 where
@@ -121,8 +160,11 @@ where
     ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
         match crate::state::extract::<S>(&cx) {
             Ok(state) => {
+                let (uri, mime) = (req.uri.clone(), self.2.clone());
                 let fut = (self.0)(state, req, cx);
-                Box::pin(async move { fut.await.into_read_result() })
+                Box::pin(
+                    async move { complete(fut.await.into_read_result(), &uri, mime.as_deref()) },
+                )
             }
             Err(e) => Box::pin(async move { Err(e) }),
         }
@@ -140,8 +182,9 @@ where
         req: ResourceRequest,
         cx: RequestContext,
     ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
+        let (uri, mime) = (req.uri.clone(), self.1.clone());
         let fut = (self.0)(req, cx);
-        Box::pin(async move { fut.await.into_read_result() })
+        Box::pin(async move { complete(fut.await.into_read_result(), &uri, mime.as_deref()) })
     }
 }
 
@@ -174,9 +217,10 @@ impl ResourceDef {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
+        let mime = resource.mime_type.as_deref().map(Arc::from);
         Self {
             resource,
-            handler: Arc::new(FnResource(handler)),
+            handler: Arc::new(FnResource(handler, mime)),
             state_needs: Vec::new(),
         }
     }
@@ -214,7 +258,8 @@ impl TemplateDef {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
-        Self::compile(template, Arc::new(FnResource(handler)), Vec::new())
+        let mime = template.mime_type.as_deref().map(Arc::from);
+        Self::compile(template, Arc::new(FnResource(handler, mime)), Vec::new())
     }
 
     fn compile(
@@ -379,9 +424,10 @@ impl ResourceBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
+        let mime = self.resource.mime_type.as_deref().map(Arc::from);
         ResourceDef {
             resource: self.resource,
-            handler: Arc::new(FnResourceState(f, std::marker::PhantomData)),
+            handler: Arc::new(FnResourceState(f, std::marker::PhantomData, mime)),
             state_needs: vec![StateNeed::of::<S>()],
         }
     }
@@ -425,9 +471,10 @@ impl TemplateBuilder {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
+        let mime = self.template.mime_type.as_deref().map(Arc::from);
         TemplateDef::compile(
             self.template,
-            Arc::new(FnResourceState(f, std::marker::PhantomData)),
+            Arc::new(FnResourceState(f, std::marker::PhantomData, mime)),
             vec![StateNeed::of::<S>()],
         )
     }

@@ -544,6 +544,27 @@ impl RequestContext {
     }
 }
 
+/// A static resource or a resource template, for
+/// [`ServerBuilder::resource`], which takes either.
+#[derive(Debug, Clone)]
+pub enum AnyResourceDef {
+    /// A fixed URI.
+    Resource(ResourceDef),
+    /// An RFC 6570 URI template.
+    Template(TemplateDef),
+}
+
+impl From<ResourceDef> for AnyResourceDef {
+    fn from(d: ResourceDef) -> Self {
+        Self::Resource(d)
+    }
+}
+
+impl From<TemplateDef> for AnyResourceDef {
+    fn from(d: TemplateDef) -> Self {
+        Self::Template(d)
+    }
+}
 /// Builds a [`Server`]. Every limit and policy has a named default.
 pub struct ServerBuilder {
     info: Implementation,
@@ -655,8 +676,8 @@ impl ServerBuilder {
     ///     .build();
     /// assert!(server.is_ok());
     /// ```
-    pub fn resources(self, defs: impl IntoIterator<Item = ResourceDef>) -> Self {
-        defs.into_iter().fold(self, Self::resource)
+    pub fn resources<D: Into<AnyResourceDef>>(self, defs: impl IntoIterator<Item = D>) -> Self {
+        defs.into_iter().fold(self, |b, d| b.resource(d))
     }
     /// Registers several resource templates (see [`Self::resources`]).
     pub fn resource_templates(self, defs: impl IntoIterator<Item = TemplateDef>) -> Self {
@@ -692,9 +713,27 @@ impl ServerBuilder {
         }
         self
     }
-    /// Registers a static resource.
-    pub fn resource(mut self, def: ResourceDef) -> Self {
-        if let Err(e) = self.registry.add_resource(def) {
+    /// Registers a static resource or a resource template: a
+    /// [`ResourceDef`] or a [`TemplateDef`] (what `#[resource]` makes
+    /// depends on whether its URI has `{variables}`; this takes either).
+    ///
+    /// ```
+    /// use ferromcp_server::{Server, resource, resource_template, ResourceRequest, RequestContext};
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .resource(resource("mem://a", "a").handler(|_, _cx: RequestContext| async { "a" }))
+    ///     .resource(resource_template("mem://n/{n}", "n").handler(
+    ///         |r: ResourceRequest, _cx: RequestContext| async move { r.vars["n"].clone() },
+    ///     ))
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn resource(mut self, def: impl Into<AnyResourceDef>) -> Self {
+        let added = match def.into() {
+            AnyResourceDef::Resource(d) => self.registry.add_resource(d),
+            AnyResourceDef::Template(d) => self.registry.add_template(d),
+        };
+        if let Err(e) = added {
             self.errors.push(e);
         }
         self

@@ -32,6 +32,10 @@
 //! (or by `Server::add_tool` and friends at run time), not a failure at call
 //! time. State is looked up by type: use one type per value (wrap it in a
 //! newtype to hold two values of the same type).
+//!
+//! `handler_with_state` passes one `State<T>`; a `#[tool]`/`#[prompt]`/
+//! `#[resource]` function may take several (each checked at build), and a
+//! builder handler reads further ones with [`RequestContext::app_state`].
 
 use crate::context::RequestContext;
 use crate::error::{Error, HandlerError};
@@ -133,3 +137,30 @@ impl RequestContext {
         lookup::<T>(&self.inner.shared.app_state)
     }
 }
+
+/// Macro support: a handler definition that reads more `State<T>`s than
+/// the one its builder call declared, declaring them for the registration
+/// check.
+#[doc(hidden)]
+pub trait NeedsState: Sized {
+    /// Adds `T` to the state types checked at registration.
+    fn needs_state<T: 'static>(self) -> Self;
+}
+
+macro_rules! needs_state {
+    ($($t:ty),*) => {$(
+        impl NeedsState for $t {
+            fn needs_state<T: 'static>(mut self) -> Self {
+                self.state_needs.push(StateNeed::of::<T>());
+                self
+            }
+        }
+    )*};
+}
+
+needs_state!(
+    crate::ToolDef,
+    crate::PromptDef,
+    crate::ResourceDef,
+    crate::resource::TemplateDef
+);

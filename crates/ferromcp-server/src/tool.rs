@@ -26,6 +26,7 @@
 
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
+use crate::field_order;
 use crate::state::{State, StateNeed};
 use crate::tasks::support::{TaskCreation, TaskSupport};
 use ferromcp_protocol::types::{
@@ -171,6 +172,46 @@ impl ToolDef {
     pub fn task_support(&self) -> TaskSupport {
         self.task_support
     }
+
+    // TOOL-08
+    /// Sets the behaviour hints of a finished definition (one made by
+    /// `#[tool]`, say): `add_tool().with_annotations(ToolAnnotations::new().read_only(true))`.
+    pub fn with_annotations(mut self, a: ToolAnnotations) -> Self {
+        self.tool.annotations = Some(a);
+        self
+    }
+    /// Sets the display title.
+    pub fn with_title(mut self, t: impl Into<String>) -> Self {
+        self.tool.title = Some(t.into());
+        self
+    }
+    /// Sets the description.
+    pub fn with_description(mut self, d: impl Into<String>) -> Self {
+        self.tool.description = Some(d.into());
+        self
+    }
+    /// Sets the icons.
+    pub fn with_icons(mut self, icons: Vec<Icon>) -> Self {
+        self.tool.icons = Some(icons);
+        self
+    }
+    /// Sets the tool's `_meta`.
+    pub fn with_meta(mut self, meta: JsonObject) -> Self {
+        self.tool.meta = Some(meta);
+        self
+    }
+    /// Replaces the `outputSchema` (`structuredContent` is validated
+    /// against it).
+    pub fn with_output_schema(mut self, schema: JsonObject) -> Self {
+        self.tool.output_schema = Some(schema);
+        self.tool.property_order.output = Vec::new();
+        self
+    }
+    /// Lets the tool run as a task (see [`ToolBuilder::task_support`]).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
 }
 
 /// Starts a tool definition.
@@ -218,20 +259,39 @@ impl ToolBuilder {
     /// (e.g. to add `x-mcp-header` annotations). It must have `"type":"object"`.
     pub fn input_schema(mut self, schema: JsonObject) -> Self {
         self.tool.input_schema = schema;
+        self.tool.property_order.input = Vec::new();
         self.explicit_schema = true;
         self
     }
     /// Declares an `outputSchema`; `structuredContent` is validated against it.
     pub fn output_schema(mut self, schema: JsonObject) -> Self {
         self.tool.output_schema = Some(schema);
+        self.tool.property_order.output = Vec::new();
         self
     }
     // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
     // `schemars` so the versions match.
     /// Derives the `outputSchema` from `T`.
+    /// Its `properties` are written in the order of the `required` list
+    /// (declaration order for the fields that are not `Option`), then the
+    /// rest, as `T` need not implement `Deserialize`.
     pub fn output<T: JsonSchema>(self) -> Self {
         let s = schema_object::<T>();
-        self.output_schema(s)
+        let order = field_order::property_order(Vec::new(), &Value::Object(s.clone()));
+        let mut b = self.output_schema(s);
+        b.tool.property_order.output = order;
+        b
+    }
+
+    /// The `inputSchema` derived from `P`, its `properties` in `P`'s
+    /// declaration order (a client lays the fields out in that order).
+    fn derive_input<P: JsonSchema + DeserializeOwned>(&mut self) {
+        let schema = schema_object::<P>();
+        self.tool.property_order.input = field_order::property_order(
+            field_order::declared_fields::<P>(),
+            &Value::Object(schema.clone()),
+        );
+        self.tool.input_schema = schema;
     }
     /// Tool `_meta`.
     pub fn meta(mut self, meta: JsonObject) -> Self {
@@ -263,7 +323,7 @@ impl ToolBuilder {
         R: IntoToolResult + 'static,
     {
         if !self.explicit_schema {
-            self.tool.input_schema = schema_object::<P>();
+            self.derive_input::<P>();
         }
         ToolDef {
             tool: self.tool,
@@ -314,7 +374,7 @@ impl ToolBuilder {
         R: IntoToolResult + 'static,
     {
         if !self.explicit_schema {
-            self.tool.input_schema = schema_object::<P>();
+            self.derive_input::<P>();
         }
         ToolDef {
             tool: self.tool,
@@ -448,6 +508,19 @@ where
 }
 
 // TOOL-06
+/// Where in the arguments a schema error is, for the model: the JSON
+/// pointer quoted, or "the arguments object" for the root (an empty
+/// pointer printed as `''` reads as nothing).
+#[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+pub(crate) fn argument_location(pointer: &str) -> String {
+    if pointer.is_empty() || pointer == "/" {
+        "the arguments object".to_owned()
+    } else {
+        format!("'{pointer}'")
+    }
+}
+
+// TOOL-06
 /// The model-visible result for arguments that fail validation.
 pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
@@ -495,6 +568,23 @@ mod tests {
             serde_json::json!(["Fast", "Slow"])
         );
         assert_eq!(s["type"], "object");
+    }
+
+    // TOOL-08
+    #[test]
+    fn a_finished_definition_takes_annotations_and_the_rest() {
+        let def = tool("t")
+            .handler(|_: NoArgs, _cx: RequestContext| async { "ok" })
+            .with_annotations(ToolAnnotations::new().read_only(true).open_world(false))
+            .with_title("T")
+            .with_task_support(TaskSupport::Optional);
+        let a = def.definition().annotations.clone().unwrap_or_default();
+        assert_eq!(
+            (a.read_only_hint, a.open_world_hint, a.destructive_hint),
+            (Some(true), Some(false), None)
+        );
+        assert_eq!(def.definition().title.as_deref(), Some("T"));
+        assert_eq!(def.task_support(), TaskSupport::Optional);
     }
 
     #[test]

@@ -11,8 +11,17 @@
 //! - `trace_id`, `parent_span_id`, `sampled`, `tracestate`: the W3C trace
 //!   context continued from the request's `_meta` (an invalid `traceparent`
 //!   is ignored, never an error);
-//! - recorded at the end: `outcome` (`ok`, `error`, `input_required`,
-//!   `cancelled`), `error_code` (on `error`), `duration_us`.
+//! - recorded at the end: `outcome` (`ok`, `tool_error` for a tool result
+//!   with `isError: true`, `error`, `input_required`, `cancelled`),
+//!   `error_code` (on `error`), `duration_us`.
+//!
+//! `initialize` (handshake era) has an `mcp.request` span too, with
+//! `method`, `era`, the `requested_version`, the negotiated
+//! `protocol_version` and the outcome.
+//!
+//! To see the spans with `tracing-subscriber`'s fmt layer, print them when
+//! they close (the fields recorded at the end are in that line):
+//! `tracing_subscriber::fmt().with_span_events(FmtSpan::CLOSE)`.
 //!
 //! With the `otel` feature, that trace context is also the span's
 //! OpenTelemetry parent ([`crate::otel`]).
@@ -36,6 +45,43 @@ use tracing::field::{Empty, display};
 thread_local! {
     /// Set by [`note_input_required`] while a [`Traced`] future is polled.
     static INPUT_REQUIRED: Cell<bool> = const { Cell::new(false) };
+    /// Set by [`note_tool_error`] while a [`Traced`] future is polled.
+    static TOOL_ERROR: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the request being polled on this thread as answered with a tool
+/// result carrying `isError: true` (outcome `tool_error`, not `ok`).
+pub(crate) fn note_tool_error() {
+    TOOL_ERROR.with(|c| c.set(true));
+}
+
+/// The span of a handshake-era `initialize` (answered outside
+/// [`Traced`], synchronously).
+pub(crate) fn initialize_span(requested_version: &str) -> Span {
+    tracing::info_span!(
+        target: "ferromcp_server::request",
+        "mcp.request",
+        method = "initialize",
+        era = "handshake",
+        requested_version = requested_version,
+        protocol_version = Empty,
+        outcome = Empty,
+        error_code = Empty,
+    )
+}
+
+/// Records how `initialize` ended on its span.
+pub(crate) fn finish_initialize(span: &Span, version: Result<&str, i64>) {
+    match version {
+        Ok(v) => {
+            span.record("protocol_version", v);
+            span.record("outcome", "ok");
+        }
+        Err(code) => {
+            span.record("error_code", code);
+            span.record("outcome", "error");
+        }
+    }
 }
 
 /// Marks the request being polled on this thread as answered with an
@@ -142,16 +188,19 @@ impl Future for Traced {
             return Pin::new(&mut this.inner).poll(cx);
         }
         let outer = INPUT_REQUIRED.with(|c| c.replace(false));
+        let outer_tool_error = TOOL_ERROR.with(|c| c.replace(false));
         let polled = {
             let _entered = this.span.enter();
             Pin::new(&mut this.inner).poll(cx)
         };
         let input_required = INPUT_REQUIRED.with(|c| c.replace(outer));
+        let tool_error = TOOL_ERROR.with(|c| c.replace(outer_tool_error));
         let Poll::Ready(reply) = polled else {
             return Poll::Pending;
         };
         match &reply {
             Ok(_) if input_required => this.finish("input_required"),
+            Ok(_) if tool_error => this.finish("tool_error"),
             Ok(_) => this.finish("ok"),
             Err(e) => {
                 this.span.record("error_code", e.code.0);

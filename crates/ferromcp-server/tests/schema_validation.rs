@@ -79,6 +79,17 @@ async fn schema_only_constraints_are_enforced_with_schema_validation() {
     assert!(text.contains("/word"), "names the failing property: {text}");
 }
 
+// Issue 30 item 11: an error at the root names it instead of "at ''".
+#[cfg(feature = "schema-validation")]
+#[tokio::test]
+async fn an_error_at_the_root_says_the_arguments_object() {
+    let r = call_tool(&service(), "lower", json!({})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().unwrap_or("");
+    assert!(text.contains("at the arguments object"), "{text}");
+    assert!(!text.contains("''"), "{text}");
+}
+
 #[cfg(feature = "schema-validation")]
 #[tokio::test]
 async fn structured_content_breaking_the_output_schema_is_an_internal_error() {

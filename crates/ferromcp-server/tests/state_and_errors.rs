@@ -240,3 +240,171 @@ fn closures_need_no_annotation_for_the_context() {
             .is_ok()
     );
 }
+
+/// Issue 30 item 2: anyhow and error chains.
+#[cfg(feature = "anyhow")]
+mod chains {
+    use super::*;
+    use anyhow::Context;
+    use ferromcp_server::Elicited;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirm {
+        sure: bool,
+    }
+
+    /// An error with a cause, as thiserror's `#[source]` makes one.
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+
+    impl std::fmt::Display for Outer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("loading the profile")
+        }
+    }
+
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    fn missing() -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory")
+    }
+
+    fn svc() -> McpService {
+        let server = Server::builder("chains", "1.0.0")
+            .tool(
+                tool("read").handler(|_: NoArgs, _cx: RequestContext| async move {
+                    let text = Err::<String, _>(missing()).context("reading /nonexistent")?;
+                    anyhow::Ok(text)
+                }),
+            )
+            .tool(
+                tool("wipe").handler(|_: NoArgs, cx: RequestContext| async move {
+                    // `?` on the SDK's call inside an anyhow handler, also
+                    // under added context.
+                    let answer = cx
+                        .elicit_form::<Confirm>("confirm", "Really?")
+                        .map_err(anyhow::Error::from)
+                        .context("asking")?;
+                    anyhow::Ok(match answer {
+                        Elicited::Accepted(Confirm { sure: true }) => "wiped",
+                        _ => "kept",
+                    })
+                }),
+            )
+            .tool(
+                tool("profile").handler(|_: NoArgs, _cx: RequestContext| async move {
+                    Err::<String, _>(Outer(missing()))?;
+                    Ok::<_, HandlerError>("unreachable".to_string())
+                }),
+            )
+            .build()
+            .expect("server");
+        McpService::new(server, HttpConfig::default())
+    }
+
+    #[tokio::test]
+    async fn an_anyhow_error_reaches_the_model_with_its_cause() {
+        let r = call_tool(&svc(), "read", json!({})).await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert_eq!(
+            r["result"]["content"][0]["text"], "reading /nonexistent: No such file or directory",
+            "{r}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_std_error_given_to_question_mark_keeps_its_source() {
+        let r = call_tool(&svc(), "profile", json!({})).await;
+        assert_eq!(
+            r["result"]["content"][0]["text"], "loading the profile: No such file or directory",
+            "{r}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_elicitation_through_anyhow_still_asks_the_client() {
+        let meta =
+            json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+        let r = request(
+            &svc(),
+            "tools/call",
+            json!({"name": "wipe", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+        assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+        let schema = &r["result"]["inputRequests"]["confirm"]["params"]["requestedSchema"];
+        assert_eq!(schema["properties"]["sure"]["type"], "boolean", "{r}");
+    }
+}
+
+/// Issue 30 item 6: work done before a question is kept across the round
+/// instead of being done again.
+mod kept {
+    use super::*;
+    use ferromcp_server::Elicited;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Confirm {
+        sure: bool,
+    }
+
+    fn svc(reservations: Arc<AtomicU64>) -> McpService {
+        let server = Server::builder("kept", "1.0.0")
+            .tool(
+                tool("reserve").handler(move |_: NoArgs, cx: RequestContext| {
+                    let reservations = reservations.clone();
+                    async move {
+                        let id: u64 = match cx.kept_state::<u64>() {
+                            Some(id) => id,
+                            // The side effect before the question.
+                            None => reservations.fetch_add(1, Ordering::SeqCst) + 1,
+                        };
+                        let answer = cx
+                            .elicit_form::<Confirm>("confirm", "Keep the seat?")
+                            .map_err(|e| e.keep_state(&id))?;
+                        Ok::<_, HandlerError>(match answer {
+                            Elicited::Accepted(Confirm { sure: true }) => format!("seat {id}"),
+                            _ => "released".to_string(),
+                        })
+                    }
+                }),
+            )
+            .build()
+            .expect("server");
+        McpService::new(server, HttpConfig::default())
+    }
+
+    // MRTR-08
+    #[tokio::test]
+    async fn work_kept_before_a_question_is_not_done_again() {
+        let reservations = Arc::new(AtomicU64::new(0));
+        let svc = svc(reservations.clone());
+        let meta =
+            json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+        let first = request(
+            &svc,
+            "tools/call",
+            json!({"name": "reserve", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"]
+            .as_str()
+            .expect("a requestState");
+        let second = request(
+            &svc,
+            "tools/call",
+            json!({"name": "reserve", "arguments": {}, "_meta": meta,
+                   "inputResponses": {"confirm": {"action": "accept", "content": {"sure": true}}},
+                   "requestState": state}),
+        )
+        .await;
+        assert_eq!(second["result"]["content"][0]["text"], "seat 1", "{second}");
+        // Reserved once, although the handler ran twice.
+        assert_eq!(reservations.load(Ordering::SeqCst), 1);
+    }
+}

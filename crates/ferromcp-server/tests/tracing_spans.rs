@@ -104,6 +104,10 @@ fn server() -> Server {
                 "ok"
             }),
         )
+        .tool(
+            tool("refuse")
+                .handler(|_: NoArgs, _cx: RequestContext| async { Err::<String, _>("not today") }),
+        )
         .build()
         .unwrap_or_else(|e| panic!("build: {e}"))
 }
@@ -248,4 +252,34 @@ fn an_error_outcome_records_its_code() {
     assert_eq!(field(s, "outcome"), Some("error"));
     assert_eq!(field(s, "error_code"), Some("-32602"));
     assert_eq!(field(s, "name"), Some("missing"));
+}
+
+// Issue 30 item 7: a tool result with `isError: true` is not an `ok`.
+#[test]
+fn an_is_error_tool_result_is_a_tool_error_outcome() {
+    let call = modern_call(1, "").replace("\"echo\"", "\"refuse\"");
+    let (spans, _) = record(vec![call], 1);
+    let [s] = spans.as_slice() else {
+        panic!("one request span: {spans:?}");
+    };
+    assert_eq!(field(s, "name"), Some("refuse"));
+    assert_eq!(field(s, "outcome"), Some("tool_error"));
+    assert_eq!(field(s, "error_code"), None, "{s:?}");
+}
+
+// Issue 30 item 7: `initialize` has its span.
+#[test]
+fn initialize_has_a_request_span() {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+    let (spans, _) = record(vec![init.into()], 1);
+    let Some(s) = spans
+        .iter()
+        .find(|s| field(s, "method") == Some("initialize"))
+    else {
+        panic!("an initialize span: {spans:?}");
+    };
+    assert_eq!(field(s, "era"), Some("handshake"));
+    assert_eq!(field(s, "requested_version"), Some("2025-06-18"));
+    assert_eq!(field(s, "protocol_version"), Some("2025-06-18"));
+    assert_eq!(field(s, "outcome"), Some("ok"));
 }

@@ -366,6 +366,27 @@ impl ElicitResult {
             meta: None,
         }
     }
+
+    // ELICIT-04
+    /// An accepting answer from a typed value: a struct (or map) whose
+    /// fields are strings, numbers, booleans or lists of strings, the
+    /// shape a form's answer has. `None` fields are left out. Anything else
+    /// is an error naming the field.
+    pub fn accept_from<T: Serialize + ?Sized>(answer: &T) -> Result<Self, String> {
+        let value = serde_json::to_value(answer).map_err(|e| e.to_string())?;
+        let serde_json::Value::Object(fields) = value else {
+            return Err("a form answer must serialize to a JSON object".into());
+        };
+        let mut content = BTreeMap::new();
+        for (name, v) in fields {
+            if v.is_null() {
+                continue;
+            }
+            let v = ElicitValue::deserialize(v).map_err(|e| format!("field {name:?}: {e}"))?;
+            content.insert(name, v);
+        }
+        Ok(Self::accept(content))
+    }
 }
 
 /// One submitted form value: a string, number, boolean or list of strings.

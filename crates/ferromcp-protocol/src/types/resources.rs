@@ -170,6 +170,21 @@ impl ResourceContents {
             Self::Blob(b) => b.mime_type.as_deref(),
         }
     }
+
+    /// The text, for text contents (`None` for a blob).
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(&t.text),
+            Self::Blob(_) => None,
+        }
+    }
+}
+
+impl ReadResourceResult {
+    /// The text of the first text contents, the common single-text read.
+    pub fn text(&self) -> Option<&str> {
+        self.contents.iter().find_map(ResourceContents::as_text)
+    }
 }
 
 /// Every member either shape can have, read in one pass.
