@@ -25,7 +25,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-/// The id of the bridge's own `tools/list` (HDR-21).
+/// The id of the bridge's own `tools/list`.
+// HDR-21: sent to refresh the tools' header annotations.
 const TOOLS_LIST_ID: &str = "ferromcp-bridge/tools-list";
 
 /// Whether a raw JSON-RPC error object is -32020 (header mismatch).
@@ -137,7 +138,8 @@ struct Pending {
     /// MRTR rounds taken so far.
     rounds: u32,
     /// A `tools/call` already sent again after refreshing the tools'
-    /// header annotations (HDR-21: once).
+    /// header annotations (at most once).
+    // HDR-21.
     retried: bool,
 }
 

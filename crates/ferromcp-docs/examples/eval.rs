@@ -5,9 +5,8 @@
 //! The corpus, read at run time (nothing is kept in the repository): this
 //! repository's own texts (`docs/*.md`, `README.md`, `CHANGELOG.md`,
 //! `bench/RESULTS.md`, `deploy/README.md`, `crates/*/README.md`, as
-//! `repo/<path>`), the project's shared spec texts
-//! `../shared/spec/{REQUIREMENTS,CONFORMANCE}.md` beside the checkout (as
-//! `shared/<file>`; when they are missing the run says so loudly and skips
+//! `repo/<path>`), the project's shared specification texts kept beside
+//! the checkout, never in it (as `shared/<file>`; when they are missing the run says so loudly and skips
 //! the questions they answer, and with `CI=true` it fails) and, as
 //! distractors, the `README.md` and `CHANGELOG.md` files of the crates in
 //! this workspace's `Cargo.lock` found in the local cargo registry (sorted
@@ -103,8 +102,8 @@ fn registry_dirs() -> Vec<PathBuf> {
     v
 }
 
-/// Where the project's shared spec texts are: `../shared/spec` beside the
-/// checkout (CI always lays it there; it is never copied into the repo).
+// Where the project's shared spec texts are: `../shared/spec` beside the
+// checkout (CI always lays it there; it is never copied into the repo).
 fn shared_spec_dir() -> PathBuf {
     repo_root().join("../shared/spec")
 }
@@ -186,8 +185,8 @@ fn own_documents() -> Result<(Documents, bool), Box<dyn std::error::Error>> {
 }
 
 /// Lays the corpus out in the temporary folder `dir`, read from the
-/// checkout (and `../shared`) at run time; returns (own files, distractor
-/// files).
+/// checkout and the shared texts beside it at run time; returns (own
+/// files, distractor files).
 fn build_corpus(
     dir: &Path,
     own: &[(String, PathBuf)],

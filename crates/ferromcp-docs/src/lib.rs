@@ -92,9 +92,8 @@
 //! answerable documents' section URIs). The corpus is read at run time,
 //! nothing of it is kept in `eval/`: this repository's own texts
 //! (`docs/*.md`, `README.md`, `CHANGELOG.md`, `bench/RESULTS.md`,
-//! `deploy/README.md`, `crates/*/README.md`), the project's shared spec
-//! texts `../shared/spec/REQUIREMENTS.md` and `CONFORMANCE.md` beside the
-//! checkout (when they are missing the run says so loudly and skips the
+//! `deploy/README.md`, `crates/*/README.md`), the project's shared
+//! specification texts kept beside the checkout, never in it (when they are missing the run says so loudly and skips the
 //! questions they answer; with `CI=true` it fails) and, as distractors, the
 //! README and CHANGELOG files of the crates in the workspace's `Cargo.lock`
 //! found in the cargo registry. The questions (`eval/questions.tsv`) are
