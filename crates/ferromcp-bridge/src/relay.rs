@@ -1010,6 +1010,7 @@ impl Relay {
         let Some((original, mut pending)) = self.host_ids.take(local) else {
             return false;
         };
+        tracing::info!("tools/call refused for its Mcp-Param headers; sending it once more");
         pending.retried = true;
         pending.sent = Some((sent.clone(), headers.clone()));
         let next = match self.host_ids.insert(original.clone(), pending) {

@@ -15,6 +15,7 @@ macro_rules! out {
 mod args;
 mod auth;
 mod bridge;
+mod bridge_log;
 mod browser;
 mod check;
 mod connect;

@@ -1192,3 +1192,36 @@ fn a_remote_cancelling_its_own_request_reaches_the_host_with_the_host_side_id() 
     assert_eq!(cancel["params"]["requestId"], ask["id"], "{cancel}");
     assert_eq!(cancel["params"]["reason"], "changed my mind");
 }
+
+#[test]
+fn warnings_go_to_stderr_and_never_to_stdout_or_show_header_values() {
+    // A remote whose answer stream carries something that is not JSON-RPC:
+    // the bridge drops it and says so on stderr; stdout (checked line by
+    // line by the Host reader) still carries only JSON-RPC.
+    let url = sse_remote(vec![json!({"not": "json-rpc"})]);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-H", "X-Api-Key: ${BRIDGE_TEST_KEY}"];
+        args.extend_from_slice(extra);
+        let mut host = Host::start_env(&url, &args, &[("BRIDGE_TEST_KEY", "s3cret-key-value")]);
+        let done = host.call(req(
+            "modern",
+            json!(1),
+            "tools/call",
+            json!({"name": "x", "arguments": {}}),
+        ));
+        assert!(done.get("result").is_some(), "{done}");
+        let (code, stderr) = host.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+        stderr
+    };
+    let stderr = run(&[]);
+    assert!(
+        stderr.contains("warn") && stderr.contains("not a JSON-RPC message"),
+        "the default level shows warnings: {stderr:?}"
+    );
+    let stderr = run(&["--log-level", "debug"]);
+    assert!(stderr.contains("not a JSON-RPC message"), "{stderr:?}");
+    let stderr = run(&["--log-level", "off"]);
+    assert!(!stderr.contains("JSON-RPC"), "off is silent: {stderr:?}");
+}
