@@ -85,6 +85,43 @@ fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
     Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
 }
 
+/// The methods whose complete results carry cache hints (CACHE-01).
+const CACHED: [&str; 5] = [
+    method::TOOLS_LIST,
+    method::PROMPTS_LIST,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+];
+
+// RESULT-01, CACHE-01
+/// A handshake remote's answer as a 2026-07-28 result: `resultType`
+/// `complete` when missing and, for the cacheable methods, `ttlMs: 0` and
+/// `cacheScope: "private"` when missing (the remote gave no hint, so the
+/// bridge claims none). Error answers are unchanged.
+fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
+    let Ok(c) = classify(&body) else { return body };
+    let Some(raw) = c.member("result") else {
+        return body;
+    };
+    let Ok(mut result) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+        return body;
+    };
+    result
+        .entry("resultType")
+        .or_insert_with(|| Value::from("complete"));
+    if CACHED.contains(&method) {
+        result.entry("ttlMs").or_insert_with(|| Value::from(0));
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| Value::from("private"));
+    }
+    match serde_json::to_string(&result) {
+        Ok(text) => c.replace(raw, &text),
+        Err(_) => body,
+    }
+}
+
 /// The `subscriptions/listen` notification kinds and the capability that
 /// must be declared for each (SUB-03, SUB-12).
 const LIST_CHANGES: [(&str, &str, &str); 3] = [
@@ -1248,6 +1285,9 @@ impl Relay {
                     return;
                 };
                 let mut body = c.with_id(&original);
+                if self.session.is_some() {
+                    body = modern_result(body, &pending.method);
+                }
                 if pending.method == method::TOOLS_LIST {
                     body = self.filter_tools(body);
                 } else if pending.method == method::INITIALIZE {

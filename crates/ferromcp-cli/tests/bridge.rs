@@ -921,6 +921,8 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
     let echo = host.call(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "across eras"}}}));
     assert_eq!(text_of(&echo), "across eras", "{echo}");
+    assert_eq!(echo["result"]["resultType"], "complete", "{echo}");
+    assert!(echo["result"].get("ttlMs").is_none(), "{echo}");
     // Mcp-Param headers: learned from the translated tools/list.
     let hdr = host.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "test_x_mcp_header", "arguments": {"region": "ap"}}}));
@@ -1245,6 +1247,11 @@ fn a_modern_host_works_in_front_of_a_handshake_only_remote() {
 
     let list = host.call(req("modern", json!(1), "tools/list", json!({})));
     assert!(tool_names(&list).contains(&"echo".to_owned()), "{list}");
+    // RESULT-01, CACHE-01: the bridge serves the modern wire; the remote
+    // gave no cache hint, so none is claimed (0, private).
+    assert_eq!(list["result"]["resultType"], "complete", "{list}");
+    assert_eq!(list["result"]["ttlMs"], 0, "{list}");
+    assert_eq!(list["result"]["cacheScope"], "private", "{list}");
 
     // DISC-02: answered from the initialize result; no cache hint the
     // remote never gave (CACHE-01 wants one: 0, private).
