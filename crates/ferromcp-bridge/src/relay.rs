@@ -40,6 +40,116 @@ fn is_header_mismatch(error: &str) -> bool {
 /// The id of the bridge's own `server/discover` probe.
 const DISCOVER_ID: &str = "ferromcp-bridge/discover";
 
+/// The id of the bridge's own `initialize` (a 2026-07-28 host in front of
+/// a handshake-only remote).
+const INITIALIZE_ID: &str = "ferromcp-bridge/initialize";
+
+/// A 2026-07-28 host in front of a handshake-only remote: the bridge holds
+/// one `initialize`d session towards the remote for all of the host's
+/// requests.
+struct Session {
+    /// The remote's `initialize` result (it answers `server/discover`).
+    init: Map<String, Value>,
+    /// The level last set on the remote with `logging/setLevel`.
+    log_level: Option<Value>,
+    /// The host's `subscriptions/listen` requests: (their id, the
+    /// notifications acknowledged).
+    listens: Vec<(RequestId, Map<String, Value>)>,
+}
+
+/// The envelope members a handshake-era remote does not know: the
+/// bridge's session carries them (`initialize`, `logging/setLevel`).
+const ENVELOPE_KEYS: [&str; 4] = [
+    meta::PROTOCOL_VERSION,
+    meta::CLIENT_INFO,
+    meta::CLIENT_CAPABILITIES,
+    meta::LOG_LEVEL,
+];
+
+// META-03, BASE-12
+/// The host's request without the 2026-07-28 envelope members (other
+/// `_meta` keys, like `progressToken`, stay); `None` when params is not
+/// an object.
+fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
+    let Some(raw) = c.member("params") else {
+        return Some(c.bytes().to_vec());
+    };
+    let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    if let Some(Value::Object(m)) = params.get_mut("_meta") {
+        for k in ENVELOPE_KEYS {
+            m.remove(k);
+        }
+        if m.is_empty() {
+            params.remove("_meta");
+        }
+    }
+    Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
+}
+
+/// The methods whose complete results carry cache hints (CACHE-01).
+const CACHED: [&str; 5] = [
+    method::TOOLS_LIST,
+    method::PROMPTS_LIST,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+];
+
+// RESULT-01, CACHE-01
+/// A handshake remote's answer as a 2026-07-28 result: `resultType`
+/// `complete` when missing and, for the cacheable methods, `ttlMs: 0` and
+/// `cacheScope: "private"` when missing (the remote gave no hint, so the
+/// bridge claims none). Error answers are unchanged.
+fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
+    let Ok(c) = classify(&body) else { return body };
+    let Some(raw) = c.member("result") else {
+        return body;
+    };
+    let Ok(mut result) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+        return body;
+    };
+    result
+        .entry("resultType")
+        .or_insert_with(|| Value::from("complete"));
+    if CACHED.contains(&method) {
+        result.entry("ttlMs").or_insert_with(|| Value::from(0));
+        result
+            .entry("cacheScope")
+            .or_insert_with(|| Value::from("private"));
+    }
+    match serde_json::to_string(&result) {
+        Ok(text) => c.replace(raw, &text),
+        Err(_) => body,
+    }
+}
+
+/// The `subscriptions/listen` notification kinds and the capability that
+/// must be declared for each (SUB-03, SUB-12).
+const LIST_CHANGES: [(&str, &str, &str); 3] = [
+    (
+        "toolsListChanged",
+        "tools",
+        method::NOTIFICATIONS_TOOLS_LIST_CHANGED,
+    ),
+    (
+        "promptsListChanged",
+        "prompts",
+        method::NOTIFICATIONS_PROMPTS_LIST_CHANGED,
+    ),
+    (
+        "resourcesListChanged",
+        "resources",
+        method::NOTIFICATIONS_RESOURCES_LIST_CHANGED,
+    ),
+];
+
+/// Whether the remote declared `capabilities.<area>.<flag>: true`.
+fn declares(init: &Map<String, Value>, area: &str, flag: &str) -> bool {
+    init.get("capabilities")
+        .and_then(|c| c.get(area)?.get(flag)?.as_bool())
+        == Some(true)
+}
+
 /// What the bridge adds to a handshake host's requests for a
 /// 2026-07-28-only remote.
 struct Translate {
@@ -185,6 +295,10 @@ struct Relay {
     /// bridge answered `initialize` from `server/discover` and adds the
     /// `_meta` envelope to each request.
     translate: Option<Translate>,
+    /// The host speaks 2026-07-28, the remote only the handshake era.
+    session: Option<Session>,
+    /// The remote's era was probed (or the host sent `initialize`).
+    probed: bool,
     listen: Option<AbortHandle>,
     /// The bridge's id of a forwarded `initialize` (handshake era).
     init_local: Option<RequestId>,
@@ -268,6 +382,8 @@ where
         tool_headers: HashMap::new(),
         handshake: false,
         translate: None,
+        session: None,
+        probed: false,
         listen: None,
         init_local: None,
         held: std::collections::VecDeque::new(),
@@ -411,6 +527,21 @@ impl Relay {
             }
         }
         let initialize = method == method::INITIALIZE;
+        if !self.probed && !initialize && !self.handshake && self.translate.is_none() {
+            // ERA-06: a 2026-07-28 host's first request decides the
+            // remote's era.
+            self.probed = true;
+            if let Some(session) = self.open_session(c).await {
+                self.session = Some(session);
+                self.handshake = true;
+            }
+        }
+        self.probed = true;
+        if self.session.is_some() {
+            if let Some(done) = self.session_local(c, &id, &method).await {
+                return self.answer(done).await;
+            }
+        }
         if initialize && !self.handshake && self.translate.is_none() {
             if let Some(answer) = self.initialize_from_discover(c, &id).await {
                 return self.answer(answer).await;
@@ -432,8 +563,13 @@ impl Relay {
                 return self.answer(ok.to_string().into_bytes()).await;
             }
         }
-        let c = match &self.translate {
-            Some(t) => match t.envelope(c) {
+        let translated = match (&self.translate, &self.session) {
+            (Some(t), _) => Some(t.envelope(c)),
+            (None, Some(_)) => Some(strip_envelope(c)),
+            (None, None) => None,
+        };
+        let c = match translated {
+            Some(t) => match t {
                 Some(bytes) => {
                     enveloped = bytes;
                     match classify(&enveloped) {
@@ -445,7 +581,7 @@ impl Relay {
                     }
                 }
                 None => {
-                    let msg = "params must be an object to be sent to a 2026-07-28 server";
+                    let msg = "params must be an object";
                     return self.answer(error_answer(Some(&id), -32602, msg)).await;
                 }
             },
@@ -504,6 +640,13 @@ impl Relay {
             else {
                 return;
             };
+            // SUB-09: the host ends a subscription the bridge serves.
+            if let Some(s) = self.session.as_mut() {
+                if let Some(i) = s.listens.iter().position(|(l, _)| *l == original) {
+                    s.listens.remove(i);
+                    return;
+                }
+            }
             // CANCEL-01: abort the exchange (the transport's way over
             // HTTP); the handshake era also tells the session.
             let Some((local, pending)) = self.host_ids.take_original(&original) else {
@@ -578,7 +721,7 @@ impl Relay {
         ];
         let answers = self
             .up
-            .collect(probe.to_string().into_bytes(), &headers)
+            .collect(probe.to_string().into_bytes(), &headers, false)
             .await
             .ok()?;
         let result = answers.iter().find_map(|a| {
@@ -636,6 +779,343 @@ impl Relay {
         });
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
         Some(answer.to_string().into_bytes())
+    }
+
+    // ERA-06, DISC-06
+    /// A 2026-07-28 host's first request: probes the remote with
+    /// `server/discover`. A remote serving the host's version is left to
+    /// answer everything itself (`None`); otherwise the bridge opens a
+    /// handshake-era session (`initialize` with the host's client info and
+    /// capabilities from this request's envelope, then
+    /// `notifications/initialized` and the GET stream) and serves the host
+    /// through it.
+    async fn open_session(&mut self, c: &Classified<'_>) -> Option<Session> {
+        let envelope: Map<String, Value> = c
+            .param("_meta")
+            .and_then(|m| serde_json::from_str(m.get()).ok())?;
+        let version = envelope
+            .get(meta::PROTOCOL_VERSION)
+            .and_then(Value::as_str)?
+            .to_owned();
+        let probe = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": DISCOVER_ID,
+            "method": method::SERVER_DISCOVER,
+            "params": {"_meta": {
+                (meta::PROTOCOL_VERSION): version,
+                (meta::CLIENT_INFO): envelope.get(meta::CLIENT_INFO).cloned().unwrap_or(Value::Null),
+                (meta::CLIENT_CAPABILITIES): envelope.get(meta::CLIENT_CAPABILITIES).cloned().unwrap_or_else(|| serde_json::json!({})),
+            }}
+        });
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version.clone()),
+            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
+        ];
+        let probed = self
+            .up
+            .collect(probe.to_string().into_bytes(), &headers, false)
+            .await;
+        let answer = probed.as_ref().ok().and_then(|answers| {
+            answers.iter().find_map(|a| {
+                let v: Value = serde_json::from_slice(a).ok()?;
+                (v.get("id")? == DISCOVER_ID).then_some(v)
+            })
+        });
+        let error: Option<Value> = match &probed {
+            Ok(_) => answer.as_ref().and_then(|a| a.get("error").cloned()),
+            Err(crate::upstream::Failure::Rpc(e)) => serde_json::from_str(e).ok(),
+            Err(crate::upstream::Failure::Transport(why)) => {
+                if !why.contains("HTTP 4") {
+                    // Unreachable rather than handshake-only: the request
+                    // is sent as it is and fails with its own error.
+                    return None;
+                }
+                None
+            }
+        };
+        // DISC-06: a result listing no 2026-07-28 version is a handshake
+        // advertisement; any other result is a modern remote (one without
+        // the host's version answers the host's requests with its own
+        // error).
+        let served = answer
+            .as_ref()
+            .and_then(|a| a.get("result"))
+            .is_some_and(|r| {
+                r.get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .is_none_or(|vs| {
+                        vs.iter()
+                            .filter_map(Value::as_str)
+                            .filter_map(ProtocolVersion::parse)
+                            .any(|v| v.is_modern())
+                    })
+            });
+        // A -32022 listing a 2026-07-28 version is a modern remote that
+        // wants another version: stay modern (ERA-06).
+        let modern_elsewhere = error.as_ref().is_some_and(|e| {
+            e.get("code").and_then(Value::as_i64)
+                == Some(ferromcp_protocol::ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0)
+                && e.get("data")
+                    .and_then(|d| d.get("supported")?.as_array().cloned())
+                    .is_some_and(|vs| {
+                        vs.iter()
+                            .filter_map(Value::as_str)
+                            .filter_map(ProtocolVersion::parse)
+                            .any(|v| v.is_modern())
+                    })
+        });
+        if served || modern_elsewhere {
+            return None;
+        }
+        let mut caps = envelope
+            .get(meta::CLIENT_CAPABILITIES)
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({}));
+        if let Some(o) = caps.as_object_mut() {
+            // Extensions (tasks) are not translated.
+            o.remove("extensions");
+            o.remove("tasks");
+        }
+        let init = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": INITIALIZE_ID,
+            "method": method::INITIALIZE,
+            "params": {
+                "protocolVersion": ProtocolVersion::LATEST_HANDSHAKE.as_str(),
+                "capabilities": caps,
+                "clientInfo": envelope.get(meta::CLIENT_INFO).cloned()
+                    .unwrap_or_else(|| serde_json::json!({"name": "mcp bridge", "version": env!("CARGO_PKG_VERSION")})),
+            }
+        });
+        let answers = self
+            .up
+            .collect(init.to_string().into_bytes(), &[], true)
+            .await
+            .ok()?;
+        let result = answers.iter().find_map(|a| {
+            let v: Value = serde_json::from_slice(a).ok()?;
+            if v.get("id")? != INITIALIZE_ID {
+                return None;
+            }
+            match v.get("result")? {
+                Value::Object(r) => Some(r.clone()),
+                _ => None,
+            }
+        })?;
+        let negotiated = result.get("protocolVersion").and_then(Value::as_str)?;
+        self.up.set_version(negotiated);
+        tracing::info!(
+            "the remote serves only the handshake era ({negotiated}); holding one session for a 2026-07-28 host"
+        );
+        let done =
+            serde_json::json!({"jsonrpc": "2.0", "method": method::NOTIFICATIONS_INITIALIZED});
+        if self
+            .up
+            .collect(done.to_string().into_bytes(), &[], false)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the remote refused notifications/initialized");
+        }
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        self.listen = Some(tokio::spawn(async move { up.listen(tx).await }).abort_handle());
+        Some(Session {
+            init: result,
+            log_level: None,
+            listens: Vec::new(),
+        })
+    }
+
+    /// In a held session: what the bridge answers itself
+    /// (`server/discover`, `subscriptions/listen`, a refused request), and
+    /// the envelope's log level set on the remote when it changed. `None`
+    /// sends the request on.
+    async fn session_local(
+        &mut self,
+        c: &Classified<'_>,
+        id: &RequestId,
+        method: &str,
+    ) -> Option<Vec<u8>> {
+        let session = self.session.as_mut()?;
+        if method == method::SERVER_DISCOVER {
+            // DISC-02, CACHE-01: the remote gave no cache hint, so the
+            // bridge claims none (ttlMs 0, private).
+            let mut r = Map::new();
+            r.insert("resultType".into(), Value::from("complete"));
+            r.insert(
+                "supportedVersions".into(),
+                serde_json::json!([ProtocolVersion::LATEST.as_str()]),
+            );
+            let mut caps = session
+                .init
+                .get("capabilities")
+                .cloned()
+                .unwrap_or_else(|| serde_json::json!({}));
+            if let Some(o) = caps.as_object_mut() {
+                o.remove("tasks");
+            }
+            r.insert("capabilities".into(), caps);
+            if let Some(i) = session.init.get("instructions") {
+                r.insert("instructions".into(), i.clone());
+            }
+            r.insert("ttlMs".into(), Value::from(0));
+            r.insert("cacheScope".into(), Value::from("private"));
+            if let Some(info) = session.init.get("serverInfo") {
+                r.insert(
+                    "_meta".into(),
+                    serde_json::json!({(meta::SERVER_INFO): info}),
+                );
+            }
+            let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": r});
+            return Some(answer.to_string().into_bytes());
+        }
+        if method == method::SUBSCRIPTIONS_LISTEN {
+            return Some(self.listen_locally(c, id).await);
+        }
+        let level = c
+            .param("_meta")
+            .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok())
+            .and_then(|m| m.get(meta::LOG_LEVEL).cloned());
+        if level.is_some()
+            && level != session.log_level
+            && session
+                .init
+                .get("capabilities")
+                .and_then(|c| c.get("logging"))
+                .is_some()
+        {
+            session.log_level.clone_from(&level);
+            let set = serde_json::json!({
+                "jsonrpc": "2.0", "id": "ferromcp-bridge/set-level",
+                "method": method::LOGGING_SET_LEVEL, "params": {"level": level}
+            });
+            if self
+                .up
+                .collect(set.to_string().into_bytes(), &[], false)
+                .await
+                .is_err()
+            {
+                tracing::warn!("the remote refused logging/setLevel");
+            }
+        }
+        None
+    }
+
+    // SUB-01, SUB-03, SUB-12
+    /// `subscriptions/listen` served from the held session: acknowledged at
+    /// once with the kinds the remote declared, resource subscriptions
+    /// made with `resources/subscribe`; notifications from the remote then
+    /// reach the host tagged with the listen id. The answer is the
+    /// acknowledgement (the listen request itself stays open).
+    async fn listen_locally(&mut self, c: &Classified<'_>, id: &RequestId) -> Vec<u8> {
+        let Some(session) = self.session.as_mut() else {
+            return error_answer(Some(id), -32603, "bridge: no session");
+        };
+        if session.listens.len() >= self.limits.max_in_flight {
+            return error_answer(Some(id), -32600, "bridge: too many subscriptions");
+        }
+        let wanted: Map<String, Value> = c
+            .param("notifications")
+            .and_then(|n| serde_json::from_str(n.get()).ok())
+            .unwrap_or_default();
+        let mut honoured = Map::new();
+        for (kind, area, _) in LIST_CHANGES {
+            if wanted.get(kind).and_then(Value::as_bool) == Some(true)
+                && declares(&session.init, area, "listChanged")
+            {
+                honoured.insert(kind.into(), Value::from(true));
+            }
+        }
+        let mut subscribe = Vec::new();
+        if let Some(Value::Array(uris)) = wanted.get("resourceSubscriptions") {
+            if declares(&session.init, "resources", "subscribe") {
+                let uris: Vec<Value> = uris.iter().filter(|u| u.is_string()).cloned().collect();
+                subscribe.clone_from(&uris);
+                honoured.insert("resourceSubscriptions".into(), Value::Array(uris));
+            }
+        }
+        session.listens.push((id.clone(), honoured.clone()));
+        if !honoured.is_empty() && !self.up.wait_get_stream().await {
+            tracing::warn!(
+                "the remote's GET stream is not open; change notifications may be missed"
+            );
+        }
+        for (n, uri) in subscribe.into_iter().enumerate() {
+            let body = serde_json::json!({
+                "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
+                "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
+            });
+            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false);
+        }
+        serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"_meta": {(meta::SUBSCRIPTION_ID): id.to_value()}, "notifications": honoured}
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    // SUB-02, SUB-04, META-11, ERA-12
+    /// A change notification from the held session goes to each
+    /// subscription that asked for it, tagged with its listen id; `true`
+    /// when it was a change notification (delivered or not: never
+    /// untagged).
+    async fn deliver_to_listens(&mut self, bytes: &[u8], method: &str) -> bool {
+        let Some(session) = self.session.as_ref() else {
+            return false;
+        };
+        let kind = LIST_CHANGES
+            .iter()
+            .find(|(_, _, m)| *m == method)
+            .map(|(k, _, _)| *k);
+        let updated = method == method::NOTIFICATIONS_RESOURCES_UPDATED;
+        if kind.is_none() && !updated {
+            return false;
+        }
+        let Ok(mut note) = serde_json::from_slice::<Value>(bytes) else {
+            return true;
+        };
+        let uri = note
+            .get("params")
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let targets: Vec<RequestId> = session
+            .listens
+            .iter()
+            .filter(|(_, honoured)| match (kind, &uri) {
+                (Some(k), _) => honoured.get(k).and_then(Value::as_bool) == Some(true),
+                (None, Some(u)) => honoured
+                    .get("resourceSubscriptions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|subs| {
+                        subs.iter()
+                            .filter_map(Value::as_str)
+                            .any(|s| u == s || u.starts_with(s))
+                    }),
+                (None, None) => false,
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in targets {
+            if let Some(o) = note.as_object_mut() {
+                let params = o
+                    .entry("params")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(p) = params.as_object_mut() {
+                    let m = p
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Map::new()));
+                    if let Some(m) = m.as_object_mut() {
+                        m.insert(meta::SUBSCRIPTION_ID.to_owned(), id.to_value());
+                    }
+                }
+            }
+            self.answer(note.to_string().into_bytes()).await;
+        }
+        true
     }
 
     // HDR-01, HDR-02, HDR-03, HDR-15
@@ -807,6 +1287,9 @@ impl Relay {
                     return;
                 };
                 let mut body = c.with_id(&original);
+                if self.session.is_some() {
+                    body = modern_result(body, &pending.method);
+                }
                 if pending.method == method::TOOLS_LIST {
                     body = self.filter_tools(body);
                 } else if pending.method == method::INITIALIZE {
@@ -826,6 +1309,9 @@ impl Relay {
                 }
             },
             Kind::Notification { method } => {
+                if self.session.is_some() && self.deliver_to_listens(bytes, &method).await {
+                    return;
+                }
                 if method == "notifications/cancelled" {
                     if let Some(raw) = c.param("requestId") {
                         let remote_id = serde_json::from_str::<Value>(raw.get())
@@ -1012,6 +1498,7 @@ impl Relay {
         let Some((original, mut pending)) = self.host_ids.take(local) else {
             return false;
         };
+        tracing::info!("tools/call refused for its Mcp-Param headers; sending it once more");
         pending.retried = true;
         pending.sent = Some((sent.clone(), headers.clone()));
         let next = match self.host_ids.insert(original.clone(), pending) {
@@ -1048,7 +1535,7 @@ impl Relay {
             let req = serde_json::json!({"jsonrpc": "2.0", "id": TOOLS_LIST_ID, "method": method::TOOLS_LIST, "params": params});
             let Ok(answers) = self
                 .up
-                .collect(req.to_string().into_bytes(), &headers)
+                .collect(req.to_string().into_bytes(), &headers, false)
                 .await
             else {
                 return;
@@ -1145,5 +1632,44 @@ impl Relay {
         array.push_str(&kept.join(","));
         array.push(']');
         c.replace(tools_raw, &array)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_is_stripped_and_other_meta_keys_stay() {
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"h"},"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug","progressToken":7}}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        let out = strip_envelope(&c).unwrap_or_else(|| panic!("strip"));
+        let v: Value = serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            v["params"]["_meta"],
+            serde_json::json!({"progressToken": 7})
+        );
+        assert_eq!(v["params"]["name"], "echo");
+        // Only the envelope: no _meta at all.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        let out = strip_envelope(&c).unwrap_or_else(|| panic!("strip"));
+        let v: Value = serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(v["params"], serde_json::json!({}));
+        // params that is not an object cannot be sent.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        assert!(strip_envelope(&c).is_none());
+    }
+
+    #[test]
+    fn only_declared_capabilities_count() {
+        let init: Map<String, Value> = serde_json::from_value(serde_json::json!({
+            "capabilities": {"tools": {"listChanged": true}, "resources": {"subscribe": false}}
+        }))
+        .unwrap_or_default();
+        assert!(declares(&init, "tools", "listChanged"));
+        assert!(!declares(&init, "resources", "subscribe"));
+        assert!(!declares(&init, "prompts", "listChanged"));
     }
 }

@@ -64,7 +64,20 @@ pub(crate) struct Upstream {
     /// any, a quiet answer stream is waiting on the host's user (an
     /// elicitation), not stalled.
     waiting_on_host: AtomicUsize,
+    /// The GET stream's state: not open yet, open, or given up on.
+    get_stream: tokio::sync::watch::Sender<GetStream>,
     limits: Limits,
+}
+
+/// The state of the handshake-era GET stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GetStream {
+    /// Not (or no longer) open.
+    Closed,
+    /// The remote accepted it: its notifications arrive from now on.
+    Open,
+    /// The remote offers none, or the bridge gave up on it.
+    None,
 }
 
 /// Parses and checks the remote's URL.
@@ -134,6 +147,7 @@ impl Upstream {
             session: Mutex::new(None),
             version: Mutex::new(None),
             waiting_on_host: AtomicUsize::new(0),
+            get_stream: tokio::sync::watch::Sender::new(GetStream::Closed),
             limits,
         })
     }
@@ -272,13 +286,15 @@ impl Upstream {
 
     /// POSTs one message and returns the messages of the answer (at most
     /// 64; the bridge's own probes get one answer).
+    /// `initialize` captures the session id, as in [`Upstream::post`].
     pub(crate) async fn collect(
         &self,
         body: Vec<u8>,
         mcp: &[(String, String)],
+        initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, false, &tx).await };
+        let post = async move { self.post(body, mcp, initialize, &tx).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
@@ -372,12 +388,14 @@ impl Upstream {
             let ended_well = match self.pool.request(req).await {
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     tracing::debug!("the remote offers no GET stream");
+                    self.get_stream.send_replace(GetStream::None);
                     return;
                 }
                 Ok(resp)
                     if resp.status().is_success() && media_type(&resp) == "text/event-stream" =>
                 {
                     failures = 0;
+                    self.get_stream.send_replace(GetStream::Open);
                     let mut body = resp.into_body();
                     let mut parser =
                         SseParser::new(self.limits.max_message, Duration::from_secs(60));
@@ -409,15 +427,31 @@ impl Upstream {
                     false
                 }
             };
+            self.get_stream.send_replace(GetStream::Closed);
             if !ended_well {
                 failures += 1;
                 if failures > self.limits.max_listen_retries {
                     tracing::warn!("giving up on the remote's GET stream");
+                    self.get_stream.send_replace(GetStream::None);
                     return;
                 }
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
+    }
+
+    // SUB-13
+    /// Waits (at most the exchange timeout) until the GET stream is open
+    /// or known to be unavailable; what the remote publishes after that
+    /// reaches the bridge. `false` when it is not open.
+    pub(crate) async fn wait_get_stream(&self) -> bool {
+        let mut rx = self.get_stream.subscribe();
+        let open = tokio::time::timeout(
+            self.limits.timeout,
+            rx.wait_for(|s| *s != GetStream::Closed),
+        )
+        .await;
+        matches!(open, Ok(Ok(s)) if *s == GetStream::Open)
     }
 
     /// Handshake era: ends the session (DELETE), best effort.

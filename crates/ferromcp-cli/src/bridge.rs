@@ -4,6 +4,7 @@
 //! stdout is the host's wire: nothing else is ever written there; errors
 //! go to stderr, and header values are never printed.
 
+use crate::bridge_log::{self, LogLevel};
 use crate::exit::Failure;
 use clap::Args;
 use ferromcp_bridge::{Bridge, Glob, Limits, ToolFilter, expand_env};
@@ -34,6 +35,10 @@ pub struct BridgeArgs {
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    /// What the bridge reports on stderr (never on stdout, the host's
+    /// wire): off, error, warn, info, debug or trace.
+    #[arg(long, value_enum, value_name = "LEVEL", env = "MCP_BRIDGE_LOG", default_value_t = LogLevel::Warn)]
+    pub log_level: LogLevel,
     #[command(flatten)]
     pub expose: crate::bridge_expose::ExposeArgs,
 }
@@ -73,6 +78,7 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
 
 /// Runs the bridge on stdin/stdout until the host closes stdin.
 pub async fn run(a: BridgeArgs) -> Result<u8, Failure> {
+    bridge_log::init(a.log_level);
     if let Some(addr) = a.expose.expose.clone() {
         return crate::bridge_expose::run(a, addr).await;
     }

@@ -16,6 +16,7 @@ mod args;
 mod auth;
 mod bridge;
 mod bridge_expose;
+mod bridge_log;
 mod browser;
 mod check;
 mod connect;

@@ -42,6 +42,22 @@ pub struct ServeArgs {
     /// load balancer already sent on one is not lost.
     #[arg(long, value_name = "SECONDS", default_value_t = ferromcp_server::Limits::DEFAULT_DRAIN_GRACE.as_secs_f64())]
     drain_grace: f64,
+    /// Which protocol eras to serve: both (default), only the handshake
+    /// era (2025-11-25 and older, like a server written before 2026-07-28)
+    /// or only 2026-07-28.
+    #[arg(long, value_enum, value_name = "ERA", default_value_t = ServeEra::Both)]
+    era: ServeEra,
+}
+
+/// The eras `mcp serve --era` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ServeEra {
+    /// 2026-07-28 and the handshake revisions.
+    Both,
+    /// `initialize` sessions only (2025-11-25, 2025-06-18, 2025-03-26).
+    Handshake,
+    /// 2026-07-28 only.
+    Modern,
 }
 
 /// The servers `mcp serve` can run instead of the fixtures.
@@ -265,7 +281,10 @@ async fn build_server(
         .map_err(Failure::usage)?;
     let shared_keys = ring.is_some();
     let limits = drain_limits(a.drain_timeout, a.drain_grace)?;
-    let mut builder = ferromcp_everything::everything_builder().limits(limits);
+    let mut builder = ferromcp_everything::everything_builder()
+        .limits(limits)
+        .modern_era(a.era != ServeEra::Handshake)
+        .handshake_era(a.era != ServeEra::Modern);
     if let Some(lib) = docs {
         // The fixtures' completion handler stays.
         builder = ferromcp_docs::register(builder, lib, false);

@@ -623,6 +623,11 @@ fn configured_headers_reach_the_remote_and_no_other_credentials_are_sent() {
         json!({"name": "echo", "arguments": {"text": "x"}}),
     ));
     assert_eq!(a["id"], 7, "{a}");
+    // The bridge's era probe comes first; it carries the headers too.
+    let probe = heads.recv_timeout(WAIT).unwrap().to_ascii_lowercase();
+    assert!(probe.contains("mcp-method: server/discover\r\n"), "{probe}");
+    assert!(probe.contains("x-api-key: key-s3cr3t\r\n"), "{probe}");
+    assert!(!probe.contains("authorization"), "{probe}");
     let head = heads.recv_timeout(WAIT).unwrap().to_ascii_lowercase();
     assert!(head.contains("x-api-key: key-s3cr3t\r\n"), "{head}");
     assert!(head.contains("x-team: blue\r\n"), "{head}");
@@ -755,10 +760,14 @@ fn a_lenient_remote_never_sees_a_call_hidden_behind_duplicate_keys() {
     assert_eq!(a["error"]["code"], -32602, "{a}");
     let a = host.call(req("modern", json!(3), "ping", json!({})));
     assert_eq!(a["id"], 3);
-    // The first request the remote saw is the ping.
+    // Before the ping the remote saw only the bridge's own era probe
+    // (server/discover), never a call.
     let first = requests.recv_timeout(WAIT).unwrap();
-    assert!(first.contains("\"method\":\"ping\""), "{first}");
+    assert!(first.contains("\"method\":\"server/discover\""), "{first}");
     assert!(!first.to_ascii_lowercase().contains("secret"), "{first}");
+    let second = requests.recv_timeout(WAIT).unwrap();
+    assert!(second.contains("\"method\":\"ping\""), "{second}");
+    assert!(!second.to_ascii_lowercase().contains("secret"), "{second}");
 }
 
 #[test]
@@ -912,6 +921,8 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
     let echo = host.call(json!({"jsonrpc": "2.0", "id": "e", "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "across eras"}}}));
     assert_eq!(text_of(&echo), "across eras", "{echo}");
+    assert_eq!(echo["result"]["resultType"], "complete", "{echo}");
+    assert!(echo["result"].get("ttlMs").is_none(), "{echo}");
     // Mcp-Param headers: learned from the translated tools/list.
     let hdr = host.call(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "test_x_mcp_header", "arguments": {"region": "ap"}}}));
@@ -1191,4 +1202,164 @@ fn a_remote_cancelling_its_own_request_reaches_the_host_with_the_host_side_id() 
     assert_ne!(ask["id"], "srv-1", "{ask}");
     assert_eq!(cancel["params"]["requestId"], ask["id"], "{cancel}");
     assert_eq!(cancel["params"]["reason"], "changed my mind");
+}
+
+#[test]
+fn warnings_go_to_stderr_and_never_to_stdout_or_show_header_values() {
+    // A remote whose answer stream carries something that is not JSON-RPC:
+    // the bridge drops it and says so on stderr; stdout (checked line by
+    // line by the Host reader) still carries only JSON-RPC.
+    let url = sse_remote(vec![json!({"not": "json-rpc"})]);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-H", "X-Api-Key: ${BRIDGE_TEST_KEY}"];
+        args.extend_from_slice(extra);
+        let mut host = Host::start_env(&url, &args, &[("BRIDGE_TEST_KEY", "s3cret-key-value")]);
+        let done = host.call(req(
+            "modern",
+            json!(1),
+            "tools/call",
+            json!({"name": "x", "arguments": {}}),
+        ));
+        assert!(done.get("result").is_some(), "{done}");
+        let (code, stderr) = host.finish();
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!stderr.contains("s3cret"), "{stderr}");
+        stderr
+    };
+    let stderr = run(&[]);
+    assert!(
+        stderr.contains("warn") && stderr.contains("not a JSON-RPC message"),
+        "the default level shows warnings: {stderr:?}"
+    );
+    let stderr = run(&["--log-level", "debug"]);
+    assert!(stderr.contains("not a JSON-RPC message"), "{stderr:?}");
+    let stderr = run(&["--log-level", "off"]);
+    assert!(!stderr.contains("JSON-RPC"), "off is silent: {stderr:?}");
+}
+
+#[test]
+fn a_modern_host_works_in_front_of_a_handshake_only_remote() {
+    // The everything-server restricted to the handshake era: the bridge's
+    // server/discover probe fails, so it opens one initialize'd session and
+    // serves the 2026-07-28 host through it (ERA-06, DISC-06).
+    let server = HttpServer::start(&["--era", "handshake"]);
+    let mut host = Host::start(&server.url, &[]);
+
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(tool_names(&list).contains(&"echo".to_owned()), "{list}");
+    // RESULT-01, CACHE-01: the bridge serves the modern wire; the remote
+    // gave no cache hint, so none is claimed (0, private).
+    assert_eq!(list["result"]["resultType"], "complete", "{list}");
+    assert_eq!(list["result"]["ttlMs"], 0, "{list}");
+    assert_eq!(list["result"]["cacheScope"], "private", "{list}");
+
+    // DISC-02: answered from the initialize result; no cache hint the
+    // remote never gave (CACHE-01 wants one: 0, private).
+    let disc = host.call(req("modern", json!(2), "server/discover", json!({})));
+    let r = &disc["result"];
+    assert_eq!(r["supportedVersions"], json!(["2026-07-28"]), "{disc}");
+    assert_eq!(r["ttlMs"], 0, "{disc}");
+    assert_eq!(r["cacheScope"], "private", "{disc}");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcp-rs-everything-server",
+        "{disc}"
+    );
+    assert!(r["capabilities"]["tools"].is_object(), "{disc}");
+
+    let echo = host.call(req(
+        "modern",
+        json!("e"),
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "across eras"}}),
+    ));
+    assert_eq!(text_of(&echo), "across eras", "{echo}");
+
+    // The envelope's logLevel becomes logging/setLevel on the session
+    // whenever it changes: an info log is held back at "error" and
+    // reaches the host at "debug".
+    let logs_at = |host: &mut Host, id: &str, level: &str| {
+        host.send(req(
+            "modern",
+            json!(id),
+            "tools/call",
+            json!({"name": "test_logging_tool", "arguments": {},
+                "_meta": {"io.modelcontextprotocol/logLevel": level}}),
+        ));
+        let (before, done) = host.answer_for(&json!(id));
+        assert!(done.get("result").is_some(), "{done}");
+        before
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .count()
+    };
+    assert_eq!(logs_at(&mut host, "log-1", "error"), 0);
+    assert_eq!(logs_at(&mut host, "log-2", "debug"), 1);
+    assert_eq!(logs_at(&mut host, "log-3", "error"), 0);
+
+    // subscriptions/listen served from the session's GET stream.
+    host.send(req(
+        "modern",
+        json!("listen-1"),
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "promptsListChanged": false}}),
+    ));
+    let ack = host.recv();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{ack}"
+    );
+    host.send(req(
+        "modern",
+        json!(3),
+        "tools/call",
+        json!({"name": "test_trigger_tool_change", "arguments": {}}),
+    ));
+    // The change may come before the call's answer or after it.
+    let (before, _) = host.answer_for(&json!(3));
+    let is_change = |m: &Value| m["method"] == "notifications/tools/list_changed";
+    let changed = match before.into_iter().find(is_change) {
+        Some(m) => m,
+        None => loop {
+            let m = host.recv();
+            if is_change(&m) {
+                break m;
+            }
+        },
+    };
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen-1",
+        "{changed}"
+    );
+    let list = host.call(req("modern", json!(4), "tools/list", json!({})));
+    assert!(
+        tool_names(&list).contains(&"dynamic_tool".to_owned()),
+        "{list}"
+    );
+
+    // The remote's elicitation is forwarded as a request (not mapped onto
+    // an input_required result).
+    host.send(req(
+        "modern",
+        json!(5),
+        "tools/call",
+        json!({"name": "test_elicitation", "arguments": {"message": "name?"}}),
+    ));
+    let ask = host.recv();
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    host.send(json!({"jsonrpc": "2.0", "id": ask["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}}));
+    let (_, done) = host.answer_for(&json!(5));
+    assert!(done.get("result").is_some(), "{done}");
+
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }

@@ -585,6 +585,7 @@ pub struct ServerBuilder {
     declare: Declared,
     extensions: Option<JsonObject>,
     handshake: bool,
+    modern: bool,
     tasks: Option<crate::tasks::TaskConfig>,
     shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
     app_state: StateMap,
@@ -620,6 +621,7 @@ impl ServerBuilder {
             declare: Declared::default(),
             extensions: None,
             handshake: true,
+            modern: true,
             tasks: None,
             shared_sessions: None,
             app_state: StateMap::new(),
@@ -905,6 +907,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether to serve the 2026-07-28 revision. Default on; off makes a
+    /// handshake-only server (as servers written before 2026-07-28 are),
+    /// mostly to test clients and bridges against one. At least one era
+    /// must stay on.
+    pub fn modern_era(mut self, on: bool) -> Self {
+        self.modern = on;
+        self
+    }
+
     /// Every `State<T>` a registered handler takes must have been given.
     fn check_state_needs(&self) -> Result<(), Error> {
         let map = &self.app_state;
@@ -939,6 +950,9 @@ impl ServerBuilder {
             return Err(e);
         }
         self.check_state_needs()?;
+        if !self.modern && !self.handshake {
+            return Err(Error::config("a server must serve at least one era"));
+        }
         let keys = match self.keys {
             Some(k) => k,
             None => KeyRing::random()
@@ -990,7 +1004,11 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 registry: ArcSwap::from_pointee(self.registry),
                 completion: self.completion,
-                modern_versions: ProtocolVersion::MODERN.to_vec(),
+                modern_versions: if self.modern {
+                    ProtocolVersion::MODERN.to_vec()
+                } else {
+                    Vec::new()
+                },
                 handshake_versions,
                 cache_hints: self.cache_hints,
                 sealer: {
@@ -1010,5 +1028,25 @@ impl ServerBuilder {
                 limits: self.limits,
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod era_tests {
+    use super::*;
+
+    #[test]
+    fn a_server_must_serve_some_era() {
+        let none = Server::builder("s", "1")
+            .modern_era(false)
+            .handshake_era(false)
+            .build();
+        assert!(none.is_err());
+        let legacy = Server::builder("s", "1").modern_era(false).build();
+        let versions: Vec<ProtocolVersion> = legacy
+            .map(|s| s.shared.all_versions().collect())
+            .unwrap_or_default();
+        assert!(!versions.is_empty());
+        assert!(versions.iter().all(|v| !v.is_modern()), "{versions:?}");
     }
 }
