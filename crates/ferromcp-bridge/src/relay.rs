@@ -86,7 +86,8 @@ fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
     Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
 }
 
-/// The methods whose complete results carry cache hints (CACHE-01).
+/// The methods whose complete results carry cache hints.
+// CACHE-01.
 const CACHED: [&str; 5] = [
     method::TOOLS_LIST,
     method::PROMPTS_LIST,
@@ -124,7 +125,8 @@ fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
 }
 
 /// The `subscriptions/listen` notification kinds and the capability that
-/// must be declared for each (SUB-03, SUB-12).
+/// must be declared for each.
+// SUB-03, SUB-12.
 const LIST_CHANGES: [(&str, &str, &str); 3] = [
     (
         "toolsListChanged",
