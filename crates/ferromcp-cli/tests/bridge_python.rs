@@ -748,6 +748,18 @@ fn a_handshake_host_uses_the_handshake_only_python_sdk_v1_server() {
 /// What the Python host must have seen from tests/python/server.py or
 /// server_v1.py (`echo_prefix` tells them apart).
 fn assert_fastmcp_steps(s: &HashMap<String, Value>, echo_prefix: &str, greeting: &str) {
+    assert_fastmcp_steps_but_elicitation(s, echo_prefix, greeting);
+    assert_eq!(s["elicitation"]["asked"], json!(["Your favourite colour?"]));
+    let text = s["elicitation"]["text"][0].as_str().unwrap();
+    assert!(text.starts_with("colour: teal"), "{:?}", s["elicitation"]);
+}
+
+/// [`assert_fastmcp_steps`] without the elicitation step.
+fn assert_fastmcp_steps_but_elicitation(
+    s: &HashMap<String, Value>,
+    echo_prefix: &str,
+    greeting: &str,
+) {
     assert_eq!(
         s["tools/list"]["names"],
         json!(["ask_colour", "count_with_progress", "echo"])
@@ -759,9 +771,6 @@ fn assert_fastmcp_steps(s: &HashMap<String, Value>, echo_prefix: &str, greeting:
         s["echo"]
     );
     assert_eq!(s["progress"]["updates"], json!([1.0, 2.0, 3.0]));
-    assert_eq!(s["elicitation"]["asked"], json!(["Your favourite colour?"]));
-    let text = s["elicitation"]["text"][0].as_str().unwrap();
-    assert!(text.starts_with("colour: teal"), "{:?}", s["elicitation"]);
     assert_eq!(s["resources"]["text"], json!([greeting]));
     assert_eq!(
         s["prompts"]["messages"],
@@ -803,7 +812,23 @@ fn python_sdk_host_uses_the_handshake_only_python_sdk_v1_server() {
     assert_eq!(s["initialize"]["protocol_version"], "2025-11-25");
     assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
     assert_fastmcp_steps(&s, "python v1 echo", "hello from the python v1 remote");
+    // Auto mode: the host discovers, the bridge translates it to a
+    // 2026-07-28 session of the handshake-only remote. Everything but the
+    // elicitation crosses (see the ignored test below).
     let s = python_host(&py, &remote.url, "auto", "fastmcp");
     assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
+    assert_fastmcp_steps_but_elicitation(&s, "python v1 echo", "hello from the python v1 remote");
+}
+
+// Issue 24, not done yet: for a 2026-07-28 host of a handshake-only remote
+// the bridge forwards the remote's pushed elicitation/create as a request
+// instead of mapping it onto an input_required round, and the Python SDK's
+// client in 2026-07-28 mode does not answer it (docs/BRIDGE.md).
+#[test]
+#[ignore = "issue 24: a handshake remote's pushed elicitation is not yet an input_required round for a 2026-07-28 host"]
+fn python_sdk_auto_host_gets_the_handshake_only_remotes_elicitation() {
+    let Some(py) = python() else { return };
+    let remote = PythonRemote::start(&py.v1, "server_v1.py");
+    let s = python_host(&py, &remote.url, "auto", "fastmcp");
     assert_fastmcp_steps(&s, "python v1 echo", "hello from the python v1 remote");
 }

@@ -441,6 +441,28 @@ impl Server {
             .map(|_| ())
     }
 
+    /// Adds a tool at run time, replacing a tool of the same name in the
+    /// same registry swap (a request arriving meanwhile finds the old
+    /// definition or the new one, never neither), and notifies
+    /// subscribers. Nothing changes when the new definition is refused.
+    pub fn replace_tool(&self, def: ToolDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("tool {:?}", def.tool.name),
+        )?;
+        let name = def.tool.name.clone();
+        self.shared
+            .update(
+                |r| {
+                    r.remove_tool(&name);
+                    r.add_tool(def).map(|_| true)
+                },
+                Change::ToolsListChanged,
+            )
+            .map(|_| ())
+    }
+
     /// Removes a tool at run time; returns whether it existed.
     pub fn remove_tool(&self, name: &str) -> bool {
         self.shared
@@ -458,6 +480,27 @@ impl Server {
         self.shared
             .update(
                 |r| r.add_prompt(def).map(|_| true),
+                Change::PromptsListChanged,
+            )
+            .map(|_| ())
+    }
+
+    /// Adds a prompt at run time, replacing a prompt of the same name in
+    /// the same registry swap (see [`Server::replace_tool`]), and notifies
+    /// subscribers. Nothing changes when the new definition is refused.
+    pub fn replace_prompt(&self, def: PromptDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("prompt {:?}", def.prompt.name),
+        )?;
+        let name = def.prompt.name.clone();
+        self.shared
+            .update(
+                |r| {
+                    r.remove_prompt(&name);
+                    r.add_prompt(def).map(|_| true)
+                },
                 Change::PromptsListChanged,
             )
             .map(|_| ())

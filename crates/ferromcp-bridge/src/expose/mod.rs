@@ -837,9 +837,11 @@ async fn refresh_tools(
                 continue;
             }
             now.insert(t.name.clone());
-            server.remove_tool(&t.name);
             let name = t.name.clone();
-            if let Err(e) = server.add_tool(forwarder(t, &x)) {
+            // One registry swap: a call arriving during the refresh (a
+            // client retrying right after a restart) never finds the tool
+            // missing.
+            if let Err(e) = server.replace_tool(forwarder(t, &x)) {
                 (x.link.report())(&format!(
                     "the stdio server's tool {name:?} cannot be served ({e}); left out"
                 ));
@@ -891,9 +893,10 @@ async fn refresh_others(
                 let items = typed::<Resource>(items, "resources/list", &x.link.report());
                 let mut now = HashSet::new();
                 for r in items {
-                    now.insert(r.uri.clone());
-                    server.remove_resource(&r.uri);
-                    let _ = server.add_resource(resource_forwarder(r, &x));
+                    let uri = r.uri.clone();
+                    now.insert(uri.clone());
+                    // One registry swap per resource (never missing).
+                    let _ = server.update_resources([uri.as_str()], vec![resource_forwarder(r, &x)]);
                 }
                 for gone in resources.difference(&now) {
                     server.remove_resource(gone);
@@ -911,8 +914,7 @@ async fn refresh_others(
                 let mut now = HashSet::new();
                 for p in items {
                     now.insert(p.name.clone());
-                    server.remove_prompt(&p.name);
-                    let _ = server.add_prompt(prompt_forwarder(p, &x));
+                    let _ = server.replace_prompt(prompt_forwarder(p, &x));
                 }
                 for gone in prompts.difference(&now) {
                     server.remove_prompt(gone);
