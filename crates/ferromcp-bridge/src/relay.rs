@@ -688,6 +688,40 @@ impl Relay {
     }
 
     // DISC-01, LADDER-01
+    /// Sends the bridge's own `server/discover` probe at `version` (with
+    /// its `Mcp-Method` header) and returns the remote's answer to it, if
+    /// one came.
+    async fn discover(
+        &self,
+        version: &str,
+        client_info: Value,
+        capabilities: Value,
+    ) -> Result<Option<Value>, crate::upstream::Failure> {
+        let probe = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": DISCOVER_ID,
+            "method": method::SERVER_DISCOVER,
+            "params": {"_meta": {
+                (meta::PROTOCOL_VERSION): version,
+                (meta::CLIENT_INFO): client_info,
+                (meta::CLIENT_CAPABILITIES): capabilities,
+            }}
+        });
+        let headers = vec![
+            (MCP_PROTOCOL_VERSION.to_owned(), version.to_owned()),
+            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
+        ];
+        let answers = self
+            .up
+            .collect(probe.to_string().into_bytes(), &headers, false)
+            .await?;
+        Ok(answers.iter().find_map(|a| {
+            let v: Value = serde_json::from_slice(a).ok()?;
+            (v.get("id")? == DISCOVER_ID).then_some(v)
+        }))
+    }
+
+    // DISC-01, LADDER-01
     /// A handshake host's `initialize`: probes the remote with
     /// `server/discover` (with its `Mcp-Method` header). When the remote
     /// serves the host's revision the `initialize` is forwarded as is
@@ -707,29 +741,12 @@ impl Relay {
         let client_info = params.get("clientInfo").cloned().unwrap_or(Value::Null);
         let capabilities = translated_capabilities(params.get("capabilities"));
         let modern = ProtocolVersion::LATEST.as_str();
-        let probe = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": DISCOVER_ID,
-            "method": method::SERVER_DISCOVER,
-            "params": {"_meta": {
-                (meta::PROTOCOL_VERSION): modern,
-                (meta::CLIENT_INFO): client_info,
-                (meta::CLIENT_CAPABILITIES): capabilities,
-            }}
-        });
-        let headers = vec![
-            (MCP_PROTOCOL_VERSION.to_owned(), modern.to_owned()),
-            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
-        ];
-        let answers = self
-            .up
-            .collect(probe.to_string().into_bytes(), &headers, false)
+        let result = self
+            .discover(modern, client_info, capabilities)
             .await
-            .ok()?;
-        let result = answers.iter().find_map(|a| {
-            let v: Value = serde_json::from_slice(a).ok()?;
-            (v.get("id")? == DISCOVER_ID).then(|| v.get("result").cloned())?
-        })?;
+            .ok()??
+            .get("result")?
+            .clone();
         let supported: Vec<&str> = result
             .get("supportedVersions")?
             .as_array()?
@@ -799,30 +816,20 @@ impl Relay {
             .get(meta::PROTOCOL_VERSION)
             .and_then(Value::as_str)?
             .to_owned();
-        let probe = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": DISCOVER_ID,
-            "method": method::SERVER_DISCOVER,
-            "params": {"_meta": {
-                (meta::PROTOCOL_VERSION): version,
-                (meta::CLIENT_INFO): envelope.get(meta::CLIENT_INFO).cloned().unwrap_or(Value::Null),
-                (meta::CLIENT_CAPABILITIES): envelope.get(meta::CLIENT_CAPABILITIES).cloned().unwrap_or_else(|| serde_json::json!({})),
-            }}
-        });
-        let headers = vec![
-            (MCP_PROTOCOL_VERSION.to_owned(), version.clone()),
-            (MCP_METHOD.to_owned(), method::SERVER_DISCOVER.to_owned()),
-        ];
         let probed = self
-            .up
-            .collect(probe.to_string().into_bytes(), &headers, false)
+            .discover(
+                &version,
+                envelope
+                    .get(meta::CLIENT_INFO)
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                envelope
+                    .get(meta::CLIENT_CAPABILITIES)
+                    .cloned()
+                    .unwrap_or_else(|| serde_json::json!({})),
+            )
             .await;
-        let answer = probed.as_ref().ok().and_then(|answers| {
-            answers.iter().find_map(|a| {
-                let v: Value = serde_json::from_slice(a).ok()?;
-                (v.get("id")? == DISCOVER_ID).then_some(v)
-            })
-        });
+        let answer = probed.as_ref().ok().cloned().flatten();
         let error: Option<Value> = match &probed {
             Ok(_) => answer.as_ref().and_then(|a| a.get("error").cloned()),
             Err(crate::upstream::Failure::Rpc(e)) => serde_json::from_str(e).ok(),
