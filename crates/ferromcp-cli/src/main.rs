@@ -22,6 +22,8 @@ mod check;
 mod connect;
 mod elicit;
 mod exit;
+mod hosts;
+mod jsonc;
 mod more;
 mod output;
 mod progress;
@@ -313,6 +315,17 @@ enum Command {
     /// remapped, unknown methods and fields cross untouched, and
     /// --allow-tool/--deny-tool filter tools (listing and calling).
     Bridge(bridge::BridgeArgs),
+    /// Add a server to a host's configuration:
+    /// `mcp add NAME (URL | -- CMD ARGS…) --host HOST`. The host's own file
+    /// and format; other entries, settings and comments are kept, the old
+    /// file is saved as FILE.bak. A URL goes in natively for hosts that
+    /// speak HTTP, through `mcp bridge` for Claude Desktop (or with
+    /// --via-bridge). $MCP_HOSTS_HOME replaces the home directory.
+    Add(hosts::AddArgs),
+    /// Remove a server from a host's configuration.
+    Remove(hosts::RemoveArgs),
+    /// The hosts' configuration files that exist, and the servers in each.
+    Hosts(hosts::HostsArgs),
 }
 
 fn main() -> ExitCode {
@@ -606,6 +619,9 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Serve(a) => serve::run(a).await,
         Command::Bridge(a) => bridge::run(a).await,
+        Command::Add(a) => hosts::add(a),
+        Command::Remove(a) => hosts::remove(a),
+        Command::Hosts(a) => hosts::hosts(a),
         Command::Login {
             url,
             no_browser,
