@@ -222,7 +222,6 @@ fn object_at(text: &str, open: usize) -> Option<Object> {
 
 /// The byte offset where the value at `path` (object keys from the root)
 /// starts, or where the deepest existing ancestor starts.
-#[allow(dead_code)] // until `mcp registry validate`
 pub fn locate(text: &str, path: &[String]) -> usize {
     let blanked = blank(text);
     let b = blanked.as_bytes();
@@ -261,7 +260,6 @@ pub fn locate(text: &str, path: &[String]) -> usize {
 }
 
 /// 1-based line and column of byte offset `at`.
-#[allow(dead_code)] // until `mcp registry validate`
 pub fn line_col(text: &str, at: usize) -> (usize, usize) {
     let before = text.get(..at.min(text.len())).unwrap_or(text);
     let line = before.matches('\n').count() + 1;
@@ -339,6 +337,48 @@ fn nest(names: &[&str], entry: &[(String, Value)], unit: &str, base: &str) -> St
             )
         }
     }
+}
+
+/// `value` pretty-printed (two spaces) with object keys in `order` first,
+/// the others after them in their own order.
+pub fn pretty_ordered(value: &Value, order: &[&str]) -> String {
+    fn go(v: &Value, order: &[&str], base: &str, out: &mut String) {
+        let inner = format!("{base}  ");
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                let rank = |k: &str| order.iter().position(|o| *o == k).unwrap_or(order.len());
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort_by_key(|k| rank(k));
+                out.push('{');
+                for (i, k) in keys.iter().enumerate() {
+                    out.push_str(if i == 0 { "\n" } else { ",\n" });
+                    out.push_str(&inner);
+                    out.push_str(&Value::String((*k).clone()).to_string());
+                    out.push_str(": ");
+                    go(&m[k.as_str()], order, &inner, out);
+                }
+                out.push('\n');
+                out.push_str(base);
+                out.push('}');
+            }
+            Value::Array(a) if !a.is_empty() => {
+                out.push('[');
+                for (i, x) in a.iter().enumerate() {
+                    out.push_str(if i == 0 { "\n" } else { ",\n" });
+                    out.push_str(&inner);
+                    go(x, order, &inner, out);
+                }
+                out.push('\n');
+                out.push_str(base);
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    go(value, order, "", &mut out);
+    out.push('\n');
+    out
 }
 
 /// A text edit: replace `start..end` with `with`.
@@ -659,6 +699,15 @@ mod tests {
         assert!(e.starts_with("line 3"), "{e}");
         assert!(set_member("[1]", &["x"], "n", &[]).is_err());
         assert!(set_member("{\"x\": 3}", &["x"], "n", &[]).is_err());
+    }
+
+    #[test]
+    fn pretty_ordered_puts_known_keys_first() {
+        let v = json!({"b": 1, "a": {"z": [], "y": [1]}, "c": {}});
+        assert_eq!(
+            pretty_ordered(&v, &["c", "a", "y"]),
+            "{\n  \"c\": {},\n  \"a\": {\n    \"y\": [\n      1\n    ],\n    \"z\": []\n  },\n  \"b\": 1\n}\n"
+        );
     }
 
     #[test]

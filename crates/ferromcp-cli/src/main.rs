@@ -18,6 +18,7 @@ mod bridge;
 mod bridge_expose;
 mod bridge_log;
 mod browser;
+mod cargo_toml;
 mod check;
 mod connect;
 mod elicit;
@@ -26,8 +27,11 @@ mod hosts;
 mod jsonc;
 mod more;
 mod output;
+mod pack;
 mod progress;
+mod registry;
 mod serve;
+mod zip;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use exit::{Failure, code};
@@ -326,6 +330,18 @@ enum Command {
     Remove(hosts::RemoveArgs),
     /// The hosts' configuration files that exist, and the servers in each.
     Hosts(hosts::HostsArgs),
+    /// The MCP Registry's `server.json`: `mcp registry init` writes it from
+    /// the server's own answer and Cargo.toml, `mcp registry validate`
+    /// checks it (the registry's rules, with line:column).
+    Registry {
+        #[command(subcommand)]
+        command: registry::RegistryCommand,
+    },
+    /// Build an MCPB bundle (manifest plus binary, the one-click install
+    /// format of desktop hosts): `mcp pack --binary PATH [-- PATH ARGS…]`;
+    /// the command is run to list its tools and prompts. `mcp pack --check
+    /// FILE.mcpb` validates a bundle.
+    Pack(Box<pack::PackArgs>),
 }
 
 fn main() -> ExitCode {
@@ -622,6 +638,8 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Add(a) => hosts::add(a),
         Command::Remove(a) => hosts::remove(a),
         Command::Hosts(a) => hosts::hosts(a),
+        Command::Registry { command } => registry::run(command).await,
+        Command::Pack(a) => pack::run(*a).await,
         Command::Login {
             url,
             no_browser,

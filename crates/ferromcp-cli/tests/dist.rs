@@ -1,0 +1,280 @@
+//! Distribution on the real binary: `mcp registry init` → `mcp registry
+//! validate` → `mcp pack` → `mcp pack --check`, on the everything-server
+//! (`mcp serve --stdio`) in both eras, plus what each check refuses.
+//!
+//! The manifest `mcp pack` writes is validated against the MCPB manifest
+//! schema of the npm package @anthropic-ai/mcpb, fetched at test time by
+//! scripts/mcpb-schema.sh (skipped loudly without it; a failure in CI).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{ERAS, MCP};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+const NAME: &str = "io.github.ferromcp/everything-mcp";
+const MCPB_URL: &str =
+    "https://github.com/ferromcp/everything-mcp/releases/download/v0.1.0/everything-mcp-0.1.0.mcpb";
+const BUNDLE: &str = "everything-mcp-0.1.0.mcpb";
+
+/// A scratch crate: Cargo.toml, a README with the registry marker, and a
+/// launcher script that starts the everything-server (`mcp serve --stdio`).
+fn scratch_crate(tag: &str, readme: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcp-dist-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(
+        d.join("Cargo.toml"),
+        "[package]\nname = \"everything-mcp\"\nversion = \"0.1.0\"\n\
+         description = \"The ferromcp everything-server, packaged\"\n\
+         repository = \"https://github.com/ferromcp/everything-mcp\"\n\
+         license = \"MIT OR Apache-2.0\"\nauthors = [\"ferromcp developers\"]\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("README.md"), readme).unwrap();
+    let launcher = d.join("everything-mcp");
+    std::fs::write(
+        &launcher,
+        format!("#!/bin/sh\nexec '{MCP}' serve --stdio \"$@\"\n"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    d
+}
+
+fn marker_readme() -> String {
+    format!("# everything-mcp\n\n- MCP Registry name: `mcp-name: {NAME}`\n")
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> common::Run {
+    common::mcp()
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into()
+}
+
+fn json_file(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// The MCPB manifest schema (v0.3) fetched by scripts/mcpb-schema.sh, or
+/// `None` after a loud message (a panic in CI).
+fn mcpb_schema() -> Option<Value> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("MCP_MCPB_SCHEMA_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/mcpb-schema"));
+    let path = dir.join("package/schemas/mcpb-manifest-v0.3.schema.json");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        return Some(serde_json::from_str(&text).unwrap());
+    }
+    let msg = format!(
+        "the MCPB manifest schema is not in {}: run `bash scripts/mcpb-schema.sh`",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("{msg} (CI must validate the manifests)");
+    }
+    eprintln!("\n!!! SKIPPED schema validation: {msg} !!!\n");
+    None
+}
+
+#[test]
+fn init_validate_pack_check_round_trip_in_both_eras() {
+    for era in ERAS {
+        let d = scratch_crate(era, &marker_readme());
+        let launcher = d.join("everything-mcp");
+        let launcher = launcher.to_str().unwrap();
+
+        // init: from the server's own answer and Cargo.toml.
+        let r = run_in(&d, &["registry", "init", "--era", era, "--", launcher]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        let sj = json_file(&d.join("server.json"));
+        assert_eq!(sj["name"], NAME);
+        assert_eq!(sj["version"], "0.1.0");
+        assert!(
+            sj["$schema"]
+                .as_str()
+                .unwrap()
+                .ends_with("/server.schema.json")
+        );
+        assert_eq!(sj["packages"][0]["registryType"], "cargo");
+        assert_eq!(sj["packages"][0]["identifier"], "everything-mcp");
+        assert_eq!(sj["packages"][0]["transport"]["type"], "stdio");
+        assert_eq!(sj["repository"]["source"], "github");
+
+        let r = run_in(&d, &["registry", "validate"]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+
+        // pack: the launcher as the bundle's binary; tools from the server.
+        let r = run_in(
+            &d,
+            &[
+                "pack",
+                "--era",
+                era,
+                "--out",
+                BUNDLE,
+                "--",
+                launcher,
+                "--quiet-flag-for-args",
+            ],
+        );
+        // The everything-server rejects an unknown flag: pack fails cleanly.
+        assert_ne!(r.code, 0, "{era}: {r:?}");
+        assert!(!d.join(BUNDLE).exists());
+        let r = run_in(&d, &["pack", "--era", era, "--out", BUNDLE, "--", launcher]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        assert!(r.stderr.contains("sha256"), "{}", r.stderr);
+
+        let r = run_in(&d, &["pack", "--check", BUNDLE, "--json"]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        let checked: Value = serde_json::from_str(&r.stdout).unwrap();
+        let manifest = &checked["manifest"];
+        assert_eq!(manifest["server"]["type"], "binary");
+        assert_eq!(manifest["server"]["entry_point"], "server/everything-mcp");
+        assert_eq!(manifest["version"], "0.1.0");
+        assert_eq!(manifest["author"]["name"], "ferromcp developers");
+        // The tools are exactly the ones the server lists.
+        let tools = run_in(&d, &["tools", "--json", "--era", era, "--", launcher]);
+        assert_eq!(tools.code, 0, "{tools:?}");
+        let listed: Value = serde_json::from_str(&tools.stdout).unwrap();
+        let listed = listed
+            .as_array()
+            .or_else(|| listed["tools"].as_array())
+            .cloned()
+            .unwrap();
+        let names = |v: &[Value]| -> Vec<String> {
+            let mut n: Vec<String> = v
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect();
+            n.sort();
+            n
+        };
+        assert!(!listed.is_empty());
+        assert_eq!(names(manifest["tools"].as_array().unwrap()), names(&listed));
+        if let Some(schema) = mcpb_schema() {
+            let v = jsonschema::validator_for(&schema).unwrap();
+            let errors: Vec<String> = v.iter_errors(manifest).map(|e| e.to_string()).collect();
+            assert!(
+                errors.is_empty(),
+                "{era}: manifest breaks the MCPB schema: {errors:?}"
+            );
+        }
+
+        // server.json listing the bundle: the hash is checked against the
+        // file beside it.
+        let r = run_in(
+            &d,
+            &[
+                "registry",
+                "init",
+                "--force",
+                "--era",
+                era,
+                "--mcpb-url",
+                MCPB_URL,
+                "--mcpb-file",
+                BUNDLE,
+                "--",
+                launcher,
+            ],
+        );
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        let sj = json_file(&d.join("server.json"));
+        assert_eq!(sj["packages"][1]["registryType"], "mcpb");
+        let r = run_in(&d, &["registry", "validate"]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        let mut bytes = std::fs::read(d.join(BUNDLE)).unwrap();
+        bytes.push(0);
+        std::fs::write(d.join(BUNDLE), &bytes).unwrap();
+        let r = run_in(&d, &["registry", "validate"]);
+        assert_eq!(r.code, 2, "{era}: {r:?}");
+        assert!(
+            r.stderr
+                .contains("/packages/1/fileSha256: fileSha256 does not match"),
+            "{}",
+            r.stderr
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
+fn validate_points_at_the_line_of_each_problem() {
+    // The marker only inside an HTML comment: crates.io would strip it.
+    let d = scratch_crate("marker", &format!("# x\n<!-- mcp-name: {NAME} -->\n"));
+    let text = format!(
+        "{{\n  \"$schema\": \"https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json\",\n  \"name\": \"{NAME}\",\n  \"description\": \"d\",\n  \"version\": \"0.2.0\",\n  \"packages\": [\n    {{\n      \"registryType\": \"cargo\",\n      \"identifier\": \"everything-mcp\",\n      \"version\": \"0.1.0\",\n      \"transport\": {{\"type\": \"stdio\"}},\n      \"environmentVariables\": [{{\"name\": \"API_TOKEN\", \"default\": \"hunter2\"}}]\n    }}\n  ]\n}}\n"
+    );
+    std::fs::write(d.join("server.json"), &text).unwrap();
+    let r = run_in(&d, &["registry", "validate"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    for want in [
+        "server.json:5:14: /version: version 0.2.0 differs from Cargo.toml's 0.1.0",
+        "server.json:9:21: /packages/0/identifier: ",
+        "README.md must show `mcp-name:",
+        "server.json:12:65: /packages/0/environmentVariables/0/default: API_TOKEN: a secret",
+    ] {
+        assert!(
+            r.stderr.contains(want),
+            "missing {want:?} in:\n{}",
+            r.stderr
+        );
+    }
+    let r = run_in(&d, &["registry", "validate", "--json"]);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 3, "{v}");
+
+    // Not JSON at all: the parser's position.
+    std::fs::write(d.join("server.json"), "{\n  \"name\": 1,\n  oops\n}").unwrap();
+    let r = run_in(&d, &["registry", "validate"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr
+            .contains("server.json:3:3: (top level): not valid JSON"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn pack_check_refuses_corrupt_and_non_bundles() {
+    let d = scratch_crate("corrupt", &marker_readme());
+    let launcher = d.join("everything-mcp");
+    let r = run_in(
+        &d,
+        &["pack", "--out", "b.mcpb", "--", launcher.to_str().unwrap()],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let mut bytes = std::fs::read(d.join("b.mcpb")).unwrap();
+    let at = bytes
+        .windows(b"everything".len())
+        .position(|w| w == b"everything")
+        .unwrap();
+    bytes[at] = b'E';
+    std::fs::write(d.join("bad.mcpb"), &bytes).unwrap();
+    let r = run_in(&d, &["pack", "--check", "bad.mcpb"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("CRC mismatch"), "{}", r.stderr);
+    std::fs::write(d.join("text.mcpb"), "not a bundle").unwrap();
+    let r = run_in(&d, &["pack", "--check", "text.mcpb"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    // The size limit is explicit.
+    let r = run_in(&d, &["pack", "--check", "b.mcpb", "--max-bytes", "10"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("--max-bytes"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&d);
+}
