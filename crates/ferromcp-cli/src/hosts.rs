@@ -579,11 +579,17 @@ fn target_of(v: &Value) -> String {
         .get("args")
         .or_else(|| v.pointer("/command/args"))
         .and_then(Value::as_array);
-    parts.extend(
-        args.into_iter()
-            .flatten()
-            .filter_map(|a| a.as_str().map(str::to_owned)),
-    );
+    // Header values (tokens) are not shown: only their names.
+    let mut after_header = false;
+    for a in args.into_iter().flatten().filter_map(Value::as_str) {
+        if after_header {
+            let name = a.split_once(':').map_or("", |(n, _)| n);
+            parts.push(format!("{name}: …"));
+        } else {
+            parts.push(a.to_owned());
+        }
+        after_header = a == "--header" || a == "-H";
+    }
     parts.join(" ")
 }
 
@@ -714,6 +720,20 @@ mod tests {
             PathBuf::from(r"C:\Users\me")
                 .join(".cursor")
                 .join("mcp.json")
+        );
+    }
+
+    #[test]
+    fn listed_targets_hide_header_values() {
+        let v = json!({"command": "mcp", "args": ["bridge", "https://x", "--header", "Authorization: Bearer sk-1", "-H", "K: v"]});
+        assert_eq!(
+            target_of(&v),
+            "mcp bridge https://x --header Authorization: … -H K: …"
+        );
+        assert_eq!(target_of(&json!({"serverUrl": "https://y"})), "https://y");
+        assert_eq!(
+            target_of(&json!({"command": {"path": "p", "args": ["a"]}})),
+            "p a"
         );
     }
 
