@@ -30,6 +30,7 @@ mod output;
 mod pack;
 mod progress;
 mod registry;
+mod registry_publish;
 mod serve;
 mod zip;
 

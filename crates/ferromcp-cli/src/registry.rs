@@ -63,6 +63,9 @@ pub enum RegistryCommand {
     /// Check a `server.json` against the registry's rules (exit 0 when it
     /// passes, else 2 with one line per problem).
     Validate(ValidateArgs),
+    /// Publish a `server.json` (validated first) with the registry's HTTP
+    /// API (`POST /v0/publish`), the token taken from $MCP_REGISTRY_TOKEN.
+    Publish(crate::registry_publish::PublishArgs),
 }
 
 /// Arguments of `mcp registry init`.
@@ -122,6 +125,7 @@ pub async fn run(c: RegistryCommand) -> Result<u8, Failure> {
     match c {
         RegistryCommand::Init(a) => init(*a).await,
         RegistryCommand::Validate(a) => validate_cmd(&a),
+        RegistryCommand::Publish(a) => crate::registry_publish::run(a).await,
     }
 }
 
@@ -841,10 +845,20 @@ fn check_input(c: &mut Checker<'_>, base: &[String], v: &Value, named: bool) {
 }
 
 fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
-    let text = std::fs::read_to_string(&a.file)
-        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", a.file.display())))?;
-    let dir = a
-        .file
+    validate_file(&a.file, a.manifest_path.as_deref(), a.json)?;
+    Ok(code::OK)
+}
+
+/// Validates `file`, printing each problem (`json`: a report on stdout);
+/// an error when there is any.
+pub fn validate_file(
+    file: &Path,
+    manifest_path: Option<&Path>,
+    json_out: bool,
+) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
+    let dir = file
         .parent()
         .map(|p| {
             if p.as_os_str().is_empty() {
@@ -855,8 +869,8 @@ fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
         })
         .unwrap_or(Path::new("."))
         .to_owned();
-    let manifest = match &a.manifest_path {
-        Some(p) => Some(p.clone()),
+    let manifest = match manifest_path {
+        Some(p) => Some(p.to_owned()),
         None => std::fs::canonicalize(&dir)
             .ok()
             .and_then(|d| cargo_toml::find(&d)),
@@ -866,7 +880,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
         None => None,
     };
     let problems = validate(&text, &Context { package, dir });
-    if a.json {
+    if json_out {
         crate::output::print_json(&json!({"valid": problems.is_empty(), "problems": problems}))?;
     } else {
         for p in &problems {
@@ -877,22 +891,22 @@ fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
             };
             eprintln!(
                 "{}:{}:{}: {at}: {}",
-                a.file.display(),
+                file.display(),
                 p.line,
                 p.column,
                 p.message
             );
         }
-        if problems.is_empty() {
-            eprintln!("mcp: {} is valid", a.file.display());
-        }
     }
     if problems.is_empty() {
-        Ok(code::OK)
+        if !json_out {
+            eprintln!("mcp: {} is valid", file.display());
+        }
+        Ok(())
     } else {
         Err(Failure::usage(format!(
             "{} has {} problem(s)",
-            a.file.display(),
+            file.display(),
             problems.len()
         )))
     }

@@ -278,3 +278,113 @@ fn pack_check_refuses_corrupt_and_non_bundles() {
     assert!(r.stderr.contains("--max-bytes"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A one-shot mock of the registry's `POST /v0/publish`: answers the first
+/// request with `status` and `body`, and hands back what it received.
+fn mock_registry(status: &str, body: &str) -> (String, std::thread::JoinHandle<(String, Vec<u8>)>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let status = status.to_owned();
+    let body = body.to_owned();
+    let handle = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let mut received = vec![0u8; length];
+        reader.read_exact(&mut received).unwrap();
+        let mut stream = stream;
+        write!(
+            stream,
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        (head, received)
+    });
+    (url, handle)
+}
+
+fn publish(dir: &Path, registry: &str, token: Option<&str>) -> common::Run {
+    let mut c = common::mcp();
+    c.args(["registry", "publish", "--registry", registry])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env_remove("MCP_REGISTRY_TOKEN");
+    if let Some(t) = token {
+        c.env("MCP_REGISTRY_TOKEN", t);
+    }
+    c.output().unwrap().into()
+}
+
+#[test]
+fn publish_posts_to_a_mock_registry() {
+    let d = scratch_crate("publish", &marker_readme());
+    let launcher = d.join("everything-mcp");
+    let r = run_in(&d, &["registry", "init", "--", launcher.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let file = std::fs::read(d.join("server.json")).unwrap();
+
+    // Accepted: the file is sent as is, with the token as a bearer.
+    let answer = format!(
+        "{{\"server\": {}, \"_meta\": {{}}}}",
+        String::from_utf8_lossy(&file)
+    );
+    let (url, mock) = mock_registry("200 OK", &answer);
+    let r = publish(&d, &url, Some("reg-token-123"));
+    let (head, received) = mock.join().unwrap();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(head.starts_with("POST /v0/publish HTTP/1.1\r\n"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("authorization: bearer reg-token-123\r\n"),
+        "{head}"
+    );
+    assert_eq!(received, file);
+    assert!(
+        r.stdout.contains(&format!("published {NAME} 0.1.0")),
+        "{}",
+        r.stdout
+    );
+
+    // Refused: the registry's reason, exit 6; the token is never printed.
+    let (url, mock) = mock_registry(
+        "403 Forbidden",
+        r#"{"title":"Forbidden","status":403,"detail":"You do not have permission to publish this server"}"#,
+    );
+    let r = publish(&d, &url, Some("reg-token-123"));
+    mock.join().unwrap();
+    assert_eq!(r.code, 6, "{r:?}");
+    assert!(r.stderr.contains("HTTP 403"), "{}", r.stderr);
+    assert!(r.stderr.contains("do not have permission"), "{}", r.stderr);
+    assert!(!r.stderr.contains("reg-token-123") && !r.stdout.contains("reg-token-123"));
+
+    // No token, or a file that fails validation: nothing is sent (the
+    // registry URL is a closed port, so a connection would be exit 4).
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let r = publish(&d, &closed, None);
+    assert_eq!(r.code, 6, "{r:?}");
+    assert!(r.stderr.contains("MCP_REGISTRY_TOKEN"), "{}", r.stderr);
+    std::fs::write(d.join("README.md"), "no marker\n").unwrap();
+    let r = publish(&d, &closed, Some("t"));
+    assert_eq!(r.code, 2, "{r:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
