@@ -375,8 +375,17 @@ fn read(path: &Path) -> Result<Option<String>, Failure> {
 }
 
 /// Writes `text` to `path`: the old file is kept as `FILE.bak`, the new one
-/// is written beside it and renamed over it.
+/// is written beside it and renamed over it. A symbolic link is followed
+/// (the file it points to is replaced; the link stays).
 fn write(path: &Path, old: Option<&str>, text: &str) -> Result<(), Failure> {
+    let resolved;
+    let path = match std::fs::canonicalize(path) {
+        Ok(p) if old.is_some() => {
+            resolved = p;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io_err("create", dir, e))?;
     }

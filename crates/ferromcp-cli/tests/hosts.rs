@@ -293,3 +293,31 @@ fn secrets_warn_and_mismatched_flags_are_usage_errors() {
     assert_eq!(r.code, 2, "{r:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// A configuration file kept elsewhere (dotfiles) and linked into place
+// stays a link: the file it points to is edited.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_file_stays_a_symlink() {
+    let dir = scratch("symlink");
+    let real = dir.join("dotfiles/mcp.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "{\"mcpServers\": {}}\n").unwrap();
+    let link = dir.join("home/.cursor/mcp.json");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let r = run(&dir, &["add", "s", "--host", "cursor", "--", "server"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("\"server\"")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
