@@ -77,6 +77,11 @@ pub struct PackArgs {
     /// looks like a secret).
     #[arg(long = "env-var", value_name = "NAME")]
     pub env_vars: Vec<String>,
+    /// A directory the user chooses at install time, as KEY=PATH
+    /// (repeatable): PATH is used to run the server now, and every argument
+    /// equal to PATH becomes `${user_config.KEY}` in the manifest.
+    #[arg(long = "user-dir", value_name = "KEY=PATH")]
+    pub user_dirs: Vec<String>,
     /// The crate's Cargo.toml (default: the nearest one from the current
     /// directory up).
     #[arg(long, value_name = "PATH")]
@@ -126,6 +131,16 @@ pub async fn run(a: PackArgs) -> Result<u8, Failure> {
         Some(p) => Some(cargo_toml::read(&p).map_err(Failure::usage)?),
         None => None,
     };
+    let user_dirs = a
+        .user_dirs
+        .iter()
+        .map(|d| match d.split_once('=') {
+            Some((k, p)) if !k.is_empty() && !p.is_empty() => Ok((k.to_owned(), p.to_owned())),
+            _ => Err(Failure::usage(format!(
+                "--user-dir wants KEY=PATH, not {d:?}"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let target = Target::Command(cmd.clone());
     let client = connect::connect(&target, &a.common).await?;
     let r = async {
@@ -181,6 +196,7 @@ pub async fn run(a: PackArgs) -> Result<u8, Failure> {
             bin_name: &bin_name,
             args: cmd.get(1..).unwrap_or_default(),
             env_vars: &a.env_vars,
+            user_dirs: &user_dirs,
             tools,
             prompts,
         })
@@ -265,6 +281,8 @@ pub struct ManifestInput<'a> {
     pub args: &'a [String],
     /// Environment variables asked of the user.
     pub env_vars: &'a [String],
+    /// Directories chosen by the user: key and the path used now.
+    pub user_dirs: &'a [(String, String)],
     /// `[{name, description}]`.
     pub tools: Vec<Value>,
     /// `[{name, description, arguments, text}]`.
@@ -323,9 +341,29 @@ pub fn manifest(i: &ManifestInput<'_>) -> Result<Value, String> {
             }),
         );
     }
+    let mut args: Vec<String> = i.args.to_vec();
+    for (key, path) in i.user_dirs {
+        let mut used = false;
+        for a in args.iter_mut().filter(|a| *a == path) {
+            *a = format!("${{user_config.{key}}}");
+            used = true;
+        }
+        if !used {
+            return Err(format!("--user-dir {key}={path}: no argument is {path:?}"));
+        }
+        user_config.insert(
+            key.clone(),
+            json!({
+                "type": "directory",
+                "title": key,
+                "description": format!("The directory given to the server as {key}"),
+                "required": true,
+            }),
+        );
+    }
     let mut mcp_config = json!({
         "command": format!("${{__dirname}}/server/{}", i.bin_name),
-        "args": i.args,
+        "args": args,
     });
     if !env.is_empty() {
         mcp_config["env"] = Value::Object(env);
@@ -559,6 +597,7 @@ mod tests {
             bin_name: "srv",
             args,
             env_vars: env,
+            user_dirs: &[],
             tools: vec![json!({"name": "t"})],
             prompts: vec![json!({"name": "p", "text": "p"})],
         }
@@ -598,6 +637,26 @@ mod tests {
         let es = bundle(&m, 0o755);
         let text = String::from_utf8_lossy(&es[0].data).into_owned();
         assert_eq!(check_manifest(&text, &es), Vec::<String>::new());
+    }
+
+    #[test]
+    fn user_dirs_become_user_config() {
+        let args = vec!["serve".to_owned(), "docs".to_owned(), "/my/docs".to_owned()];
+        let dirs = vec![("docs_dir".to_owned(), "/my/docs".to_owned())];
+        let mut i = input(&[], &args);
+        i.user_dirs = &dirs;
+        let m = manifest(&i).unwrap_or_default();
+        assert_eq!(
+            m["server"]["mcp_config"]["args"],
+            json!(["serve", "docs", "${user_config.docs_dir}"])
+        );
+        assert_eq!(m["user_config"]["docs_dir"]["type"], "directory");
+        let es = bundle(&m, 0o755);
+        let text = String::from_utf8_lossy(&es[0].data).into_owned();
+        assert_eq!(check_manifest(&text, &es), Vec::<String>::new());
+        let wrong = vec![("d".to_owned(), "/elsewhere".to_owned())];
+        i.user_dirs = &wrong;
+        assert!(manifest(&i).is_err());
     }
 
     #[test]

@@ -388,3 +388,87 @@ fn publish_posts_to_a_mock_registry() {
     assert_eq!(r.code, 2, "{r:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+// The docs assistant (`mcp serve docs DIR`): the folder becomes a directory
+// the user picks at install time.
+#[test]
+fn the_docs_assistant_round_trip_with_a_user_directory() {
+    let d = scratch_crate("docs", &marker_readme());
+    let docs = d.join("my-docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("guide.md"), "# Guide\n\nHow to widget.\n").unwrap();
+    let launcher = d.join("docs-mcp");
+    std::fs::write(
+        &launcher,
+        format!("#!/bin/sh\nexec '{MCP}' serve docs \"$@\"\n"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (launcher, docs) = (launcher.to_str().unwrap(), docs.to_str().unwrap());
+    let r = run_in(&d, &["registry", "init", "--", launcher, docs]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(run_in(&d, &["registry", "validate"]).code, 0);
+    let r = run_in(
+        &d,
+        &[
+            "pack",
+            "--out",
+            "docs.mcpb",
+            "--user-dir",
+            &format!("docs_dir={docs}"),
+            "--",
+            launcher,
+            docs,
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    let r = run_in(&d, &["pack", "--check", "docs.mcpb", "--json"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let m = &serde_json::from_str::<Value>(&r.stdout).unwrap()["manifest"];
+    assert_eq!(
+        m["server"]["mcp_config"]["args"],
+        serde_json::json!(["${user_config.docs_dir}"])
+    );
+    assert_eq!(m["user_config"]["docs_dir"]["type"], "directory");
+    // Tools and prompts as the server lists them.
+    let listed = |what: &str| -> Vec<String> {
+        let r = run_in(&d, &[what, "--json", "--", launcher, docs]);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let items = v
+            .as_array()
+            .or_else(|| v[what].as_array())
+            .cloned()
+            .unwrap();
+        let mut n: Vec<String> = items
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    let names = |v: &Value| -> Vec<String> {
+        let mut n: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&m["tools"]), listed("tools"));
+    assert_eq!(names(&m["prompts"]), listed("prompts"));
+    if let Some(schema) = mcpb_schema() {
+        let v = jsonschema::validator_for(&schema).unwrap();
+        let errors: Vec<String> = v.iter_errors(m).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "manifest breaks the MCPB schema: {errors:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
