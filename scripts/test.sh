@@ -94,6 +94,19 @@ if ! bash scripts/python-peer.sh; then
   echo "!!! the Python SDK peers are not installed: the bridge's Python interop tests will be SKIPPED" >&2
 fi
 
+echo "== the MCPB manifest schema for the mcp pack tests (scripts/mcpb-schema.sh)"
+# The JSON Schemas of the npm package @anthropic-ai/mcpb 2.1.2 (one small
+# tarball, checksum-pinned) in target/mcpb-schema/. Needed by
+# crates/ferromcp-cli/tests/dist.rs: it fails in CI without them and skips
+# the schema checks with a loud message elsewhere.
+if ! bash scripts/mcpb-schema.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the MCPB manifest schema could not be fetched" >&2
+    exit 1
+  fi
+  echo "!!! the MCPB manifest schema is not fetched: the mcp pack schema checks will be SKIPPED" >&2
+fi
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

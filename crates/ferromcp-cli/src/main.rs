@@ -18,14 +18,21 @@ mod bridge;
 mod bridge_expose;
 mod bridge_log;
 mod browser;
+mod cargo_toml;
 mod check;
 mod connect;
 mod elicit;
 mod exit;
+mod hosts;
+mod jsonc;
 mod more;
 mod output;
+mod pack;
 mod progress;
+mod registry;
+mod registry_publish;
 mod serve;
+mod zip;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use exit::{Failure, code};
@@ -313,6 +320,29 @@ enum Command {
     /// remapped, unknown methods and fields cross untouched, and
     /// --allow-tool/--deny-tool filter tools (listing and calling).
     Bridge(bridge::BridgeArgs),
+    /// Add a server to a host's configuration:
+    /// `mcp add NAME (URL | -- CMD ARGS…) --host HOST`. The host's own file
+    /// and format; other entries, settings and comments are kept, the old
+    /// file is saved as FILE.bak. A URL goes in natively for hosts that
+    /// speak HTTP, through `mcp bridge` for Claude Desktop (or with
+    /// --via-bridge). $MCP_HOSTS_HOME replaces the home directory.
+    Add(hosts::AddArgs),
+    /// Remove a server from a host's configuration.
+    Remove(hosts::RemoveArgs),
+    /// The hosts' configuration files that exist, and the servers in each.
+    Hosts(hosts::HostsArgs),
+    /// The MCP Registry's `server.json`: `mcp registry init` writes it from
+    /// the server's own answer and Cargo.toml, `mcp registry validate`
+    /// checks it (the registry's rules, with line:column).
+    Registry {
+        #[command(subcommand)]
+        command: registry::RegistryCommand,
+    },
+    /// Build an MCPB bundle (manifest plus binary, the one-click install
+    /// format of desktop hosts): `mcp pack --binary PATH [-- PATH ARGS…]`;
+    /// the command is run to list its tools and prompts. `mcp pack --check
+    /// FILE.mcpb` validates a bundle.
+    Pack(Box<pack::PackArgs>),
 }
 
 fn main() -> ExitCode {
@@ -606,6 +636,11 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Serve(a) => serve::run(a).await,
         Command::Bridge(a) => bridge::run(a).await,
+        Command::Add(a) => hosts::add(a),
+        Command::Remove(a) => hosts::remove(a),
+        Command::Hosts(a) => hosts::hosts(a),
+        Command::Registry { command } => registry::run(command).await,
+        Command::Pack(a) => pack::run(*a).await,
         Command::Login {
             url,
             no_browser,
