@@ -38,8 +38,14 @@ use std::sync::Arc;
 /// sampling, elicitation, roots on the request's stream).
 pub(crate) trait ClientRequester: Send + Sync {
     /// Sends `method` with `params`; resolves with the client's result.
-    fn request(&self, method: &'static str, params: Value)
-    -> BoxFuture<Result<Value, ErrorObject>>;
+    /// The params arrive serialized, so their members keep the order they
+    /// were written in (a form's fields in declaration order) whatever
+    /// `serde_json` features the program has.
+    fn request(
+        &self,
+        method: &'static str,
+        params: Box<serde_json::value::RawValue>,
+    ) -> BoxFuture<Result<Value, ErrorObject>>;
 }
 
 /// Handshake-era extras for a call.
@@ -829,23 +835,34 @@ async fn fulfil(
     timeout: std::time::Duration,
 ) -> Result<Vec<(String, Value)>, ErrorObject> {
     let futs = ir.requests.iter().map(|(k, r)| {
+        // Serialized straight to text, not through `Value`: a `Value` map is
+        // sorted unless serde_json's `preserve_order` is on somewhere in the
+        // program, which would put a form's fields in alphabetical order.
+        // ELICIT-04
+        use serde_json::value::to_raw_value;
         let params = match r {
-            ferromcp_protocol::types::InputRequest::Elicitation(p) => serde_json::to_value(p),
-            ferromcp_protocol::types::InputRequest::Sampling(p) => serde_json::to_value(p),
+            ferromcp_protocol::types::InputRequest::Elicitation(p) => to_raw_value(p),
+            ferromcp_protocol::types::InputRequest::Sampling(p) => to_raw_value(p),
             ferromcp_protocol::types::InputRequest::ListRoots(p) => {
-                serde_json::to_value((*p).unwrap_or_default())
+                to_raw_value(&(*p).unwrap_or_default())
             }
-        }
-        .unwrap_or(Value::Null);
+        };
+        let params = match params {
+            Ok(p) => p,
+            Err(e) => {
+                let e = ErrorObject::internal(format!("cannot serialize an input request: {e}"));
+                return futures_util::future::Either::Left(std::future::ready(Err(e)));
+            }
+        };
         let fut = req.request(r.method(), params);
         let k = k.clone();
-        async move {
+        futures_util::future::Either::Right(async move {
             match tokio::time::timeout(timeout, fut).await {
                 Ok(Ok(v)) => Ok((k, v)),
                 Ok(Err(e)) => Err(e),
                 Err(_) => Err(ErrorObject::internal("the client did not answer in time")),
             }
-        }
+        })
     });
     futures_util::future::try_join_all(futs).await
 }

@@ -133,3 +133,65 @@ async fn schema_and_form_fields_arrive_in_declaration_order() {
     let _ = stop.send(());
     serving.await.expect("join").expect("served");
 }
+
+/// Reads newline-delimited messages until one contains `needle`.
+async fn read_until<R: tokio::io::AsyncBufRead + Unpin>(lines: &mut R, needle: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    loop {
+        let mut line = String::new();
+        let n = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            lines.read_line(&mut line),
+        )
+        .await
+        .expect("a message in time")
+        .expect("read");
+        assert!(n > 0, "the server closed before sending {needle}");
+        if line.contains(needle) {
+            return line;
+        }
+    }
+}
+
+// ELICIT-04, LEGACY-22: the handshake era pushes `elicitation/create` to
+// the client; its form keeps the declaration order too (it was built
+// through a sorted `Value` before).
+#[tokio::test]
+async fn a_pushed_handshake_form_keeps_declaration_order() {
+    only_if_maps_are_sorted();
+    let (read, mut write) = server().serve_in_memory();
+    let mut lines = tokio::io::BufReader::new(read);
+    let send = |v: serde_json::Value| format!("{v}\n");
+    write
+        .write_all(
+            send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"form": {}}},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("write");
+    read_until(&mut lines, "\"protocolVersion\"").await;
+    write
+        .write_all(
+            send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).as_bytes(),
+        )
+        .await
+        .expect("write");
+    write
+        .write_all(
+            send(
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "signup", "arguments": {"name": "a", "age": 1, "newsletter": true}}}),
+            )
+            .as_bytes(),
+        )
+        .await
+        .expect("write");
+    let pushed = read_until(&mut lines, "elicitation/create").await;
+    let p = positions(&pushed, "\"requestedSchema\"");
+    assert!(p.windows(2).all(|w| w[0] < w[1]), "{pushed}");
+}

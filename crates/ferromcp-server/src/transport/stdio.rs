@@ -267,7 +267,7 @@ impl ClientRequester for StdioRequester {
     fn request(
         &self,
         method: &'static str,
-        params: Value,
+        params: Box<serde_json::value::RawValue>,
     ) -> BoxFuture<Result<Value, ErrorObject>> {
         let conn = self.0.clone();
         Box::pin(async move {
@@ -619,8 +619,11 @@ fn start_keep_alive(conn: &Arc<Conn>) {
             if conn.tx.is_closed() || conn.dead.is_cancelled() {
                 return;
             }
-            let ping =
-                StdioRequester(conn.clone()).request("ping", Value::Object(Default::default()));
+            // "{}" is valid JSON; the `else` is never taken.
+            let Ok(empty) = serde_json::value::RawValue::from_string("{}".to_owned()) else {
+                return;
+            };
+            let ping = StdioRequester(conn.clone()).request("ping", empty);
             if tokio::time::timeout(timeout, ping).await.is_err() {
                 tracing::warn!(
                     ?timeout,

@@ -54,7 +54,7 @@ impl ClientRequester for StreamWriter {
     fn request(
         &self,
         method: &'static str,
-        params: Value,
+        params: Box<serde_json::value::RawValue>,
     ) -> BoxFuture<Result<Value, ErrorObject>> {
         let w = self.clone();
         Box::pin(async move {
