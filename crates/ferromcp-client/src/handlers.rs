@@ -157,7 +157,7 @@ impl Handlers {
                 if (url_mode && !self.elicit_url) || (!url_mode && !self.elicit_form) {
                     return Err(missing("an elicitation mode the client did not declare"));
                 }
-                serde_json::to_value(h(p).await.map_err(refused)?)
+                serde_json::to_value(unwinding(h(p), "elicitation").await?.map_err(refused)?)
             }
             InputRequest::Sampling(p) => {
                 let h = self
@@ -168,15 +168,32 @@ impl Handlers {
                     // SAMP-02: the client declared no sampling.tools.
                     return Err(missing("tool-enabled sampling"));
                 }
-                serde_json::to_value(h(p).await.map_err(refused)?)
+                serde_json::to_value(unwinding(h(p), "sampling").await?.map_err(refused)?)
             }
             InputRequest::ListRoots(_) => {
                 let h = self.roots.as_ref().ok_or_else(|| unhandled("roots"))?;
-                serde_json::to_value(h().await.map_err(refused)?)
+                serde_json::to_value(unwinding(h(), "roots").await?.map_err(refused)?)
             }
         };
         v.map_err(|e| {
             Error::new(ErrorKind::Handler, "cannot serialize the handler's answer").with_source(e)
         })
     }
+}
+
+/// Runs an application's input handler, turning a panic into an error
+/// answer: the server is told the request failed instead of waiting for an
+/// answer that never comes (until its timeout), and the connection lives on.
+async fn unwinding<T>(fut: impl std::future::Future<Output = T>, what: &str) -> Result<T> {
+    use futures_util::FutureExt;
+    std::panic::AssertUnwindSafe(fut)
+        .catch_unwind()
+        .await
+        .map_err(|_| {
+            tracing::error!("the {what} handler panicked");
+            Error::new(
+                ErrorKind::Handler,
+                format!("the client's {what} handler failed"),
+            )
+        })
 }

@@ -228,3 +228,49 @@ async fn closing_the_client_ends_the_server() {
     );
     assert!(client.list_tools().await.is_err());
 }
+
+// A panicking elicitation handler in the application is answered as an
+// error, in both eras: the call ends with an error instead of waiting for
+// the server's timeout (60 s by default; the 20 s bound here catches it).
+#[tokio::test]
+async fn a_panicking_input_handler_fails_the_call_without_a_hang() {
+    for era in [EraPreference::Handshake, EraPreference::Modern] {
+        let (read, write) = server(Arc::new(AtomicUsize::new(0))).serve_in_memory();
+        let client = ClientBuilder::new("t", "1")
+            .era(era)
+            .on_elicitation(|_req: ElicitRequestParams| async move {
+                if true {
+                    panic!("the application's bug");
+                }
+                Ok(ElicitResult::new(ElicitAction::Decline))
+            })
+            .connect_io(read, write)
+            .await
+            .expect("connect");
+        let outcome = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            client.call_tool("greet", None),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("{era:?}: the call hung after the handler panicked"));
+        match outcome {
+            Err(_) => {}
+            Ok(r) => assert_eq!(r.is_error, Some(true), "{era:?}: {r:?}"),
+        }
+        // The connection lives on.
+        let sum = client
+            .call_tool(
+                "add",
+                Some(
+                    json!({"a": 1, "b": 2})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+            )
+            .await
+            .expect("the connection still serves calls");
+        assert_eq!(sum.is_error, None, "{era:?}");
+        client.close().await;
+    }
+}
