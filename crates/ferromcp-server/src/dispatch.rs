@@ -9,6 +9,7 @@
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
 use crate::future::{BoxFuture, Dispatch, Reply};
+use crate::outcome::Failure;
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Shared};
 use crate::session::SessionState;
@@ -150,7 +151,7 @@ impl Shared {
             }
             ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
                 if let Err(e) = self.check_subscription_uri(&p.uri) {
-                    return Dispatch::Ready(Some(Err(e)));
+                    return Dispatch::Ready(Some(Err(e.into())));
                 }
                 if let Some(s) = &legacy.session {
                     let max = if legacy.shared_record {
@@ -159,7 +160,7 @@ impl Shared {
                         self.limits.max_subscriptions_per_session
                     };
                     if !s.subscribe(p.uri, max) {
-                        return Dispatch::Ready(Some(Err(self.too_many_subscriptions())));
+                        return Dispatch::Ready(Some(Err(self.too_many_subscriptions().into())));
                     }
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
@@ -170,7 +171,7 @@ impl Shared {
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            other => Err(ErrorObject::method_not_found(other.method())),
+            other => Err(ErrorObject::method_not_found(other.method()).into()),
         }))
     }
 
@@ -472,7 +473,8 @@ impl Shared {
         let Some(tool) = self.registry().tool(&p.name).cloned() else {
             return Err(
                 ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
-                    .with_data(serde_json::json!({"name": p.name})),
+                    .with_data(serde_json::json!({"name": p.name}))
+                    .into(),
             );
         };
         let args = Value::Object(p.arguments.unwrap_or_default());
@@ -586,10 +588,9 @@ impl Shared {
         let id = parts.id.clone();
         let version = parts.version;
         let Some(def) = self.registry().prompt(&p.name).cloned() else {
-            return Err(ErrorObject::invalid_params(format_args!(
-                "Unknown prompt: {}",
-                p.name
-            )));
+            return Err(
+                ErrorObject::invalid_params(format_args!("Unknown prompt: {}", p.name)).into(),
+            );
         };
         let args = p.arguments.unwrap_or_default();
         for a in def.prompt.arguments.iter().flatten() {
@@ -597,7 +598,8 @@ impl Shared {
                 return Err(ErrorObject::invalid_params(format_args!(
                     "missing required argument {:?}",
                     a.name
-                )));
+                ))
+                .into());
             }
         }
         let args_value = serde_json::to_value(&args).unwrap_or(Value::Null);
@@ -622,7 +624,7 @@ impl Shared {
             .await?
         {
             Mrtr::Complete(r) => Ok(self.finish(&id, r, version)),
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
@@ -646,7 +648,7 @@ impl Shared {
                 });
                 match found {
                     Some(f) => f,
-                    None => return Err(resource_not_found(&p.uri, version)),
+                    None => return Err(resource_not_found(&p.uri, version).into()),
                 }
             }
         };
@@ -677,7 +679,7 @@ impl Shared {
             Mrtr::Complete(r) => {
                 Ok(self.finish_cacheable(&id, r, self.cache_hints.resources_read, version))
             }
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
@@ -686,7 +688,7 @@ impl Shared {
         let id = parts.id.clone();
         let version = parts.version;
         let Some(h) = self.completion.clone() else {
-            return Err(ErrorObject::method_not_found("completion/complete"));
+            return Err(ErrorObject::method_not_found("completion/complete").into());
         };
         let cx = RequestContext::new(parts, None, None, self.clone());
         let timeout = self.limits.handler_timeout;
@@ -699,11 +701,12 @@ impl Shared {
                 };
                 Ok(self.finish(&id, r, version))
             }
-            Err(HandlerError::Protocol(e)) => Err(e),
-            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m)),
+            Err(HandlerError::Protocol(e)) => Err(e.into()),
+            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m).into()),
             Err(HandlerError::NeedInput(_)) => Err(ErrorObject::internal(
                 "completion handlers cannot request input (MRTR-01)",
-            )),
+            )
+            .into()),
         }
     }
 
@@ -727,7 +730,7 @@ impl Shared {
         parts: ContextParts,
         legacy: Legacy,
         run: F,
-    ) -> Result<Mrtr<T>, ErrorObject>
+    ) -> Result<Mrtr<T>, Failure>
     where
         F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
     {
@@ -750,7 +753,7 @@ impl Shared {
                         .await
                         .map_err(|e| {
                             tracing::debug!(reason = %e, "rejected requestState");
-                            e.to_error_object()
+                            Failure::from(e)
                         })?,
                 )
             }
@@ -775,7 +778,7 @@ impl Shared {
             match guarded(run(&args, cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
-                Err(HandlerError::Protocol(e)) => return Err(e),
+                Err(HandlerError::Protocol(e)) => return Err(e.into()),
                 Err(HandlerError::NeedInput(ir)) if modern => {
                     let sealed = self
                         .sealer
@@ -792,7 +795,8 @@ impl Shared {
                     let Some(req) = legacy.requester.clone() else {
                         return Err(ErrorObject::internal(
                             "this transport cannot send requests to the client",
-                        ));
+                        )
+                        .into());
                     };
                     let answers =
                         Box::pin(fulfil(req, &ir, self.limits.client_request_timeout)).await?;
@@ -807,9 +811,10 @@ impl Shared {
                 }
             }
         }
-        Err(ErrorObject::internal(
-            "the handler kept asking for input; giving up after 10 rounds",
-        ))
+        Err(
+            ErrorObject::internal("the handler kept asking for input; giving up after 10 rounds")
+                .into(),
+        )
     }
 }
 

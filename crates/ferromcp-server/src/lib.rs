@@ -76,6 +76,7 @@ mod listen;
 pub mod notify;
 #[cfg(feature = "otel")]
 mod otel;
+mod outcome;
 mod prompt;
 pub mod request_state;
 mod resource;

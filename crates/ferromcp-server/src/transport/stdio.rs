@@ -553,7 +553,9 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                     if let Poll::Ready(reply) = futures_util::poll!(&mut fut) {
                         match reply {
                             Ok(bytes) => d.out.push(&bytes),
-                            Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
+                            Err(f) => d
+                                .out
+                                .push(&to_vec(&OutgoingError::new(Some(&id), f.error()))),
                         }
                         return Ok(());
                     }
@@ -576,8 +578,8 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                         // CANCEL-03: nothing is sent for a cancelled request.
                         match reply {
                             Some(Ok(bytes)) if !token.is_cancelled() => conn.send(bytes).await,
-                            Some(Err(e)) if !token.is_cancelled() => {
-                                conn.send_error(Some(&id), &e).await
+                            Some(Err(f)) if !token.is_cancelled() => {
+                                conn.send_error(Some(&id), f.error()).await
                             }
                             _ => {}
                         }

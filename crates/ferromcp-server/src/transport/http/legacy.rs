@@ -284,7 +284,7 @@ async fn deliver(
                 ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
                 "Service Unavailable: the message could not be passed on; send it again",
             );
-            super::store_unavailable(None, &e)
+            super::store_unavailable(None, &e, crate::single_use::RETRY_AFTER_SECS)
         })
 }
 
@@ -407,7 +407,7 @@ fn shared_store_unavailable(
         ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
         "Service Unavailable: session store temporarily unavailable; retry",
     );
-    super::store_unavailable(id, &e)
+    super::store_unavailable(id, &e, crate::single_use::RETRY_AFTER_SECS)
 }
 
 /// Why a change to the shared session record was not made.
@@ -545,7 +545,7 @@ async fn request(
         writer.session.unregister(&id);
         let bytes = match reply {
             Ok(b) => b,
-            Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+            Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
         };
         if rx.is_empty() {
             // Nothing queued before it: the push cannot wait on the channel.
@@ -572,7 +572,7 @@ async fn request(
             writer.session.unregister(&id);
             let bytes = match reply {
                 Some(Ok(b)) => b,
-                Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+                Some(Err(f)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
                 // CANCEL-03: nothing after a cancellation; close the stream.
                 None => {
                     writer.session.detach(writer.sid);
@@ -752,7 +752,7 @@ pub(super) async fn batch(
                     Err(e) => Err(e),
                 };
                 let reply = match typed {
-                    Err(e) => Err(e),
+                    Err(e) => Err(crate::outcome::Failure::from(e)),
                     Ok(typed) => {
                         let state = session.state.clone();
                         let ctx = ContextParts {
@@ -777,7 +777,7 @@ pub(super) async fn batch(
                 };
                 out.push(match reply {
                     Ok(b) => b,
-                    Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), &e))),
+                    Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), f.error()))),
                 });
             }
         }

@@ -192,14 +192,14 @@ pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Res
     match reply {
         Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
         Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
-        Err(e) => json_error(Some(id), &e),
+        Err(f) => failure_response(Some(id), &f),
     }
 }
 
 pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
     match reply {
         Ok(b) => b,
-        Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(id), &e))),
+        Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(id), f.error()))),
     }
 }
 
