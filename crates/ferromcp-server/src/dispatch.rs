@@ -6,12 +6,14 @@
 //! that, and a per-revision sieve, on handshake-era results.
 // RESULT-01, META-08, CACHE-01, LEGACY-25
 
+use crate::admit::Call;
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
 use crate::future::{BoxFuture, Dispatch, Reply};
 use crate::outcome::Failure;
+use crate::prompt::PromptDef;
 use crate::request_state::StateBinding;
-use crate::server::{RegisteredTool, Shared};
+use crate::server::{RegisteredTool, Registry, Shared};
 use crate::session::SessionState;
 use crate::sieve::{Sieve, sieve_call_result, sieve_icons_title};
 #[cfg(feature = "schema-validation")]
@@ -65,25 +67,28 @@ impl Shared {
     /// The request runs inside its `mcp.request` span ([`crate::trace`]).
     pub(crate) fn dispatch(
         self: Arc<Self>,
-        req: ClientRequest<'static>,
+        call: Call,
         parts: ContextParts,
         legacy: Legacy,
     ) -> crate::trace::Traced {
-        let span = crate::trace::request_span(&req, &parts);
-        crate::trace::Traced::new(self.dispatch_untraced(req, parts, legacy), span)
+        let span = crate::trace::request_span(&call.request, &parts);
+        crate::trace::Traced::new(self.dispatch_untraced(call, parts, legacy), span)
     }
 
-    /// [`Shared::dispatch`] without the span.
+    /// [`Shared::dispatch`] without the span. Everything the request reads
+    /// from the registry comes from the admitted snapshot `call.registry`.
     fn dispatch_untraced(
         self: Arc<Self>,
-        req: ClientRequest<'static>,
+        call: Call,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Dispatch {
         let id = parts.id.clone();
-        Dispatch::Ready(Some(match req {
+        let Call { request, registry } = call;
+        let reg = &*registry;
+        Dispatch::Ready(Some(match request {
             ClientRequest::Discover(_) => {
-                let mut capabilities = self.capabilities();
+                let mut capabilities = self.capabilities_of(reg);
                 if self.tasks.is_some() {
                     // Modern wire only: handshake revisions get no tasks.
                     capabilities
@@ -106,26 +111,33 @@ impl Shared {
                 r.fill_cache_hint(self.cache_hints.discover);
                 Ok(self.finish(&id, r, parts.version))
             }
-            ClientRequest::ListTools(p) if self.has_tools() => {
-                self.list_tools(&id, p, parts.version)
+            ClientRequest::ListTools(p) if self.has_tools(reg) => {
+                self.list_tools(reg, &id, p, parts.version)
             }
-            ClientRequest::CallTool(p) if self.has_tools() => {
-                return Dispatch::Pending(Box::pin(self.call_tool(p, parts, legacy)));
+            ClientRequest::CallTool(p) if self.has_tools(reg) => {
+                let tool = reg.tool(&p.name).cloned();
+                return Dispatch::Pending(Box::pin(self.call_tool(tool, p, parts, legacy)));
             }
-            ClientRequest::ListPrompts(p) if self.has_prompts() => {
-                self.list_prompts(&id, p, parts.version)
+            ClientRequest::ListPrompts(p) if self.has_prompts(reg) => {
+                self.list_prompts(reg, &id, p, parts.version)
             }
-            ClientRequest::GetPrompt(p) if self.has_prompts() => {
-                return Dispatch::Pending(Box::pin(self.get_prompt(p, parts, legacy)));
+            ClientRequest::GetPrompt(p) if self.has_prompts(reg) => {
+                let def = reg.prompt(&p.name).cloned();
+                return Dispatch::Pending(Box::pin(self.get_prompt(def, p, parts, legacy)));
             }
-            ClientRequest::ListResources(p) if self.has_resources() => {
-                self.list_resources(&id, p, parts.version)
+            ClientRequest::ListResources(p) if self.has_resources(reg) => {
+                self.list_resources(reg, &id, p, parts.version)
             }
-            ClientRequest::ListResourceTemplates(p) if self.has_resources() => {
-                self.list_templates(&id, p, parts.version)
+            ClientRequest::ListResourceTemplates(p) if self.has_resources(reg) => {
+                self.list_templates(reg, &id, p, parts.version)
             }
-            ClientRequest::ReadResource(p) if self.has_resources() => {
-                return Dispatch::Pending(Box::pin(self.read_resource(p, parts, legacy)));
+            ClientRequest::ReadResource(p) if self.has_resources(reg) => {
+                return Dispatch::Pending(Box::pin(self.read_resource(
+                    registry.clone(),
+                    p,
+                    parts,
+                    legacy,
+                )));
             }
             ClientRequest::Complete(p) if self.completion.is_some() => {
                 return Dispatch::Pending(Box::pin(self.complete(p, parts)));
@@ -358,11 +370,11 @@ impl Shared {
 
     fn list_tools(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let reg = self.registry();
         let (start, end, next) = self.page_bounds(reg.tools.len(), p.cursor.as_deref())?;
         let level = Sieve::for_version(version);
         let all = reg.serialized_tools(level);
@@ -404,16 +416,16 @@ impl Shared {
 
     fn list_prompts(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let (prompts, next_cursor) =
-            self.page(&self.registry().prompts, p.cursor.as_deref(), |d| {
-                let mut pr = d.prompt.clone();
-                sieve_icons_title(version, &mut pr.icons, &mut pr.title);
-                pr
-            })?;
+        let (prompts, next_cursor) = self.page(&reg.prompts, p.cursor.as_deref(), |d| {
+            let mut pr = d.prompt.clone();
+            sieve_icons_title(version, &mut pr.icons, &mut pr.title);
+            pr
+        })?;
         let r = ListPromptsResult {
             prompts,
             next_cursor,
@@ -424,16 +436,16 @@ impl Shared {
 
     fn list_resources(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let (resources, next_cursor) =
-            self.page(&self.registry().resources, p.cursor.as_deref(), |d| {
-                let mut r = d.resource.clone();
-                sieve_icons_title(version, &mut r.icons, &mut r.title);
-                r
-            })?;
+        let (resources, next_cursor) = self.page(&reg.resources, p.cursor.as_deref(), |d| {
+            let mut r = d.resource.clone();
+            sieve_icons_title(version, &mut r.icons, &mut r.title);
+            r
+        })?;
         let r = ListResourcesResult {
             resources,
             next_cursor,
@@ -444,12 +456,13 @@ impl Shared {
 
     fn list_templates(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
         let (resource_templates, next_cursor) =
-            self.page(&self.registry().templates, p.cursor.as_deref(), |d| {
+            self.page(&reg.templates, p.cursor.as_deref(), |d| {
                 let mut t = d.template.clone();
                 sieve_icons_title(version, &mut t.icons, &mut t.title);
                 t
@@ -462,15 +475,18 @@ impl Shared {
         Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
     }
 
+    /// `tools/call` of `tool`, the definition the admitted snapshot has
+    /// under `p.name` (the one whose headers the ladder checked).
     async fn call_tool(
         self: Arc<Self>,
+        tool: Option<Arc<RegisteredTool>>,
         p: CallToolRequestParams,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(tool) = self.registry().tool(&p.name).cloned() else {
+        let Some(tool) = tool else {
             return Err(
                 ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
                     .with_data(serde_json::json!({"name": p.name}))
@@ -581,13 +597,14 @@ impl Shared {
 
     async fn get_prompt(
         self: Arc<Self>,
+        def: Option<PromptDef>,
         p: GetPromptRequestParams,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(def) = self.registry().prompt(&p.name).cloned() else {
+        let Some(def) = def else {
             return Err(
                 ErrorObject::invalid_params(format_args!("Unknown prompt: {}", p.name)).into(),
             );
@@ -631,6 +648,7 @@ impl Shared {
 
     async fn read_resource(
         self: Arc<Self>,
+        reg: Arc<Registry>,
         p: ReadResourceRequestParams,
         parts: ContextParts,
         legacy: Legacy,
@@ -638,7 +656,6 @@ impl Shared {
         let id = parts.id.clone();
         let version = parts.version;
         let (handler, vars) = {
-            let reg = self.registry();
             if let Some(d) = reg.resource(&p.uri) {
                 (d.handler.clone(), Default::default())
             } else {

@@ -331,7 +331,11 @@ impl Shared {
     /// The capabilities this server declares: derived from what is
     /// registered so declared capabilities always match behaviour.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let reg = self.registry();
+        self.capabilities_of(&self.registry())
+    }
+
+    /// [`Shared::capabilities`] for registry snapshot `reg`.
+    pub(crate) fn capabilities_of(&self, reg: &Registry) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
         if self.declare.tools || !reg.tools.is_empty() {
             caps.tools = Some(ListChangedCapability {
@@ -362,14 +366,13 @@ impl Shared {
         caps
     }
 
-    pub(crate) fn has_tools(&self) -> bool {
-        self.declare.tools || !self.registry().tools.is_empty()
+    pub(crate) fn has_tools(&self, r: &Registry) -> bool {
+        self.declare.tools || !r.tools.is_empty()
     }
-    pub(crate) fn has_prompts(&self) -> bool {
-        self.declare.prompts || !self.registry().prompts.is_empty()
+    pub(crate) fn has_prompts(&self, r: &Registry) -> bool {
+        self.declare.prompts || !r.prompts.is_empty()
     }
-    pub(crate) fn has_resources(&self) -> bool {
-        let r = self.registry();
+    pub(crate) fn has_resources(&self, r: &Registry) -> bool {
         self.declare.resources || !r.resources.is_empty() || !r.templates.is_empty()
     }
 

@@ -56,7 +56,7 @@ use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
 use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
-use ferromcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use ferromcp_protocol::ladder::ParamsProbe;
 use futures_util::StreamExt;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
