@@ -56,6 +56,49 @@ pub(crate) struct Legacy {
     pub(crate) shared_record: bool,
 }
 
+/// An admitted request on its way through the middleware stack
+/// ([`crate::middleware`]) to [`Shared::dispatch_untraced`].
+struct ThroughMiddleware {
+    shared: Arc<Shared>,
+    call: Call,
+    parts: ContextParts,
+    legacy: Legacy,
+}
+
+impl crate::middleware::Admitted for ThroughMiddleware {
+    fn method(&self) -> &str {
+        self.call.request.method()
+    }
+    fn name(&self) -> Option<&str> {
+        match &self.call.request {
+            ClientRequest::CallTool(p) => Some(&p.name),
+            ClientRequest::GetPrompt(p) => Some(&p.name),
+            ClientRequest::ReadResource(p) => Some(&p.uri),
+            ClientRequest::Subscribe(p) => Some(&p.uri),
+            ClientRequest::Unsubscribe(p) => Some(&p.uri),
+            _ => None,
+        }
+    }
+    fn principal(&self) -> Option<&ferromcp_protocol::Principal> {
+        self.parts.principal.as_ref()
+    }
+    fn version(&self) -> ProtocolVersion {
+        self.parts.version
+    }
+    fn id(&self) -> &RequestId {
+        &self.parts.id
+    }
+    fn dispatch(self: Box<Self>) -> BoxFuture<Reply> {
+        let Self {
+            shared,
+            call,
+            parts,
+            legacy,
+        } = *self;
+        Box::pin(shared.dispatch_untraced(call, parts, legacy))
+    }
+}
+
 impl Shared {
     /// Serves one request. `parts.version` decides the era's shaping.
     ///
@@ -72,7 +115,20 @@ impl Shared {
         legacy: Legacy,
     ) -> crate::trace::Traced {
         let span = crate::trace::request_span(&call.request, &parts);
-        crate::trace::Traced::new(self.dispatch_untraced(call, parts, legacy), span)
+        let fut = match &self.rpc {
+            None => self.dispatch_untraced(call, parts, legacy),
+            Some(stack) => {
+                let stack = stack.clone();
+                let req = Box::new(ThroughMiddleware {
+                    shared: self,
+                    call,
+                    parts,
+                    legacy,
+                });
+                Dispatch::Pending(crate::middleware::serve(&stack, req))
+            }
+        };
+        crate::trace::Traced::new(fut, span)
     }
 
     /// [`Shared::dispatch`] without the span. Everything the request reads

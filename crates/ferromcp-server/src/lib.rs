@@ -73,6 +73,7 @@ mod field_order;
 mod future;
 mod limits;
 mod listen;
+pub mod middleware;
 pub mod notify;
 #[cfg(feature = "otel")]
 mod otel;
