@@ -2,7 +2,7 @@
 //! start it (the binaries `cargo test` builds next to this test) and talked
 //! to with the `client` example or over plain HTTP.
 //!
-//! `oauth_server` and `in_memory_test` have their own tests; `otel_stdout`
+//! `oauth_server`, `in_memory_test` and `rpc_middleware` have their own tests; `otel_stdout`
 //! runs here when the `otel` feature is on.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,39 +1,154 @@
-//! One admission step for every transport: after the transport has framed
-//! a request and (modern wire) the ladder has checked its envelope, the
-//! request is admitted here or refused with the JSON-RPC error to send.
+//! One admission step per era for every transport: after the transport
+//! has framed a request, it is admitted here or refused with the JSON-RPC
+//! error to send.
+//!
+//! [`admit_modern`] runs the modern ladder (envelope, versions and, on
+//! HTTP, the routing headers and the tool's `x-mcp-header` map), then the
+//! era rule and the typed decode; it serves the HTTP general path, the
+//! HTTP one-pass `tools/call` path (whose params arrive already typed) and
+//! stdio alike. [`admit_handshake`] is the handshake era's step. Both load
+//! the tool registry once and hand that snapshot on with the request, so
+//! the definition whose headers were checked is the one dispatched.
 //!
 //! The era rule for methods ([`client_method_exists_in`]) is
 //! applied before the params are typed, so a method that does not exist on
 //! this wire is -32601 whatever its params; then the params are decoded
 //! (with the ladder's probed members when there are any), unknown methods
-//! are -32601, and `subscriptions/listen` is split from calls.
+//! are -32601, and `subscriptions/listen` is split from calls: only the
+//! modern admission ([`Modern::Listen`]) can express it.
 //! Adding a method rule touches `ferromcp_protocol::method` only.
-// BASE-12, ERR-08
+// BASE-12, ERR-08, ERA-04, LADDER-09
+
+use std::sync::Arc;
 
 use ferromcp_protocol::Era;
 use ferromcp_protocol::ErrorObject;
-use ferromcp_protocol::ladder::ProbedMembers;
+use ferromcp_protocol::header::HeaderList;
+use ferromcp_protocol::jsonrpc::RequestId;
+use ferromcp_protocol::ladder::{
+    ModernRoute, ParamsProbe, ProbedCall, ProbedMembers, Verdict, classify_probed,
+};
 use ferromcp_protocol::method::{ClientRequest, client_method_exists_in};
 use ferromcp_protocol::types::SubscriptionFilter;
 use serde_json::value::RawValue;
 
-/// An admitted request.
+use crate::server::{Registry, Shared};
+
+/// A request admitted for the dispatcher, with the registry snapshot it
+/// was admitted against (and is served from).
+pub(crate) struct Call {
+    /// The typed request.
+    pub(crate) request: ClientRequest<'static>,
+    /// The registry as loaded once for this request.
+    pub(crate) registry: Arc<Registry>,
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call")
+            .field("request", &self.request)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the modern wire admits.
 #[derive(Debug)]
-pub(crate) enum Admitted {
-    /// A request for the dispatcher.
-    Call(ClientRequest<'static>),
-    /// `subscriptions/listen` (modern wire only), served by the transport's
-    /// stream.
+pub(crate) enum Modern {
+    /// A request for the dispatcher, and the route the ladder accepted.
+    Call(Call, Box<ModernRoute>),
+    /// `subscriptions/listen`, served by the transport's stream.
     Listen(SubscriptionFilter),
 }
 
-/// Admits request `method` with `params` on `era`'s wire.
-pub(crate) fn admit(
+/// A modern request as the transport framed it.
+pub(crate) enum ModernInput<'a> {
+    /// A request decoded by the general path.
+    Request {
+        /// Its id.
+        id: &'a RequestId,
+        /// Its method.
+        method: &'a str,
+        /// Its raw params.
+        params: Option<&'a RawValue>,
+        /// The params' probed members.
+        probe: ParamsProbe<'a>,
+    },
+    /// A `tools/call` decoded, probed and typed in one scan
+    /// (`ferromcp_protocol::ladder::decode_tools_call`).
+    ToolsCall(ProbedCall<'a>),
+}
+
+// LADDER-01…LADDER-13, HDR-19
+/// Admits one modern request: the ladder (with `headers` on HTTP, none on
+/// stdio), the era rule and the typed decode, against one registry
+/// snapshot.
+pub(crate) fn admit_modern(
+    shared: &Shared,
+    input: ModernInput<'_>,
+    headers: Option<&dyn HeaderList>,
+) -> Result<Modern, ErrorObject> {
+    let registry = shared.registry.load_full();
+    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
+    let ladder = |id: &RequestId, method: &str, probe: ParamsProbe<'_>| match classify_probed(
+        id,
+        method,
+        probe,
+        headers,
+        &shared.modern_versions,
+        Some(&lookup),
+    ) {
+        Ok(Verdict::Request(r)) => Ok(r),
+        Ok(Verdict::Notification) => Err(ErrorObject::invalid_request("unexpected notification")),
+        Err(rej) => Err(rej.error),
+    };
+    let (request, route) = match input {
+        ModernInput::Request {
+            id,
+            method,
+            params,
+            probe,
+        } => {
+            let members = probe.members();
+            let route = ladder(id, method, probe)?;
+            match admit(method, params, Some(&members), Era::Modern)? {
+                ClientRequest::Listen(p) => return Ok(Modern::Listen(p.notifications)),
+                other => (other, route),
+            }
+        }
+        ModernInput::ToolsCall(call) => {
+            let route = ladder(&call.id, ferromcp_protocol::method::TOOLS_CALL, call.probe)?;
+            (ClientRequest::CallTool(call.params), route)
+        }
+    };
+    Ok(Modern::Call(Call { request, registry }, route))
+}
+
+/// Admits one handshake-era request: the era rule and the typed decode.
+/// `subscriptions/listen` does not exist on this wire, so every admitted
+/// request is a call.
+pub(crate) fn admit_handshake(
+    shared: &Shared,
+    method: &str,
+    params: Option<&RawValue>,
+) -> Result<Call, ErrorObject> {
+    match admit(method, params, None, Era::Handshake)? {
+        // Unreachable: the era rule refuses it first.
+        ClientRequest::Listen(_) => Err(ErrorObject::method_not_found(method)),
+        request => Ok(Call {
+            request,
+            registry: shared.registry.load_full(),
+        }),
+    }
+}
+
+/// The era rule, then the typed decode of request `method` with `params`
+/// on `era`'s wire.
+fn admit(
     method: &str,
     params: Option<&RawValue>,
     members: Option<&ProbedMembers<'_>>,
     era: Era,
-) -> Result<Admitted, ErrorObject> {
+) -> Result<ClientRequest<'static>, ErrorObject> {
     if !client_method_exists_in(method, era) {
         return Err(ErrorObject::method_not_found(method));
     }
@@ -41,10 +156,7 @@ pub(crate) fn admit(
         Some(m) => ClientRequest::decode_probed(method, params, m)?,
         None => ClientRequest::decode(method, params)?,
     };
-    Ok(match typed.into_owned()? {
-        ClientRequest::Listen(p) => Admitted::Listen(p.notifications),
-        other => Admitted::Call(other),
-    })
+    typed.into_owned()
 }
 
 #[cfg(test)]
@@ -83,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_methods_are_not_found_and_listen_is_split() {
+    fn unknown_methods_are_not_found_and_listen_is_typed() {
         let e = admit("vendor/thing", None, None, Era::Modern).unwrap_err();
         assert_eq!(e.code, ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND);
         let l = admit(
@@ -92,10 +204,120 @@ mod tests {
             None,
             Era::Modern,
         );
-        assert!(matches!(l, Ok(Admitted::Listen(_))), "{l:?}");
+        assert!(matches!(l, Ok(ClientRequest::Listen(_))), "{l:?}");
         let c = admit("tools/list", None, None, Era::Handshake);
-        assert!(matches!(c, Ok(Admitted::Call(ClientRequest::ListTools(_)))));
+        assert!(matches!(c, Ok(ClientRequest::ListTools(_))));
         let e = admit("tools/call", raw(r#"{"name": 5}"#), None, Era::Modern).unwrap_err();
         assert_eq!(e.code, ferromcp_protocol::ErrorCode::INVALID_PARAMS);
+    }
+
+    fn server(answer: &'static str) -> crate::Server {
+        crate::Server::builder("admit", "1")
+            .tool(
+                crate::tool("t").handler(
+                    move |_: crate::NoArgs, _: crate::RequestContext| async move { answer },
+                ),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"))
+    }
+
+    fn envelope_call(name: &str) -> String {
+        format!(
+            r#"{{"name":"{name}","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}"#
+        )
+    }
+
+    fn admit_call(shared: &Shared, id: &RequestId, params: &RawValue) -> (Call, Box<ModernRoute>) {
+        let input = ModernInput::Request {
+            id,
+            method: "tools/call",
+            params: Some(params),
+            probe: ParamsProbe::parse(Some(params)),
+        };
+        match admit_modern(shared, input, None) {
+            Ok(Modern::Call(c, r)) => (c, r),
+            other => panic!("not admitted as a call: {other:?}"),
+        }
+    }
+
+    // HDR-19
+    #[tokio::test]
+    async fn the_tool_admitted_is_the_tool_dispatched_after_a_swap() {
+        // The registry is loaded once, at admission: a swap between
+        // admission (where the tool's header map is checked) and dispatch
+        // does not change which definition runs.
+        let server = server("first");
+        let shared = server.shared.clone();
+        let id = RequestId::from(1);
+        let params = envelope_call("t");
+        let params = serde_json::from_str::<&RawValue>(&params).unwrap_or_else(|e| panic!("{e}"));
+        let (call, route) = admit_call(&shared, &id, params);
+        server
+            .replace_tool(
+                crate::tool("t")
+                    .handler(|_: crate::NoArgs, _: crate::RequestContext| async { "second" }),
+            )
+            .unwrap_or_else(|e| panic!("replace: {e}"));
+        let parts = crate::context::ContextParts::new(
+            id.clone(),
+            "tools/call",
+            route.version,
+            route.meta,
+            tokio_util::sync::CancellationToken::new(),
+        );
+        let reply = shared
+            .clone()
+            .dispatch(call, parts, crate::dispatch::Legacy::default())
+            .await
+            .unwrap_or_else(|f| panic!("{f:?}"));
+        let text = String::from_utf8_lossy(&reply);
+        assert!(text.contains("first") && !text.contains("second"), "{text}");
+        // A request admitted after the swap sees the new definition.
+        let (call, route) = admit_call(&shared, &id, params);
+        let parts = crate::context::ContextParts::new(
+            id,
+            "tools/call",
+            route.version,
+            route.meta,
+            tokio_util::sync::CancellationToken::new(),
+        );
+        let reply = shared
+            .dispatch(call, parts, crate::dispatch::Legacy::default())
+            .await
+            .unwrap_or_else(|f| panic!("{f:?}"));
+        assert!(String::from_utf8_lossy(&reply).contains("second"));
+    }
+
+    #[test]
+    fn listen_is_admitted_only_on_the_modern_wire() {
+        // ERA-04: the handshake admission has no listen to return; the era
+        // rule refuses the method before its params are read.
+        let server = server("x");
+        let e = admit_handshake(
+            &server.shared,
+            "subscriptions/listen",
+            raw(r#"{"notifications":{"toolsListChanged":true}}"#),
+        )
+        .unwrap_err();
+        assert_eq!(e.code, ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND);
+        let params = r#"{"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}"#;
+        let id = RequestId::from(2);
+        let input = ModernInput::Request {
+            id: &id,
+            method: "subscriptions/listen",
+            params: raw(params),
+            probe: ParamsProbe::parse(raw(params)),
+        };
+        let l = admit_modern(&server.shared, input, None);
+        assert!(matches!(l, Ok(Modern::Listen(_))), "{l:?}");
+        let c = admit_handshake(&server.shared, "tools/list", None);
+        assert!(matches!(
+            c,
+            Ok(Call {
+                request: ClientRequest::ListTools(_),
+                ..
+            })
+        ));
     }
 }

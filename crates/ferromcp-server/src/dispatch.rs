@@ -6,11 +6,14 @@
 //! that, and a per-revision sieve, on handshake-era results.
 // RESULT-01, META-08, CACHE-01, LEGACY-25
 
+use crate::admit::Call;
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
 use crate::future::{BoxFuture, Dispatch, Reply};
+use crate::outcome::Failure;
+use crate::prompt::PromptDef;
 use crate::request_state::StateBinding;
-use crate::server::{RegisteredTool, Shared};
+use crate::server::{RegisteredTool, Registry, Shared};
 use crate::session::SessionState;
 use crate::sieve::{Sieve, sieve_call_result, sieve_icons_title};
 #[cfg(feature = "schema-validation")]
@@ -59,6 +62,49 @@ pub(crate) struct Legacy {
     pub(crate) shared_record: bool,
 }
 
+/// An admitted request on its way through the middleware stack
+/// ([`crate::middleware`]) to [`Shared::dispatch_untraced`].
+struct ThroughMiddleware {
+    shared: Arc<Shared>,
+    call: Call,
+    parts: ContextParts,
+    legacy: Legacy,
+}
+
+impl crate::middleware::Admitted for ThroughMiddleware {
+    fn method(&self) -> &str {
+        self.call.request.method()
+    }
+    fn name(&self) -> Option<&str> {
+        match &self.call.request {
+            ClientRequest::CallTool(p) => Some(&p.name),
+            ClientRequest::GetPrompt(p) => Some(&p.name),
+            ClientRequest::ReadResource(p) => Some(&p.uri),
+            ClientRequest::Subscribe(p) => Some(&p.uri),
+            ClientRequest::Unsubscribe(p) => Some(&p.uri),
+            _ => None,
+        }
+    }
+    fn principal(&self) -> Option<&ferromcp_protocol::Principal> {
+        self.parts.principal.as_ref()
+    }
+    fn version(&self) -> ProtocolVersion {
+        self.parts.version
+    }
+    fn id(&self) -> &RequestId {
+        &self.parts.id
+    }
+    fn dispatch(self: Box<Self>) -> BoxFuture<Reply> {
+        let Self {
+            shared,
+            call,
+            parts,
+            legacy,
+        } = *self;
+        Box::pin(shared.dispatch_untraced(call, parts, legacy))
+    }
+}
+
 impl Shared {
     /// Serves one request. `parts.version` decides the era's shaping.
     ///
@@ -70,25 +116,41 @@ impl Shared {
     /// The request runs inside its `mcp.request` span ([`crate::trace`]).
     pub(crate) fn dispatch(
         self: Arc<Self>,
-        req: ClientRequest<'static>,
+        call: Call,
         parts: ContextParts,
         legacy: Legacy,
     ) -> crate::trace::Traced {
-        let span = crate::trace::request_span(&req, &parts);
-        crate::trace::Traced::new(self.dispatch_untraced(req, parts, legacy), span)
+        let span = crate::trace::request_span(&call.request, &parts);
+        let fut = match &self.rpc {
+            None => self.dispatch_untraced(call, parts, legacy),
+            Some(stack) => {
+                let stack = stack.clone();
+                let req = Box::new(ThroughMiddleware {
+                    shared: self,
+                    call,
+                    parts,
+                    legacy,
+                });
+                Dispatch::Pending(crate::middleware::serve(&stack, req))
+            }
+        };
+        crate::trace::Traced::new(fut, span)
     }
 
-    /// [`Shared::dispatch`] without the span.
+    /// [`Shared::dispatch`] without the span. Everything the request reads
+    /// from the registry comes from the admitted snapshot `call.registry`.
     fn dispatch_untraced(
         self: Arc<Self>,
-        req: ClientRequest<'static>,
+        call: Call,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Dispatch {
         let id = parts.id.clone();
-        Dispatch::Ready(Some(match req {
+        let Call { request, registry } = call;
+        let reg = &*registry;
+        Dispatch::Ready(Some(match request {
             ClientRequest::Discover(_) => {
-                let mut capabilities = self.capabilities();
+                let mut capabilities = self.capabilities_of(reg);
                 if self.tasks.is_some() {
                     // Modern wire only: handshake revisions get no tasks.
                     capabilities
@@ -111,26 +173,33 @@ impl Shared {
                 r.fill_cache_hint(self.cache_hints.discover);
                 Ok(self.finish(&id, r, parts.version))
             }
-            ClientRequest::ListTools(p) if self.has_tools() => {
-                self.list_tools(&id, p, parts.version)
+            ClientRequest::ListTools(p) if self.has_tools(reg) => {
+                self.list_tools(reg, &id, p, parts.version)
             }
-            ClientRequest::CallTool(p) if self.has_tools() => {
-                return Dispatch::Pending(Box::pin(self.call_tool(p, parts, legacy)));
+            ClientRequest::CallTool(p) if self.has_tools(reg) => {
+                let tool = reg.tool(&p.name).cloned();
+                return Dispatch::Pending(Box::pin(self.call_tool(tool, p, parts, legacy)));
             }
-            ClientRequest::ListPrompts(p) if self.has_prompts() => {
-                self.list_prompts(&id, p, parts.version)
+            ClientRequest::ListPrompts(p) if self.has_prompts(reg) => {
+                self.list_prompts(reg, &id, p, parts.version)
             }
-            ClientRequest::GetPrompt(p) if self.has_prompts() => {
-                return Dispatch::Pending(Box::pin(self.get_prompt(p, parts, legacy)));
+            ClientRequest::GetPrompt(p) if self.has_prompts(reg) => {
+                let def = reg.prompt(&p.name).cloned();
+                return Dispatch::Pending(Box::pin(self.get_prompt(def, p, parts, legacy)));
             }
-            ClientRequest::ListResources(p) if self.has_resources() => {
-                self.list_resources(&id, p, parts.version)
+            ClientRequest::ListResources(p) if self.has_resources(reg) => {
+                self.list_resources(reg, &id, p, parts.version)
             }
-            ClientRequest::ListResourceTemplates(p) if self.has_resources() => {
-                self.list_templates(&id, p, parts.version)
+            ClientRequest::ListResourceTemplates(p) if self.has_resources(reg) => {
+                self.list_templates(reg, &id, p, parts.version)
             }
-            ClientRequest::ReadResource(p) if self.has_resources() => {
-                return Dispatch::Pending(Box::pin(self.read_resource(p, parts, legacy)));
+            ClientRequest::ReadResource(p) if self.has_resources(reg) => {
+                return Dispatch::Pending(Box::pin(self.read_resource(
+                    registry.clone(),
+                    p,
+                    parts,
+                    legacy,
+                )));
             }
             ClientRequest::Complete(p) if self.completion.is_some() => {
                 return Dispatch::Pending(Box::pin(self.complete(p, parts)));
@@ -156,7 +225,7 @@ impl Shared {
             }
             ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
                 if let Err(e) = self.check_subscription_uri(&p.uri) {
-                    return Dispatch::Ready(Some(Err(e)));
+                    return Dispatch::Ready(Some(Err(e.into())));
                 }
                 if let Some(s) = &legacy.session {
                     let max = if legacy.shared_record {
@@ -165,7 +234,7 @@ impl Shared {
                         self.limits.max_subscriptions_per_session
                     };
                     if !s.subscribe(p.uri, max) {
-                        return Dispatch::Ready(Some(Err(self.too_many_subscriptions())));
+                        return Dispatch::Ready(Some(Err(self.too_many_subscriptions().into())));
                     }
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
@@ -176,7 +245,7 @@ impl Shared {
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            other => Err(ErrorObject::method_not_found(other.method())),
+            other => Err(ErrorObject::method_not_found(other.method()).into()),
         }))
     }
 
@@ -363,11 +432,11 @@ impl Shared {
 
     fn list_tools(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let reg = self.registry();
         let (start, end, next) = self.page_bounds(reg.tools.len(), p.cursor.as_deref())?;
         let level = Sieve::for_version(version);
         let all = reg.serialized_tools(level);
@@ -409,16 +478,16 @@ impl Shared {
 
     fn list_prompts(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let (prompts, next_cursor) =
-            self.page(&self.registry().prompts, p.cursor.as_deref(), |d| {
-                let mut pr = d.prompt.clone();
-                sieve_icons_title(version, &mut pr.icons, &mut pr.title);
-                pr
-            })?;
+        let (prompts, next_cursor) = self.page(&reg.prompts, p.cursor.as_deref(), |d| {
+            let mut pr = d.prompt.clone();
+            sieve_icons_title(version, &mut pr.icons, &mut pr.title);
+            pr
+        })?;
         let r = ListPromptsResult {
             prompts,
             next_cursor,
@@ -429,16 +498,16 @@ impl Shared {
 
     fn list_resources(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let (resources, next_cursor) =
-            self.page(&self.registry().resources, p.cursor.as_deref(), |d| {
-                let mut r = d.resource.clone();
-                sieve_icons_title(version, &mut r.icons, &mut r.title);
-                r
-            })?;
+        let (resources, next_cursor) = self.page(&reg.resources, p.cursor.as_deref(), |d| {
+            let mut r = d.resource.clone();
+            sieve_icons_title(version, &mut r.icons, &mut r.title);
+            r
+        })?;
         let r = ListResourcesResult {
             resources,
             next_cursor,
@@ -449,12 +518,13 @@ impl Shared {
 
     fn list_templates(
         &self,
+        reg: &Registry,
         id: &RequestId,
         p: PaginatedRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
         let (resource_templates, next_cursor) =
-            self.page(&self.registry().templates, p.cursor.as_deref(), |d| {
+            self.page(&reg.templates, p.cursor.as_deref(), |d| {
                 let mut t = d.template.clone();
                 sieve_icons_title(version, &mut t.icons, &mut t.title);
                 t
@@ -467,18 +537,22 @@ impl Shared {
         Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
     }
 
+    /// `tools/call` of `tool`, the definition the admitted snapshot has
+    /// under `p.name` (the one whose headers the ladder checked).
     async fn call_tool(
         self: Arc<Self>,
+        tool: Option<Arc<RegisteredTool>>,
         p: CallToolRequestParams,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(tool) = self.registry().tool(&p.name).cloned() else {
+        let Some(tool) = tool else {
             return Err(
                 ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
-                    .with_data(serde_json::json!({"name": p.name})),
+                    .with_data(serde_json::json!({"name": p.name}))
+                    .into(),
             );
         };
         let args = Value::Object(p.arguments.unwrap_or_default());
@@ -585,17 +659,17 @@ impl Shared {
 
     async fn get_prompt(
         self: Arc<Self>,
+        def: Option<PromptDef>,
         p: GetPromptRequestParams,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(def) = self.registry().prompt(&p.name).cloned() else {
-            return Err(ErrorObject::invalid_params(format_args!(
-                "Unknown prompt: {}",
-                p.name
-            )));
+        let Some(def) = def else {
+            return Err(
+                ErrorObject::invalid_params(format_args!("Unknown prompt: {}", p.name)).into(),
+            );
         };
         let args = p.arguments.unwrap_or_default();
         for a in def.prompt.arguments.iter().flatten() {
@@ -603,7 +677,8 @@ impl Shared {
                 return Err(ErrorObject::invalid_params(format_args!(
                     "missing required argument {:?}",
                     a.name
-                )));
+                ))
+                .into());
             }
         }
         let args_value = serde_json::to_value(&args).unwrap_or(Value::Null);
@@ -628,13 +703,14 @@ impl Shared {
             .await?
         {
             Mrtr::Complete(r) => Ok(self.finish(&id, r, version)),
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
 
     async fn read_resource(
         self: Arc<Self>,
+        reg: Arc<Registry>,
         p: ReadResourceRequestParams,
         parts: ContextParts,
         legacy: Legacy,
@@ -642,7 +718,6 @@ impl Shared {
         let id = parts.id.clone();
         let version = parts.version;
         let (handler, vars) = {
-            let reg = self.registry();
             if let Some(d) = reg.resource(&p.uri) {
                 (d.handler.clone(), Default::default())
             } else {
@@ -652,7 +727,7 @@ impl Shared {
                 });
                 match found {
                     Some(f) => f,
-                    None => return Err(resource_not_found(&p.uri, version)),
+                    None => return Err(resource_not_found(&p.uri, version).into()),
                 }
             }
         };
@@ -683,7 +758,7 @@ impl Shared {
             Mrtr::Complete(r) => {
                 Ok(self.finish_cacheable(&id, r, self.cache_hints.resources_read, version))
             }
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
@@ -692,7 +767,7 @@ impl Shared {
         let id = parts.id.clone();
         let version = parts.version;
         let Some(h) = self.completion.clone() else {
-            return Err(ErrorObject::method_not_found("completion/complete"));
+            return Err(ErrorObject::method_not_found("completion/complete").into());
         };
         let cx = RequestContext::new(parts, None, None, self.clone());
         let timeout = self.limits.handler_timeout;
@@ -705,11 +780,12 @@ impl Shared {
                 };
                 Ok(self.finish(&id, r, version))
             }
-            Err(HandlerError::Protocol(e)) => Err(e),
-            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m)),
+            Err(HandlerError::Protocol(e)) => Err(e.into()),
+            Err(HandlerError::Failed(m)) => Err(ErrorObject::internal(m).into()),
             Err(HandlerError::NeedInput(_)) => Err(ErrorObject::internal(
                 "completion handlers cannot request input (MRTR-01)",
-            )),
+            )
+            .into()),
         }
     }
 
@@ -733,7 +809,7 @@ impl Shared {
         parts: ContextParts,
         legacy: Legacy,
         run: F,
-    ) -> Result<Mrtr<T>, ErrorObject>
+    ) -> Result<Mrtr<T>, Failure>
     where
         F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
     {
@@ -756,7 +832,7 @@ impl Shared {
                         .await
                         .map_err(|e| {
                             tracing::debug!(reason = %e, "rejected requestState");
-                            e.to_error_object()
+                            Failure::from(e)
                         })?,
                 )
             }
@@ -781,7 +857,7 @@ impl Shared {
             match guarded(run(&args, cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
-                Err(HandlerError::Protocol(e)) => return Err(e),
+                Err(HandlerError::Protocol(e)) => return Err(e.into()),
                 Err(HandlerError::NeedInput(ir)) if modern => {
                     let sealed = self
                         .sealer
@@ -798,7 +874,8 @@ impl Shared {
                     let Some(req) = legacy.requester.clone() else {
                         return Err(ErrorObject::internal(
                             "this transport cannot send requests to the client",
-                        ));
+                        )
+                        .into());
                     };
                     let answers =
                         Box::pin(fulfil(req, &ir, self.limits.client_request_timeout)).await?;
@@ -813,9 +890,10 @@ impl Shared {
                 }
             }
         }
-        Err(ErrorObject::internal(
-            "the handler kept asking for input; giving up after 10 rounds",
-        ))
+        Err(
+            ErrorObject::internal("the handler kept asking for input; giving up after 10 rounds")
+                .into(),
+        )
     }
 }
 

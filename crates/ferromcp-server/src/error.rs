@@ -326,6 +326,8 @@ impl InputRequired {
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    /// The I/O error an [`ErrorKind::Io`] error came from.
+    source: Option<std::io::Error>,
 }
 
 /// What went wrong.
@@ -343,12 +345,14 @@ impl Error {
         Self {
             kind: ErrorKind::Config,
             message: msg.into(),
+            source: None,
         }
     }
     pub(crate) fn io(e: std::io::Error) -> Self {
         Self {
             kind: ErrorKind::Io,
             message: e.to_string(),
+            source: Some(e),
         }
     }
     /// The kind of failure.
@@ -371,4 +375,32 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    /// The underlying [`std::io::Error`] of an I/O error (its
+    /// [`kind`](std::io::Error::kind) tells e.g. "address in use" from
+    /// "permission denied").
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod error_source_tests {
+    use super::*;
+
+    #[test]
+    fn an_io_error_keeps_its_source() {
+        let e = Error::io(std::io::Error::new(
+            std::io::ErrorKind::AddrInUse,
+            "address in use",
+        ));
+        assert!(e.is_io());
+        let source = std::error::Error::source(&e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind);
+        assert_eq!(source, Some(std::io::ErrorKind::AddrInUse));
+        assert!(std::error::Error::source(&Error::config("bad")).is_none());
+    }
+}

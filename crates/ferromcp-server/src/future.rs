@@ -9,8 +9,7 @@ use std::pin::Pin;
 /// through.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-/// A serialized JSON-RPC response, or the error to answer with.
-pub(crate) type Reply = Result<bytes::Bytes, ferromcp_protocol::ErrorObject>;
+pub(crate) use crate::outcome::Reply;
 
 /// The future [`Shared::dispatch`](crate::server::Shared) returns: already answered, or one boxed
 /// method future.
@@ -29,9 +28,10 @@ impl std::future::Future for Dispatch {
     ) -> std::task::Poll<Reply> {
         match self.get_mut() {
             Dispatch::Ready(r) => std::task::Poll::Ready(r.take().unwrap_or_else(|| {
-                Err(ferromcp_protocol::ErrorObject::internal(
-                    "dispatch polled after completion",
-                ))
+                Err(
+                    ferromcp_protocol::ErrorObject::internal("dispatch polled after completion")
+                        .into(),
+                )
             })),
             Dispatch::Pending(f) => f.as_mut().poll(cx),
         }

@@ -73,9 +73,11 @@ mod field_order;
 mod future;
 mod limits;
 mod listen;
+pub mod middleware;
 pub mod notify;
 #[cfg(feature = "otel")]
 mod otel;
+mod outcome;
 mod prompt;
 pub mod request_state;
 mod resource;

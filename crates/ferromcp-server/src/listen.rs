@@ -20,10 +20,11 @@ use ferromcp_protocol::types::{
 pub(crate) fn honoured(shared: &Shared, requested: &SubscriptionFilter) -> SubscriptionFilter {
     let yes =
         |asked: Option<bool>, supported: bool| (asked == Some(true) && supported).then_some(true);
+    let reg = shared.registry();
     SubscriptionFilter {
-        tools_list_changed: yes(requested.tools_list_changed, shared.has_tools()),
-        prompts_list_changed: yes(requested.prompts_list_changed, shared.has_prompts()),
-        resources_list_changed: yes(requested.resources_list_changed, shared.has_resources()),
+        tools_list_changed: yes(requested.tools_list_changed, shared.has_tools(&reg)),
+        prompts_list_changed: yes(requested.prompts_list_changed, shared.has_prompts(&reg)),
+        resources_list_changed: yes(requested.resources_list_changed, shared.has_resources(&reg)),
         resource_subscriptions: if shared.declare.resource_subscribe {
             requested
                 .resource_subscriptions
@@ -118,10 +119,13 @@ pub(crate) fn render_for_session(
     change: &Change,
     session: &SessionState,
 ) -> Option<Bytes> {
+    let reg = shared.registry();
     let method = match change {
-        Change::ToolsListChanged if shared.has_tools() => "notifications/tools/list_changed",
-        Change::PromptsListChanged if shared.has_prompts() => "notifications/prompts/list_changed",
-        Change::ResourcesListChanged if shared.has_resources() => {
+        Change::ToolsListChanged if shared.has_tools(&reg) => "notifications/tools/list_changed",
+        Change::PromptsListChanged if shared.has_prompts(&reg) => {
+            "notifications/prompts/list_changed"
+        }
+        Change::ResourcesListChanged if shared.has_resources(&reg) => {
             "notifications/resources/list_changed"
         }
         Change::ResourceUpdated(uri)

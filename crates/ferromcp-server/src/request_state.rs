@@ -664,8 +664,9 @@ impl StateError {
     /// unknown key, a tampered token and a replay all look the same.
     ///
     /// [`StateError::StoreUnavailable`] is -32603 "Service temporarily
-    /// unavailable" with `data: {"reason": "state_store_unavailable"}`; the
-    /// HTTP transport answers it with 503 and `Retry-After`
+    /// unavailable" with `data: {"reason": "state_store_unavailable"}`. The
+    /// server's transports answer that variant (known from the type, not
+    /// from this object) on HTTP with 503 and `Retry-After`
     /// ([`crate::single_use::RETRY_AFTER_SECS`]).
     pub fn to_error_object(&self) -> ErrorObject {
         if self.is_store_unavailable() {
@@ -686,24 +687,9 @@ impl StateError {
     }
 }
 
-/// The `data.reason` of the error answered when the single-use store is
-/// unavailable.
-pub const STORE_UNAVAILABLE_REASON: &str = "state_store_unavailable";
-
 fn store_unavailable_error() -> ErrorObject {
     ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Service temporarily unavailable")
-        .with_data(serde_json::json!({ "reason": STORE_UNAVAILABLE_REASON }))
-}
-
-/// True for the error object of [`StateError::StoreUnavailable`]: transports
-/// answer it as "try again shortly" (HTTP 503 with `Retry-After`).
-pub fn is_store_unavailable_error(e: &ErrorObject) -> bool {
-    e.code == ErrorCode::INTERNAL_ERROR
-        && e.data
-            .as_ref()
-            .and_then(|d| d.get("reason"))
-            .and_then(Value::as_str)
-            == Some(STORE_UNAVAILABLE_REASON)
+        .with_data(serde_json::json!({ "reason": "state_store_unavailable" }))
 }
 
 /// Why [`StateSealer::seal`] could not produce a token.
@@ -1635,13 +1621,7 @@ mod tests {
         assert!(e.is_store_unavailable() && !e.is_replayed());
         let obj = e.to_error_object();
         assert_eq!(obj.code, ErrorCode::INTERNAL_ERROR);
-        assert!(is_store_unavailable_error(&obj));
-        assert!(!is_store_unavailable_error(
-            &StateError::Tampered.to_error_object()
-        ));
-        assert!(!is_store_unavailable_error(
-            &SealError::Rng.to_error_object()
-        ));
+        assert_ne!(obj, StateError::Tampered.to_error_object());
         store.fail.store(false, Ordering::SeqCst);
         assert_eq!(s.open_async(&t3, &b).await.unwrap(), b"three");
     }

@@ -311,6 +311,9 @@ pub(crate) struct Shared {
     pub(crate) shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
     /// Application state given to [`ServerBuilder::with_state`].
     pub(crate) app_state: StateMap,
+    /// The middleware stack around the dispatcher ([`ServerBuilder::layer`]);
+    /// `None` without middleware.
+    pub(crate) rpc: Option<Arc<dyn crate::middleware::RpcService>>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -331,7 +334,11 @@ impl Shared {
     /// The capabilities this server declares: derived from what is
     /// registered so declared capabilities always match behaviour.
     pub(crate) fn capabilities(&self) -> ServerCapabilities {
-        let reg = self.registry();
+        self.capabilities_of(&self.registry())
+    }
+
+    /// [`Shared::capabilities`] for registry snapshot `reg`.
+    pub(crate) fn capabilities_of(&self, reg: &Registry) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
         if self.declare.tools || !reg.tools.is_empty() {
             caps.tools = Some(ListChangedCapability {
@@ -362,14 +369,13 @@ impl Shared {
         caps
     }
 
-    pub(crate) fn has_tools(&self) -> bool {
-        self.declare.tools || !self.registry().tools.is_empty()
+    pub(crate) fn has_tools(&self, r: &Registry) -> bool {
+        self.declare.tools || !r.tools.is_empty()
     }
-    pub(crate) fn has_prompts(&self) -> bool {
-        self.declare.prompts || !self.registry().prompts.is_empty()
+    pub(crate) fn has_prompts(&self, r: &Registry) -> bool {
+        self.declare.prompts || !r.prompts.is_empty()
     }
-    pub(crate) fn has_resources(&self) -> bool {
-        let r = self.registry();
+    pub(crate) fn has_resources(&self, r: &Registry) -> bool {
         self.declare.resources || !r.resources.is_empty() || !r.templates.is_empty()
     }
 
@@ -633,6 +639,7 @@ pub struct ServerBuilder {
     shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
     app_state: StateMap,
     completion_needs: Vec<StateNeed>,
+    layers: Vec<Arc<dyn crate::middleware::RpcLayer>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -669,7 +676,17 @@ impl ServerBuilder {
             shared_sessions: None,
             app_state: StateMap::new(),
             completion_needs: Vec::new(),
+            layers: Vec::new(),
         }
+    }
+
+    /// Adds RPC-level middleware around the dispatcher: it sees every
+    /// admitted request on every transport and era (see
+    /// [`crate::middleware`]). Layers added first are outermost: they see
+    /// a request first and its answer last.
+    pub fn layer(mut self, layer: impl crate::middleware::RpcLayer) -> Self {
+        self.layers.push(Arc::new(layer));
+        self
     }
 
     /// Replaces the server's self-description (title, icons, …).
@@ -1042,6 +1059,7 @@ impl ServerBuilder {
                 tasks,
                 shared_sessions: self.shared_sessions,
                 app_state: self.app_state,
+                rpc: crate::middleware::stack(&self.layers),
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

@@ -203,7 +203,7 @@ impl Future for Traced {
             Ok(_) if tool_error => this.finish("tool_error"),
             Ok(_) => this.finish("ok"),
             Err(e) => {
-                this.span.record("error_code", e.code.0);
+                this.span.record("error_code", e.error().code.0);
                 this.finish("error");
             }
         }

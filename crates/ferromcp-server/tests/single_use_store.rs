@@ -61,6 +61,18 @@ fn service(store: Arc<FlakyStore>) -> McpService {
                     Ok::<_, HandlerError>(format!("{:?}", r.action))
                 }),
         )
+        .tool(
+            tool("lookalike")
+                .description("Fails with the store outage's error object")
+                .handler(|_: NoArgs, _: RequestContext| async move {
+                    let e = ferromcp_server::protocol::ErrorObject::new(
+                        ferromcp_server::protocol::ErrorCode::INTERNAL_ERROR,
+                        "Service temporarily unavailable",
+                    )
+                    .with_data(json!({"reason": "state_store_unavailable"}));
+                    Err::<String, _>(HandlerError::Protocol(e))
+                }),
+        )
         .state_single_use_store(store)
         .build()
         .expect("server");
@@ -68,6 +80,10 @@ fn service(store: Arc<FlakyStore>) -> McpService {
 }
 
 async fn post(svc: &McpService, body: Value) -> (u16, Option<String>, Value) {
+    let name = body["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let req = http::Request::builder()
         .method(http::Method::POST)
         .uri("/mcp")
@@ -76,7 +92,7 @@ async fn post(svc: &McpService, body: Value) -> (u16, Option<String>, Value) {
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", "tools/call")
-        .header("mcp-name", "confirm")
+        .header("mcp-name", name)
         .body(Full::new(bytes::Bytes::from(body.to_string())))
         .expect("request");
     let resp = svc.clone().oneshot(req).await.expect("response");
@@ -132,4 +148,27 @@ async fn store_errors_are_503_with_retry_after_and_replays_400() {
     assert_eq!((status, retry_after), (400, None));
     assert_eq!(body["error"]["code"], -32602);
     assert_eq!(store.calls.load(Ordering::SeqCst), 3);
+}
+
+// MRTR-09
+#[tokio::test]
+async fn a_handler_error_with_the_outage_data_is_not_a_503() {
+    // Only the store's own outage is retryable: the transport knows it from
+    // the outcome's type, not by reading `data.reason`, so a handler whose
+    // error carries the same code and data keeps the error table's status.
+    let store = Arc::new(FlakyStore::default());
+    let svc = service(store.clone());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call",
+        "params":{"name":"lookalike","arguments":{},"_meta":meta}});
+    let (status, retry_after, body) = post(&svc, call).await;
+    assert_eq!(
+        body["error"]["data"]["reason"], "state_store_unavailable",
+        "{body}"
+    );
+    assert_eq!((status, retry_after), (200, None), "{body}");
+    assert_eq!(store.calls.load(Ordering::SeqCst), 0);
 }

@@ -960,6 +960,13 @@ where
     Ok(Request::from_parts(parts, body))
 }
 
+/// Reads the whole body, at most `limit` bytes, within `timeout`.
+///
+/// Each frame's bytes are appended to one buffer and the frame dropped at
+/// once, so memory follows the body's size whatever its chunking. (Keeping
+/// the frames until the end, as `http_body_util::Limited::collect` does,
+/// keeps a handle per frame and the read buffers behind them: hundreds of
+/// MB for a 4 MiB body sent in one-byte chunks.)
 async fn read_body<B>(
     body: B,
     limit: usize,
@@ -969,25 +976,30 @@ where
     B: http_body::Body<Data = Bytes> + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limited = http_body_util::Limited::new(body, limit);
-    match tokio::time::timeout(timeout, limited.collect()).await {
+    let read = async move {
+        let mut body = std::pin::pin!(body);
+        let mut buf: Vec<u8> = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame
+                .map_err(|_| plain(StatusCode::BAD_REQUEST, "request body could not be read"))?;
+            let Ok(data) = frame.into_data() else {
+                continue; // trailers
+            };
+            if data.len() > limit.saturating_sub(buf.len()) {
+                return Err(plain(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "request body too large",
+                ));
+            }
+            buf.extend_from_slice(&data);
+        }
+        Ok(Bytes::from(buf))
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(r) => r,
         Err(_) => Err(plain(
             StatusCode::REQUEST_TIMEOUT,
             "request body not received in time",
-        )),
-        Ok(Ok(c)) => Ok(c.to_bytes()),
-        Ok(Err(e))
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(plain(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request body too large",
-            ))
-        }
-        Ok(Err(_)) => Err(plain(
-            StatusCode::BAD_REQUEST,
-            "request body could not be read",
         )),
     }
 }

@@ -275,9 +275,9 @@ impl Shared {
         request_state: Option<String>,
         mut parts: ContextParts,
         creation: TaskCreation,
-    ) -> Result<bytes::Bytes, ErrorObject> {
+    ) -> crate::future::Reply {
         let Some(tasks) = self.tasks.clone() else {
-            return Err(ErrorObject::internal("tasks are not enabled"));
+            return Err(ErrorObject::internal("tasks are not enabled").into());
         };
         let name = tool.def.tool.name.clone();
         let owner = parts.principal.as_ref().map(|p| p.subject.clone());
@@ -298,7 +298,7 @@ impl Shared {
                 };
                 Some(self.sealer.open(&token, &b).map_err(|e| {
                     tracing::debug!(reason = %e, "rejected requestState");
-                    e.to_error_object()
+                    crate::outcome::Failure::from(e)
                 })?)
             }
             None => None,
@@ -330,14 +330,16 @@ impl Shared {
         );
         tokio::spawn(runner);
         tokio::select! {
-            r = rx => r.unwrap_or_else(|_| Err(ErrorObject::internal("the task runner stopped"))),
+            r = rx => r
+                .unwrap_or_else(|_| Err(ErrorObject::internal("the task runner stopped")))
+                .map_err(Into::into),
             () = request_cancel.cancelled() => {
                 // The request is gone before it was answered: nobody will
                 // ever learn a task id, so stop the work.
                 if link.task_id().is_none() {
                     task_cancel.cancel();
                 }
-                Err(ErrorObject::internal("request cancelled"))
+                Err(ErrorObject::internal("request cancelled").into())
             }
             // Until it becomes a task, the call is an ordinary request,
             // bound by the handler timeout.
@@ -345,7 +347,7 @@ impl Shared {
                 if link.task_id().is_none() {
                     task_cancel.cancel();
                 }
-                Err(ErrorObject::internal("the handler timed out"))
+                Err(ErrorObject::internal("the handler timed out").into())
             }
         }
     }
@@ -355,7 +357,7 @@ impl Shared {
         self: Arc<Self>,
         p: TaskIdParams,
         parts: ContextParts,
-    ) -> Result<bytes::Bytes, ErrorObject> {
+    ) -> crate::future::Reply {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         let rec = tasks
@@ -372,7 +374,7 @@ impl Shared {
         self: Arc<Self>,
         p: UpdateTaskRequestParams,
         parts: ContextParts,
-    ) -> Result<bytes::Bytes, ErrorObject> {
+    ) -> crate::future::Reply {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         let store = tasks.store();
@@ -410,7 +412,7 @@ impl Shared {
         self: Arc<Self>,
         p: TaskIdParams,
         parts: ContextParts,
-    ) -> Result<bytes::Bytes, ErrorObject> {
+    ) -> crate::future::Reply {
         let tasks = self.tasks_for(&parts)?;
         let owner = parts.principal.as_ref().map(|p| p.subject.as_str());
         let store = tasks.store();

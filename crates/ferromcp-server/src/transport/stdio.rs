@@ -25,7 +25,7 @@
 //! [`serve_stdio`]: crate::Server::serve_stdio
 // STDIO-*, STDIO-01, STDIO-02, ERA-04
 
-use crate::admit::{Admitted, admit};
+use crate::admit::{Call, Modern, ModernInput, admit_handshake, admit_modern};
 use crate::context::{ContextParts, Outbound};
 use crate::dispatch::{ClientRequester, Legacy};
 use crate::error::Error;
@@ -40,10 +40,10 @@ use ferromcp_protocol::framing::{FrameRef, LineFramer};
 use ferromcp_protocol::jsonrpc::{
     Message, OutgoingError, OutgoingRequest, OutgoingResult, RequestId, decode_message, to_vec,
 };
-use ferromcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use ferromcp_protocol::ladder::ParamsProbe;
 use ferromcp_protocol::method::ClientRequest;
 use ferromcp_protocol::types::{CancelledNotificationParams, ClientCapabilities};
-use ferromcp_protocol::{Era, ErrorObject, ProtocolVersion};
+use ferromcp_protocol::{ErrorObject, ProtocolVersion};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -553,7 +553,9 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                     if let Poll::Ready(reply) = futures_util::poll!(&mut fut) {
                         match reply {
                             Ok(bytes) => d.out.push(&bytes),
-                            Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
+                            Err(f) => d
+                                .out
+                                .push(&to_vec(&OutgoingError::new(Some(&id), f.error()))),
                         }
                         return Ok(());
                     }
@@ -576,8 +578,8 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                         // CANCEL-03: nothing is sent for a cancelled request.
                         match reply {
                             Some(Ok(bytes)) if !token.is_cancelled() => conn.send(bytes).await,
-                            Some(Err(e)) if !token.is_cancelled() => {
-                                conn.send_error(Some(&id), &e).await
+                            Some(Err(f)) if !token.is_cancelled() => {
+                                conn.send_error(Some(&id), f.error()).await
                             }
                             _ => {}
                         }
@@ -593,7 +595,7 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
 enum Prepared {
     Reply(Bytes),
     Listen(ferromcp_protocol::types::SubscriptionFilter),
-    Call(ClientRequest<'static>, Box<ContextParts>, Legacy),
+    Call(Call, Box<ContextParts>, Legacy),
 }
 
 // LEGACY-06
@@ -690,24 +692,15 @@ fn prepare(
     let outbound = conn.outbound.clone();
     match era {
         StdioEra::Modern | StdioEra::Undecided => {
-            let members = probe.members();
-            let route = match classify_probed(
-                &req.id,
-                &req.method,
+            let input = ModernInput::Request {
+                id: &req.id,
+                method: &req.method,
+                params: req.params,
                 probe,
-                None,
-                &shared.modern_versions,
-                None,
-            ) {
-                Ok(Verdict::Request(r)) => r,
-                Ok(Verdict::Notification) => {
-                    return Err(ErrorObject::invalid_request("unexpected notification"));
-                }
-                Err(rej) => return Err(rej.error),
             };
-            let typed = match admit(&req.method, req.params, Some(&members), Era::Modern)? {
-                Admitted::Call(t) => t,
-                Admitted::Listen(filter) => return Ok(Prepared::Listen(filter)),
+            let (call, route) = match admit_modern(shared, input, None)? {
+                Modern::Call(call, route) => (call, route),
+                Modern::Listen(filter) => return Ok(Prepared::Listen(filter)),
             };
             let log_level = route.meta.log_level;
             let parts = ContextParts {
@@ -721,14 +714,11 @@ fn prepare(
                     CancellationToken::new(),
                 )
             };
-            Ok(Prepared::Call(typed, Box::new(parts), Legacy::default()))
+            Ok(Prepared::Call(call, Box::new(parts), Legacy::default()))
         }
         StdioEra::Handshake => {
-            let typed = match admit(&req.method, req.params, None, Era::Handshake)? {
-                Admitted::Call(t) => t,
-                Admitted::Listen(_) => return Err(ErrorObject::method_not_found(&req.method)),
-            };
-            if let ClientRequest::Initialize(p) = &typed {
+            let call = admit_handshake(shared, &req.method, req.params)?;
+            if let ClientRequest::Initialize(p) = &call.request {
                 let (result, session) = shared.initialize(p)?;
                 let session = Arc::new(session);
                 let first = match conn.session.lock() {
@@ -742,9 +732,6 @@ fn prepare(
                 return Ok(Prepared::Reply(Bytes::from(to_vec(&OutgoingResult::new(
                     &req.id, &result,
                 )))));
-            }
-            if matches!(typed, ClientRequest::Listen(_) | ClientRequest::Discover(_)) {
-                return Err(ErrorObject::method_not_found(&req.method));
             }
             let session = conn.session();
             let (version, caps, level) = match &session {
@@ -773,7 +760,7 @@ fn prepare(
                 session,
                 shared_record: false,
             };
-            Ok(Prepared::Call(typed, Box::new(parts), legacy))
+            Ok(Prepared::Call(call, Box::new(parts), legacy))
         }
     }
 }

@@ -10,14 +10,13 @@ use super::body::{sse_event, sse_keepalive, sse_priming};
 use super::reject::Rejection;
 use super::sessions::{Event, GET_STREAM, HttpSession};
 use super::{Accepts, HttpInner, json_error, json_response, sse_response};
-use crate::admit::{Admitted, admit};
+use crate::admit::admit_handshake;
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
 use crate::listen;
 use crate::notify::Change;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
-use ferromcp_protocol::Era;
 use ferromcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{
     Message, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult, to_vec,
@@ -284,7 +283,7 @@ async fn deliver(
                 ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
                 "Service Unavailable: the message could not be passed on; send it again",
             );
-            super::store_unavailable(None, &e)
+            super::store_unavailable(None, &e, crate::single_use::RETRY_AFTER_SECS)
         })
 }
 
@@ -407,7 +406,7 @@ fn shared_store_unavailable(
         ferromcp_protocol::ErrorCode::INTERNAL_ERROR,
         "Service Unavailable: session store temporarily unavailable; retry",
     );
-    super::store_unavailable(id, &e)
+    super::store_unavailable(id, &e, crate::single_use::RETRY_AFTER_SECS)
 }
 
 /// Why a change to the shared session record was not made.
@@ -472,18 +471,6 @@ fn accepted() -> Response<McpBody> {
     r
 }
 
-/// Admits a handshake-era request (the era rule, typed params); `listen`
-/// does not exist on this wire, so every admitted request is a call.
-fn admit_call(
-    method: &str,
-    params: Option<&serde_json::value::RawValue>,
-) -> Result<ClientRequest<'static>, ErrorObject> {
-    match admit(method, params, None, Era::Handshake)? {
-        Admitted::Call(t) => Ok(t),
-        Admitted::Listen(_) => Err(ErrorObject::method_not_found(method)),
-    }
-}
-
 fn initialize_version(params: Option<&serde_json::value::RawValue>) -> Option<String> {
     let v: Value = serde_json::from_str(params?.get()).ok()?;
     v.get("protocolVersion")?.as_str().map(str::to_owned)
@@ -499,11 +486,11 @@ async fn request(
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = inner.shared.clone();
-    let typed = match admit_call(&r.method, r.params) {
-        Ok(t) => t,
+    let call = match admit_handshake(&shared, &r.method, r.params) {
+        Ok(c) => c,
         Err(e) => return handshake_error(Some(&r.id), &e),
     };
-    match update_shared_record(inner, &session, &typed).await {
+    match update_shared_record(inner, &session, &call.request).await {
         Ok(()) => {}
         Err(RecordRefusal::Refused(e)) => return handshake_error(Some(&r.id), &e),
         Err(RecordRefusal::Gone) => return Rejection::SessionNotFound.into_response(),
@@ -537,7 +524,7 @@ async fn request(
         shared_record: shared.shared_sessions.is_some(),
     };
     let id = r.id.clone();
-    let mut fut = shared.dispatch(typed, ctx, legacy);
+    let mut fut = shared.dispatch(call, ctx, legacy);
     // Most handlers finish on their first poll: then the answer is pushed
     // here, with no task spawned (nothing can cancel a request between
     // reading and answering it).
@@ -545,7 +532,7 @@ async fn request(
         writer.session.unregister(&id);
         let bytes = match reply {
             Ok(b) => b,
-            Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+            Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
         };
         if rx.is_empty() {
             // Nothing queued before it: the push cannot wait on the channel.
@@ -572,7 +559,7 @@ async fn request(
             writer.session.unregister(&id);
             let bytes = match reply {
                 Some(Ok(b)) => b,
-                Some(Err(e)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), &e))),
+                Some(Err(f)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
                 // CANCEL-03: nothing after a cancellation; close the stream.
                 None => {
                     writer.session.detach(writer.sid);
@@ -733,10 +720,10 @@ pub(super) async fn batch(
                         "initialize must not be part of a batch",
                     ))
                 } else {
-                    admit_call(&r.method, r.params)
+                    admit_handshake(&inner.shared, &r.method, r.params)
                 };
                 let typed = match typed {
-                    Ok(t) => match update_shared_record(inner, &session, &t).await {
+                    Ok(t) => match update_shared_record(inner, &session, &t.request).await {
                         Ok(()) => Ok(t),
                         Err(RecordRefusal::Refused(e)) => Err(e),
                         Err(RecordRefusal::Gone) => Err(ErrorObject::invalid_request(
@@ -752,7 +739,7 @@ pub(super) async fn batch(
                     Err(e) => Err(e),
                 };
                 let reply = match typed {
-                    Err(e) => Err(e),
+                    Err(e) => Err(crate::outcome::Failure::from(e)),
                     Ok(typed) => {
                         let state = session.state.clone();
                         let ctx = ContextParts {
@@ -777,7 +764,7 @@ pub(super) async fn batch(
                 };
                 out.push(match reply {
                     Ok(b) => b,
-                    Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), &e))),
+                    Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&r.id), f.error()))),
                 });
             }
         }

@@ -47,6 +47,7 @@ use crate::dispatch::Legacy;
 use crate::error::Error;
 use crate::future::Reply;
 use crate::listen;
+use crate::outcome::Failure;
 use crate::server::{Server, Shared};
 use crate::transport::origin::{OriginPolicy, OriginVerdict};
 use body::{sse_event, sse_keepalive};
@@ -55,7 +56,7 @@ use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
 use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
-use ferromcp_protocol::ladder::{ParamsProbe, Verdict, classify_probed};
+use ferromcp_protocol::ladder::ParamsProbe;
 use futures_util::StreamExt;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
@@ -235,23 +236,35 @@ pub(crate) fn json_response(status: StatusCode, body: Bytes) -> Response<McpBody
 }
 
 pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
-    if crate::request_state::is_store_unavailable_error(e) {
-        return store_unavailable(id, e);
-    }
     let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
     json_response(status, Bytes::from(to_vec(&OutgoingError::new(id, e))))
+}
+
+/// The answer for a request that failed: a JSON-RPC error with the status
+/// of the error table, or, when a store could not answer, 503 with
+/// `Retry-After`.
+pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<McpBody> {
+    match f {
+        Failure::Error(e) => json_error(id, e),
+        Failure::Unavailable {
+            error,
+            retry_after_secs,
+        } => store_unavailable(id, error, *retry_after_secs),
+    }
 }
 
 /// A shared store (single-use `requestState`, shared sessions) could not
 /// answer: 503 with `Retry-After` (the request may be sent again; see
 /// `single_use` and `shared_sessions`).
-pub(crate) fn store_unavailable(id: Option<&RequestId>, e: &ErrorObject) -> Response<McpBody> {
+pub(crate) fn store_unavailable(
+    id: Option<&RequestId>,
+    e: &ErrorObject,
+    retry_after_secs: u32,
+) -> Response<McpBody> {
     let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
     let mut r = json_response(StatusCode::SERVICE_UNAVAILABLE, body);
-    r.headers_mut().insert(
-        header::RETRY_AFTER,
-        HeaderValue::from(crate::single_use::RETRY_AFTER_SECS),
-    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
     r
 }
 

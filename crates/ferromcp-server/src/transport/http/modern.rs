@@ -2,8 +2,7 @@
 //! task, answered as JSON or (when it streams) committed to SSE.
 
 use super::*;
-use crate::admit::{Admitted, admit};
-use ferromcp_protocol::Era;
+use crate::admit::{Call, Modern, ModernInput, admit_modern};
 
 /// Outbound for a modern request: a bounded channel read by the response.
 pub(super) struct ChannelOutbound(mpsc::Sender<Bytes>);
@@ -50,14 +49,15 @@ pub(super) async fn modern(
             );
         }
     };
-    let members = probe.members();
-    let route = match route(shared, &headers, &req.id, &req.method, probe) {
-        Ok(r) => r,
-        Err(e) => return json_error(Some(&req.id), &e),
+    let input = ModernInput::Request {
+        id: &req.id,
+        method: &req.method,
+        params: req.params,
+        probe,
     };
-    let typed = match admit(&req.method, req.params, Some(&members), Era::Modern) {
-        Ok(Admitted::Call(t)) => t,
-        Ok(Admitted::Listen(filter)) => {
+    let (call, route) = match admit_modern(shared, input, Some(&headers)) {
+        Ok(Modern::Call(call, route)) => (call, route),
+        Ok(Modern::Listen(filter)) => {
             // Listen streams have their own cap (max_listen_streams).
             drop(permit);
             if !accept.sse {
@@ -73,7 +73,7 @@ pub(super) async fn modern(
         &req.id,
         &req.method,
         route,
-        typed,
+        call,
         accept,
         permit,
     )
@@ -82,8 +82,8 @@ pub(super) async fn modern(
 
 /// The one-pass path of the common request: a `tools/call` the protocol
 /// crate decoded, probed and typed in one scan of the body
-/// (`ferromcp_protocol::ladder::decode_tools_call`); then the same ladder
-/// and the same serving as [`modern`].
+/// (`ferromcp_protocol::ladder::decode_tools_call`); then the same
+/// admission and the same serving as [`modern`].
 pub(super) async fn modern_call(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
@@ -93,41 +93,17 @@ pub(super) async fn modern_call(
 ) -> Response<McpBody> {
     use ferromcp_protocol::method::TOOLS_CALL;
     let headers = Headers(&parts.headers);
-    let route = match route(&inner.shared, &headers, &call.id, TOOLS_CALL, call.probe) {
-        Ok(r) => r,
-        Err(e) => return json_error(Some(&call.id), &e),
-    };
-    let typed = ferromcp_protocol::method::ClientRequest::CallTool(call.params);
-    serve_typed(
-        inner, parts, &call.id, TOOLS_CALL, route, typed, accept, permit,
-    )
-    .await
-}
-
-/// The modern ladder for a request (headers, versions, the tool's
-/// `x-mcp-header` map), shared by the general and the one-pass path; a
-/// refusal comes back as the JSON-RPC error to answer with.
-fn route(
-    shared: &Shared,
-    headers: &Headers<'_>,
-    id: &RequestId,
-    method: &str,
-    probe: ParamsProbe<'_>,
-) -> Result<Box<ferromcp_protocol::ladder::ModernRoute>, ErrorObject> {
-    let registry = shared.registry();
-    let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
-    match classify_probed(
-        id,
-        method,
-        probe,
-        Some(headers),
-        &shared.modern_versions,
-        Some(&lookup),
-    ) {
-        Ok(Verdict::Request(r)) => Ok(r),
-        Ok(Verdict::Notification) => Err(ErrorObject::invalid_request("unexpected notification")),
-        Err(rej) => Err(rej.error),
-    }
+    let id = call.id.clone();
+    let (call, route) =
+        match admit_modern(&inner.shared, ModernInput::ToolsCall(call), Some(&headers)) {
+            Ok(Modern::Call(call, route)) => (call, route),
+            // A tools/call is never a listen.
+            Ok(Modern::Listen(_)) => {
+                return json_error(Some(&id), &ErrorObject::internal("unexpected listen"));
+            }
+            Err(e) => return json_error(Some(&id), &e),
+        };
+    serve_typed(inner, parts, &id, TOOLS_CALL, route, call, accept, permit).await
 }
 
 /// Serves an admitted, typed modern request: JSON, or SSE when it streams.
@@ -138,7 +114,7 @@ async fn serve_typed(
     id: &RequestId,
     method: &str,
     route: Box<ferromcp_protocol::ladder::ModernRoute>,
-    typed: ferromcp_protocol::method::ClientRequest<'static>,
+    call: Call,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
@@ -167,7 +143,7 @@ async fn serve_typed(
             cancel.clone(),
         )
     };
-    let fut = shared.clone().dispatch(typed, ctx, Legacy::default());
+    let fut = shared.clone().dispatch(call, ctx, Legacy::default());
     respond(
         id.clone(),
         fut,
@@ -192,14 +168,14 @@ pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Res
     match reply {
         Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
         Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
-        Err(e) => json_error(Some(id), &e),
+        Err(f) => failure_response(Some(id), &f),
     }
 }
 
 pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
     match reply {
         Ok(b) => b,
-        Err(e) => Bytes::from(to_vec(&OutgoingError::new(Some(id), &e))),
+        Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(id), f.error()))),
     }
 }
 
