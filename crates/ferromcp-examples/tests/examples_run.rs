@@ -87,8 +87,13 @@ impl Drop for Running {
 }
 
 fn start(name: &str, addr: SocketAddr) -> Running {
+    start_with(name, &[addr.to_string()], addr)
+}
+
+/// Starts `name` with `args` and waits until it listens on `addr`.
+fn start_with(name: &str, args: &[String], addr: SocketAddr) -> Running {
     let child = Command::new(example(name))
-        .arg(addr.to_string())
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -244,4 +249,105 @@ fn the_otel_example_prints_spans() {
         text.to_lowercase().contains("traceid") || text.contains("TraceId"),
         "{text}"
     );
+}
+
+/// How a test reaches the example: its stdio or its HTTP endpoint, in one era.
+async fn connect_to(target: &str, era: ferromcp_client::EraPreference) -> ferromcp_client::Client {
+    let builder = ferromcp_client::ClientBuilder::new("examples-run", "1")
+        .era(era)
+        .mcp_apps();
+    let client = if target.starts_with("http://") {
+        builder.connect_url(target).await
+    } else {
+        builder
+            .connect_command(ferromcp_client::StdioCommand::new(
+                target,
+                Vec::<String>::new(),
+            ))
+            .await
+    };
+    client.expect("connect")
+}
+
+// SEP-1865: capability negotiation, tool linkage and visibility, the UI
+// resource's MIME type and _meta.ui, over stdio and HTTP in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_example_serves_its_app_over_both_transports_and_eras() {
+    use ferromcp_client::EraPreference;
+    use ferromcp_client::protocol::types::{UI_EXTENSION, UI_MIME_TYPE};
+    let addr = free_addr();
+    let _http = start_with("apps_server", &["--http".into(), addr.to_string()], addr);
+    let stdio = example("apps_server");
+    let targets = [
+        stdio.to_str().expect("utf-8 path").to_owned(),
+        format!("http://{addr}/mcp"),
+    ];
+    for target in &targets {
+        for era in [EraPreference::Modern, EraPreference::Handshake] {
+            let what = format!("{target} {era:?}");
+            let client = connect_to(target, era).await;
+            let caps = client.server_capabilities();
+            assert!(
+                caps.extensions
+                    .as_ref()
+                    .is_some_and(|e| e.contains_key(UI_EXTENSION)),
+                "{what}: {caps:?}"
+            );
+            let tools = client.list_tools().await.expect("tools/list");
+            let roll = tools.iter().find(|t| t.name == "roll").expect("roll");
+            let ui = roll.ui().expect("roll has _meta.ui");
+            assert_eq!(
+                ui.resource_uri.as_deref(),
+                Some("ui://dice/view.html"),
+                "{what}"
+            );
+            assert!(roll.visible_to_model(), "{what}");
+            // App-only tools are listed (the host filters them): SEP-1865 "Visibility".
+            let reroll = tools
+                .iter()
+                .find(|t| t.name == "reroll")
+                .expect("reroll listed");
+            assert!(!reroll.visible_to_model(), "{what}");
+            assert!(reroll.ui().is_some_and(|u| u.visible_to_app()), "{what}");
+            let listed = client.list_resources().await.expect("resources/list");
+            let r = listed
+                .iter()
+                .find(|r| r.uri == "ui://dice/view.html")
+                .expect("view listed");
+            assert_eq!(r.mime_type.as_deref(), Some(UI_MIME_TYPE), "{what}");
+            assert_eq!(r.ui().and_then(|u| u.prefers_border), Some(true), "{what}");
+            let read = client
+                .read_resource("ui://dice/view.html")
+                .await
+                .expect("resources/read");
+            let c = read.contents.first().expect("one content item");
+            let ferromcp_client::protocol::types::ResourceContents::Text(t) = c else {
+                panic!("{what}: text contents expected: {c:?}");
+            };
+            assert_eq!(t.mime_type.as_deref(), Some(UI_MIME_TYPE), "{what}");
+            assert!(t.text.starts_with("<!DOCTYPE html>"), "{what}");
+            assert_eq!(c.ui().and_then(|u| u.prefers_border), Some(true), "{what}");
+        }
+    }
+}
+
+// SEP-1865 via SEP-1724: a server that uses no app does not declare the extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_apps_declares_no_ui_extension() {
+    use ferromcp_client::EraPreference;
+    use ferromcp_client::protocol::types::UI_EXTENSION;
+    let stdio = example("stdio_server");
+    let target = stdio.to_str().expect("utf-8 path");
+    for era in [EraPreference::Modern, EraPreference::Handshake] {
+        let client = connect_to(target, era).await;
+        let caps = client.server_capabilities();
+        assert!(
+            !caps
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(UI_EXTENSION)),
+            "{era:?}: {caps:?}"
+        );
+        assert!(caps.tools.is_some(), "{era:?}: a real answer was read");
+    }
 }

@@ -987,12 +987,21 @@ impl ServerBuilder {
         check_needs(&self.completion_needs, map, "the completion handler")
     }
 
+    /// Records a registration problem for [`Self::build`] to report.
+    pub(crate) fn push_error(mut self, e: Error) -> Self {
+        self.errors.push(e);
+        self
+    }
+
     /// Builds the server, reporting the first registration problem.
     pub fn build(mut self) -> Result<Server, Error> {
         if let Some(e) = self.errors.drain(..).next() {
             return Err(e);
         }
         self.check_state_needs()?;
+        if crate::apps::check(&self.registry)? {
+            crate::apps::declare(&mut self.extensions);
+        }
         if !self.modern && !self.handshake {
             return Err(Error::config("a server must serve at least one era"));
         }
