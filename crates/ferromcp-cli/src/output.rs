@@ -223,18 +223,46 @@ pub fn tools(tools: &[Tool], json_out: bool) -> Result<u8, Failure> {
         print_json(&json!({ "tools": tools }))?;
         return Ok(code::OK);
     }
+    // MCP Apps: an APP column only when some tool has one, so the table
+    // of a server without apps is unchanged.
+    let apps = tools.iter().any(|t| t.ui().is_some());
     let rows: Vec<Vec<String>> = tools
         .iter()
         .map(|t| {
-            vec![
+            let mut row = vec![
                 t.name.clone(),
                 one_line(&schema_summary(&t.input_schema), 40),
                 one_line(t.description.as_deref().unwrap_or(""), 60),
-            ]
+            ];
+            if apps {
+                row.push(app_cell(t));
+            }
+            row
         })
         .collect();
-    table(&["TOOL", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    if apps {
+        table(
+            &["TOOL", "ARGUMENTS (* required)", "DESCRIPTION", "APP"],
+            &rows,
+        );
+    } else {
+        table(&["TOOL", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    }
     Ok(code::OK)
+}
+
+/// The APP cell of `mcp tools`: the tool's `ui://` resource, and
+/// `(app only)` when hosts keep it from the model.
+fn app_cell(t: &Tool) -> String {
+    let Some(ui) = t.ui() else {
+        return String::new();
+    };
+    let uri = ui.resource_uri.as_deref().unwrap_or("(no resource)");
+    if ui.visible_to_model() {
+        uri.to_owned()
+    } else {
+        format!("{uri} (app only)")
+    }
 }
 
 /// Options of `mcp call`.
