@@ -191,7 +191,7 @@ fn save_contents(contents: &[ResourceContents], uri: &str, file: &Path) -> Resul
     eprintln!(
         "saved {} bytes of {}{app} to {}",
         bytes.len(),
-        mime.unwrap_or("unknown type"),
+        crate::output::printable(mime.unwrap_or("unknown type"), 80),
         file.display()
     );
     Ok(code::OK)

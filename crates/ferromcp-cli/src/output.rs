@@ -257,12 +257,20 @@ fn app_cell(t: &Tool) -> String {
     let Some(ui) = t.ui() else {
         return String::new();
     };
-    let uri = ui.resource_uri.as_deref().unwrap_or("(no resource)");
+    let uri = printable(ui.resource_uri.as_deref().unwrap_or("(no resource)"), 80);
     if ui.visible_to_model() {
-        uri.to_owned()
+        uri
     } else {
         format!("{uri} (app only)")
     }
+}
+
+/// A server-given string made safe for one table cell or message line:
+/// control characters (terminal escapes, newlines) dropped, at most `max`
+/// characters.
+pub fn printable(s: &str, max: usize) -> String {
+    let clean: String = s.chars().filter(|c| !c.is_control()).collect();
+    one_line(&clean, max)
 }
 
 /// Options of `mcp call`.
@@ -581,6 +589,21 @@ mod tests {
         assert_eq!(base64_decode("aGVsbG8"), Some(b"hello".to_vec()));
         assert_eq!(base64_decode(""), Some(Vec::new()));
         assert_eq!(base64_decode("a*b"), None);
+    }
+
+    // A hostile server's `_meta.ui.resourceUri` cannot drive the terminal.
+    #[test]
+    fn app_cell_drops_terminal_escapes() {
+        let mut t = Tool::new("evil", Tool::no_arguments_schema());
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "ui".into(),
+            json!({"resourceUri": "ui://e/\u{1b}]0;pwned\u{7}\nx", "visibility": ["app"]}),
+        );
+        t.meta = Some(meta);
+        assert_eq!(app_cell(&t), "ui://e/]0;pwnedx (app only)");
+        let plain = Tool::new("plain", Tool::no_arguments_schema());
+        assert_eq!(app_cell(&plain), "");
     }
 
     #[test]
