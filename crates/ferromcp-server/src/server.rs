@@ -999,8 +999,19 @@ impl ServerBuilder {
             return Err(e);
         }
         self.check_state_needs()?;
-        if crate::apps::check(&self.registry)? {
-            crate::apps::declare(&mut self.extensions);
+        let reg = &self.registry;
+        let registered = |uri: &str| {
+            reg.resource_index.contains_key(uri)
+                || reg.templates.iter().any(|d| {
+                    d.compiled
+                        .as_ref()
+                        .is_some_and(|c| c.match_uri(uri).is_some())
+                })
+        };
+        let tools = reg.tools.iter().map(|t| &t.def.tool);
+        let resources = reg.resources.iter().map(|d| &d.resource);
+        if crate::apps::wire::check(tools, resources, registered)? {
+            crate::apps::wire::declare(&mut self.extensions);
         }
         if !self.modern && !self.handshake {
             return Err(Error::config("a server must serve at least one era"));

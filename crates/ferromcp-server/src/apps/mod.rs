@@ -40,16 +40,17 @@
 //! [`Tool::visible_to_model`](ferromcp_protocol::types::Tool::visible_to_model).
 // SEP-1865 (MCP Apps, stable 2026-01-26).
 
+pub(crate) mod wire;
+
 use crate::context::RequestContext;
 use crate::error::Error;
 use crate::resource::{ResourceDef, ResourceRequest};
-use crate::server::{Registry, ServerBuilder};
+use crate::server::ServerBuilder;
 use crate::tool::ToolDef;
 use ferromcp_protocol::types::{
-    JsonObject, Resource, ResourceContents, TextResourceContents, UI_EXTENSION, UI_MIME_TYPE,
-    UiCsp, UiPermission, UiPermissions, UiResourceMeta, UiToolMeta, is_ui_uri,
+    JsonObject, Resource, ResourceContents, TextResourceContents, UI_MIME_TYPE, UiCsp,
+    UiPermission, UiPermissions, UiResourceMeta, UiToolMeta, is_ui_uri,
 };
-use serde_json::Value;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -267,82 +268,13 @@ impl ServerBuilder {
     }
 }
 
-/// Checks every tool's app link against the registry and says whether the
-/// server uses the extension (some tool has `_meta.ui` or some resource a
-/// `ui://` URI).
-pub(crate) fn check(registry: &Registry) -> Result<bool, Error> {
-    let mut used = registry.resources.iter().any(|r| r.resource.is_ui());
-    for t in &registry.tools {
-        let tool = &t.def.tool;
-        let has_key = tool.meta.as_ref().is_some_and(|m| {
-            m.contains_key(ferromcp_protocol::types::UI_META_KEY)
-                || m.contains_key(ferromcp_protocol::types::LEGACY_RESOURCE_URI_META_KEY)
-        });
-        if !has_key {
-            continue;
-        }
-        used = true;
-        let Some(ui) = tool.ui() else {
-            return Err(Error::config(format!(
-                "tool {:?}: _meta.ui is malformed (expected resourceUri and visibility [\"model\"|\"app\"])",
-                tool.name
-            )));
-        };
-        if ui.visibility.as_ref().is_some_and(Vec::is_empty) {
-            return Err(Error::config(format!(
-                "tool {:?}: _meta.ui.visibility is empty, so nobody may call it",
-                tool.name
-            )));
-        }
-        let Some(uri) = ui.resource_uri.as_deref() else {
-            continue;
-        };
-        if !is_ui_uri(uri) {
-            return Err(Error::config(format!(
-                "tool {:?}: _meta.ui.resourceUri {uri:?} is not a ui:// URI",
-                tool.name
-            )));
-        }
-        // SEP-1865 "Resource Discovery": the resource MUST exist on the server.
-        let found = registry.resource_index.contains_key(uri)
-            || registry.templates.iter().any(|d| {
-                d.compiled
-                    .as_ref()
-                    .is_some_and(|c| c.match_uri(uri).is_some())
-            });
-        if !found {
-            return Err(Error::config(format!(
-                "tool {:?} names UI resource {uri:?}, which is not registered (register it with .ui_resource(ui_resource({uri:?}, ..)))",
-                tool.name
-            )));
-        }
-    }
-    Ok(used)
-}
-
-/// Declares the extension in `extensions` (keeping settings the author
-/// gave with [`ServerBuilder::extension`]).
-pub(crate) fn declare(extensions: &mut Option<JsonObject>) {
-    extensions
-        .get_or_insert_with(JsonObject::new)
-        .entry(UI_EXTENSION)
-        .or_insert_with(|| Value::Object(JsonObject::new()));
-}
-
-/// The extensions a handshake-era `initialize` result declares: only
-/// MCP Apps, which hosts negotiate on those revisions (capabilities are
-/// an open set there); the others are modern-era only.
-pub(crate) fn handshake_extensions(all: Option<JsonObject>) -> Option<JsonObject> {
-    let v = all?.remove(UI_EXTENSION)?;
-    let mut m = JsonObject::new();
-    m.insert(UI_EXTENSION.to_owned(), v);
-    Some(m)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::wire::{declare, handshake_extensions};
     use super::*;
     use crate::{NoArgs, Server, tool};
+    use ferromcp_protocol::types::UI_EXTENSION;
+    use serde_json::Value;
 
     fn ok_tool(name: &str) -> ToolDef {
         tool(name).handler(|_: NoArgs, _cx: RequestContext| async { "ok" })
