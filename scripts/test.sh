@@ -107,6 +107,19 @@ if ! bash scripts/mcpb-schema.sh; then
   echo "!!! the MCPB manifest schema is not fetched: the mcp pack schema checks will be SKIPPED" >&2
 fi
 
+echo "== the MCP Apps package for the schema check (scripts/ext-apps-peer.sh)"
+# npm @modelcontextprotocol/ext-apps 2.0.4, pinned in interop/ext-apps/, in
+# target/ext-apps-peer/ (about a second; nothing once installed). Its JSON
+# Schema checks our _meta.ui (examples_run.rs): the test fails in CI without
+# it and skips with a loud message elsewhere.
+if ! bash scripts/ext-apps-peer.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the ext-apps package could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the ext-apps package is not installed: the MCP Apps schema check will be SKIPPED" >&2
+fi
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

@@ -204,6 +204,12 @@ enum Command {
         /// Where to save binary contents (default: the current directory).
         #[arg(long, value_name = "DIR")]
         save_dir: Option<std::path::PathBuf>,
+        /// Write the resource's contents (text, or the decoded bytes of a
+        /// blob) to FILE instead of printing them, e.g. the HTML of an
+        /// MCP App: `mcp read ui://app/view.html --save view.html`. The
+        /// resource must have exactly one content item.
+        #[arg(long, value_name = "FILE")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -523,6 +529,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Read {
             positional,
             save_dir,
+            save,
             common,
         } => {
             let (target, rest) = connect::split_target(&common, positional)?;
@@ -535,7 +542,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 common.no_input,
                 common.json,
                 common.max_input_rounds,
-                || more::read(&client, uri, &common, &dir),
+                || more::read(&client, uri, &common, &dir, save.as_deref()),
             )
             .await;
             connect::close(&client, &r).await;

@@ -6,7 +6,7 @@ use crate::output::{print_content, print_json, print_text, table, to_value, uri_
 use crate::progress::Progress;
 use ferromcp_client::protocol::types::{
     CompleteRequestParams, GetPromptRequestParams, MaybeInputRequired, ReadResourceRequestParams,
-    ReadResourceResult, SubscriptionFilter,
+    ReadResourceResult, ResourceContents, SubscriptionFilter,
 };
 use ferromcp_client::{Client, Era, RequestOptions, SubscriptionEnd, SubscriptionEvent};
 use serde_json::{Value, json};
@@ -126,6 +126,7 @@ pub async fn read(
     uri: &str,
     common: &Common,
     save_dir: &Path,
+    save: Option<&Path>,
 ) -> Result<u8, Failure> {
     let progress = Progress::new(common.progress);
     let r = progress
@@ -134,6 +135,9 @@ pub async fn read(
             read_rounds(client, uri, progress.options(), common.max_input_rounds),
         )
         .await?;
+    if let Some(file) = save {
+        return save_contents(&r.contents, uri, file);
+    }
     if common.json {
         print_json(&r)?;
         return Ok(code::OK);
@@ -157,6 +161,39 @@ pub async fn read(
             print_content(&[block], save_dir, &uri_stem(uri))?;
         }
     }
+    Ok(code::OK)
+}
+
+/// `mcp read URI --save FILE`: the one content item's text, or its blob
+/// decoded, written to `file`; what was written is said on stderr.
+fn save_contents(contents: &[ResourceContents], uri: &str, file: &Path) -> Result<u8, Failure> {
+    let [c] = contents else {
+        return Err(Failure::protocol(format!(
+            "{uri} has {} content items; --save writes exactly one",
+            contents.len()
+        )));
+    };
+    let (bytes, mime) = match c {
+        ResourceContents::Text(t) => (t.text.as_bytes().to_vec(), t.mime_type.as_deref()),
+        ResourceContents::Blob(b) => (
+            crate::output::base64_decode(&b.blob)
+                .ok_or_else(|| Failure::protocol(format!("{uri}: the blob is not valid base64")))?,
+            b.mime_type.as_deref(),
+        ),
+    };
+    std::fs::write(file, &bytes)
+        .map_err(|e| Failure::new(code::USAGE, format!("cannot write {}: {e}", file.display())))?;
+    let app = if c.ui().is_some() || uri.starts_with(ferromcp_client::protocol::types::UI_SCHEME) {
+        " (MCP App)"
+    } else {
+        ""
+    };
+    eprintln!(
+        "saved {} bytes of {}{app} to {}",
+        bytes.len(),
+        crate::output::printable(mime.unwrap_or("unknown type"), 80),
+        file.display()
+    );
     Ok(code::OK)
 }
 

@@ -223,18 +223,54 @@ pub fn tools(tools: &[Tool], json_out: bool) -> Result<u8, Failure> {
         print_json(&json!({ "tools": tools }))?;
         return Ok(code::OK);
     }
+    // MCP Apps: an APP column only when some tool has one, so the table
+    // of a server without apps is unchanged.
+    let apps = tools.iter().any(|t| t.ui().is_some());
     let rows: Vec<Vec<String>> = tools
         .iter()
         .map(|t| {
-            vec![
+            let mut row = vec![
                 t.name.clone(),
                 one_line(&schema_summary(&t.input_schema), 40),
                 one_line(t.description.as_deref().unwrap_or(""), 60),
-            ]
+            ];
+            if apps {
+                row.push(app_cell(t));
+            }
+            row
         })
         .collect();
-    table(&["TOOL", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    if apps {
+        table(
+            &["TOOL", "ARGUMENTS (* required)", "DESCRIPTION", "APP"],
+            &rows,
+        );
+    } else {
+        table(&["TOOL", "ARGUMENTS (* required)", "DESCRIPTION"], &rows);
+    }
     Ok(code::OK)
+}
+
+/// The APP cell of `mcp tools`: the tool's `ui://` resource, and
+/// `(app only)` when hosts keep it from the model.
+fn app_cell(t: &Tool) -> String {
+    let Some(ui) = t.ui() else {
+        return String::new();
+    };
+    let uri = printable(ui.resource_uri.as_deref().unwrap_or("(no resource)"), 80);
+    if ui.visible_to_model() {
+        uri
+    } else {
+        format!("{uri} (app only)")
+    }
+}
+
+/// A server-given string made safe for one table cell or message line:
+/// control characters (terminal escapes, newlines) dropped, at most `max`
+/// characters.
+pub fn printable(s: &str, max: usize) -> String {
+    let clean: String = s.chars().filter(|c| !c.is_control()).collect();
+    one_line(&clean, max)
 }
 
 /// Options of `mcp call`.
@@ -553,6 +589,21 @@ mod tests {
         assert_eq!(base64_decode("aGVsbG8"), Some(b"hello".to_vec()));
         assert_eq!(base64_decode(""), Some(Vec::new()));
         assert_eq!(base64_decode("a*b"), None);
+    }
+
+    // A hostile server's `_meta.ui.resourceUri` cannot drive the terminal.
+    #[test]
+    fn app_cell_drops_terminal_escapes() {
+        let mut t = Tool::new("evil", Tool::no_arguments_schema());
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "ui".into(),
+            json!({"resourceUri": "ui://e/\u{1b}]0;pwned\u{7}\nx", "visibility": ["app"]}),
+        );
+        t.meta = Some(meta);
+        assert_eq!(app_cell(&t), "ui://e/]0;pwnedx (app only)");
+        let plain = Tool::new("plain", Tool::no_arguments_schema());
+        assert_eq!(app_cell(&plain), "");
     }
 
     #[test]

@@ -153,6 +153,25 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares MCP Apps support (`io.modelcontextprotocol/ui` with
+    /// `mimeTypes: ["text/html;profile=mcp-app"]`), in both eras, beside
+    /// any extension given to [`Self::extensions`] (call this after it).
+    /// Servers may then offer tools with HTML apps: read a tool's link with
+    /// [`Tool::ui`](crate::protocol::types::Tool::ui) and keep app-only
+    /// tools from the model with
+    /// [`Tool::visible_to_model`](crate::protocol::types::Tool::visible_to_model).
+    pub fn mcp_apps(mut self) -> Self {
+        use ferromcp_protocol::types::{UI_EXTENSION, UiClientCapability};
+        self.extra_capabilities
+            .extensions
+            .get_or_insert_with(JsonObject::new)
+            .insert(
+                UI_EXTENSION.to_owned(),
+                serde_json::Value::Object(UiClientCapability::html().to_settings()),
+            );
+        self
+    }
+
     /// Experimental capabilities to declare.
     pub fn experimental(mut self, experimental: JsonObject) -> Self {
         self.extra_capabilities.experimental = Some(experimental);

@@ -87,8 +87,13 @@ impl Drop for Running {
 }
 
 fn start(name: &str, addr: SocketAddr) -> Running {
+    start_with(name, &[addr.to_string()], addr)
+}
+
+/// Starts `name` with `args` and waits until it listens on `addr`.
+fn start_with(name: &str, args: &[String], addr: SocketAddr) -> Running {
     let child = Command::new(example(name))
-        .arg(addr.to_string())
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -244,4 +249,224 @@ fn the_otel_example_prints_spans() {
         text.to_lowercase().contains("traceid") || text.contains("TraceId"),
         "{text}"
     );
+}
+
+/// How a test reaches the example: its stdio or its HTTP endpoint, in one era.
+async fn connect_to(target: &str, era: ferromcp_client::EraPreference) -> ferromcp_client::Client {
+    let builder = ferromcp_client::ClientBuilder::new("examples-run", "1")
+        .era(era)
+        .mcp_apps();
+    let client = if target.starts_with("http://") {
+        builder.connect_url(target).await
+    } else {
+        builder
+            .connect_command(ferromcp_client::StdioCommand::new(
+                target,
+                Vec::<String>::new(),
+            ))
+            .await
+    };
+    client.expect("connect")
+}
+
+// SEP-1865: capability negotiation, tool linkage and visibility, the UI
+// resource's MIME type and _meta.ui, over stdio and HTTP in both eras.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_example_serves_its_app_over_both_transports_and_eras() {
+    use ferromcp_client::EraPreference;
+    use ferromcp_client::protocol::types::{UI_EXTENSION, UI_MIME_TYPE};
+    let addr = free_addr();
+    let _http = start_with("apps_server", &["--http".into(), addr.to_string()], addr);
+    let stdio = example("apps_server");
+    let targets = [
+        stdio.to_str().expect("utf-8 path").to_owned(),
+        format!("http://{addr}/mcp"),
+    ];
+    for target in &targets {
+        for era in [EraPreference::Modern, EraPreference::Handshake] {
+            let what = format!("{target} {era:?}");
+            let client = connect_to(target, era).await;
+            let caps = client.server_capabilities();
+            assert!(
+                caps.extensions
+                    .as_ref()
+                    .is_some_and(|e| e.contains_key(UI_EXTENSION)),
+                "{what}: {caps:?}"
+            );
+            let tools = client.list_tools().await.expect("tools/list");
+            let roll = tools.iter().find(|t| t.name == "roll").expect("roll");
+            let ui = roll.ui().expect("roll has _meta.ui");
+            assert_eq!(
+                ui.resource_uri.as_deref(),
+                Some("ui://dice/view.html"),
+                "{what}"
+            );
+            assert!(roll.visible_to_model(), "{what}");
+            // App-only tools are listed (the host filters them): SEP-1865 "Visibility".
+            let reroll = tools
+                .iter()
+                .find(|t| t.name == "reroll")
+                .expect("reroll listed");
+            assert!(!reroll.visible_to_model(), "{what}");
+            assert!(reroll.ui().is_some_and(|u| u.visible_to_app()), "{what}");
+            let listed = client.list_resources().await.expect("resources/list");
+            let r = listed
+                .iter()
+                .find(|r| r.uri == "ui://dice/view.html")
+                .expect("view listed");
+            assert_eq!(r.mime_type.as_deref(), Some(UI_MIME_TYPE), "{what}");
+            assert_eq!(r.ui().and_then(|u| u.prefers_border), Some(true), "{what}");
+            let read = client
+                .read_resource("ui://dice/view.html")
+                .await
+                .expect("resources/read");
+            let c = read.contents.first().expect("one content item");
+            let ferromcp_client::protocol::types::ResourceContents::Text(t) = c else {
+                panic!("{what}: text contents expected: {c:?}");
+            };
+            assert_eq!(t.mime_type.as_deref(), Some(UI_MIME_TYPE), "{what}");
+            assert!(t.text.starts_with("<!DOCTYPE html>"), "{what}");
+            assert_eq!(c.ui().and_then(|u| u.prefers_border), Some(true), "{what}");
+        }
+    }
+}
+
+// SEP-1865 via SEP-1724: a server that uses no app does not declare the extension.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_apps_declares_no_ui_extension() {
+    use ferromcp_client::EraPreference;
+    use ferromcp_client::protocol::types::UI_EXTENSION;
+    let stdio = example("stdio_server");
+    let target = stdio.to_str().expect("utf-8 path");
+    for era in [EraPreference::Modern, EraPreference::Handshake] {
+        let client = connect_to(target, era).await;
+        let caps = client.server_capabilities();
+        assert!(
+            !caps
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(UI_EXTENSION)),
+            "{era:?}: {caps:?}"
+        );
+        assert!(caps.tools.is_some(), "{era:?}: a real answer was read");
+    }
+}
+
+/// The JSON Schema of the pinned `@modelcontextprotocol/ext-apps` package
+/// (scripts/ext-apps-peer.sh), or `None` after a loud message when it is
+/// not installed; panics instead when `CI` is set.
+fn ext_apps_schema() -> Option<serde_json::Value> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("MCP_EXT_APPS_PEER_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/ext-apps-peer"));
+    let file =
+        dir.join("node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json");
+    match std::fs::read(&file) {
+        Ok(bytes) => Some(serde_json::from_slice(&bytes).expect("schema.json is JSON")),
+        Err(e) => {
+            let msg = format!(
+                "the ext-apps package is not installed ({}: {e}): run `bash scripts/ext-apps-peer.sh`",
+                file.display()
+            );
+            if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+                panic!("{msg} (CI must run the MCP Apps schema check)");
+            }
+            eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+            None
+        }
+    }
+}
+
+/// A validator for the package schema's `$defs/NAME`.
+fn def_validator(schema: &serde_json::Value, name: &str) -> jsonschema::Validator {
+    let mut root = schema.clone();
+    root.as_object_mut()
+        .expect("schema object")
+        .insert("$ref".into(), format!("#/$defs/{name}").into());
+    jsonschema::validator_for(&root).expect("the package's schema compiles")
+}
+
+fn assert_valid(v: &jsonschema::Validator, name: &str, instance: &serde_json::Value) {
+    let errors: Vec<String> = v.iter_errors(instance).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{name} {instance}: {errors:?}");
+}
+
+// SEP-1865: our tool and resource `_meta.ui` and the host capability, as
+// served on the wire, validated by the TypeScript package's own schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_apps_example_metadata_matches_the_ext_apps_schema() {
+    use ferromcp_client::protocol::types::{UI_META_KEY, UiClientCapability, UiPermission};
+    let Some(schema) = ext_apps_schema() else {
+        return;
+    };
+    let tool_meta = def_validator(&schema, "McpUiToolMeta");
+    let resource_meta = def_validator(&schema, "McpUiResourceMeta");
+    let client_caps = def_validator(&schema, "McpUiClientCapabilities");
+    // The validators reject what the specification rejects.
+    assert!(!tool_meta.is_valid(&serde_json::json!({"visibility": ["agent"]})));
+    assert!(!resource_meta.is_valid(&serde_json::json!({"prefersBorder": "yes"})));
+
+    let stdio = example("apps_server");
+    let client = connect_to(
+        stdio.to_str().expect("utf-8 path"),
+        ferromcp_client::EraPreference::Modern,
+    )
+    .await;
+    let mut checked = 0;
+    for t in client.list_tools().await.expect("tools/list") {
+        if let Some(ui) = t.meta.as_ref().and_then(|m| m.get(UI_META_KEY)) {
+            assert_valid(&tool_meta, &t.name, ui);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2, "roll and reroll carry _meta.ui");
+    for r in client.list_resources().await.expect("resources/list") {
+        let ui = r
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(UI_META_KEY))
+            .expect("listed _meta.ui");
+        assert_valid(&resource_meta, &r.uri, ui);
+        let read = client.read_resource(&r.uri).await.expect("resources/read");
+        let ferromcp_client::protocol::types::ResourceContents::Text(t) = &read.contents[0] else {
+            panic!("text contents expected");
+        };
+        let ui = t
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(UI_META_KEY))
+            .expect("contents _meta.ui");
+        assert_valid(&resource_meta, &r.uri, ui);
+    }
+
+    // Every member our builder writes, not only the example's.
+    let full = ferromcp_server::ui_resource("ui://all/view.html", "all")
+        .html("<!DOCTYPE html>")
+        .connect_domain("https://api.example.com")
+        .resource_domain("https://*.cdn.example.com")
+        .frame_domain("https://www.youtube.com")
+        .base_uri_domain("https://cdn.example.com")
+        .permission(UiPermission::Camera)
+        .permission(UiPermission::Microphone)
+        .permission(UiPermission::Geolocation)
+        .permission(UiPermission::ClipboardWrite)
+        .domain("a904794854a047f6.claudemcpcontent.com")
+        .prefers_border(false)
+        .build()
+        .expect("build");
+    let ui = full
+        .definition()
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(UI_META_KEY))
+        .expect("_meta.ui");
+    assert_eq!(
+        ui["permissions"].as_object().map(|o| o.len()),
+        Some(4),
+        "{ui}"
+    );
+    assert_valid(&resource_meta, "full builder", ui);
+    let caps = serde_json::Value::Object(UiClientCapability::html().to_settings());
+    assert_valid(&client_caps, "client capability", &caps);
 }

@@ -51,6 +51,11 @@ struct Options {
     output_schema: Option<Expr>,
     /// `#[tool]` only: `task_support = "optional"` (the variant).
     task_support: Option<Ident>,
+    /// `#[tool]` only: `ui = "ui://..."`, the tool's MCP App.
+    ui: Option<LitStr>,
+    /// `#[tool]` only: `visibility = "app"` (`"model"`, `"app"` or both,
+    /// comma-separated): the `UiVisibility` variants.
+    visibility: Option<Vec<Ident>>,
 }
 
 /// The value of one hint in `annotations(..)`.
@@ -143,6 +148,43 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
                 *slot = Some(meta.value()?.parse::<Expr>()?);
                 return Ok(());
             }
+            if meta.path.is_ident("ui") {
+                let lit = meta.value()?.parse::<LitStr>()?;
+                let uri = lit.value();
+                // SEP-1865: an app resource URI uses the ui:// scheme.
+                let ok = uri.strip_prefix("ui://").is_some_and(|rest| {
+                    !rest.is_empty() && !rest.chars().any(|c| c.is_whitespace() || c.is_control())
+                });
+                if !ok {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        format!(
+                            "`ui` is a `ui://` URI naming the tool's app resource, not {uri:?}"
+                        ),
+                    ));
+                }
+                o.ui = Some(lit);
+                return Ok(());
+            }
+            if meta.path.is_ident("visibility") {
+                let lit = meta.value()?.parse::<LitStr>()?;
+                let mut seen = Vec::new();
+                for part in lit.value().split(',').map(str::trim) {
+                    let variant = match part {
+                        "model" => "Model",
+                        "app" => "App",
+                        _ => {
+                            return Err(syn::Error::new(
+                                lit.span(),
+                                "`visibility` is \"model\", \"app\" or \"model, app\"",
+                            ));
+                        }
+                    };
+                    seen.push(Ident::new(variant, lit.span()));
+                }
+                o.visibility = Some(seen);
+                return Ok(());
+            }
             if meta.path.is_ident("task_support") {
                 let lit = meta.value()?.parse::<LitStr>()?;
                 let variant = match lit.value().as_str() {
@@ -174,7 +216,7 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
             let expected = match kind {
                 Kind::Resource => "`uri`, `name`, `description`, `title`, `mime_type` or `crate`",
                 Kind::Tool => {
-                    "`name`, `description`, `title`, `annotations(..)`, `icons`, `meta`, `output_schema`, `task_support` or `crate`"
+                    "`name`, `description`, `title`, `annotations(..)`, `icons`, `meta`, `output_schema`, `task_support`, `ui`, `visibility` or `crate`"
                 }
                 Kind::Prompt => "`name`, `description`, `title` or `crate`",
             };
@@ -187,6 +229,12 @@ fn parse_options(kind: Kind, attr: TokenStream) -> syn::Result<Options> {
         Ok(())
     });
     syn::parse::Parser::parse2(parser, attr)?;
+    if o.visibility.is_some() && o.ui.is_none() {
+        return Err(syn::Error::new_spanned(
+            span,
+            "`visibility` applies to a tool with an app: add `ui = \"ui://...\"`",
+        ));
+    }
     Ok(o).and_then(|o| match (&o.uri, span.is_empty()) {
         (None, _) if kind == Kind::Resource => Err(missing_uri(span)),
         _ => Ok(o),
@@ -264,6 +312,9 @@ struct Handler {
     meta: Option<Expr>,
     output_schema: Option<Expr>,
     task_support: Option<Ident>,
+    /// `#[tool]`: the app's `ui://` URI and who may call the tool.
+    ui: Option<LitStr>,
+    visibility: Option<Vec<Ident>>,
 }
 
 /// The doc comment of `attrs`, one leading space per line removed.
@@ -559,6 +610,8 @@ fn analyze(
         meta: opts.meta,
         output_schema: opts.output_schema,
         task_support: opts.task_support,
+        ui: opts.ui,
+        visibility: opts.visibility,
         fn_ident,
     })
 }
@@ -719,9 +772,17 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
                 .task_support
                 .as_ref()
                 .map(|v| quote!(.task_support(#k::TaskSupport::#v)));
+            // After `meta`, which replaces the whole `_meta`.
+            let ui = h.ui.as_ref().map(|uri| match &h.visibility {
+                None => quote!(.ui(#uri)),
+                Some(v) => quote! {
+                    .ui(#k::protocol::types::UiToolMeta::new(#uri)
+                        .visibility([#(#k::protocol::types::UiVisibility::#v),*]))
+                },
+            });
             (
                 prelude,
-                quote!(#k::tool(#name) #description #title #output #annotations #icons #meta #output_schema #task_support),
+                quote!(#k::tool(#name) #description #title #output #annotations #icons #meta #ui #output_schema #task_support),
                 args_ty,
                 unpack,
             )
@@ -1172,6 +1233,32 @@ mod tests {
             out.contains(". task_support (:: ferromcp_server :: TaskSupport :: Optional)"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn tool_ui_and_visibility() {
+        let item = quote!(
+            async fn show() -> String {
+                String::new()
+            }
+        );
+        let e = tool_err(quote!(ui = "https://x/app.html"), item.clone());
+        assert!(e.contains("`ui` is a `ui://` URI"), "{e}");
+        let e = tool_err(quote!(ui = "ui://"), item.clone());
+        assert!(e.contains("`ui` is a `ui://` URI"), "{e}");
+        let e = tool_err(quote!(ui = "ui://a/v", visibility = "agent"), item.clone());
+        assert!(e.contains("`visibility` is"), "{e}");
+        let e = tool_err(quote!(visibility = "app"), item.clone());
+        assert!(e.contains("add `ui = "), "{e}");
+        let out = free_fn(
+            Kind::Tool,
+            quote!(ui = "ui://a/v", visibility = "model, app"),
+            item,
+        )
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+        assert!(out.contains(". ui ("), "{out}");
+        assert!(out.contains("UiVisibility :: Model , :: ferromcp_server :: protocol :: types :: UiVisibility :: App"), "{out}");
     }
 
     #[test]

@@ -91,6 +91,12 @@
 //! async fn slow() -> String { String::new() }
 //! ```
 //!
+//! ```compile_fail
+//! # use ferromcp_server::macros::tool;
+//! #[tool(ui = "https://example.com/app.html")] // error: `ui` is a `ui://` URI
+//! async fn show() -> String { String::new() }
+//! ```
+//!
 //! Type errors the compiler finds are reported at the user's tokens too,
 //! with the fix: a tool parameter type without `serde::Deserialize` and
 //! `schemars::JsonSchema` (at the parameter's type), a return type that is
@@ -143,8 +149,12 @@ use proc_macro::TokenStream;
 ///   (a bare hint means `= true`); `icons = <expr>` (a `Vec<Icon>`),
 ///   `meta = <expr>` and `output_schema = <expr>` (each a `JsonObject`,
 ///   the latter replacing the derived one); `task_support = "optional"`
-///   (or `"required"`, `"forbidden"`). A finished `ToolDef` has the same
-///   as setters (`add_tool().with_annotations(..)`).
+///   (or `"required"`, `"forbidden"`); `ui = "ui://..."` links the tool
+///   to its MCP App (a `ui://` URI, checked at compile time; the resource
+///   is registered with `ServerBuilder::ui_resource`, checked by `build()`)
+///   and `visibility = "app"` (or `"model"`, `"model, app"`) says who may
+///   call it. A finished `ToolDef` has the same as setters
+///   (`add_tool().with_annotations(..)`, `.with_ui(..)`).
 ///
 /// Not accepted (an error at the offending span): a non-`async` fn,
 /// generics, borrowed parameters, destructuring patterns (other than for
@@ -204,6 +214,29 @@ use proc_macro::TokenStream;
 /// let hints = def.definition().annotations.clone().unwrap_or_default();
 /// assert_eq!(hints.read_only_hint, Some(true));
 /// assert_eq!(hints.destructive_hint, None);
+/// ```
+///
+/// With an MCP App (an HTML view the host shows the results in):
+///
+/// ```
+/// use ferromcp_server::macros::tool;
+/// use ferromcp_server::{Server, ui_resource};
+///
+/// /// Shows the chart.
+/// #[tool(ui = "ui://charts/view.html")]
+/// async fn chart() -> String { "3 points".into() }
+///
+/// /// Zooms the chart (called by the view only).
+/// #[tool(ui = "ui://charts/view.html", visibility = "app")]
+/// async fn zoom() -> String { "zoomed".into() }
+///
+/// assert!(!zoom_tool().definition().visible_to_model());
+/// let server = Server::builder("charts", "1.0.0")
+///     .ui_resource(ui_resource("ui://charts/view.html", "chart_view").html("<!DOCTYPE html><p>chart</p>"))
+///     .tool(chart_tool())
+///     .tool(zoom_tool())
+///     .build();
+/// assert!(server.is_ok());
 /// ```
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {

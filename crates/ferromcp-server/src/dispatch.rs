@@ -294,7 +294,8 @@ impl Shared {
             info.title = None;
         }
         let mut capabilities = self.capabilities();
-        capabilities.extensions = None;
+        capabilities.extensions =
+            crate::apps::wire::handshake_extensions(capabilities.extensions.take());
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
             capabilities,

@@ -65,6 +65,7 @@
 #![cfg_attr(not(any(feature = "http", feature = "stdio")), allow(dead_code))]
 
 mod admit;
+mod apps;
 mod context;
 mod dispatch;
 mod elicit;
@@ -95,6 +96,7 @@ mod trace;
 pub mod transport;
 pub use ferromcp_protocol::uri_template;
 
+pub use apps::{UiResourceBuilder, ui_resource};
 pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};

@@ -1004,12 +1004,32 @@ impl ServerBuilder {
         check_needs(&self.completion_needs, map, "the completion handler")
     }
 
+    /// Records a registration problem for [`Self::build`] to report.
+    pub(crate) fn push_error(mut self, e: Error) -> Self {
+        self.errors.push(e);
+        self
+    }
+
     /// Builds the server, reporting the first registration problem.
     pub fn build(mut self) -> Result<Server, Error> {
         if let Some(e) = self.errors.drain(..).next() {
             return Err(e);
         }
         self.check_state_needs()?;
+        let reg = &self.registry;
+        let registered = |uri: &str| {
+            reg.resource_index.contains_key(uri)
+                || reg.templates.iter().any(|d| {
+                    d.compiled
+                        .as_ref()
+                        .is_some_and(|c| c.match_uri(uri).is_some())
+                })
+        };
+        let tools = reg.tools.iter().map(|t| &t.def.tool);
+        let resources = reg.resources.iter().map(|d| &d.resource);
+        if crate::apps::wire::check(tools, resources, registered)? {
+            crate::apps::wire::declare(&mut self.extensions);
+        }
         if !self.modern && !self.handshake {
             return Err(Error::config("a server must serve at least one era"));
         }

@@ -298,6 +298,15 @@ impl ToolBuilder {
         self.tool.meta = Some(meta);
         self
     }
+    /// Links the tool to its MCP App (`_meta.ui`, kept beside other
+    /// `_meta` members): the `ui://` URI, or a
+    /// [`UiToolMeta`](ferromcp_protocol::types::UiToolMeta) with a
+    /// visibility. See [`crate::ui_resource`].
+    pub fn ui(mut self, ui: impl Into<ferromcp_protocol::types::UiToolMeta>) -> Self {
+        ui.into()
+            .apply_to(self.tool.meta.get_or_insert_with(JsonObject::new));
+        self
+    }
     /// Lets the tool run as a task (tasks extension, see [`crate::tasks`]).
     /// Registering such a tool enables tasks on the server with default
     /// settings unless [`crate::ServerBuilder::tasks`] configured them.

@@ -24,6 +24,7 @@
 // schemas, `_meta`); the SDK is built on serde_json by design.
 
 pub mod annotations;
+pub mod apps;
 pub mod cancel;
 pub mod capabilities;
 pub mod common;
@@ -47,6 +48,7 @@ pub mod tasks;
 pub mod tools;
 
 pub use annotations::*;
+pub use apps::*;
 pub use cancel::*;
 pub use capabilities::*;
 pub use common::*;
