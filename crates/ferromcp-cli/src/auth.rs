@@ -16,8 +16,8 @@
 use crate::exit::{Failure, code};
 use ferromcp_auth::client::{
     AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
-    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey,
-    StoredCredentials, TokenStore, revoke_stored,
+    LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind,
+    StoreKey, StoredCredentials, TokenStore, revoke_stored,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -122,6 +122,10 @@ impl TokenStore for Watched {
     fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
         self.inner.remove(key)
     }
+
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        self.inner.try_lock(key)
+    }
 }
 
 // AUTH-17
@@ -144,6 +148,10 @@ impl TokenStore for Fresh {
 
     fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
         self.0.remove(key)
+    }
+
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        self.0.try_lock(key)
     }
 }
 

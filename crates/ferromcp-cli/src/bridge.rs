@@ -2,7 +2,11 @@
 //! servers, relaying to a remote Streamable HTTP server.
 //!
 //! stdout is the host's wire: nothing else is ever written there; errors
-//! go to stderr, and header values are never printed.
+//! go to stderr, and header values are never printed. Unless an
+//! `Authorization` header is given, the credentials `mcp login URL` stored
+//! are used when the remote answers 401, refreshed when expired (once
+//! across every bridge sharing the store), and a host request that cannot
+//! be authorized gets a JSON-RPC error saying to run `mcp login URL`.
 
 use crate::bridge_log::{self, LogLevel};
 use crate::exit::Failure;
@@ -69,6 +73,19 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
     for g in &a.deny_tools {
         filter =
             filter.deny(Glob::new(g).map_err(|e| Failure::usage(format!("--deny-tool: {e}")))?);
+    }
+    // A configured Authorization header is the only credential sent;
+    // otherwise the tokens `mcp login URL` stored are used (and refreshed)
+    // when the remote asks for authorization.
+    let configured = a.headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+    });
+    if let (false, Some(url)) = (configured, a.url.as_deref()) {
+        match crate::auth::stored(url) {
+            Ok(oauth) => bridge = bridge.auth(oauth),
+            Err(e) => tracing::debug!("no stored credentials will be used: {}", e.message),
+        }
     }
     let limits = Limits::default()
         .timeout(std::time::Duration::from_secs(a.timeout.max(1)))
