@@ -62,6 +62,8 @@ pub struct Limits {
     max_tools: usize,
     max_listen_retries: u32,
     max_auth_retries: u32,
+    max_input_waits: usize,
+    input_wait: Duration,
 }
 
 impl Default for Limits {
@@ -74,6 +76,8 @@ impl Default for Limits {
             max_tools: Self::DEFAULT_MAX_TOOLS,
             max_listen_retries: Self::DEFAULT_MAX_LISTEN_RETRIES,
             max_auth_retries: Self::DEFAULT_MAX_AUTH_RETRIES,
+            max_input_waits: Self::DEFAULT_MAX_INPUT_WAITS,
+            input_wait: Self::DEFAULT_INPUT_WAIT,
         }
     }
 }
@@ -93,6 +97,10 @@ impl Limits {
     pub const DEFAULT_MAX_LISTEN_RETRIES: u32 = 5;
     /// Default for [`Limits::max_auth_retries`].
     pub const DEFAULT_MAX_AUTH_RETRIES: u32 = 2;
+    /// Default for [`Limits::max_input_waits`].
+    pub const DEFAULT_MAX_INPUT_WAITS: usize = 64;
+    /// Default for [`Limits::input_wait`].
+    pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(600);
 
     /// The host's requests waiting for the remote's answer at once; more
     /// are refused with a JSON-RPC error.
@@ -142,6 +150,22 @@ impl Limits {
     /// (the first 401 of a run, which leads to the stored token, is one).
     pub fn max_auth_retries(mut self, n: u32) -> Self {
         self.max_auth_retries = n;
+        self
+    }
+
+    /// A 2026-07-28 host in front of a handshake-era remote: how many of
+    /// its calls may wait at once for the host's answer to an
+    /// `input_required` round (each holds the remote's pushed request and
+    /// its answer stream open); beyond it a pushed request is refused.
+    pub fn max_input_waits(mut self, n: usize) -> Self {
+        self.max_input_waits = n.max(1);
+        self
+    }
+
+    /// How long such a call waits for the host's retry; then it is
+    /// cancelled at the remote and its `requestState` no longer accepted.
+    pub fn input_wait(mut self, d: Duration) -> Self {
+        self.input_wait = d.max(Duration::from_millis(1));
         self
     }
 }

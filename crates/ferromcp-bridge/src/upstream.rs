@@ -42,8 +42,10 @@ pub(crate) enum Failure {
 /// What the remote side hands to the relay, in arrival order.
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// One message from the remote, raw.
-    Message(Vec<u8>),
+    /// One message from the remote, raw, with the bridge's id of the
+    /// request whose answer stream carried it (`None`: the GET stream, or
+    /// an exchange of no request).
+    Message(Vec<u8>, Option<RequestId>),
     /// An exchange ended; `local` is the bridge's id of the request it
     /// carried (`None` for notifications and responses).
     Ended {
@@ -341,6 +343,7 @@ impl Upstream {
         body: Vec<u8>,
         mcp: &[(String, String)],
         initialize: bool,
+        origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
         let had_session = self.has_session();
@@ -377,11 +380,11 @@ impl Upstream {
             ));
         }
         match media_type(&resp).as_str() {
-            "text/event-stream" => self.relay_sse(resp, tx).await,
+            "text/event-stream" => self.relay_sse(resp, origin, tx).await,
             "application/json" => {
                 let body = self.read_body(resp).await?;
                 if !body.is_empty() {
-                    let _ = tx.send(Inbound::Message(body)).await;
+                    let _ = tx.send(Inbound::Message(body, origin.cloned())).await;
                 }
                 Ok(())
             }
@@ -401,11 +404,11 @@ impl Upstream {
         initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, initialize, &tx).await };
+        let post = async move { self.post(body, mcp, initialize, None, &tx).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
-                if let (Inbound::Message(m), true) = (m, out.len() < 64) {
+                if let (Inbound::Message(m, _), true) = (m, out.len() < 64) {
                     out.push(m);
                 }
             }
@@ -446,6 +449,7 @@ impl Upstream {
     async fn relay_sse(
         &self,
         resp: http::Response<Incoming>,
+        origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
         let mut body = resp.into_body();
@@ -472,7 +476,7 @@ impl Upstream {
                 if ev.is_message()
                     && !ev.data.trim().is_empty()
                     && tx
-                        .send(Inbound::Message(ev.data.into_bytes()))
+                        .send(Inbound::Message(ev.data.into_bytes(), origin.cloned()))
                         .await
                         .is_err()
                 {
@@ -532,8 +536,9 @@ impl Upstream {
                                 };
                                 for ev in events {
                                     if ev.is_message() && !ev.data.trim().is_empty() {
-                                        let _ =
-                                            tx.send(Inbound::Message(ev.data.into_bytes())).await;
+                                        let _ = tx
+                                            .send(Inbound::Message(ev.data.into_bytes(), None))
+                                            .await;
                                     }
                                 }
                             }

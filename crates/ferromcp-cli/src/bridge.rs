@@ -39,6 +39,16 @@ pub struct BridgeArgs {
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    /// A 2026-07-28 host in front of a handshake-era remote: seconds a call
+    /// waits for the host's retry of an `input_required` round (the
+    /// remote's elicitation or sampling request held open); then it is
+    /// cancelled and its `requestState` refused.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_INPUT_WAIT.as_secs())]
+    pub input_wait: u64,
+    /// Calls waiting at once for the host's retry of an input round; a
+    /// further pushed request is refused at the remote.
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_INPUT_WAITS)]
+    pub max_input_waits: usize,
     /// What the bridge reports on stderr (never on stdout, the host's
     /// wire): off, error, warn, info, debug or trace.
     #[arg(long, value_enum, value_name = "LEVEL", env = "MCP_BRIDGE_LOG", default_value_t = LogLevel::Warn)]
@@ -89,7 +99,9 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
     }
     let limits = Limits::default()
         .timeout(std::time::Duration::from_secs(a.timeout.max(1)))
-        .max_in_flight(a.max_in_flight);
+        .max_in_flight(a.max_in_flight)
+        .input_wait(std::time::Duration::from_secs(a.input_wait.max(1)))
+        .max_input_waits(a.max_input_waits);
     Ok(bridge.filter(filter).limits(limits))
 }
 
