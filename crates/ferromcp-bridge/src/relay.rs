@@ -158,7 +158,14 @@ struct Translate {
     client_info: Value,
     capabilities: Value,
     log_level: Option<Value>,
+    /// The `subscriptions/listen` notifications the bridge asks for on
+    /// the host's behalf (the list changes the remote declared).
+    listen: Map<String, Value>,
 }
+
+/// The id of the bridge's own `subscriptions/listen` (a handshake host in
+/// front of a 2026-07-28-only remote).
+const LISTEN_ID: &str = "ferromcp-bridge/listen";
 
 /// The client capabilities declared to a 2026-07-28 remote for a
 /// handshake host: the host's own (elicitation, sampling and roots are
@@ -314,6 +321,22 @@ struct Parked {
     /// The remote's answer (or an error for the call), when it came before
     /// the retry: given to the retry.
     done: Option<Vec<u8>>,
+}
+
+/// A notification without the `subscriptionId` of its listen stream in
+/// `_meta` (dropped with `_meta` when it was the only key); `None` when
+/// it has none.
+fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
+    let raw = c.member("params")?;
+    let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    let Some(Value::Object(m)) = params.get_mut("_meta") else {
+        return None;
+    };
+    m.remove(meta::SUBSCRIPTION_ID)?;
+    if m.is_empty() {
+        params.remove("_meta");
+    }
+    Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
 }
 
 /// A fresh, unguessable `requestState`.
@@ -778,7 +801,11 @@ impl Relay {
         if self.translate.is_some() {
             // A 2026-07-28 server takes no notifications from clients
             // (notifications/initialized has no session to complete);
-            // cancellation was handled above.
+            // cancellation was handled above. The host's session is open:
+            // list changes start flowing.
+            if method == "notifications/initialized" {
+                self.listen_for_host();
+            }
             tracing::debug!("{method} has no 2026-07-28 counterpart; not forwarded");
             return;
         }
@@ -878,15 +905,21 @@ impl Relay {
             .get("capabilities")
             .cloned()
             .unwrap_or_else(|| serde_json::json!({}));
+        // SUB-14: the list changes the remote declares reach the host
+        // through the bridge's own subscriptions/listen.
+        let mut listen = Map::new();
         if let Some(caps) = caps.as_object_mut() {
-            // Not translated yet: list-change and resource-update
-            // notifications (subscriptions/listen) and extensions; the
-            // host is not told it will get them.
+            // Not translated yet: resource-update notifications and
+            // extensions; the host is not told it will get them.
             caps.remove("extensions");
-            for k in ["tools", "prompts", "resources"] {
-                if let Some(Value::Object(o)) = caps.get_mut(k) {
-                    o.remove("listChanged");
+            for (kind, area, _) in LIST_CHANGES {
+                if let Some(Value::Object(o)) = caps.get_mut(area) {
                     o.remove("subscribe");
+                    if o.get("listChanged").and_then(Value::as_bool) == Some(true) {
+                        listen.insert(kind.to_owned(), Value::Bool(true));
+                    } else {
+                        o.remove("listChanged");
+                    }
                 }
             }
         }
@@ -907,6 +940,7 @@ impl Relay {
             client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
             capabilities: translated_capabilities(params.get("capabilities")),
             log_level: None,
+            listen,
         });
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
         Some(answer.to_string().into_bytes())
@@ -1462,6 +1496,16 @@ impl Relay {
                 if self.session.is_some() && self.deliver_to_listens(bytes, &method).await {
                     return;
                 }
+                if self.translate.is_some() {
+                    // SUB-14: the bridge's listen, seen by a handshake host
+                    // as plain notifications.
+                    if method == "notifications/subscriptions/acknowledged" {
+                        return;
+                    }
+                    if let Some(plain) = without_subscription_id(&c) {
+                        return self.answer(plain).await;
+                    }
+                }
                 if method == "notifications/cancelled" {
                     if let Some(raw) = c.param("requestId") {
                         let remote_id = serde_json::from_str::<Value>(raw.get())
@@ -1479,6 +1523,54 @@ impl Relay {
                 self.answer(bytes.to_vec()).await;
             }
         }
+    }
+
+    // SUB-01, SUB-11, SUB-14
+    /// A handshake host in front of a 2026-07-28-only remote: the bridge's
+    /// own `subscriptions/listen` for the list changes the remote declared,
+    /// opened again when it ends (at most `Limits::max_listen_retries`
+    /// short-lived streams in a row); its notifications reach the host as
+    /// handshake-era notifications.
+    fn listen_for_host(&mut self) {
+        let Some(t) = &self.translate else { return };
+        if t.listen.is_empty() || self.listen.is_some() {
+            return;
+        }
+        let request = serde_json::json!({
+            "jsonrpc": "2.0", "id": LISTEN_ID, "method": method::SUBSCRIPTIONS_LISTEN,
+            "params": {"notifications": t.listen}
+        })
+        .to_string()
+        .into_bytes();
+        let Some(body) = classify(&request).ok().and_then(|c| t.envelope(&c)) else {
+            return;
+        };
+        let Ok(c) = classify(&body) else { return };
+        let headers = self.modern_headers(&c, method::SUBSCRIPTIONS_LISTEN);
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        let max = self.limits.max_listen_retries;
+        let task = tokio::spawn(async move {
+            let mut failures = 0u32;
+            while !tx.is_closed() {
+                let started = tokio::time::Instant::now();
+                let r = up.post_listen(body.clone(), &headers, &tx).await;
+                if r.is_ok() && started.elapsed() > std::time::Duration::from_secs(30) {
+                    failures = 0;
+                } else {
+                    failures += 1;
+                }
+                if let Err(Failure::Transport(why)) = &r {
+                    tracing::debug!("the remote's subscriptions/listen ended: {why}");
+                }
+                if failures > max {
+                    tracing::warn!("giving up on the remote's subscriptions/listen");
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        });
+        self.listen = Some(task.abort_handle());
     }
 
     /// Tells the remote side how many requests wait on the host (pushed

@@ -346,6 +346,30 @@ impl Upstream {
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
+        self.post_inner(body, mcp, initialize, origin, tx, true)
+            .await
+    }
+
+    /// A 2026-07-28 `subscriptions/listen`: like [`Upstream::post`], but
+    /// its answer stream may stay quiet for as long as nothing changes.
+    pub(crate) async fn post_listen(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        tx: &mpsc::Sender<Inbound>,
+    ) -> Result<(), Failure> {
+        self.post_inner(body, mcp, false, None, tx, false).await
+    }
+
+    async fn post_inner(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        initialize: bool,
+        origin: Option<&RequestId>,
+        tx: &mpsc::Sender<Inbound>,
+        idle_timeout: bool,
+    ) -> Result<(), Failure> {
         let had_session = self.has_session();
         let resp = self
             .send_authorized(
@@ -380,7 +404,7 @@ impl Upstream {
             ));
         }
         match media_type(&resp).as_str() {
-            "text/event-stream" => self.relay_sse(resp, origin, tx).await,
+            "text/event-stream" => self.relay_sse(resp, origin, tx, idle_timeout).await,
             "application/json" => {
                 let body = self.read_body(resp).await?;
                 if !body.is_empty() {
@@ -451,12 +475,13 @@ impl Upstream {
         resp: http::Response<Incoming>,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
+        idle_timeout: bool,
     ) -> Result<(), Failure> {
         let mut body = resp.into_body();
         let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
         loop {
             let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
-                Err(_) if self.host_is_answering() => continue,
+                Err(_) if self.host_is_answering() || !idle_timeout => continue,
                 Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(e))) => {

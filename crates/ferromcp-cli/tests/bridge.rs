@@ -901,10 +901,15 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
         init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
         "{init}"
     );
-    // Not translated yet, so not promised.
+    // List changes are translated (the bridge's subscriptions/listen);
+    // resource subscriptions are not, so not promised.
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{init}"
+    );
     assert!(
-        init["result"]["capabilities"]["tools"]
-            .get("listChanged")
+        init["result"]["capabilities"]["resources"]
+            .get("subscribe")
             .is_none(),
         "{init}"
     );
@@ -1533,4 +1538,62 @@ fn input_rounds_of_a_handshake_remote_are_bounded_in_age_and_count() {
     assert!(text_of(&done).contains("teal"), "{done}");
     let (code, _) = host.finish();
     assert_eq!(code, Some(0));
+}
+
+// SUB-01, SUB-12, SUB-14
+#[test]
+fn a_handshake_host_gets_a_modern_remotes_list_changes_through_the_bridges_listen() {
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    for area in ["tools", "prompts", "resources"] {
+        assert_eq!(
+            init["result"]["capabilities"][area]["listChanged"], true,
+            "{init}"
+        );
+    }
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Each call toggles a tool; once the bridge's listen is open at the
+    // remote, the change reaches the host (on the listen stream, so it may
+    // come after the call's answer). Bounded by a count of calls.
+    let is_change = |m: &Value| m["method"] == "notifications/tools/list_changed";
+    let mut change = None;
+    for i in 0..20 {
+        let id = json!(format!("trigger-{i}"));
+        host.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "test_trigger_tool_change", "arguments": {}}}));
+        let (before, done) = host.answer_for(&id);
+        assert!(done.get("result").is_some(), "{done}");
+        change = before.into_iter().find(is_change).or_else(|| {
+            host.rx
+                .recv_timeout(Duration::from_millis(500))
+                .ok()
+                .filter(is_change)
+        });
+        if change.is_some() {
+            break;
+        }
+    }
+    let change = change.expect("no notifications/tools/list_changed reached the host");
+    // A handshake-era notification: no subscriptionId, no acknowledgement.
+    assert!(
+        change["params"]["_meta"]
+            .get("io.modelcontextprotocol/subscriptionId")
+            .is_none(),
+        "{change}"
+    );
+    while let Ok(m) = host.rx.try_recv() {
+        assert_ne!(
+            m["method"], "notifications/subscriptions/acknowledged",
+            "{m}"
+        );
+    }
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
 }
