@@ -39,6 +39,12 @@ pub struct BridgeArgs {
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    /// When the remote needs authorization and no stored credentials are
+    /// usable, run the OAuth flow: the URL is printed on stderr and opened
+    /// in the browser (`$MCP_BROWSER`, `$BROWSER`); the token is stored as
+    /// `mcp login` stores it. Bridges started together run one flow.
+    #[arg(long)]
+    pub login: bool,
     /// A 2026-07-28 host in front of a handshake-era remote: seconds a call
     /// waits for the host's retry of an `input_required` round (the
     /// remote's elicitation or sampling request held open); then it is
@@ -92,7 +98,12 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
             .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
     });
     if let (false, Some(url)) = (configured, a.url.as_deref()) {
-        match crate::auth::stored(url) {
+        let hook = if a.login {
+            crate::auth::interactive(url, crate::auth::DEFAULT_LOGIN_TIMEOUT)
+        } else {
+            crate::auth::stored(url)
+        };
+        match hook {
             Ok(oauth) => bridge = bridge.auth(oauth),
             Err(e) => tracing::debug!("no stored credentials will be used: {}", e.message),
         }

@@ -9,8 +9,10 @@
 //! an expired token refreshed once, four bridges started at once sharing
 //! one expired token (one refresh at the issuer, every call answered), no
 //! stored credentials (a JSON-RPC error naming `mcp login URL`, no
-//! browser), and a configured `Authorization` header winning over the
-//! stored token.
+//! browser), a configured `Authorization` header winning over the stored
+//! token, and two `--login` bridges started at once running one
+//! authorization (the browser is `MCP_BROWSER`, curl following the
+//! redirect).
 // AUTH-05, AUTH-20, AUTH-27, AUTH-28
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -114,10 +116,16 @@ impl Setup {
     /// `mcp bridge URL extra…` with the private config directory and no
     /// browser.
     fn bridge(&self, extra: &[&str]) -> Host {
+        self.bridge_env(extra, &[])
+    }
+
+    /// [`Setup::bridge`] with more environment.
+    fn bridge_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Host {
         let mut child = mcp()
             .arg("bridge")
             .arg(&self.url)
             .args(extra)
+            .envs(env.iter().copied())
             .env("XDG_CONFIG_HOME", &self.config)
             .env("HOME", &self.config)
             .stdin(Stdio::piped())
@@ -410,4 +418,33 @@ fn a_configured_authorization_header_wins_over_the_stored_login() {
     let (code, err) = host.finish();
     assert_eq!(code, Some(0), "{err}");
     assert!(!err.contains(&token), "{err}");
+}
+
+#[test]
+fn two_bridges_with_login_started_at_once_run_one_authorization() {
+    let s = Setup::start();
+    let mut hosts: Vec<Host> = (0..2)
+        .map(|_| s.bridge_env(&["--login"], &[("MCP_BROWSER", BROWSER)]))
+        .collect();
+    for (i, h) in hosts.iter_mut().enumerate() {
+        h.send(&modern_echo(i as i64, &format!("bridge {i}")));
+    }
+    for (i, h) in hosts.iter().enumerate() {
+        let a = h.answer_for(&json!(i));
+        assert_eq!(text_of(&a), format!("bridge {i}"), "bridge {i}: {a}");
+    }
+    let mut told = 0;
+    for h in hosts {
+        let (code, err) = h.finish();
+        assert_eq!(code, Some(0), "{err}");
+        told += usize::from(err.contains("open this URL in a browser"));
+    }
+    // One flow: the other bridge waited for the store's lock and used the
+    // token the first one stored (one registration, one authorization).
+    assert_eq!(told, 1);
+    let log = s.authz.log.lock().unwrap();
+    assert_eq!(log.authorize.len(), 1);
+    assert_eq!(log.register.len(), 1);
+    drop(log);
+    assert_eq!(s.authz.grants("authorization_code"), 1);
 }

@@ -108,8 +108,8 @@ pub use http::{HttpClient, HttpResponse};
 pub use metadata::{AuthServerMetadata, ProtectedResourceMetadata, ResourceMetadata};
 pub use net::NetPolicy;
 pub use oauth::{
-    DEFAULT_CLIENT_NAME, DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_LOCK_WAIT, DEFAULT_REFRESH_SKEW,
-    OAuthClient, OAuthClientBuilder,
+    DEFAULT_AUTHORIZATION_LOCK_WAIT, DEFAULT_CLIENT_NAME, DEFAULT_MAX_STEP_UPS,
+    DEFAULT_REFRESH_LOCK_WAIT, DEFAULT_REFRESH_SKEW, OAuthClient, OAuthClientBuilder,
 };
 pub use proof::RequestProof;
 pub use registration::PreRegistered;

@@ -37,6 +37,10 @@ pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(30);
 /// Default bound on waiting for another process's refresh of the same
 /// stored credentials (see [`OAuthClientBuilder::refresh_lock_wait`]).
 pub const DEFAULT_REFRESH_LOCK_WAIT: Duration = Duration::from_secs(30);
+/// Default bound on waiting for another process's authorization for the
+/// same stored credentials (see
+/// [`OAuthClientBuilder::authorization_lock_wait`]).
+pub const DEFAULT_AUTHORIZATION_LOCK_WAIT: Duration = Duration::from_secs(300);
 /// Default `client_name` for dynamic registration.
 pub const DEFAULT_CLIENT_NAME: &str = "mcp-rs client";
 
@@ -53,6 +57,7 @@ pub struct OAuthClientBuilder {
     max_step_ups: u32,
     refresh_skew: Duration,
     refresh_lock_wait: Duration,
+    authorization_lock_wait: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
     protocol_version: Option<String>,
@@ -86,6 +91,7 @@ impl OAuthClientBuilder {
             max_step_ups: DEFAULT_MAX_STEP_UPS,
             refresh_skew: DEFAULT_REFRESH_SKEW,
             refresh_lock_wait: DEFAULT_REFRESH_LOCK_WAIT,
+            authorization_lock_wait: DEFAULT_AUTHORIZATION_LOCK_WAIT,
             proof: None,
             grant: None,
             protocol_version: None,
@@ -164,6 +170,15 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// How long an authorization (a user in the browser) waits for the
+    /// store's lock while another process authorizes for the same
+    /// credentials (default [`DEFAULT_AUTHORIZATION_LOCK_WAIT`]); the
+    /// token that process stored is then used instead of a second flow.
+    pub fn authorization_lock_wait(mut self, wait: Duration) -> Self {
+        self.authorization_lock_wait = wait;
+        self
+    }
+
     /// A proof-of-possession provider (DPoP) for MCP and token requests.
     pub fn proof(mut self, proof: Arc<dyn RequestProof>) -> Self {
         self.proof = Some(proof);
@@ -222,6 +237,7 @@ impl OAuthClientBuilder {
                 max_step_ups: self.max_step_ups,
                 refresh_skew: self.refresh_skew,
                 refresh_lock_wait: self.refresh_lock_wait,
+                authorization_lock_wait: self.authorization_lock_wait,
                 proof: self.proof,
                 grant: self.grant,
                 protocol_version: self.protocol_version,
@@ -244,6 +260,7 @@ struct Config {
     max_step_ups: u32,
     refresh_skew: Duration,
     refresh_lock_wait: Duration,
+    authorization_lock_wait: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
     protocol_version: Option<String>,
@@ -572,8 +589,8 @@ impl OAuthClient {
     /// Takes the store's lock on `key`, waiting (polling) at most
     /// `refresh_lock_wait` while another holder has it. `None` when it
     /// could not be had: the caller goes on without it.
-    async fn lock_entry(&self, key: &StoreKey) -> Option<StoreLock> {
-        let deadline = tokio::time::Instant::now() + self.cfg.refresh_lock_wait;
+    async fn lock_entry(&self, key: &StoreKey, wait: Duration) -> Option<StoreLock> {
+        let deadline = tokio::time::Instant::now() + wait;
         let mut pause = Duration::from_millis(5);
         loop {
             match self.cfg.store.try_lock(key) {
@@ -584,13 +601,12 @@ impl OAuthClient {
                 }
                 Ok(LockAttempt::Busy) => {
                     tracing::warn!(
-                        "another process held the credentials' lock for {:?}; refreshing without it",
-                        self.cfg.refresh_lock_wait
+                        "another process held the credentials' lock for {wait:?}; going on without it"
                     );
                     return None;
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "cannot lock the stored credentials; refreshing without the lock");
+                    tracing::warn!(error = %e, "cannot lock the stored credentials; going on without the lock");
                     return None;
                 }
             }
@@ -614,7 +630,7 @@ impl OAuthClient {
         }
         let key = s.key();
         let _lock = match &key {
-            Some(k) => self.lock_entry(k).await,
+            Some(k) => self.lock_entry(k, self.cfg.refresh_lock_wait).await,
             None => None,
         };
         if let Some(k) = &key {
@@ -684,7 +700,36 @@ impl OAuthClient {
 
     /// Obtains a new token for `scopes` (authorization code + PKCE, or the
     /// configured grant) and stores it.
+    ///
+    /// Across processes sharing the store: the store's lock on the entry
+    /// is held for the whole flow, and the entry is read again under it, so
+    /// a token (or client registration) another process obtained meanwhile
+    /// is used instead of a second authorization.
     async fn obtain(&self, s: &mut Session, scopes: Option<Vec<String>>) -> Result<(), OAuthError> {
+        let flows =
+            self.cfg.grant.is_some() || self.cfg.handler.as_ref().is_some_and(|h| h.interactive());
+        let key = s.key().filter(|_| flows);
+        let _lock = match &key {
+            Some(k) => self.lock_entry(k, self.cfg.authorization_lock_wait).await,
+            None => None,
+        };
+        if let Some(Ok(Some(c))) = key.as_ref().map(|k| self.cfg.store.load(k)) {
+            let ours = s.token.as_ref().map(|t| t.access_token.clone());
+            if let Some(t) = c.token.filter(|t| {
+                Some(&t.access_token) != ours.as_ref() && !t.expires_within(self.cfg.refresh_skew)
+            }) {
+                tracing::debug!("using the token another process obtained");
+                if c.client.is_some() {
+                    s.registered = c.client;
+                }
+                s.token = Some(t);
+                self.set_partition(s);
+                return Ok(());
+            }
+            if s.registered.is_none() && s.client.is_none() {
+                s.registered = c.client;
+            }
+        }
         let r = self.obtain_inner(s, scopes).await;
         match (r, &s.default_endpoints) {
             (Err(e), Some(note)) => Err(OAuthError::new(

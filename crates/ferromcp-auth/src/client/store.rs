@@ -170,12 +170,24 @@ impl TokenStore for MemoryStore {
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
+    lock_dir: Option<PathBuf>,
 }
 
 impl FileStore {
     /// A store in `dir` (created on first save).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            lock_dir: None,
+        }
+    }
+
+    /// Keeps the lock files of [`TokenStore::try_lock`] in `dir` (created
+    /// with mode `0700` when first needed) instead of beside the entries,
+    /// so taking a lock never creates the credentials directory.
+    pub fn lock_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.lock_dir = Some(dir.into());
+        self
     }
 
     /// The file for `key`: the SHA-256 of issuer and resource, in hex.
@@ -190,15 +202,20 @@ impl FileStore {
     }
 
     fn create_dir(&self) -> std::io::Result<()> {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            b.mode(0o700);
-        }
-        b.create(&self.dir)
+        create_private_dir(&self.dir)
     }
+}
+
+/// Creates `dir` (and its parents) with mode `0700`.
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
 }
 
 fn io(path: &std::path::Path, e: std::io::Error) -> OAuthError {
@@ -265,16 +282,21 @@ impl TokenStore for FileStore {
         }
     }
 
-    /// An advisory `flock` on `<entry>.lock` beside the entry's file (mode
-    /// `0600`, left in place). The kernel releases it when the holder
+    /// An advisory `flock` on `<entry>.lock` beside the entry's file, or in
+    /// [`FileStore::lock_dir`] (mode `0600`, left in place). The kernel releases it when the holder
     /// exits, however it exits, so a crashed process never leaves a stale
     /// lock behind. Elsewhere than Unix there is no lock.
     fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            self.create_dir().map_err(|e| io(&self.dir, e))?;
-            let path = self.path_for(key).with_extension("lock");
+            let entry = self.path_for(key).with_extension("lock");
+            let path = match (&self.lock_dir, entry.file_name()) {
+                (Some(d), Some(name)) => d.join(name),
+                _ => entry,
+            };
+            let dir = path.parent().unwrap_or(&self.dir);
+            create_private_dir(dir).map_err(|e| io(dir, e))?;
             let file = std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -369,6 +391,14 @@ mod tests {
             b.try_lock(&key("https://as1")).unwrap(),
             LockAttempt::Acquired(_)
         ));
+        // With a lock directory the credentials directory is not created.
+        let c = FileStore::new(dir.join("creds")).lock_dir(dir.join("locks"));
+        assert!(matches!(
+            c.try_lock(&key("https://as3")).unwrap(),
+            LockAttempt::Acquired(_)
+        ));
+        assert!(!dir.join("creds").exists());
+        assert!(dir.join("locks").is_dir());
         // The memory store needs no lock.
         assert!(matches!(
             MemoryStore::new().try_lock(&key("https://as1")).unwrap(),
