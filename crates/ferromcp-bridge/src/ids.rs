@@ -104,6 +104,29 @@ impl<T> IdMap<T> {
         Some((RequestId::number(local), value))
     }
 
+    /// Gives the entry for the bridge's id `local` a new original id
+    /// (the same call continues under another host request); the old
+    /// original is returned. Refused while `original` is in flight.
+    pub fn rebind(
+        &mut self,
+        local: &RequestId,
+        original: RequestId,
+    ) -> Result<Option<RequestId>, MapError> {
+        if self.by_original.contains_key(&original) {
+            return Err(MapError::InFlight);
+        }
+        let Some(n) = Self::local_of(local) else {
+            return Ok(None);
+        };
+        let Some(entry) = self.by_local.get_mut(&n) else {
+            return Ok(None);
+        };
+        let old = std::mem::replace(&mut entry.0, original.clone());
+        self.by_original.remove(&old);
+        self.by_original.insert(original, n);
+        Ok(Some(old))
+    }
+
     /// How many entries are outstanding.
     pub fn len(&self) -> usize {
         self.by_local.len()
@@ -124,6 +147,36 @@ impl<T> IdMap<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rebind_moves_an_entry_to_another_original() {
+        let mut m = IdMap::new(4);
+        let local = m
+            .insert(RequestId::number(1), "call")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let other = m
+            .insert(RequestId::number(2), "other")
+            .unwrap_or_else(|e| panic!("{e}"));
+        // An original in flight cannot be taken over.
+        assert!(m.rebind(&local, RequestId::number(2)).is_err());
+        let old = m
+            .rebind(&local, RequestId::string("retry"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(old, Some(RequestId::number(1)));
+        assert_eq!(
+            m.get(&local).map(|(o, _)| o.clone()),
+            Some(RequestId::string("retry"))
+        );
+        // The old original is free again, the new one finds the entry.
+        assert!(m.take_original(&RequestId::number(1)).is_none());
+        assert!(m.insert(RequestId::number(1), "again").is_ok());
+        assert_eq!(
+            m.take_original(&RequestId::string("retry")).map(|(_, v)| v),
+            Some("call")
+        );
+        assert_eq!(m.rebind(&local, RequestId::number(9)).ok(), Some(None));
+        assert!(m.take(&other).is_some());
+    }
 
     #[test]
     fn string_and_number_ids_do_not_collide() {

@@ -61,6 +61,9 @@ pub struct Limits {
     timeout: Duration,
     max_tools: usize,
     max_listen_retries: u32,
+    max_auth_retries: u32,
+    max_input_waits: usize,
+    input_wait: Duration,
 }
 
 impl Default for Limits {
@@ -72,6 +75,9 @@ impl Default for Limits {
             timeout: Self::DEFAULT_TIMEOUT,
             max_tools: Self::DEFAULT_MAX_TOOLS,
             max_listen_retries: Self::DEFAULT_MAX_LISTEN_RETRIES,
+            max_auth_retries: Self::DEFAULT_MAX_AUTH_RETRIES,
+            max_input_waits: Self::DEFAULT_MAX_INPUT_WAITS,
+            input_wait: Self::DEFAULT_INPUT_WAIT,
         }
     }
 }
@@ -89,6 +95,12 @@ impl Limits {
     pub const DEFAULT_MAX_TOOLS: usize = 10_000;
     /// Default for [`Limits::max_listen_retries`].
     pub const DEFAULT_MAX_LISTEN_RETRIES: u32 = 5;
+    /// Default for [`Limits::max_auth_retries`].
+    pub const DEFAULT_MAX_AUTH_RETRIES: u32 = 2;
+    /// Default for [`Limits::max_input_waits`].
+    pub const DEFAULT_MAX_INPUT_WAITS: usize = 64;
+    /// Default for [`Limits::input_wait`].
+    pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(600);
 
     /// The host's requests waiting for the remote's answer at once; more
     /// are refused with a JSON-RPC error.
@@ -130,6 +142,30 @@ impl Limits {
     /// after failing before the bridge stops listening.
     pub fn max_listen_retries(mut self, n: u32) -> Self {
         self.max_listen_retries = n;
+        self
+    }
+
+    /// How many times one HTTP request is sent again after the credentials
+    /// hook ([`Bridge::auth`]) renewed the credentials on a 401 or 403
+    /// (the first 401 of a run, which leads to the stored token, is one).
+    pub fn max_auth_retries(mut self, n: u32) -> Self {
+        self.max_auth_retries = n;
+        self
+    }
+
+    /// A 2026-07-28 host in front of a handshake-era remote: how many of
+    /// its calls may wait at once for the host's answer to an
+    /// `input_required` round (each holds the remote's pushed request and
+    /// its answer stream open); beyond it a pushed request is refused.
+    pub fn max_input_waits(mut self, n: usize) -> Self {
+        self.max_input_waits = n.max(1);
+        self
+    }
+
+    /// How long such a call waits for the host's retry; then it is
+    /// cancelled at the remote and its `requestState` no longer accepted.
+    pub fn input_wait(mut self, d: Duration) -> Self {
+        self.input_wait = d.max(Duration::from_millis(1));
         self
     }
 }
@@ -177,12 +213,24 @@ const RESERVED_HEADERS: [&str; 9] = [
 ];
 
 /// A bridge to one remote Streamable HTTP endpoint.
-#[derive(Debug)]
 pub struct Bridge {
     url: http::Uri,
     headers: Vec<(HeaderName, HeaderValue)>,
     filter: ToolFilter,
     limits: Limits,
+    auth: Option<std::sync::Arc<dyn ferromcp_client::HttpAuth>>,
+}
+
+impl fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bridge")
+            .field("url", &self.url)
+            .field("headers", &self.headers)
+            .field("filter", &self.filter)
+            .field("limits", &self.limits)
+            .field("auth", &self.auth.is_some())
+            .finish()
+    }
 }
 
 impl Bridge {
@@ -193,6 +241,7 @@ impl Bridge {
             headers: Vec::new(),
             filter: ToolFilter::new(),
             limits: Limits::default(),
+            auth: None,
         })
     }
 
@@ -229,6 +278,18 @@ impl Bridge {
         self
     }
 
+    /// Where credentials towards the remote come from (for instance
+    /// `ferromcp_auth::client::OAuthClient` over the tokens `mcp login`
+    /// stored): its headers go on every HTTP request, and a 401 or 403
+    /// answer lets it renew them before the request is sent again. When
+    /// it cannot, the host's request gets a JSON-RPC error carrying its
+    /// message. Ignored when an `Authorization` header was given with
+    /// [`Bridge::header`]: a configured credential is the only one sent.
+    pub fn auth(mut self, auth: std::sync::Arc<dyn ferromcp_client::HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
     /// Relays between the host (`reader`/`writer`, newline-delimited
     /// JSON-RPC) and the remote until the host closes its side and every
     /// request it sent has been answered (or failed).
@@ -237,7 +298,7 @@ impl Bridge {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let up = upstream::Upstream::new(self.url, self.headers, self.limits.clone())
+        let up = upstream::Upstream::new(self.url, self.headers, self.auth, self.limits.clone())
             .map_err(Error::config)?;
         relay::run(up, self.filter, self.limits, reader, writer).await
     }

@@ -158,7 +158,14 @@ struct Translate {
     client_info: Value,
     capabilities: Value,
     log_level: Option<Value>,
+    /// The `subscriptions/listen` notifications the bridge asks for on
+    /// the host's behalf (the list changes the remote declared).
+    listen: Map<String, Value>,
 }
+
+/// The id of the bridge's own `subscriptions/listen` (a handshake host in
+/// front of a 2026-07-28-only remote).
+const LISTEN_ID: &str = "ferromcp-bridge/listen";
 
 /// The client capabilities declared to a 2026-07-28 remote for a
 /// handshake host: the host's own (elicitation, sampling and roots are
@@ -253,6 +260,13 @@ struct Pending {
     /// header annotations (at most once).
     // HDR-21.
     retried: bool,
+    /// A 2026-07-28 host's call to a handshake-era remote: pushed requests
+    /// become input rounds.
+    ask: Option<Ask>,
+    /// Input requests asked so far (for unique keys).
+    inputs: u32,
+    /// Waiting for the host's retry of an input round.
+    parked: Option<Parked>,
 }
 
 /// One MRTR `input_required` round a handshake host answers through
@@ -265,6 +279,103 @@ struct Round {
     responses: Map<String, Value>,
     /// The round's requestState, echoed back.
     state: Option<Value>,
+}
+
+// MRTR-01
+/// The methods that may answer `input_required`.
+const MRTR_METHODS: [&str; 3] = [
+    method::TOOLS_CALL,
+    method::PROMPTS_GET,
+    method::RESOURCES_READ,
+];
+
+// MRTR-03, MRTR-04
+/// The requests a handshake-era remote pushes that become input requests
+/// of a 2026-07-28 host's round, with the client capability each needs.
+const INPUT_METHODS: [(&str, &str); 3] = [
+    ("elicitation/create", "elicitation"),
+    ("sampling/createMessage", "sampling"),
+    ("roots/list", "roots"),
+];
+
+/// A 2026-07-28 host's call to a handshake-era remote: what an input round
+/// is bound to and what the host may be asked.
+struct Ask {
+    /// The tool or prompt name, or the resource URI.
+    name: Option<String>,
+    /// The host's client capabilities for this request.
+    caps: Map<String, Value>,
+}
+
+/// A call whose host request was answered with an `input_required` round:
+/// the remote's pushed requests wait here for the host's retry.
+struct Parked {
+    /// The round's `requestState`.
+    token: String,
+    /// The round's input keys, the remote's request ids and the input
+    /// requests.
+    asks: Vec<(String, RequestId, Value)>,
+    /// Requests the remote pushed after the round went out: the next round.
+    queued: Vec<(String, RequestId, Value)>,
+    since: std::time::Instant,
+    /// The remote's answer (or an error for the call), when it came before
+    /// the retry: given to the retry.
+    done: Option<Vec<u8>>,
+}
+
+/// A notification without the `subscriptionId` of its listen stream in
+/// `_meta` (dropped with `_meta` when it was the only key); `None` when
+/// it has none.
+fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
+    let raw = c.member("params")?;
+    let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
+    let Some(Value::Object(m)) = params.get_mut("_meta") else {
+        return None;
+    };
+    m.remove(meta::SUBSCRIPTION_ID)?;
+    if m.is_empty() {
+        params.remove("_meta");
+    }
+    Some(c.replace(raw, &serde_json::to_string(&params).ok()?))
+}
+
+/// A fresh, unguessable `requestState`.
+fn new_token() -> Option<String> {
+    let mut b = [0u8; 18];
+    getrandom::fill(&mut b).ok()?;
+    Some(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// The name an input round is bound to: `name` or `uri`.
+fn bound_name(c: &Classified<'_>) -> Option<String> {
+    c.param("name")
+        .or_else(|| c.param("uri"))
+        .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+}
+
+/// The host's `clientCapabilities` from the request's envelope.
+fn envelope_capabilities(c: &Classified<'_>) -> Map<String, Value> {
+    c.param("_meta")
+        .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok())
+        .and_then(|mut m| match m.remove(meta::CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => Some(caps),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// An `input_required` answer for the host's request `id`.
+fn input_round_answer(id: &RequestId, asks: &[(String, RequestId, Value)], token: &str) -> Vec<u8> {
+    let requests: Map<String, Value> = asks
+        .iter()
+        .map(|(k, _, v)| (k.clone(), v.clone()))
+        .collect();
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": id.to_value(),
+        "result": {"resultType": "input_required", "inputRequests": requests, "requestState": token}
+    })
+    .to_string()
+    .into_bytes()
 }
 
 /// Who is waiting for the host's answer to a request the bridge sent it.
@@ -309,6 +420,9 @@ struct Relay {
     held: std::collections::VecDeque<Vec<u8>>,
     to_host: mpsc::Sender<Vec<u8>>,
     events: mpsc::Sender<Inbound>,
+    /// Input rounds waiting for the host's retry: requestState → the
+    /// bridge's id of the call.
+    tokens: HashMap<String, RequestId>,
 }
 
 /// A JSON-RPC error answer.
@@ -391,6 +505,7 @@ where
         held: std::collections::VecDeque::new(),
         to_host,
         events,
+        tokens: HashMap::new(),
     };
     let mut host_open = true;
     loop {
@@ -451,6 +566,13 @@ impl Relay {
     /// bridge then waits only for answers already on their way.
     async fn host_closed(&mut self) {
         let unanswerable = self.server_ids.drain();
+        for (_, local) in std::mem::take(&mut self.tokens) {
+            if let Some((_, p)) = self.host_ids.take(&local) {
+                if let Some(t) = p.task {
+                    t.abort();
+                }
+            }
+        }
         self.up.set_waiting_on_host(0);
         for (original, to) in unanswerable {
             match to {
@@ -497,12 +619,12 @@ impl Relay {
             Kind::Request { id, method } => self.host_request(&c, id, method).await,
             Kind::Response { id: Some(id) } => match self.server_ids.take(&id) {
                 Some((original, ToHost::Remote)) => {
-                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.sync_waiting();
                     let body = c.with_id(&original);
                     self.spawn_send(body, Vec::new(), None);
                 }
                 Some((_, ToHost::Input { local, key })) => {
-                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.sync_waiting();
                     self.input_answered(&c, local, key).await;
                 }
                 None => tracing::warn!("the host answered a request the bridge did not send"),
@@ -544,6 +666,16 @@ impl Relay {
                 return self.answer(done).await;
             }
         }
+        let mrtr = self.session.is_some() && MRTR_METHODS.contains(&method.as_str());
+        if mrtr {
+            if let Some(state) = c.param("requestState") {
+                return self.resume(c, id, &method, state.get()).await;
+            }
+        }
+        let ask = mrtr.then(|| Ask {
+            name: bound_name(c),
+            caps: envelope_capabilities(c),
+        });
         if initialize && !self.handshake && self.translate.is_none() {
             if let Some(answer) = self.initialize_from_discover(c, &id).await {
                 return self.answer(answer).await;
@@ -601,6 +733,9 @@ impl Relay {
             round: None,
             rounds: 0,
             retried: false,
+            ask,
+            inputs: 0,
+            parked: None,
         };
         let local = match self.host_ids.insert(id.clone(), pending) {
             Ok(l) => l,
@@ -666,7 +801,11 @@ impl Relay {
         if self.translate.is_some() {
             // A 2026-07-28 server takes no notifications from clients
             // (notifications/initialized has no session to complete);
-            // cancellation was handled above.
+            // cancellation was handled above. The host's session is open:
+            // list changes start flowing.
+            if method == "notifications/initialized" {
+                self.listen_for_host();
+            }
             tracing::debug!("{method} has no 2026-07-28 counterpart; not forwarded");
             return;
         }
@@ -766,15 +905,21 @@ impl Relay {
             .get("capabilities")
             .cloned()
             .unwrap_or_else(|| serde_json::json!({}));
+        // SUB-14: the list changes the remote declares reach the host
+        // through the bridge's own subscriptions/listen.
+        let mut listen = Map::new();
         if let Some(caps) = caps.as_object_mut() {
-            // Not translated yet: list-change and resource-update
-            // notifications (subscriptions/listen) and extensions; the
-            // host is not told it will get them.
+            // Not translated yet: resource-update notifications and
+            // extensions; the host is not told it will get them.
             caps.remove("extensions");
-            for k in ["tools", "prompts", "resources"] {
-                if let Some(Value::Object(o)) = caps.get_mut(k) {
-                    o.remove("listChanged");
+            for (kind, area, _) in LIST_CHANGES {
+                if let Some(Value::Object(o)) = caps.get_mut(area) {
                     o.remove("subscribe");
+                    if o.get("listChanged").and_then(Value::as_bool) == Some(true) {
+                        listen.insert(kind.to_owned(), Value::Bool(true));
+                    } else {
+                        o.remove("listChanged");
+                    }
                 }
             }
         }
@@ -795,6 +940,7 @@ impl Relay {
             client_info: params.get("clientInfo").cloned().unwrap_or(Value::Null),
             capabilities: translated_capabilities(params.get("capabilities")),
             log_level: None,
+            listen,
         });
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
         Some(answer.to_string().into_bytes())
@@ -1174,7 +1320,9 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, initialize, &tx).await;
+            let r = up
+                .post(body, &headers, initialize, local.as_ref(), &tx)
+                .await;
             let _ = tx
                 .send(Inbound::Ended {
                     local,
@@ -1196,7 +1344,7 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, false, &tx).await;
+            let r = up.post(body, &headers, false, None, &tx).await;
             if let Err(f) = r {
                 let _ = tx
                     .send(Inbound::Ended {
@@ -1214,7 +1362,7 @@ impl Relay {
 
     async fn on_remote(&mut self, ev: Inbound) {
         match ev {
-            Inbound::Message(bytes) => self.remote_message(&bytes).await,
+            Inbound::Message(bytes, origin) => self.remote_message(&bytes, origin).await,
             Inbound::Ended {
                 local: Some(local),
                 failure,
@@ -1227,6 +1375,26 @@ impl Relay {
                     .get(&local)
                     .is_some_and(|(_, p)| p.round.is_some() && failure.is_none())
                 {
+                    return;
+                }
+                if let Some(parked) = self
+                    .host_ids
+                    .get_mut(&local)
+                    .and_then(|p| p.parked.as_mut())
+                {
+                    // The host's retry gets the outcome.
+                    if parked.done.is_none() {
+                        let why = match &failure {
+                            Some(Failure::Transport(why)) => why.clone(),
+                            Some(Failure::Rpc(e)) => format!("the remote refused the call: {e}"),
+                            None => "the remote ended the exchange without answering".to_owned(),
+                        };
+                        parked.done = Some(error_answer(
+                            Some(&local),
+                            -32603,
+                            &format!("bridge: {why}"),
+                        ));
+                    }
                     return;
                 }
                 if let Some(Failure::Rpc(error)) = &failure {
@@ -1271,7 +1439,7 @@ impl Relay {
         }
     }
 
-    async fn remote_message(&mut self, bytes: &[u8]) {
+    async fn remote_message(&mut self, bytes: &[u8], origin: Option<RequestId>) {
         let c = match classify(bytes) {
             Ok(c) => c,
             Err(_) => {
@@ -1281,6 +1449,11 @@ impl Relay {
         };
         match c.kind().clone() {
             Kind::Response { id: Some(id) } => {
+                if let Some(parked) = self.host_ids.get_mut(&id).and_then(|p| p.parked.as_mut()) {
+                    // The remote answered before the host's retry.
+                    parked.done = Some(bytes.to_vec());
+                    return;
+                }
                 if self.translate.is_some() && self.host_ids.get(&id).is_some() {
                     if let Some(result) = input_required(&c) {
                         return self.start_round(&id, result).await;
@@ -1307,9 +1480,11 @@ impl Relay {
                 self.answer(body).await;
             }
             Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
+            Kind::Request { id, method }
+                if origin.is_some() && self.ask_host(&c, &id, &method, origin.as_ref()).await => {}
             Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ToHost::Remote) {
                 Ok(host_id) => {
-                    self.up.set_waiting_on_host(self.server_ids.len());
+                    self.sync_waiting();
                     self.answer(c.with_id(&host_id)).await
                 }
                 Err(e) => {
@@ -1321,6 +1496,16 @@ impl Relay {
                 if self.session.is_some() && self.deliver_to_listens(bytes, &method).await {
                     return;
                 }
+                if self.translate.is_some() {
+                    // SUB-14: the bridge's listen, seen by a handshake host
+                    // as plain notifications.
+                    if method == "notifications/subscriptions/acknowledged" {
+                        return;
+                    }
+                    if let Some(plain) = without_subscription_id(&c) {
+                        return self.answer(plain).await;
+                    }
+                }
                 if method == "notifications/cancelled" {
                     if let Some(raw) = c.param("requestId") {
                         let remote_id = serde_json::from_str::<Value>(raw.get())
@@ -1329,7 +1514,7 @@ impl Relay {
                         if let Some((host_id, _)) =
                             remote_id.and_then(|r| self.server_ids.take_original(&r))
                         {
-                            self.up.set_waiting_on_host(self.server_ids.len());
+                            self.sync_waiting();
                             let body = c.replace(raw, &host_id.to_value().to_string());
                             return self.answer(body).await;
                         }
@@ -1338,6 +1523,287 @@ impl Relay {
                 self.answer(bytes.to_vec()).await;
             }
         }
+    }
+
+    // SUB-01, SUB-11, SUB-14
+    /// A handshake host in front of a 2026-07-28-only remote: the bridge's
+    /// own `subscriptions/listen` for the list changes the remote declared,
+    /// opened again when it ends (at most `Limits::max_listen_retries`
+    /// short-lived streams in a row); its notifications reach the host as
+    /// handshake-era notifications.
+    fn listen_for_host(&mut self) {
+        let Some(t) = &self.translate else { return };
+        if t.listen.is_empty() || self.listen.is_some() {
+            return;
+        }
+        let request = serde_json::json!({
+            "jsonrpc": "2.0", "id": LISTEN_ID, "method": method::SUBSCRIPTIONS_LISTEN,
+            "params": {"notifications": t.listen}
+        })
+        .to_string()
+        .into_bytes();
+        let Some(body) = classify(&request).ok().and_then(|c| t.envelope(&c)) else {
+            return;
+        };
+        let Ok(c) = classify(&body) else { return };
+        let headers = self.modern_headers(&c, method::SUBSCRIPTIONS_LISTEN);
+        let up = self.up.clone();
+        let tx = self.events.clone();
+        let max = self.limits.max_listen_retries;
+        let task = tokio::spawn(async move {
+            let mut failures = 0u32;
+            while !tx.is_closed() {
+                let started = tokio::time::Instant::now();
+                let r = up.post_listen(body.clone(), &headers, &tx).await;
+                if r.is_ok() && started.elapsed() > std::time::Duration::from_secs(30) {
+                    failures = 0;
+                } else {
+                    failures += 1;
+                }
+                if let Err(Failure::Transport(why)) = &r {
+                    tracing::debug!("the remote's subscriptions/listen ended: {why}");
+                }
+                if failures > max {
+                    tracing::warn!("giving up on the remote's subscriptions/listen");
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            }
+        });
+        self.listen = Some(task.abort_handle());
+    }
+
+    /// Tells the remote side how many requests wait on the host (pushed
+    /// requests and input rounds): meanwhile a quiet stream is not stalled.
+    fn sync_waiting(&self) {
+        self.up
+            .set_waiting_on_host(self.server_ids.len() + self.tokens.len());
+    }
+
+    // MRTR-15, MRTR-02, MRTR-03, MRTR-04
+    /// A 2026-07-28 host in front of a handshake-era remote: a request the
+    /// remote pushed on the answer stream of the host's `tools/call`,
+    /// `prompts/get` or `resources/read` becomes an `input_required` round
+    /// answering that host request (the call goes on waiting at the
+    /// remote), or joins the next round when one is out. `false` when it
+    /// is not such a request (it is then forwarded as a request).
+    async fn ask_host(
+        &mut self,
+        c: &Classified<'_>,
+        rid: &RequestId,
+        method: &str,
+        origin: Option<&RequestId>,
+    ) -> bool {
+        let (Some(local), Some(_)) = (origin, self.session.as_ref()) else {
+            return false;
+        };
+        let Some(&(_, cap)) = INPUT_METHODS.iter().find(|(m, _)| *m == method) else {
+            return false;
+        };
+        let Some((_, pending)) = self.host_ids.get(local) else {
+            return false;
+        };
+        let Some(ask) = &pending.ask else {
+            return false;
+        };
+        let refuse = |relay: &Self, code: i64, why: &str| {
+            relay.spawn_send(error_answer(Some(rid), code, why), Vec::new(), None);
+        };
+        if !ask.caps.contains_key(cap) {
+            // MRTR-04: never ask what the host did not declare.
+            let why = format!("bridge: the host did not declare the {cap} capability");
+            refuse(self, -32601, &why);
+            return true;
+        }
+        self.sweep_input_waits();
+        let mut input = Map::new();
+        input.insert("method".into(), Value::from(method));
+        if let Some(p) = c
+            .member("params")
+            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+        {
+            input.insert("params".into(), p);
+        }
+        let Some(pending) = self.host_ids.get_mut(local) else {
+            return false;
+        };
+        pending.inputs += 1;
+        let key = format!("{cap}-{}", pending.inputs);
+        if let Some(parked) = pending.parked.as_mut() {
+            parked.queued.push((key, rid.clone(), Value::Object(input)));
+            return true;
+        }
+        if self.tokens.len() >= self.limits.max_input_waits {
+            refuse(
+                self,
+                -32603,
+                "bridge: too many calls wait for the host's input",
+            );
+            return true;
+        }
+        let Some(token) = new_token() else {
+            refuse(self, -32603, "bridge: no randomness for a requestState");
+            return true;
+        };
+        // The host's request is answered now; the call waits at the
+        // remote under a placeholder until the host's retry takes it over.
+        let placeholder = RequestId::string(format!("ferromcp-bridge/input/{token}"));
+        let original = match self.host_ids.rebind(local, placeholder) {
+            Ok(Some(o)) => o,
+            _ => {
+                refuse(self, -32603, "bridge: the call is no longer waiting");
+                return true;
+            }
+        };
+        let asks = vec![(key, rid.clone(), Value::Object(input))];
+        let answer = input_round_answer(&original, &asks, &token);
+        if let Some(p) = self.host_ids.get_mut(local) {
+            p.parked = Some(Parked {
+                token: token.clone(),
+                asks,
+                queued: Vec::new(),
+                since: std::time::Instant::now(),
+                done: None,
+            });
+        }
+        self.tokens.insert(token, local.clone());
+        self.sync_waiting();
+        self.answer(answer).await;
+        true
+    }
+
+    // MRTR-06, MRTR-08, MRTR-09, MRTR-11
+    /// The host's retry of an input round: its `requestState` must be one
+    /// the bridge issued, for this method and name, not used before and not
+    /// older than `Limits::input_wait` (else -32602). Its `inputResponses`
+    /// answer the remote's pushed requests; the call then continues under
+    /// the retry's id (or the next round is asked).
+    async fn resume(&mut self, c: &Classified<'_>, id: RequestId, method: &str, state: &str) {
+        self.sweep_input_waits();
+        let token = serde_json::from_str::<String>(state).ok();
+        let local = token.as_ref().and_then(|t| self.tokens.get(t)).cloned();
+        let name = bound_name(c);
+        let bound = local
+            .as_ref()
+            .and_then(|l| self.host_ids.get(l))
+            .is_some_and(|(_, p)| {
+                p.method == method
+                    && p.ask.as_ref().is_some_and(|a| a.name == name)
+                    && p.parked.as_ref().map(|k| Some(&k.token)) == Some(token.as_ref())
+            });
+        let (Some(local), Some(token), true) = (local, token, bound) else {
+            let why = "Invalid or expired requestState";
+            return self.answer(error_answer(Some(&id), -32602, why)).await;
+        };
+        let responses: Map<String, Value> = c
+            .param("inputResponses")
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or_default();
+        let Some(pending) = self.host_ids.get_mut(&local) else {
+            return;
+        };
+        if let Some(caps) = Some(envelope_capabilities(c)).filter(|c| !c.is_empty()) {
+            if let Some(a) = pending.ask.as_mut() {
+                a.caps = caps;
+            }
+        }
+        let Some(parked) = pending.parked.as_mut() else {
+            return;
+        };
+        // MRTR-11: answers missing → the same round again.
+        let missing: Vec<(String, RequestId, Value)> = parked
+            .asks
+            .iter()
+            .filter(|(k, _, _)| !responses.contains_key(k))
+            .cloned()
+            .collect();
+        if !missing.is_empty() {
+            let answer = input_round_answer(&id, &missing, &token);
+            return self.answer(answer).await;
+        }
+        let Some(mut parked) = pending.parked.take() else {
+            return;
+        };
+        self.tokens.remove(&token);
+        for (key, rid, _) in parked.asks.drain(..) {
+            let result = responses.get(&key).cloned().unwrap_or(Value::Null);
+            let body =
+                serde_json::json!({"jsonrpc": "2.0", "id": rid.to_value(), "result": result});
+            self.spawn_send(body.to_string().into_bytes(), Vec::new(), None);
+        }
+        if !parked.queued.is_empty() {
+            // Requests pushed meanwhile: the next round, a new state.
+            let Some(next) = new_token() else {
+                self.sync_waiting();
+                let why = "bridge: no randomness for a requestState";
+                return self.answer(error_answer(Some(&id), -32603, why)).await;
+            };
+            parked.asks = std::mem::take(&mut parked.queued);
+            parked.token = next.clone();
+            parked.since = std::time::Instant::now();
+            let answer = input_round_answer(&id, &parked.asks, &next);
+            if let Some(p) = self.host_ids.get_mut(&local) {
+                p.parked = Some(parked);
+            }
+            self.tokens.insert(next, local);
+            self.sync_waiting();
+            return self.answer(answer).await;
+        }
+        self.sync_waiting();
+        if let Some(done) = parked.done {
+            // The remote finished before the retry.
+            let Some((_, pending)) = self.host_ids.take(&local) else {
+                return;
+            };
+            let Ok(d) = classify(&done) else { return };
+            let body = modern_result(d.with_id(&id), &pending.method);
+            return self.answer(body).await;
+        }
+        if let Err(e) = self.host_ids.rebind(&local, id.clone()) {
+            // The host reused an id still in flight: the call cannot be
+            // handed to it; it is cancelled at the remote.
+            if let Some((_, p)) = self.host_ids.take(&local) {
+                if let Some(t) = p.task {
+                    t.abort();
+                }
+            }
+            self.answer(error_answer(Some(&id), -32600, &e.to_string()))
+                .await;
+        }
+    }
+
+    /// Drops input rounds older than `Limits::input_wait` (or whose call
+    /// is gone): the call is cancelled at the remote and its state is no
+    /// longer accepted.
+    fn sweep_input_waits(&mut self) {
+        let now = std::time::Instant::now();
+        let wait = self.limits.input_wait;
+        let expired: Vec<(String, RequestId)> = self
+            .tokens
+            .iter()
+            .filter(|(_, l)| {
+                self.host_ids
+                    .get(l)
+                    .and_then(|(_, p)| p.parked.as_ref())
+                    .is_none_or(|k| now.duration_since(k.since) > wait)
+            })
+            .map(|(t, l)| (t.clone(), l.clone()))
+            .collect();
+        for (token, local) in expired {
+            self.tokens.remove(&token);
+            let Some((_, p)) = self.host_ids.take(&local) else {
+                continue;
+            };
+            if let Some(t) = p.task {
+                t.abort();
+            }
+            let cancel = serde_json::json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": local.to_value(), "reason": "the host did not answer the input request in time"}
+            });
+            self.spawn_send(cancel.to_string().into_bytes(), Vec::new(), None);
+        }
+        self.sync_waiting();
     }
 
     // MRTR-01, MRTR-05
@@ -1401,7 +1867,7 @@ impl Relay {
                 state: result.get("requestState").cloned(),
             });
         }
-        self.up.set_waiting_on_host(self.server_ids.len());
+        self.sync_waiting();
         for m in pushed {
             self.answer(m).await;
         }

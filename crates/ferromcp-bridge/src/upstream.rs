@@ -11,6 +11,7 @@
 
 use crate::Limits;
 use bytes::Bytes;
+use ferromcp_client::{AuthChallenge, AuthDecision, AuthRequest, HttpAuth};
 use ferromcp_protocol::RequestId;
 use ferromcp_protocol::header::MCP_SESSION_ID;
 use ferromcp_protocol::sse::SseParser;
@@ -41,8 +42,10 @@ pub(crate) enum Failure {
 /// What the remote side hands to the relay, in arrival order.
 #[derive(Debug)]
 pub(crate) enum Inbound {
-    /// One message from the remote, raw.
-    Message(Vec<u8>),
+    /// One message from the remote, raw, with the bridge's id of the
+    /// request whose answer stream carried it (`None`: the GET stream, or
+    /// an exchange of no request).
+    Message(Vec<u8>, Option<RequestId>),
     /// An exchange ended; `local` is the bridge's id of the request it
     /// carried (`None` for notifications and responses).
     Ended {
@@ -58,6 +61,9 @@ pub(crate) struct Upstream {
     /// The URL for messages: without any `user:password@` part.
     shown: String,
     headers: Vec<(HeaderName, HeaderValue)>,
+    /// Credentials hook (stored OAuth tokens); never set together with a
+    /// configured `Authorization` header.
+    auth: Option<Arc<dyn HttpAuth>>,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<HeaderValue>>,
     /// Remote requests the host has not answered yet: while there are
@@ -129,8 +135,15 @@ impl Upstream {
     pub(crate) fn new(
         url: Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
+        auth: Option<Arc<dyn HttpAuth>>,
         limits: Limits,
     ) -> Result<Self, String> {
+        // A configured Authorization header is the only credential sent.
+        let auth = auth.filter(|_| {
+            !headers
+                .iter()
+                .any(|(n, _)| n == http::header::AUTHORIZATION)
+        });
         let shown = format!(
             "{}://{}{}",
             url.scheme_str().unwrap_or("http"),
@@ -144,6 +157,7 @@ impl Upstream {
             url,
             shown,
             headers,
+            auth,
             session: Mutex::new(None),
             version: Mutex::new(None),
             waiting_on_host: AtomicUsize::new(0),
@@ -172,6 +186,100 @@ impl Upstream {
     pub(crate) fn set_version(&self, version: &str) {
         if let (Ok(v), Ok(mut slot)) = (HeaderValue::from_str(version), self.version.lock()) {
             *slot = Some(v);
+        }
+    }
+
+    /// The hook's headers for one HTTP request (none without a hook).
+    async fn auth_headers(&self, method: &Method) -> Result<Vec<(String, String)>, Failure> {
+        let Some(auth) = &self.auth else {
+            return Ok(Vec::new());
+        };
+        auth.headers(self.auth_request(method))
+            .await
+            .map_err(|e| Failure::Transport(format!("the remote requires authorization: {e}")))
+    }
+
+    fn auth_request(&self, method: &Method) -> AuthRequest {
+        AuthRequest {
+            method: method.as_str().to_owned(),
+            url: self.url.to_string(),
+        }
+    }
+
+    /// Asks the hook what to do about a 401/403 answer; `Ok(true)` means
+    /// new credentials are ready.
+    async fn challenged(
+        &self,
+        method: &Method,
+        resp: &http::Response<Incoming>,
+        sent: Vec<(String, String)>,
+    ) -> Result<bool, Failure> {
+        let Some(auth) = &self.auth else {
+            return Ok(false);
+        };
+        let text = |v: &HeaderValue| v.to_str().ok().map(str::to_owned);
+        let challenge = AuthChallenge {
+            request: self.auth_request(method),
+            status: resp.status().as_u16(),
+            www_authenticate: resp
+                .headers()
+                .get_all(http::header::WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(text)
+                .collect(),
+            headers: resp
+                .headers()
+                .iter()
+                .filter_map(|(n, v)| Some((n.as_str().to_owned(), text(v)?)))
+                .collect(),
+            sent,
+        };
+        match auth.on_challenge(challenge).await {
+            AuthDecision::Retry => Ok(true),
+            AuthDecision::Proceed => Ok(false),
+            AuthDecision::Fail(e) => Err(Failure::Transport(format!(
+                "the remote requires authorization: {e}"
+            ))),
+        }
+    }
+
+    /// Builds a request with the hook's headers and sends it; on 401/403
+    /// the hook may renew the credentials, and the request is sent again
+    /// (at most `Limits::max_auth_retries` times).
+    async fn send_authorized(
+        &self,
+        method: Method,
+        body: Bytes,
+        mcp: &[(String, String)],
+        accept: &'static str,
+    ) -> Result<http::Response<Incoming>, Failure> {
+        let mut retries = 0;
+        loop {
+            let sent = self.auth_headers(&method).await?;
+            let mut req = self.request(method.clone(), body.clone(), mcp, accept)?;
+            add_auth(req.headers_mut(), &sent)?;
+            let resp = self.send(req).await?;
+            let status = resp.status();
+            if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+                if retries < self.limits.max_auth_retries
+                    && self.challenged(&method, &resp, sent).await?
+                {
+                    retries += 1;
+                    continue;
+                }
+            } else if status.is_success() {
+                if let Some(auth) = &self.auth {
+                    let headers: Vec<(String, String)> = resp
+                        .headers()
+                        .iter()
+                        .filter_map(|(n, v)| {
+                            Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned()))
+                        })
+                        .collect();
+                    auth.on_success(&self.auth_request(&method), &headers);
+                }
+            }
+            return Ok(resp);
         }
     }
 
@@ -235,16 +343,42 @@ impl Upstream {
         body: Vec<u8>,
         mcp: &[(String, String)],
         initialize: bool,
+        origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
+        self.post_inner(body, mcp, initialize, origin, tx, true)
+            .await
+    }
+
+    /// A 2026-07-28 `subscriptions/listen`: like [`Upstream::post`], but
+    /// its answer stream may stay quiet for as long as nothing changes.
+    pub(crate) async fn post_listen(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        tx: &mpsc::Sender<Inbound>,
+    ) -> Result<(), Failure> {
+        self.post_inner(body, mcp, false, None, tx, false).await
+    }
+
+    async fn post_inner(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        initialize: bool,
+        origin: Option<&RequestId>,
+        tx: &mpsc::Sender<Inbound>,
+        idle_timeout: bool,
+    ) -> Result<(), Failure> {
         let had_session = self.has_session();
-        let req = self.request(
-            Method::POST,
-            Bytes::from(body),
-            mcp,
-            "application/json, text/event-stream",
-        )?;
-        let resp = self.send(req).await?;
+        let resp = self
+            .send_authorized(
+                Method::POST,
+                Bytes::from(body),
+                mcp,
+                "application/json, text/event-stream",
+            )
+            .await?;
         let status = resp.status();
         if initialize && status.is_success() {
             if let Some(s) = resp.headers().get(MCP_SESSION_ID) {
@@ -270,11 +404,11 @@ impl Upstream {
             ));
         }
         match media_type(&resp).as_str() {
-            "text/event-stream" => self.relay_sse(resp, tx).await,
+            "text/event-stream" => self.relay_sse(resp, origin, tx, idle_timeout).await,
             "application/json" => {
                 let body = self.read_body(resp).await?;
                 if !body.is_empty() {
-                    let _ = tx.send(Inbound::Message(body)).await;
+                    let _ = tx.send(Inbound::Message(body, origin.cloned())).await;
                 }
                 Ok(())
             }
@@ -294,11 +428,11 @@ impl Upstream {
         initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, initialize, &tx).await };
+        let post = async move { self.post(body, mcp, initialize, None, &tx).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
-                if let (Inbound::Message(m), true) = (m, out.len() < 64) {
+                if let (Inbound::Message(m, _), true) = (m, out.len() < 64) {
                     out.push(m);
                 }
             }
@@ -339,13 +473,15 @@ impl Upstream {
     async fn relay_sse(
         &self,
         resp: http::Response<Incoming>,
+        origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
+        idle_timeout: bool,
     ) -> Result<(), Failure> {
         let mut body = resp.into_body();
         let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
         loop {
             let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
-                Err(_) if self.host_is_answering() => continue,
+                Err(_) if self.host_is_answering() || !idle_timeout => continue,
                 Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(e))) => {
@@ -365,7 +501,7 @@ impl Upstream {
                 if ev.is_message()
                     && !ev.data.trim().is_empty()
                     && tx
-                        .send(Inbound::Message(ev.data.into_bytes()))
+                        .send(Inbound::Message(ev.data.into_bytes(), origin.cloned()))
                         .await
                         .is_err()
                 {
@@ -381,11 +517,26 @@ impl Upstream {
     pub(crate) async fn listen(&self, tx: mpsc::Sender<Inbound>) {
         let mut failures = 0u32;
         while !tx.is_closed() {
+            let Ok(sent) = self.auth_headers(&Method::GET).await else {
+                return;
+            };
             let req = match self.request(Method::GET, Bytes::new(), &[], "text/event-stream") {
-                Ok(r) => r,
+                Ok(mut r) => match add_auth(r.headers_mut(), &sent) {
+                    Ok(()) => r,
+                    Err(_) => return,
+                },
                 Err(_) => return,
             };
             let ended_well = match self.pool.request(req).await {
+                Ok(resp)
+                    if resp.status() == StatusCode::UNAUTHORIZED
+                        || resp.status() == StatusCode::FORBIDDEN =>
+                {
+                    // Renewed credentials are used on the next attempt.
+                    let renewed = self.challenged(&Method::GET, &resp, sent).await;
+                    tracing::debug!(status = %resp.status(), renewed = matches!(renewed, Ok(true)), "the GET stream was refused");
+                    false
+                }
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     tracing::debug!("the remote offers no GET stream");
                     self.get_stream.send_replace(GetStream::None);
@@ -410,8 +561,9 @@ impl Upstream {
                                 };
                                 for ev in events {
                                     if ev.is_message() && !ev.data.trim().is_empty() {
-                                        let _ =
-                                            tx.send(Inbound::Message(ev.data.into_bytes())).await;
+                                        let _ = tx
+                                            .send(Inbound::Message(ev.data.into_bytes(), None))
+                                            .await;
                                     }
                                 }
                             }
@@ -459,10 +611,35 @@ impl Upstream {
         if !self.has_session() {
             return;
         }
-        if let Ok(req) = self.request(Method::DELETE, Bytes::new(), &[], "application/json") {
-            let _ = tokio::time::timeout(Duration::from_secs(5), self.pool.request(req)).await;
+        let Ok(sent) = self.auth_headers(&Method::DELETE).await else {
+            return;
+        };
+        if let Ok(mut req) = self.request(Method::DELETE, Bytes::new(), &[], "application/json") {
+            if add_auth(req.headers_mut(), &sent).is_ok() {
+                let _ = tokio::time::timeout(Duration::from_secs(5), self.pool.request(req)).await;
+            }
         }
     }
+}
+
+/// Adds the credentials hook's headers (marked sensitive, so they are
+/// never printed).
+fn add_auth(h: &mut http::HeaderMap, sent: &[(String, String)]) -> Result<(), Failure> {
+    for (n, v) in sent {
+        let name = HeaderName::from_bytes(n.as_bytes()).map_err(|_| {
+            Failure::Transport(format!(
+                "the credentials hook gave an invalid header name {n:?}"
+            ))
+        })?;
+        let mut value = HeaderValue::from_str(v).map_err(|_| {
+            Failure::Transport(format!(
+                "the credentials hook gave an invalid value for {n}"
+            ))
+        })?;
+        value.set_sensitive(true);
+        h.insert(name, value);
+    }
+    Ok(())
 }
 
 /// The `error` object of a JSON-RPC error response, raw.

@@ -10,14 +10,16 @@
 //!
 //! Credentials live in `$XDG_CONFIG_HOME/mcp/tokens/` (else
 //! `~/.config/mcp/tokens/`), one `0600` file per issuer and resource, in a
-//! `0700` directory, through `ferromcp_auth`'s `FileStore`.
+//! `0700` directory, through `ferromcp_auth`'s `FileStore`; the lock files
+//! that make refreshes and authorizations happen once across processes
+//! (`mcp bridge` copies started together) are in `locks/` beside it.
 // AUTH-28
 
 use crate::exit::{Failure, code};
 use ferromcp_auth::client::{
     AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
-    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey,
-    StoredCredentials, TokenStore, revoke_stored,
+    LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind,
+    StoreKey, StoredCredentials, TokenStore, revoke_stored,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -46,6 +48,14 @@ pub fn token_dir() -> Result<PathBuf, Failure> {
     config_dir()
         .map(|d| d.join("tokens"))
         .ok_or_else(|| Failure::usage("no config directory: set XDG_CONFIG_HOME or HOME"))
+}
+
+/// The credentials store: `tokens/`, with the cross-process lock files
+/// in `locks/` beside it (so a lock never creates `tokens/`).
+fn file_store() -> Result<FileStore, Failure> {
+    let dir = token_dir()?;
+    let locks = dir.with_file_name("locks");
+    Ok(FileStore::new(dir).lock_dir(locks))
 }
 
 /// Loopback servers (local development, tests) may use plain `http` and
@@ -122,6 +132,10 @@ impl TokenStore for Watched {
     fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
         self.inner.remove(key)
     }
+
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        self.inner.try_lock(key)
+    }
 }
 
 // AUTH-17
@@ -144,6 +158,10 @@ impl TokenStore for Fresh {
 
     fn remove(&self, key: &StoreKey) -> Result<(), OAuthError> {
         self.0.remove(key)
+    }
+
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        self.0.try_lock(key)
     }
 }
 
@@ -178,6 +196,10 @@ impl AuthorizationHandler for StoredOnly {
     fn redirect_uris(&self) -> Vec<String> {
         LoopbackAuthorization::new(Arc::new(|_: &str| Ok(()))).redirect_uris()
     }
+
+    fn interactive(&self) -> bool {
+        false
+    }
 }
 
 fn oauth(
@@ -198,7 +220,7 @@ fn oauth(
 pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
     let seen = Arc::new(Mutex::new(Seen::default()));
     let store = Watched {
-        inner: FileStore::new(token_dir()?),
+        inner: file_store()?,
         seen: seen.clone(),
     };
     let handler = StoredOnly {
@@ -206,6 +228,27 @@ pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
         seen,
     };
     Ok(Arc::new(oauth(url, Arc::new(handler), Arc::new(store))?))
+}
+
+/// The OAuth hook of `mcp bridge --login`: the stored credentials first;
+/// when none are usable, the authorization-code flow, its URL printed on
+/// stderr (never stdout: that is the host's wire) and opened with the
+/// browser opener. Bridges sharing the store run one flow at a time per
+/// issuer and resource; the others use the token it stored.
+pub fn interactive(url: &str, timeout: Duration) -> Result<Arc<OAuthClient>, Failure> {
+    let opener: BrowserOpener = Arc::new(move |u: &str| {
+        eprintln!("mcp bridge: the server needs authorization; open this URL in a browser:\n  {u}");
+        if let Some(p) = crate::browser::open(u) {
+            eprintln!("mcp bridge: (opened with {p}; waiting for the redirect)");
+        }
+        Ok(())
+    });
+    let handler = LoopbackAuthorization::new(opener).timeout(timeout);
+    Ok(Arc::new(oauth(
+        url,
+        Arc::new(handler),
+        Arc::new(file_store()?),
+    )?))
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {
@@ -227,11 +270,7 @@ pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8,
     });
     let handler = LoopbackAuthorization::new(opener).timeout(timeout);
     let dir = token_dir()?;
-    let client = oauth(
-        url,
-        Arc::new(handler),
-        Arc::new(Fresh(FileStore::new(&dir))),
-    )?;
+    let client = oauth(url, Arc::new(handler), Arc::new(Fresh(file_store()?)))?;
     client.login().await.map_err(|e| auth_failure(&e))?;
     let issuer = client.issuer().await.unwrap_or_else(|| "?".into());
     out!("logged in to {url} (issuer {issuer})");

@@ -2,7 +2,11 @@
 //! servers, relaying to a remote Streamable HTTP server.
 //!
 //! stdout is the host's wire: nothing else is ever written there; errors
-//! go to stderr, and header values are never printed.
+//! go to stderr, and header values are never printed. Unless an
+//! `Authorization` header is given, the credentials `mcp login URL` stored
+//! are used when the remote answers 401, refreshed when expired (once
+//! across every bridge sharing the store), and a host request that cannot
+//! be authorized gets a JSON-RPC error saying to run `mcp login URL`.
 
 use crate::bridge_log::{self, LogLevel};
 use crate::exit::Failure;
@@ -35,6 +39,22 @@ pub struct BridgeArgs {
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    /// When the remote needs authorization and no stored credentials are
+    /// usable, run the OAuth flow: the URL is printed on stderr and opened
+    /// in the browser (`$MCP_BROWSER`, `$BROWSER`); the token is stored as
+    /// `mcp login` stores it. Bridges started together run one flow.
+    #[arg(long)]
+    pub login: bool,
+    /// A 2026-07-28 host in front of a handshake-era remote: seconds a call
+    /// waits for the host's retry of an `input_required` round (the
+    /// remote's elicitation or sampling request held open); then it is
+    /// cancelled and its `requestState` refused.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_INPUT_WAIT.as_secs())]
+    pub input_wait: u64,
+    /// Calls waiting at once for the host's retry of an input round; a
+    /// further pushed request is refused at the remote.
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_INPUT_WAITS)]
+    pub max_input_waits: usize,
     /// What the bridge reports on stderr (never on stdout, the host's
     /// wire): off, error, warn, info, debug or trace.
     #[arg(long, value_enum, value_name = "LEVEL", env = "MCP_BRIDGE_LOG", default_value_t = LogLevel::Warn)]
@@ -70,9 +90,29 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         filter =
             filter.deny(Glob::new(g).map_err(|e| Failure::usage(format!("--deny-tool: {e}")))?);
     }
+    // A configured Authorization header is the only credential sent;
+    // otherwise the tokens `mcp login URL` stored are used (and refreshed)
+    // when the remote asks for authorization.
+    let configured = a.headers.iter().any(|h| {
+        h.split_once(':')
+            .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+    });
+    if let (false, Some(url)) = (configured, a.url.as_deref()) {
+        let hook = if a.login {
+            crate::auth::interactive(url, crate::auth::DEFAULT_LOGIN_TIMEOUT)
+        } else {
+            crate::auth::stored(url)
+        };
+        match hook {
+            Ok(oauth) => bridge = bridge.auth(oauth),
+            Err(e) => tracing::debug!("no stored credentials will be used: {}", e.message),
+        }
+    }
     let limits = Limits::default()
         .timeout(std::time::Duration::from_secs(a.timeout.max(1)))
-        .max_in_flight(a.max_in_flight);
+        .max_in_flight(a.max_in_flight)
+        .input_wait(std::time::Duration::from_secs(a.input_wait.max(1)))
+        .max_input_waits(a.max_input_waits);
     Ok(bridge.filter(filter).limits(limits))
 }
 

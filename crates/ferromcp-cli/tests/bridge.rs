@@ -901,10 +901,15 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
         init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
         "{init}"
     );
-    // Not translated yet, so not promised.
+    // List changes are translated (the bridge's subscriptions/listen);
+    // resource subscriptions are not, so not promised.
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"], true,
+        "{init}"
+    );
     assert!(
-        init["result"]["capabilities"]["tools"]
-            .get("listChanged")
+        init["result"]["capabilities"]["resources"]
+            .get("subscribe")
             .is_none(),
         "{init}"
     );
@@ -1345,21 +1350,250 @@ fn a_modern_host_works_in_front_of_a_handshake_only_remote() {
         "{list}"
     );
 
-    // The remote's elicitation is forwarded as a request (not mapped onto
-    // an input_required result).
-    host.send(req(
-        "modern",
-        json!(5),
-        "tools/call",
-        json!({"name": "test_elicitation", "arguments": {"message": "name?"}}),
-    ));
-    let ask = host.recv();
-    assert_eq!(ask["method"], "elicitation/create", "{ask}");
-    host.send(json!({"jsonrpc": "2.0", "id": ask["id"],
-        "result": {"action": "accept", "content": {"name": "Ada"}}}));
-    let (_, done) = host.answer_for(&json!(5));
-    assert!(done.get("result").is_some(), "{done}");
+    // The remote's elicitation becomes an input_required round (MRTR-15;
+    // more in a_modern_host_answers_a_handshake_remotes_pushed_requests_as_input_rounds).
+    let call = json!({"name": "test_elicitation", "arguments": {"message": "name?"}});
+    let first = host.call(req("modern", json!(5), "tools/call", call.clone()));
+    let (key, _, state) = input_round(&first, "elicitation/create");
+    let mut retry = call;
+    retry["inputResponses"] = json!({ key: {"action": "accept", "content": {"response": "Ada"}} });
+    retry["requestState"] = json!(state);
+    let done = host.call(req("modern", json!(6), "tools/call", retry));
+    assert!(text_of(&done).contains("Ada"), "{done}");
 
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// The `input_required` round of a 2026-07-28 host's call, checked: one
+/// input request of `method`, and the opaque `requestState`; (key, the
+/// request's params, requestState).
+fn input_round(answer: &Value, method: &str) -> (String, Value, String) {
+    let r = &answer["result"];
+    assert_eq!(r["resultType"], "input_required", "{answer}");
+    let asks = r["inputRequests"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no inputRequests in {answer}"));
+    assert_eq!(asks.len(), 1, "{answer}");
+    let (key, ask) = asks.iter().next().unwrap();
+    assert_eq!(ask["method"], method, "{answer}");
+    assert!(
+        ask.get("id").is_none() && ask.get("jsonrpc").is_none(),
+        "{answer}"
+    );
+    let state = r["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no requestState in {answer}"));
+    (key.clone(), ask["params"].clone(), state.to_owned())
+}
+
+// MRTR-02, MRTR-03, MRTR-06, MRTR-08, MRTR-15
+#[test]
+fn a_modern_host_answers_a_handshake_remotes_pushed_requests_as_input_rounds() {
+    // The everything-server in the handshake era only pushes
+    // elicitation/create and sampling/createMessage during tools/call; the
+    // 2026-07-28 host gets input_required rounds, and its retries answer
+    // the pushed requests.
+    let server = HttpServer::start(&["--era", "handshake"]);
+    let mut host = Host::start(&server.url, &[]);
+
+    let call = |id: Value, name: &str, args: Value| {
+        req(
+            "modern",
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        )
+    };
+    let retry = |id: Value, name: &str, args: Value, key: &str, answer: Value, state: &str| {
+        let mut r = call(id, name, args);
+        r["params"]["inputResponses"] = json!({ key: answer });
+        r["params"]["requestState"] = json!(state);
+        r
+    };
+
+    // Elicitation.
+    let args = json!({"message": "Your colour?"});
+    let first = host.call(call(json!(1), "test_elicitation", args.clone()));
+    let (key, params, state) = input_round(&first, "elicitation/create");
+    assert_eq!(params["message"], "Your colour?", "{first}");
+    let accept = json!({"action": "accept", "content": {"response": "teal"}});
+    // A forged state is refused; the real round still waits.
+    let forged = host.call(retry(
+        json!(2),
+        "test_elicitation",
+        args.clone(),
+        &key,
+        accept.clone(),
+        "forged",
+    ));
+    assert_eq!(forged["error"]["code"], -32602, "{forged}");
+    // The state is bound to its call: another tool cannot use it.
+    let other = host.call(retry(
+        json!(3),
+        "echo",
+        json!({"text": "x"}),
+        &key,
+        accept.clone(),
+        &state,
+    ));
+    assert_eq!(other["error"]["code"], -32602, "{other}");
+    let done = host.call(retry(
+        json!(4),
+        "test_elicitation",
+        args.clone(),
+        &key,
+        accept.clone(),
+        &state,
+    ));
+    assert!(text_of(&done).contains("teal"), "{done}");
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    // Used once: a replay is refused.
+    let replay = host.call(retry(
+        json!(5),
+        "test_elicitation",
+        args,
+        &key,
+        accept,
+        &state,
+    ));
+    assert_eq!(replay["error"]["code"], -32602, "{replay}");
+
+    // Sampling.
+    let args = json!({"prompt": "Say hi"});
+    let first = host.call(call(json!(6), "test_sampling", args.clone()));
+    let (key, _, state) = input_round(&first, "sampling/createMessage");
+    let sampled = json!({
+        "role": "assistant", "content": {"type": "text", "text": "hi from the host"}, "model": "test"
+    });
+    let done = host.call(retry(
+        json!(7),
+        "test_sampling",
+        args,
+        &key,
+        sampled,
+        &state,
+    ));
+    assert_eq!(text_of(&done), "LLM response: hi from the host", "{done}");
+
+    // Nothing was pushed to the 2026-07-28 host as a request.
+    while let Ok(m) = host.rx.try_recv() {
+        assert!(
+            m.get("method").is_none() || m.get("id").is_none(),
+            "pushed: {m}"
+        );
+    }
+    let (code, _) = host.finish();
+    assert_eq!(code, Some(0));
+}
+
+// MRTR-08, MRTR-09
+#[test]
+fn input_rounds_of_a_handshake_remote_are_bounded_in_age_and_count() {
+    let server = HttpServer::start(&["--era", "handshake"]);
+    let ask = |id: i64| {
+        req(
+            "modern",
+            json!(id),
+            "tools/call",
+            json!({"name": "test_elicitation", "arguments": {"message": "Your colour?"}}),
+        )
+    };
+    let answer = |id: i64, key: &str, state: &str| {
+        let mut r = ask(id);
+        r["params"]["inputResponses"] =
+            json!({ key: {"action": "accept", "content": {"response": "teal"}} });
+        r["params"]["requestState"] = json!(state);
+        r
+    };
+
+    // Age: a round older than --input-wait is dropped (the call is
+    // cancelled at the remote) and its state refused.
+    let mut host = Host::start(&server.url, &["--input-wait", "1"]);
+    let first = host.call(ask(1));
+    let (key, _, state) = input_round(&first, "elicitation/create");
+    std::thread::sleep(Duration::from_millis(2100));
+    let late = host.call(answer(2, &key, &state));
+    assert_eq!(late["error"]["code"], -32602, "{late}");
+    // A new call still works.
+    let again = host.call(ask(3));
+    let (key, _, state) = input_round(&again, "elicitation/create");
+    let done = host.call(answer(4, &key, &state));
+    assert!(text_of(&done).contains("teal"), "{done}");
+    let (code, _) = host.finish();
+    assert_eq!(code, Some(0));
+
+    // Count: with one round allowed to wait, a second call's pushed
+    // request is refused at the remote; that call is still answered.
+    let mut host = Host::start(&server.url, &["--max-input-waits", "1"]);
+    let first = host.call(ask(1));
+    let (key, _, state) = input_round(&first, "elicitation/create");
+    let second = host.call(ask(2));
+    assert_ne!(second["result"]["resultType"], "input_required", "{second}");
+    assert!(
+        second.get("error").is_some() || second["result"]["isError"] == true,
+        "{second}"
+    );
+    let done = host.call(answer(3, &key, &state));
+    assert!(text_of(&done).contains("teal"), "{done}");
+    let (code, _) = host.finish();
+    assert_eq!(code, Some(0));
+}
+
+// SUB-01, SUB-12, SUB-14
+#[test]
+fn a_handshake_host_gets_a_modern_remotes_list_changes_through_the_bridges_listen() {
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    for area in ["tools", "prompts", "resources"] {
+        assert_eq!(
+            init["result"]["capabilities"][area]["listChanged"], true,
+            "{init}"
+        );
+    }
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Each call toggles a tool; once the bridge's listen is open at the
+    // remote, the change reaches the host (on the listen stream, so it may
+    // come after the call's answer). Bounded by a count of calls.
+    let is_change = |m: &Value| m["method"] == "notifications/tools/list_changed";
+    let mut change = None;
+    for i in 0..20 {
+        let id = json!(format!("trigger-{i}"));
+        host.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "test_trigger_tool_change", "arguments": {}}}));
+        let (before, done) = host.answer_for(&id);
+        assert!(done.get("result").is_some(), "{done}");
+        change = before.into_iter().find(is_change).or_else(|| {
+            host.rx
+                .recv_timeout(Duration::from_millis(500))
+                .ok()
+                .filter(is_change)
+        });
+        if change.is_some() {
+            break;
+        }
+    }
+    let change = change.expect("no notifications/tools/list_changed reached the host");
+    // A handshake-era notification: no subscriptionId, no acknowledgement.
+    assert!(
+        change["params"]["_meta"]
+            .get("io.modelcontextprotocol/subscriptionId")
+            .is_none(),
+        "{change}"
+    );
+    while let Ok(m) = host.rx.try_recv() {
+        assert_ne!(
+            m["method"], "notifications/subscriptions/acknowledged",
+            "{m}"
+        );
+    }
     let (code, stderr) = host.finish();
     assert_eq!(code, Some(0), "{stderr}");
 }

@@ -813,19 +813,17 @@ fn python_sdk_host_uses_the_handshake_only_python_sdk_v1_server() {
     assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
     assert_fastmcp_steps(&s, "python v1 echo", "hello from the python v1 remote");
     // Auto mode: the host discovers, the bridge translates it to a
-    // 2026-07-28 session of the handshake-only remote. Everything but the
-    // elicitation crosses (see the ignored test below).
+    // 2026-07-28 session of the handshake-only remote. The elicitation,
+    // an input_required round for this host, has its own test below.
     let s = python_host(&py, &remote.url, "auto", "fastmcp");
     assert_eq!(s["initialize"]["server_name"], "python-sdk-v1-remote");
     assert_fastmcp_steps_but_elicitation(&s, "python v1 echo", "hello from the python v1 remote");
 }
 
-// Issue 24, not done yet: for a 2026-07-28 host of a handshake-only remote
-// the bridge forwards the remote's pushed elicitation/create as a request
-// instead of mapping it onto an input_required round, and the Python SDK's
-// client in 2026-07-28 mode does not answer it (docs/BRIDGE.md).
+// MRTR-15: for a 2026-07-28 host of a handshake-only remote the bridge
+// maps the remote's pushed elicitation/create onto an input_required round
+// that the Python SDK's client answers with its elicitation callback.
 #[test]
-#[ignore = "issue 24: a handshake remote's pushed elicitation is not yet an input_required round for a 2026-07-28 host"]
 fn python_sdk_auto_host_gets_the_handshake_only_remotes_elicitation() {
     let Some(py) = python() else { return };
     let remote = PythonRemote::start(&py.v1, "server_v1.py");

@@ -113,10 +113,14 @@ impl Setup {
         self.config.join("mcp").join("tokens")
     }
 
-    /// The stored credential files.
+    /// The stored credential files (not the refresh lock files beside
+    /// them).
     fn token_files(&self) -> Vec<PathBuf> {
         match std::fs::read_dir(self.tokens_dir()) {
-            Ok(d) => d.map(|e| e.unwrap().path()).collect(),
+            Ok(d) => d
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_none_or(|x| x != "lock"))
+                .collect(),
             Err(_) => Vec::new(),
         }
     }

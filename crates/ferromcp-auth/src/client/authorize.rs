@@ -45,6 +45,14 @@ pub trait AuthorizationHandler: Send + Sync + 'static {
     fn application_type(&self) -> &str {
         "native"
     }
+    /// Whether [`AuthorizationHandler::start`] may lead to a real flow (a
+    /// user, a browser). Then the client holds the store's lock across
+    /// it, so processes sharing the store run one flow at a time; a
+    /// handler that only ever fails (e.g. "log in first") answers `false`
+    /// and no lock is taken. Default `true`.
+    fn interactive(&self) -> bool {
+        true
+    }
 }
 
 /// The parameters of an authorization response (RFC 6749 §4.1.2, RFC 9207).

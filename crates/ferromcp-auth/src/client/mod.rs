@@ -108,13 +108,15 @@ pub use http::{HttpClient, HttpResponse};
 pub use metadata::{AuthServerMetadata, ProtectedResourceMetadata, ResourceMetadata};
 pub use net::NetPolicy;
 pub use oauth::{
-    DEFAULT_CLIENT_NAME, DEFAULT_MAX_STEP_UPS, DEFAULT_REFRESH_SKEW, OAuthClient,
-    OAuthClientBuilder,
+    DEFAULT_AUTHORIZATION_LOCK_WAIT, DEFAULT_CLIENT_NAME, DEFAULT_MAX_STEP_UPS,
+    DEFAULT_REFRESH_LOCK_WAIT, DEFAULT_REFRESH_SKEW, OAuthClient, OAuthClientBuilder,
 };
 pub use proof::RequestProof;
 pub use registration::PreRegistered;
 pub use revoke::{RevocationReport, TokenTypeHint, revoke_stored, revoke_token};
-pub use store::{FileStore, MemoryStore, StoreKey, StoredCredentials, TokenStore};
+pub use store::{
+    FileStore, LockAttempt, MemoryStore, StoreKey, StoreLock, StoredCredentials, TokenStore,
+};
 pub use token::{StoredToken, TokenResponse};
 
 pub use crate::core::BoxFuture;

@@ -18,7 +18,9 @@ use super::pkce::{Pkce, random_token};
 use super::proof::RequestProof;
 use super::registration::{self, PreRegistered, RegistrationRequest};
 use super::scope;
-use super::store::{MemoryStore, StoreKey, StoredClient, StoredCredentials, TokenStore};
+use super::store::{
+    LockAttempt, MemoryStore, StoreKey, StoreLock, StoredClient, StoredCredentials, TokenStore,
+};
 use super::token::{StoredToken, token_request};
 use crate::challenge::{BearerChallenge, INSUFFICIENT_SCOPE};
 use ferromcp_client::{AuthChallenge, AuthDecision, AuthRequest, HttpAuth};
@@ -32,6 +34,13 @@ use std::time::Duration;
 pub const DEFAULT_MAX_STEP_UPS: u32 = 3;
 /// Default margin before expiry at which a token is refreshed.
 pub const DEFAULT_REFRESH_SKEW: Duration = Duration::from_secs(30);
+/// Default bound on waiting for another process's refresh of the same
+/// stored credentials (see [`OAuthClientBuilder::refresh_lock_wait`]).
+pub const DEFAULT_REFRESH_LOCK_WAIT: Duration = Duration::from_secs(30);
+/// Default bound on waiting for another process's authorization for the
+/// same stored credentials (see
+/// [`OAuthClientBuilder::authorization_lock_wait`]).
+pub const DEFAULT_AUTHORIZATION_LOCK_WAIT: Duration = Duration::from_secs(300);
 /// Default `client_name` for dynamic registration.
 pub const DEFAULT_CLIENT_NAME: &str = "mcp-rs client";
 
@@ -47,6 +56,8 @@ pub struct OAuthClientBuilder {
     client_name: String,
     max_step_ups: u32,
     refresh_skew: Duration,
+    refresh_lock_wait: Duration,
+    authorization_lock_wait: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
     protocol_version: Option<String>,
@@ -79,6 +90,8 @@ impl OAuthClientBuilder {
             client_name: DEFAULT_CLIENT_NAME.into(),
             max_step_ups: DEFAULT_MAX_STEP_UPS,
             refresh_skew: DEFAULT_REFRESH_SKEW,
+            refresh_lock_wait: DEFAULT_REFRESH_LOCK_WAIT,
+            authorization_lock_wait: DEFAULT_AUTHORIZATION_LOCK_WAIT,
             proof: None,
             grant: None,
             protocol_version: None,
@@ -148,6 +161,24 @@ impl OAuthClientBuilder {
         self
     }
 
+    /// How long a refresh waits for the store's lock on the credentials
+    /// (see [`TokenStore::try_lock`]) while another process refreshes them
+    /// (default [`DEFAULT_REFRESH_LOCK_WAIT`]). After that it reads the
+    /// store and, if nothing newer is there, refreshes without the lock.
+    pub fn refresh_lock_wait(mut self, wait: Duration) -> Self {
+        self.refresh_lock_wait = wait;
+        self
+    }
+
+    /// How long an authorization (a user in the browser) waits for the
+    /// store's lock while another process authorizes for the same
+    /// credentials (default [`DEFAULT_AUTHORIZATION_LOCK_WAIT`]); the
+    /// token that process stored is then used instead of a second flow.
+    pub fn authorization_lock_wait(mut self, wait: Duration) -> Self {
+        self.authorization_lock_wait = wait;
+        self
+    }
+
     /// A proof-of-possession provider (DPoP) for MCP and token requests.
     pub fn proof(mut self, proof: Arc<dyn RequestProof>) -> Self {
         self.proof = Some(proof);
@@ -205,6 +236,8 @@ impl OAuthClientBuilder {
                 client_name: self.client_name,
                 max_step_ups: self.max_step_ups,
                 refresh_skew: self.refresh_skew,
+                refresh_lock_wait: self.refresh_lock_wait,
+                authorization_lock_wait: self.authorization_lock_wait,
                 proof: self.proof,
                 grant: self.grant,
                 protocol_version: self.protocol_version,
@@ -226,6 +259,8 @@ struct Config {
     client_name: String,
     max_step_ups: u32,
     refresh_skew: Duration,
+    refresh_lock_wait: Duration,
+    authorization_lock_wait: Duration,
     proof: Option<Arc<dyn RequestProof>>,
     grant: Option<Arc<dyn Grant>>,
     protocol_version: Option<String>,
@@ -551,12 +586,77 @@ impl OAuthClient {
         })
     }
 
+    /// Takes the store's lock on `key`, waiting (polling) at most
+    /// `refresh_lock_wait` while another holder has it. `None` when it
+    /// could not be had: the caller goes on without it.
+    async fn lock_entry(&self, key: &StoreKey, wait: Duration) -> Option<StoreLock> {
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut pause = Duration::from_millis(5);
+        loop {
+            match self.cfg.store.try_lock(key) {
+                Ok(LockAttempt::Acquired(l)) => return Some(l),
+                Ok(LockAttempt::Busy) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                Ok(LockAttempt::Busy) => {
+                    tracing::warn!(
+                        "another process held the credentials' lock for {wait:?}; going on without it"
+                    );
+                    return None;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot lock the stored credentials; going on without the lock");
+                    return None;
+                }
+            }
+        }
+    }
+
     /// Refreshes the token; `false` (and the token dropped) when there is
     /// no refresh token or the AS refuses.
+    ///
+    /// Across processes sharing the store: the store's lock on the entry is
+    /// held from reading it to saving the new token, and the entry is read
+    /// again under the lock, so a token another process obtained meanwhile
+    /// is used instead of refreshing again (a rotated refresh token works
+    /// only once).
     async fn refresh(&self, s: &mut Session) -> bool {
-        let Some(t) = s.token.clone() else {
+        let Some(mut t) = s.token.clone() else {
             return false;
         };
+        if t.refresh_token.is_none() {
+            return false;
+        }
+        let key = s.key();
+        let _lock = match &key {
+            Some(k) => self.lock_entry(k, self.cfg.refresh_lock_wait).await,
+            None => None,
+        };
+        if let Some(k) = &key {
+            match self.cfg.store.load(k) {
+                Ok(Some(c)) => {
+                    if let Some(stored) = c.token.filter(|st| st.access_token != t.access_token) {
+                        if !stored.expires_within(self.cfg.refresh_skew) {
+                            tracing::debug!("using the token another process stored");
+                            if c.client.is_some() {
+                                s.registered = c.client;
+                            }
+                            s.token = Some(stored);
+                            self.set_partition(s);
+                            return true;
+                        }
+                        // Newer but expiring too: its refresh token is the
+                        // live one.
+                        if stored.refresh_token.is_some() {
+                            t = stored;
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "ignoring unreadable stored credentials"),
+            }
+        }
         let Some(rt) = t.refresh_token.clone() else {
             return false;
         };
@@ -600,7 +700,36 @@ impl OAuthClient {
 
     /// Obtains a new token for `scopes` (authorization code + PKCE, or the
     /// configured grant) and stores it.
+    ///
+    /// Across processes sharing the store: the store's lock on the entry
+    /// is held for the whole flow, and the entry is read again under it, so
+    /// a token (or client registration) another process obtained meanwhile
+    /// is used instead of a second authorization.
     async fn obtain(&self, s: &mut Session, scopes: Option<Vec<String>>) -> Result<(), OAuthError> {
+        let flows =
+            self.cfg.grant.is_some() || self.cfg.handler.as_ref().is_some_and(|h| h.interactive());
+        let key = s.key().filter(|_| flows);
+        let _lock = match &key {
+            Some(k) => self.lock_entry(k, self.cfg.authorization_lock_wait).await,
+            None => None,
+        };
+        if let Some(Ok(Some(c))) = key.as_ref().map(|k| self.cfg.store.load(k)) {
+            let ours = s.token.as_ref().map(|t| t.access_token.clone());
+            if let Some(t) = c.token.filter(|t| {
+                Some(&t.access_token) != ours.as_ref() && !t.expires_within(self.cfg.refresh_skew)
+            }) {
+                tracing::debug!("using the token another process obtained");
+                if c.client.is_some() {
+                    s.registered = c.client;
+                }
+                s.token = Some(t);
+                self.set_partition(s);
+                return Ok(());
+            }
+            if s.registered.is_none() && s.client.is_none() {
+                s.registered = c.client;
+            }
+        }
         let r = self.obtain_inner(s, scopes).await;
         match (r, &s.default_endpoints) {
             (Err(e), Some(note)) => Err(OAuthError::new(

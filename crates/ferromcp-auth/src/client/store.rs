@@ -64,6 +64,42 @@ pub struct StoredCredentials {
     pub token: Option<StoredToken>,
 }
 
+/// A held lock on one store entry, released when dropped.
+pub struct StoreLock {
+    _held: Option<Box<dyn std::any::Any + Send + Sync>>,
+}
+
+impl StoreLock {
+    /// A lock that holds nothing: for stores shared by no other process.
+    pub fn none() -> Self {
+        Self { _held: None }
+    }
+
+    /// A lock held as long as `held` lives (an open, locked file).
+    pub fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        Self {
+            _held: Some(Box::new(held)),
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreLock")
+            .field("held", &self._held.is_some())
+            .finish()
+    }
+}
+
+/// What [`TokenStore::try_lock`] got.
+#[derive(Debug)]
+pub enum LockAttempt {
+    /// The lock is ours until the [`StoreLock`] is dropped.
+    Acquired(StoreLock),
+    /// Another holder (another process) has it: try again later.
+    Busy,
+}
+
 /// Persists credentials. Calls are short and synchronous; implementations
 /// backed by slow systems should cache.
 pub trait TokenStore: Send + Sync + 'static {
@@ -73,6 +109,17 @@ pub trait TokenStore: Send + Sync + 'static {
     fn save(&self, key: &StoreKey, value: &StoredCredentials) -> Result<(), OAuthError>;
     /// Deletes the entry for `key` (no error when absent).
     fn remove(&self, key: &StoreKey) -> Result<(), OAuthError>;
+
+    /// Tries, without waiting, to take the lock on `key` that
+    /// [`super::OAuthClient`] holds across read, refresh and write, so that
+    /// processes sharing the store refresh a token once (a rotated refresh
+    /// token is single-use) and the others read the result. The default,
+    /// for stores no other process shares, always succeeds and holds
+    /// nothing.
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        let _ = key;
+        Ok(LockAttempt::Acquired(StoreLock::none()))
+    }
 }
 
 /// A process-local store.
@@ -123,12 +170,24 @@ impl TokenStore for MemoryStore {
 #[derive(Debug, Clone)]
 pub struct FileStore {
     dir: PathBuf,
+    lock_dir: Option<PathBuf>,
 }
 
 impl FileStore {
     /// A store in `dir` (created on first save).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            lock_dir: None,
+        }
+    }
+
+    /// Keeps the lock files of [`TokenStore::try_lock`] in `dir` (created
+    /// with mode `0700` when first needed) instead of beside the entries,
+    /// so taking a lock never creates the credentials directory.
+    pub fn lock_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.lock_dir = Some(dir.into());
+        self
     }
 
     /// The file for `key`: the SHA-256 of issuer and resource, in hex.
@@ -143,15 +202,20 @@ impl FileStore {
     }
 
     fn create_dir(&self) -> std::io::Result<()> {
-        let mut b = std::fs::DirBuilder::new();
-        b.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            b.mode(0o700);
-        }
-        b.create(&self.dir)
+        create_private_dir(&self.dir)
     }
+}
+
+/// Creates `dir` (and its parents) with mode `0700`.
+fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
 }
 
 fn io(path: &std::path::Path, e: std::io::Error) -> OAuthError {
@@ -217,6 +281,42 @@ impl TokenStore for FileStore {
             Err(e) => Err(io(&path, e)),
         }
     }
+
+    /// An advisory `flock` on `<entry>.lock` beside the entry's file, or in
+    /// [`FileStore::lock_dir`] (mode `0600`, left in place). The kernel releases it when the holder
+    /// exits, however it exits, so a crashed process never leaves a stale
+    /// lock behind. Elsewhere than Unix there is no lock.
+    fn try_lock(&self, key: &StoreKey) -> Result<LockAttempt, OAuthError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let entry = self.path_for(key).with_extension("lock");
+            let path = match (&self.lock_dir, entry.file_name()) {
+                (Some(d), Some(name)) => d.join(name),
+                _ => entry,
+            };
+            let dir = path.parent().unwrap_or(&self.dir);
+            create_private_dir(dir).map_err(|e| io(dir, e))?;
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(&path)
+                .map_err(|e| io(&path, e))?;
+            match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => Ok(LockAttempt::Acquired(StoreLock::new(file))),
+                Err(rustix::io::Errno::WOULDBLOCK) => Ok(LockAttempt::Busy),
+                Err(e) => Err(io(&path, e.into())),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = key;
+            Ok(LockAttempt::Acquired(StoreLock::none()))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +361,50 @@ mod tests {
         store.remove(&key("https://as1")).unwrap();
         store.remove(&key("https://as1")).unwrap();
         assert_eq!(store.load(&key("https://as1")).unwrap(), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_file_lock_excludes_other_holders_until_dropped() {
+        let dir = std::env::temp_dir().join(format!(
+            "mcp-auth-lock-{}-{}",
+            std::process::id(),
+            super::super::pkce::random_token(6).unwrap()
+        ));
+        // Two stores on one directory stand for two processes: flock
+        // locks belong to open files, not to processes.
+        let a = FileStore::new(&dir);
+        let b = FileStore::new(&dir);
+        let held = a.try_lock(&key("https://as1")).unwrap();
+        assert!(matches!(held, LockAttempt::Acquired(_)));
+        assert!(matches!(
+            b.try_lock(&key("https://as1")).unwrap(),
+            LockAttempt::Busy
+        ));
+        // Another entry has its own lock.
+        assert!(matches!(
+            b.try_lock(&key("https://as2")).unwrap(),
+            LockAttempt::Acquired(_)
+        ));
+        drop(held);
+        assert!(matches!(
+            b.try_lock(&key("https://as1")).unwrap(),
+            LockAttempt::Acquired(_)
+        ));
+        // With a lock directory the credentials directory is not created.
+        let c = FileStore::new(dir.join("creds")).lock_dir(dir.join("locks"));
+        assert!(matches!(
+            c.try_lock(&key("https://as3")).unwrap(),
+            LockAttempt::Acquired(_)
+        ));
+        assert!(!dir.join("creds").exists());
+        assert!(dir.join("locks").is_dir());
+        // The memory store needs no lock.
+        assert!(matches!(
+            MemoryStore::new().try_lock(&key("https://as1")).unwrap(),
+            LockAttempt::Acquired(_)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
