@@ -115,16 +115,17 @@ pub struct ValidateArgs {
     /// the nearest one from the file's directory up).
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// Machine-readable JSON output.
-    #[arg(long)]
-    pub json: bool,
+    /// With a server (`--server URL` or `-- CMD ARGS…`): it is started or
+    /// connected and the version it reports must be `server.json`'s.
+    #[command(flatten)]
+    pub common: Common,
 }
 
 /// `mcp registry …`.
 pub async fn run(c: RegistryCommand) -> Result<u8, Failure> {
     match c {
         RegistryCommand::Init(a) => init(*a).await,
-        RegistryCommand::Validate(a) => validate_cmd(&a),
+        RegistryCommand::Validate(a) => validate_cmd(&a).await,
         RegistryCommand::Publish(a) => crate::registry_publish::run(a).await,
     }
 }
@@ -421,6 +422,9 @@ pub struct Context {
     pub package: Option<Package>,
     /// The directory of the `server.json` (for local `.mcpb` files).
     pub dir: PathBuf,
+    /// The version the running server reports (`serverInfo.version`), when
+    /// validation was given a server.
+    pub server_version: Option<String>,
 }
 
 struct Checker<'a> {
@@ -619,6 +623,17 @@ pub fn validate(text: &str, ctx: &Context) -> Vec<Problem> {
             format!(
                 "version {version} differs from Cargo.toml's {cv} ({})",
                 pkg.manifest.display()
+            ),
+        );
+    }
+    if let Some(sv) = &ctx.server_version
+        && !version.is_empty()
+        && version != sv
+    {
+        c.add(
+            &path(&root, &["version"]),
+            format!(
+                "version {version} differs from the running server's {sv} (serverInfo.version)"
             ),
         );
     }
@@ -844,8 +859,24 @@ fn check_input(c: &mut Checker<'_>, base: &[String], v: &Value, named: bool) {
     }
 }
 
-fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
-    validate_file(&a.file, a.manifest_path.as_deref(), a.json)?;
+async fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
+    let running = if a.common.server.is_some() || !a.common.command.is_empty() {
+        let (target, rest) = connect::split_target(&a.common, Vec::new())?;
+        no_extra(&rest)?;
+        let client = connect::connect(&target, &a.common).await?;
+        let info = client.server_info();
+        let r: Result<String, Failure> = info.map(|i| i.version.clone()).ok_or_else(|| {
+            Failure::new(
+                code::PROTOCOL,
+                "the server did not say who it is (no serverInfo)",
+            )
+        });
+        connect::close(&client, &r).await;
+        Some(r?)
+    } else {
+        None
+    };
+    validate_file_with(&a.file, a.manifest_path.as_deref(), a.common.json, running)?;
     Ok(code::OK)
 }
 
@@ -855,6 +886,17 @@ pub fn validate_file(
     file: &Path,
     manifest_path: Option<&Path>,
     json_out: bool,
+) -> Result<(), Failure> {
+    validate_file_with(file, manifest_path, json_out, None)
+}
+
+/// [`validate_file`], also checking `server.json`'s version against the
+/// version the running server reported.
+fn validate_file_with(
+    file: &Path,
+    manifest_path: Option<&Path>,
+    json_out: bool,
+    server_version: Option<String>,
 ) -> Result<(), Failure> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", file.display())))?;
@@ -879,7 +921,14 @@ pub fn validate_file(
         Some(p) => Some(cargo_toml::read(&p).map_err(Failure::usage)?),
         None => None,
     };
-    let problems = validate(&text, &Context { package, dir });
+    let problems = validate(
+        &text,
+        &Context {
+            package,
+            dir,
+            server_version,
+        },
+    );
     if json_out {
         crate::output::print_json(&json!({"valid": problems.is_empty(), "problems": problems}))?;
     } else {
@@ -943,6 +992,34 @@ mod tests {
     #[test]
     fn a_good_file_passes() {
         assert_eq!(check(&good()), []);
+    }
+
+    #[test]
+    fn the_running_servers_version_must_be_the_files() {
+        let text = serde_json::to_string_pretty(&good()).unwrap_or_default();
+        let with = |v: &str| {
+            validate(
+                &text,
+                &Context {
+                    server_version: Some(v.to_owned()),
+                    ..Context::default()
+                },
+            )
+        };
+        assert_eq!(with("0.3.0"), []);
+        let problems = with("0.4.0");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].pointer, "/version");
+        assert!(
+            problems[0].message.contains("running server's 0.4.0"),
+            "{problems:?}"
+        );
+        // The line of the top-level "version" key (two-space indent).
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("  \"version\""))
+            .map(|i| i + 1);
+        assert_eq!(Some(problems[0].line), line, "{problems:?}");
     }
 
     #[test]

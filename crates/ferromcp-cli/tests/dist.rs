@@ -114,6 +114,32 @@ fn init_validate_pack_check_round_trip_in_both_eras() {
 
         let r = run_in(&d, &["registry", "validate"]);
         assert_eq!(r.code, 0, "{era}: {r:?}");
+        // The running binary reports the same version.
+        let r = run_in(&d, &["registry", "validate", "--era", era, "--", launcher]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        // A server.json claiming another version than the binary's is refused.
+        let mut other = sj.clone();
+        other["version"] = Value::from("0.1.1");
+        other["packages"][0]["version"] = Value::from("0.1.1");
+        std::fs::write(
+            d.join("other.json"),
+            serde_json::to_string_pretty(&other).unwrap(),
+        )
+        .unwrap();
+        let r = run_in(
+            &d,
+            &[
+                "registry",
+                "validate",
+                "other.json",
+                "--era",
+                era,
+                "--",
+                launcher,
+            ],
+        );
+        assert_ne!(r.code, 0, "{era}: {r:?}");
+        assert!(r.stderr.contains("running server's 0.1.0"), "{era}: {r:?}");
 
         // pack: the launcher as the bundle's binary; tools from the server.
         let r = run_in(
