@@ -535,6 +535,37 @@ impl Server {
             .unwrap_or(false)
     }
 
+    /// Adds a resource template at run time and notifies subscribers.
+    pub fn add_resource_template(&self, def: TemplateDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("resource template {:?}", def.template.uri_template),
+        )?;
+        self.shared
+            .update(
+                |r| r.add_template(def).map(|_| true),
+                Change::ResourcesListChanged,
+            )
+            .map(|_| ())
+    }
+
+    /// Removes every resource template whose `uriTemplate` is
+    /// `uri_template`; returns whether one existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.shared
+            .update(
+                |r| {
+                    let before = r.templates.len();
+                    r.templates
+                        .retain(|t| t.template.uri_template != uri_template);
+                    Ok(before != r.templates.len())
+                },
+                Change::ResourcesListChanged,
+            )
+            .unwrap_or(false)
+    }
+
     /// Removes the static resources at `remove`, then adds `add` (a URI in
     /// both is replaced), as one registry swap with a single
     /// `resources/list_changed` (a watcher applying a batch of file

@@ -1,0 +1,331 @@
+//! The client-facing catalogue: every upstream's tools and prompts under
+//! `PREFIX` + separator + name, resources and templates under their own
+//! URIs, registered in the gateway's `Server` with handlers forwarding to
+//! the upstream that owns them.
+//!
+//! Policy is enforced by registration: a tool the upstream's filter does
+//! not permit is never registered, so it is absent from `tools/list` and a
+//! call to it (or to any name the gateway did not register, case variants
+//! included, since names compare exactly) is refused by the server before
+//! any upstream sees it.
+//!
+//! Collisions (two upstreams claiming one client-facing name or URI) are
+//! decided by name order: the upstream first in name order owns it, the
+//! other's item is reported and left out, whichever connected first.
+
+use crate::naming;
+use crate::upstream::{Failure, Snapshot, Upstream};
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::types::{
+    CallToolResult, ContentBlock, GetPromptResult, JsonObject, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
+};
+use ferromcp_server::{
+    HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
+    TemplateDef, ToolDef, prompt, tool,
+};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// Where problems are reported (the CLI prints to stderr).
+pub type Report = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    Tool,
+    Prompt,
+    Resource,
+    Template,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+            Kind::Template => "resource template",
+        }
+    }
+}
+
+/// One item an upstream offers, ready to register.
+enum Item {
+    Tool(ToolDef),
+    Prompt(PromptDef),
+    Resource(ResourceDef),
+    Template(TemplateDef),
+}
+
+/// The gateway's server and who owns each client-facing name.
+pub(crate) struct Aggregate {
+    server: Server,
+    separator: String,
+    report: Report,
+    owners: Mutex<HashMap<(Kind, String), usize>>,
+}
+
+impl Aggregate {
+    pub(crate) fn new(server: Server, separator: String, report: Report) -> Self {
+        Self {
+            server,
+            separator,
+            report,
+            owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Makes the server's items of `up` match `snap`: new ones added,
+    /// changed ones replaced (one registry swap each), vanished ones
+    /// removed; each name checked for policy, validity and collisions.
+    pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
+        let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
+        let name = up.name().to_owned();
+        for t in snap.tools {
+            if !up.cfg.filter().permits(&t.name) {
+                continue;
+            }
+            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &t.name);
+            if !naming::is_valid_tool_name(&exposed) {
+                (self.report)(&format!(
+                    "upstream {name:?}: tool {:?} would be exposed as {exposed:?}, which breaks the tool-name rules (1-128 characters of A-Z a-z 0-9 _ . -); skipped",
+                    t.name
+                ));
+                continue;
+            }
+            items.insert(
+                (Kind::Tool, exposed.clone()),
+                Item::Tool(tool_def(exposed, t, up)),
+            );
+        }
+        for p in snap.prompts {
+            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &p.name);
+            items.insert(
+                (Kind::Prompt, exposed.clone()),
+                Item::Prompt(prompt_def(exposed, p, up)),
+            );
+        }
+        for r in snap.resources {
+            items.insert(
+                (Kind::Resource, r.uri.clone()),
+                Item::Resource(resource_def(r, up)),
+            );
+        }
+        for t in snap.templates {
+            if let Err(e) = ferromcp_server::uri_template::UriTemplate::parse(&t.uri_template) {
+                (self.report)(&format!(
+                    "upstream {name:?}: resource template {:?} is invalid ({e}); skipped",
+                    t.uri_template
+                ));
+                continue;
+            }
+            items.insert(
+                (Kind::Template, t.uri_template.clone()),
+                Item::Template(template_def(t, up)),
+            );
+        }
+        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        // Gone: what this upstream owned and no longer lists.
+        let gone: Vec<(Kind, String)> = owners
+            .iter()
+            .filter(|(k, r)| **r == up.rank && !items.contains_key(*k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            owners.remove(&key);
+            self.remove(&key);
+        }
+        for (key, item) in items {
+            match owners.get(&key).copied() {
+                Some(r) if r < up.rank => {
+                    (self.report)(&format!(
+                        "upstream {name:?}: {} {:?} collides with one of an upstream earlier in name order; skipped",
+                        key.0.noun(),
+                        key.1
+                    ));
+                    continue;
+                }
+                Some(r) if r > up.rank => {
+                    (self.report)(&format!(
+                        "upstream {name:?}: {} {:?} collides with one of an upstream later in name order, which loses it",
+                        key.0.noun(),
+                        key.1
+                    ));
+                }
+                _ => {}
+            }
+            match self.register(&key, item) {
+                Ok(()) => {
+                    owners.insert(key, up.rank);
+                }
+                Err(e) => (self.report)(&format!(
+                    "upstream {name:?}: {} {:?} cannot be served ({e}); skipped",
+                    key.0.noun(),
+                    key.1
+                )),
+            }
+        }
+    }
+
+    fn register(&self, key: &(Kind, String), item: Item) -> Result<(), ferromcp_server::Error> {
+        match item {
+            Item::Tool(d) => self.server.replace_tool(d),
+            Item::Prompt(d) => self.server.replace_prompt(d),
+            Item::Resource(d) => self
+                .server
+                .update_resources([key.1.as_str()], vec![d])
+                .map(drop),
+            Item::Template(d) => {
+                self.server.remove_resource_template(&key.1);
+                self.server.add_resource_template(d)
+            }
+        }
+    }
+
+    fn remove(&self, key: &(Kind, String)) {
+        match key.0 {
+            Kind::Tool => drop(self.server.remove_tool(&key.1)),
+            Kind::Prompt => drop(self.server.remove_prompt(&key.1)),
+            Kind::Resource => drop(self.server.remove_resource(&key.1)),
+            Kind::Template => drop(self.server.remove_resource_template(&key.1)),
+        }
+    }
+}
+
+/// The JSON-RPC error for a failed forward of anything but a tool call.
+fn protocol_error(up: &Upstream, method: &str, f: Failure) -> HandlerError {
+    match f {
+        Failure::Rpc(mut e) => {
+            e.message = up.explain(method, &Failure::Rpc(e.clone()));
+            HandlerError::Protocol(e)
+        }
+        other => HandlerError::Protocol(ErrorObject::internal(up.explain(method, &other))),
+    }
+}
+
+fn params(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    up: &Upstream,
+    method: &str,
+    v: Value,
+) -> Result<T, HandlerError> {
+    if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return Err(HandlerError::Protocol(ErrorObject::internal(format!(
+            "upstream {:?} asked for input during {method}; the gateway does not relay input requests yet",
+            up.name()
+        ))));
+    }
+    serde_json::from_value(v).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "upstream {:?} sent a malformed {method} result: {e}",
+            up.name()
+        )))
+    })
+}
+
+/// A tool whose handler forwards `tools/call` under the upstream's own name.
+fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
+    let own = t.name.clone();
+    let mut b = tool(exposed).input_schema(t.input_schema);
+    if let Some(d) = t.description {
+        b = b.description(d);
+    }
+    if let Some(d) = t.title {
+        b = b.title(d);
+    }
+    if let Some(a) = t.annotations {
+        b = b.annotations(a);
+    }
+    if let Some(i) = t.icons {
+        b = b.icons(i);
+    }
+    if let Some(s) = t.output_schema {
+        b = b.output_schema(s);
+    }
+    let up = up.clone();
+    b.raw_handler(move |args: JsonObject, _cx: RequestContext| {
+        let up = up.clone();
+        let own = own.clone();
+        async move {
+            let r = up
+                .request(
+                    "tools/call",
+                    params(json!({"name": own, "arguments": args})),
+                )
+                .await;
+            match r {
+                Ok(v) => typed::<CallToolResult>(&up, "tools/call", v),
+                // The upstream's own JSON-RPC errors (unknown tool, bad
+                // arguments) stay JSON-RPC errors, naming the upstream.
+                Err(f @ Failure::Rpc(_)) => Err(protocol_error(&up, "tools/call", f)),
+                // Everything else is a tool error the model can read.
+                Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                    up.explain("tools/call", &f),
+                )])),
+            }
+        }
+    })
+}
+
+/// A prompt whose handler forwards `prompts/get` under the upstream's own name.
+fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
+    let own = p.name.clone();
+    let mut b = prompt(exposed);
+    if let Some(d) = p.description {
+        b = b.description(d);
+    }
+    if let Some(t) = p.title {
+        b = b.title(t);
+    }
+    for a in p.arguments.unwrap_or_default() {
+        b = b.argument(
+            a.name,
+            a.description.unwrap_or_default(),
+            a.required.unwrap_or(false),
+        );
+    }
+    let up = up.clone();
+    b.handler(move |args: PromptArgs, _cx: RequestContext| {
+        let up = up.clone();
+        let own = own.clone();
+        async move {
+            let v = up
+                .request(
+                    "prompts/get",
+                    params(json!({"name": own, "arguments": args})),
+                )
+                .await
+                .map_err(|f| protocol_error(&up, "prompts/get", f))?;
+            typed::<GetPromptResult>(&up, "prompts/get", v)
+        }
+    })
+}
+
+async fn read(up: Arc<Upstream>, uri: String) -> Result<ReadResourceResult, HandlerError> {
+    let v = up
+        .request("resources/read", params(json!({"uri": uri})))
+        .await
+        .map_err(|f| protocol_error(&up, "resources/read", f))?;
+    typed::<ReadResourceResult>(&up, "resources/read", v)
+}
+
+fn resource_def(r: Resource, up: &Arc<Upstream>) -> ResourceDef {
+    let up = up.clone();
+    ResourceDef::new(r, move |req: ResourceRequest, _cx: RequestContext| {
+        read(up.clone(), req.uri)
+    })
+}
+
+fn template_def(t: ResourceTemplate, up: &Arc<Upstream>) -> TemplateDef {
+    let up = up.clone();
+    TemplateDef::new(t, move |req: ResourceRequest, _cx: RequestContext| {
+        read(up.clone(), req.uri)
+    })
+}

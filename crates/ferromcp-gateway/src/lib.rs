@@ -1,0 +1,343 @@
+//! # ferromcp-gateway
+//!
+//! The core of `mcp gateway`: many Model Context Protocol servers behind
+//! one endpoint.
+//!
+//! - The client-facing side is a ferromcp [`Server`]: both protocol eras,
+//!   sessions, Host/Origin protection, limits and listen come from the
+//!   server crate and its transports (the CLI serves it over Streamable
+//!   HTTP or stdio).
+//! - Each upstream (a stdio child or a Streamable HTTP endpoint, either
+//!   era) is a ferromcp client connection owned by the gateway. Its tools
+//!   and prompts appear as `PREFIX__NAME` (prefix: the server's name by
+//!   default), its resources and templates under their own URIs.
+//! - A tool the upstream's `allowTools`/`denyTools` do not permit is never
+//!   registered: absent from `tools/list`, and refused on `tools/call`
+//!   without reaching the upstream.
+//! - Each upstream gets only the credentials its configuration names; the
+//!   gateway's clients' headers are never forwarded.
+//! - A dead upstream affects only its own items: it is retried with
+//!   backoff, requests to it fail within its `timeoutMs`, and a stdio
+//!   child that exits is started again.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use ferromcp_gateway::{Config, Gateway};
+//! let config = Config::parse(
+//!     r#"{"mcpServers": {"everything": {"command": "everything-server", "args": ["--stdio"]}}}"#,
+//!     |var| std::env::var(var).ok(),
+//! )?;
+//! let running = Gateway::new(config).start().await?;
+//! running.server().serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+mod aggregate;
+mod config;
+mod naming;
+mod upstream;
+
+pub use aggregate::Report;
+pub use config::{
+    Config, ConfigError, DEFAULT_SEPARATOR, DEFAULT_TIMEOUT, Transport, UpstreamConfig,
+};
+pub use ferromcp_bridge::expose::Restart;
+pub use naming::{exposed, is_valid_tool_name};
+
+use aggregate::Aggregate;
+use ferromcp_server::Server;
+use std::sync::Arc;
+use std::time::Duration;
+use upstream::{Failure, Upstream};
+
+/// How often a connected upstream's health is checked when nothing else
+/// woke its supervisor.
+const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(5);
+
+/// A gateway in front of the upstreams of a [`Config`].
+pub struct Gateway {
+    config: Config,
+    restart: Restart,
+    report: Report,
+    health_interval: Duration,
+    server: Option<ferromcp_server::ServerBuilder>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("config", &self.config)
+            .field("restart", &self.restart)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    /// A gateway for `config`, with default backoff and reporting through
+    /// `tracing`.
+    pub fn new(config: Config) -> Self {
+        Self {
+            config,
+            restart: Restart::default(),
+            report: Arc::new(|m| tracing::warn!("{m}")),
+            health_interval: DEFAULT_HEALTH_INTERVAL,
+            server: None,
+        }
+    }
+
+    /// How upstreams that failed or were lost are retried: the wait
+    /// doubles from [`Restart::initial`] up to [`Restart::max`].
+    pub fn restart(mut self, restart: Restart) -> Self {
+        self.restart = restart;
+        self
+    }
+
+    /// Where problems with upstreams are reported.
+    pub fn report(mut self, report: Report) -> Self {
+        self.report = report;
+        self
+    }
+
+    /// How often a connected upstream is checked when no request found it
+    /// broken (default 5 s).
+    pub fn health_interval(mut self, d: Duration) -> Self {
+        self.health_interval = d.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The server builder the gateway registers into (its name, limits,
+    /// eras); by default `mcp-gateway` with both eras.
+    pub fn server(mut self, builder: ferromcp_server::ServerBuilder) -> Self {
+        self.server = Some(builder);
+        self
+    }
+
+    /// Connects every upstream once (concurrently, each bounded by its
+    /// `timeoutMs`), registers what they offer in name order, and starts
+    /// their supervisors. An upstream that cannot be reached is reported
+    /// and retried in the background; the gateway starts without it. Fails
+    /// only if the server builder given to [`Gateway::server`] does.
+    pub async fn start(self) -> Result<Running, ferromcp_server::Error> {
+        let builder = self.server.unwrap_or_else(|| {
+            Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+                .declare_tools()
+                .declare_prompts()
+        });
+        let server = builder.build()?;
+        let agg = Arc::new(Aggregate::new(
+            server.clone(),
+            self.config.separator().to_owned(),
+            self.report.clone(),
+        ));
+        let ups: Vec<Arc<Upstream>> = self
+            .config
+            .upstreams()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Upstream::new(c.clone(), i))
+            .collect();
+        // First attempts, concurrently; registered in name order so the
+        // catalogue's order is the same on every start.
+        let first = ups.iter().map(|u| {
+            let u = u.clone();
+            async move {
+                let r = first_contact(&u).await;
+                (u, r)
+            }
+        });
+        let results = join_all(first.collect()).await;
+        let mut tasks = Vec::new();
+        for (u, r) in results {
+            let connected = match r {
+                Ok((client, snap)) => {
+                    u.set(Some(client));
+                    agg.sync(&u, snap);
+                    true
+                }
+                Err(f) => {
+                    (self.report)(&format!(
+                        "{}; its tools are absent until it answers (retrying in {} ms)",
+                        u.explain("the connection", &f),
+                        self.restart.initial.as_millis()
+                    ));
+                    false
+                }
+            };
+            tasks.push(tokio::spawn(supervise(
+                u.clone(),
+                agg.clone(),
+                self.restart,
+                self.report.clone(),
+                self.health_interval,
+                connected,
+            )));
+        }
+        Ok(Running {
+            server,
+            tasks,
+            upstreams: ups,
+        })
+    }
+}
+
+/// A started gateway: serve [`Running::server`] on a transport; dropping
+/// it (or [`Running::shutdown`]) stops the supervisors and the upstreams.
+pub struct Running {
+    server: Server,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    upstreams: Vec<Arc<Upstream>>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("upstreams", &self.upstreams.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// The client-facing server.
+    pub fn server(&self) -> Server {
+        self.server.clone()
+    }
+
+    /// The names of the upstreams connected right now, in name order.
+    pub fn connected(&self) -> Vec<String> {
+        self.upstreams
+            .iter()
+            .filter(|u| u.current().is_some())
+            .map(|u| u.name().to_owned())
+            .collect()
+    }
+
+    /// Stops the supervisors and closes every upstream connection (stdio
+    /// children are stopped).
+    pub async fn shutdown(mut self) {
+        for t in self.tasks.drain(..) {
+            t.abort();
+        }
+        for u in &self.upstreams {
+            if let Some(c) = u.current() {
+                u.set(None);
+                c.close_within(Duration::from_secs(2)).await;
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// Awaits every future (they run concurrently), in order.
+async fn join_all<F: std::future::Future + Send + 'static>(futs: Vec<F>) -> Vec<F::Output>
+where
+    F::Output: Send + 'static,
+{
+    let handles: Vec<_> = futs.into_iter().map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(handles.len());
+    for h in handles {
+        if let Ok(v) = h.await {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Connects and lists.
+async fn first_contact(
+    u: &Arc<Upstream>,
+) -> Result<(ferromcp_client::Client, upstream::Snapshot), Failure> {
+    let c = u.connect().await?;
+    match u.snapshot(&c).await {
+        Ok(s) => Ok((c, s)),
+        Err(f) => {
+            c.close_within(Duration::from_secs(1)).await;
+            Err(f)
+        }
+    }
+}
+
+/// Keeps one upstream connected: reconnects with backoff when it is lost
+/// or never came up, re-lists when it says a list changed.
+async fn supervise(
+    u: Arc<Upstream>,
+    agg: Arc<Aggregate>,
+    restart: Restart,
+    report: Report,
+    health: Duration,
+    mut connected: bool,
+) {
+    let mut wait = restart.initial;
+    loop {
+        if connected {
+            let since = tokio::time::Instant::now();
+            watch(&u, &agg, health).await;
+            u.set(None);
+            if since.elapsed() >= restart.reset_after {
+                wait = restart.initial;
+            }
+            report(&format!(
+                "upstream {:?} was lost; reconnecting in {} ms",
+                u.name(),
+                wait.as_millis()
+            ));
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(restart.max);
+        match first_contact(&u).await {
+            Ok((c, snap)) => {
+                u.set(Some(c));
+                agg.sync(&u, snap);
+                report(&format!("upstream {:?} is connected", u.name()));
+                connected = true;
+            }
+            Err(f) => {
+                report(&format!(
+                    "{} (retrying in {} ms)",
+                    u.explain("the connection", &f),
+                    wait.as_millis()
+                ));
+                connected = false;
+            }
+        }
+    }
+}
+
+/// Returns when the upstream's connection is gone; re-lists on list
+/// changes meanwhile.
+async fn watch(u: &Arc<Upstream>, agg: &Aggregate, health: Duration) {
+    loop {
+        tokio::select! {
+            _ = u.wake.notified() => {}
+            _ = tokio::time::sleep(health) => {}
+        }
+        let Some(c) = u.current() else { return };
+        if c.is_closed() {
+            return;
+        }
+        if u.relist.swap(false, std::sync::atomic::Ordering::AcqRel) {
+            match u.snapshot(&c).await {
+                Ok(s) => {
+                    agg.sync(u, s);
+                    continue;
+                }
+                Err(Failure::Broken(_)) => return,
+                Err(_) => continue,
+            }
+        }
+        // A probe: any answer, an error included, proves it alive; a
+        // broken connection does not.
+        if let Err(Failure::Broken(_)) = u.request("ping", Default::default()).await {
+            return;
+        }
+        if c.is_closed() {
+            return;
+        }
+    }
+}
