@@ -22,6 +22,7 @@ mod check;
 mod connect;
 mod elicit;
 mod exit;
+mod gateway;
 mod more;
 mod output;
 mod progress;
@@ -313,6 +314,11 @@ enum Command {
     /// remapped, unknown methods and fields cross untouched, and
     /// --allow-tool/--deny-tool filter tools (listing and calling).
     Bridge(bridge::BridgeArgs),
+    /// Serve many MCP servers (stdio commands and HTTP URLs from a
+    /// `{"mcpServers": …}` file) behind one endpoint, over --http or
+    /// --stdio: tools and prompts as NAME__TOOL, allowTools/denyTools
+    /// enforced on calls, each upstream with only its own credentials.
+    Gateway(gateway::GatewayArgs),
 }
 
 fn main() -> ExitCode {
@@ -606,6 +612,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         }
         Command::Serve(a) => serve::run(a).await,
         Command::Bridge(a) => bridge::run(a).await,
+        Command::Gateway(a) => gateway::run(a).await,
         Command::Login {
             url,
             no_browser,

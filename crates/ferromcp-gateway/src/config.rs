@@ -25,6 +25,8 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// The largest `timeoutMs` accepted (one hour).
 const MAX_TIMEOUT_MS: u64 = 3_600_000;
+/// The longest prefix (a prefixed tool name is at most 128 characters).
+const MAX_PREFIX: usize = 120;
 /// The default `gateway.separator`.
 pub const DEFAULT_SEPARATOR: &str = "__";
 
@@ -381,7 +383,7 @@ fn upstream(
         Some(p) => string(p, &at("prefix"))?.to_owned(),
         None => name.to_owned(),
     };
-    if prefix.is_empty() || prefix.len() > 64 || !prefix.chars().all(naming::is_name_char) {
+    if prefix.is_empty() || prefix.len() > MAX_PREFIX || !prefix.chars().all(naming::is_name_char) {
         let (key, what) = if o.contains_key("prefix") {
             (at("prefix"), "the prefix")
         } else {
@@ -390,7 +392,7 @@ fn upstream(
         return Err(ConfigError::new(
             key,
             format!(
-                "{what} {prefix:?} must be 1 to 64 characters of A-Z a-z 0-9 _ . - (set \"prefix\")"
+                "{what} {prefix:?} must be 1 to {MAX_PREFIX} characters of A-Z a-z 0-9 _ . - (set \"prefix\")"
             ),
         ));
     }
