@@ -502,3 +502,37 @@ fn config_errors_name_the_key_and_stop_before_anything_starts() {
         "{out}"
     );
 }
+
+#[test]
+fn an_upstreams_list_change_reaches_the_gateways_clients() {
+    let modern_http = HttpServer::start(&[]);
+    let handshake_http = HttpServer::start(&["--era", "handshake"]);
+    let dir = scratch("gateway-listchange");
+    let config = json!({"mcpServers": {
+        "ev": everything_stdio(),
+        "old": {"url": handshake_http.url},
+        "web": {"url": modern_http.url},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, HANDSHAKE);
+    for (i, up) in ["ev", "old", "web"].iter().enumerate() {
+        let dynamic = format!("{up}__dynamic_tool");
+        assert!(!tool_names(&c).contains(&dynamic));
+        let a = c.call(
+            json!(i),
+            &format!("{up}__test_trigger_tool_change"),
+            json!({}),
+        );
+        assert_eq!(text_of(&a), "Tool list changed", "{a}");
+        until_tool(&c, &dynamic, true);
+        let a = c.call(json!(10 + i), &dynamic, json!({}));
+        assert_eq!(text_of(&a), "dynamic", "{a}");
+        // And removed again.
+        c.call(
+            json!(20 + i),
+            &format!("{up}__test_trigger_tool_change"),
+            json!({}),
+        );
+        until_tool(&c, &dynamic, false);
+    }
+}

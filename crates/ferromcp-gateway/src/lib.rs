@@ -309,9 +309,70 @@ async fn supervise(
     }
 }
 
+/// Aborts the task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// How long to wait before listening again after a listen stream ended.
+const RELISTEN_WAIT: Duration = Duration::from_secs(1);
+
+/// Listens for a modern upstream's list changes and asks for a re-list on
+/// each (and after a lost stream, when changes may have been missed).
+async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
+    use ferromcp_client::{SubscriptionEnd, SubscriptionEvent};
+    let filter = ferromcp_protocol::types::SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
+        ..Default::default()
+    };
+    let relist = || {
+        u.relist.store(true, std::sync::atomic::Ordering::Release);
+        u.wake.notify_one();
+    };
+    loop {
+        let Ok(mut sub) = c.listen(filter.clone()).await else {
+            return;
+        };
+        loop {
+            match sub.next().await {
+                Ok(
+                    SubscriptionEvent::ToolsListChanged
+                    | SubscriptionEvent::PromptsListChanged
+                    | SubscriptionEvent::ResourcesListChanged
+                    | SubscriptionEvent::Relistened { .. },
+                ) => relist(),
+                Ok(_) => {}
+                Err(SubscriptionEnd::Lost(_) | SubscriptionEnd::Completed) => {
+                    relist();
+                    break;
+                }
+                Err(_) => return,
+            }
+        }
+        if c.is_closed() {
+            return;
+        }
+        tokio::time::sleep(RELISTEN_WAIT).await;
+    }
+}
+
 /// Returns when the upstream's connection is gone; re-lists on list
 /// changes meanwhile.
 async fn watch(u: &Arc<Upstream>, agg: &Aggregate, health: Duration) {
+    // A 2026-07-28 upstream tells of list changes only on a listen
+    // stream (a handshake-era one sends notifications, seen by the
+    // client's notification hook).
+    let listener = u
+        .current()
+        .filter(|c| c.era() == ferromcp_protocol::Era::Modern)
+        .map(|c| AbortOnDrop(tokio::spawn(listen_for_changes(c, u.clone()))));
+    let _listener = listener;
     loop {
         tokio::select! {
             _ = u.wake.notified() => {}
