@@ -84,7 +84,7 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         .start()
         .await
         .map_err(|e| Failure::usage(format!("cannot build the gateway: {e}")))?;
-    let up = running.connected();
+    let up = running.connected().await;
     eprintln!(
         "mcp gateway: {} of {n} upstream(s) connected{}",
         up.len(),
@@ -95,6 +95,8 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         }
     );
     let server = running.server();
+    let running = Arc::new(running);
+    let reloader = tokio::spawn(reload_on_hangup(running.clone(), a.config.clone()));
     let r = match listener {
         Some(listener) => {
             let local = listener
@@ -118,7 +120,47 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
             _ = crate::serve::shutdown_signal() => Ok(()),
         },
     };
-    running.shutdown().await;
+    reloader.abort();
+    let _ = reloader.await;
+    if let Ok(running) = Arc::try_unwrap(running) {
+        running.shutdown().await;
+    }
     r.map_err(|e| Failure::transport(format!("gateway: {e}")))?;
     Ok(code::OK)
+}
+
+/// Reads the configuration again on each SIGHUP and applies it; a file
+/// that does not validate is reported and the running configuration kept.
+async fn reload_on_hangup(running: Arc<ferromcp_gateway::Running>, path: PathBuf) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            eprintln!("mcp gateway: cannot install the SIGHUP handler; reload is off");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            match Config::load(&path) {
+                Ok(config) => {
+                    let r = running.reload(config).await;
+                    eprintln!(
+                        "mcp gateway: reloaded {}: added [{}], removed [{}], changed [{}]",
+                        path.display(),
+                        r.added.join(", "),
+                        r.removed.join(", "),
+                        r.changed.join(", ")
+                    );
+                }
+                Err(e) => eprintln!(
+                    "mcp gateway: not reloaded, the running configuration stays: {}: {e}",
+                    path.display()
+                ),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (running, path);
+        std::future::pending::<()>().await;
+    }
 }

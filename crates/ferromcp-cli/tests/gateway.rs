@@ -536,3 +536,54 @@ fn an_upstreams_list_change_reaches_the_gateways_clients() {
         until_tool(&c, &dynamic, false);
     }
 }
+
+#[test]
+fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
+    let dir = scratch("gateway-reload");
+    let starts = dir.join("starts");
+    let kid = json!({"command": "python3", "args": [fixture("expose_child.py")],
+                     "env": {"STARTS_FILE": starts.to_string_lossy()}});
+    let config = json!({"mcpServers": {"ev": everything_stdio(), "kid": kid}});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    let pid = g.child.id().to_string();
+    let hup = || {
+        let s = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+        assert!(s.success());
+    };
+    // A handshake session and a modern client, both kept across reloads.
+    let session = Client::new(&g.addr, HANDSHAKE);
+    let modern = Client::new(&g.addr, MODERN);
+    let kid_pid = text_of(&session.call(json!(1), "kid__pid", json!({})));
+    // Add "ev2" and remove "ev"; "kid" unchanged.
+    let config = json!({"mcpServers": {"kid": kid, "ev2": everything_stdio()}});
+    std::fs::write(dir.join("gateway.json"), config.to_string()).unwrap();
+    hup();
+    assert!(g.stderr_until("reloaded"), "{}", g.seen);
+    assert!(
+        g.seen.contains("added [ev2], removed [ev], changed []"),
+        "{}",
+        g.seen
+    );
+    until_tool(&session, "ev2__greet", true);
+    until_tool(&modern, "ev__greet", false);
+    let a = session.call(json!(2), "ev2__greet", json!({"name": "again"}));
+    assert_eq!(text_of(&a), "Hello, again!");
+    let a = modern.call(json!(3), "ev__greet", json!({"name": "gone"}));
+    assert!(
+        a.get("error").is_some(),
+        "a removed upstream's tool answered: {a}"
+    );
+    // The unchanged upstream was not restarted.
+    assert_eq!(
+        text_of(&session.call(json!(4), "kid__pid", json!({}))),
+        kid_pid
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
+    // A file that does not validate changes nothing.
+    std::fs::write(dir.join("gateway.json"), r#"{"mcpServers": {"x": {}}}"#).unwrap();
+    hup();
+    assert!(g.stderr_until("not reloaded"), "{}", g.seen);
+    assert!(g.seen.contains("mcpServers.x"), "{}", g.seen);
+    let a = session.call(json!(5), "ev2__greet", json!({"name": "still"}));
+    assert_eq!(text_of(&a), "Hello, still!");
+}

@@ -63,7 +63,8 @@ pub(crate) struct Aggregate {
     server: Server,
     separator: String,
     report: Report,
-    owners: Mutex<HashMap<(Kind, String), usize>>,
+    /// The owning upstream's name, by client-facing name.
+    owners: Mutex<HashMap<(Kind, String), String>>,
 }
 
 impl Aggregate {
@@ -129,7 +130,7 @@ impl Aggregate {
         // Gone: what this upstream owned and no longer lists.
         let gone: Vec<(Kind, String)> = owners
             .iter()
-            .filter(|(k, r)| **r == up.rank && !items.contains_key(*k))
+            .filter(|(k, r)| r.as_str() == name && !items.contains_key(*k))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -137,8 +138,8 @@ impl Aggregate {
             self.remove(&key);
         }
         for (key, item) in items {
-            match owners.get(&key).copied() {
-                Some(r) if r < up.rank => {
+            match owners.get(&key).map(String::as_str) {
+                Some(r) if r < name.as_str() => {
                     (self.report)(&format!(
                         "upstream {name:?}: {} {:?} collides with one of an upstream earlier in name order; skipped",
                         key.0.noun(),
@@ -146,7 +147,7 @@ impl Aggregate {
                     ));
                     continue;
                 }
-                Some(r) if r > up.rank => {
+                Some(r) if r > name.as_str() => {
                     (self.report)(&format!(
                         "upstream {name:?}: {} {:?} collides with one of an upstream later in name order, which loses it",
                         key.0.noun(),
@@ -157,7 +158,7 @@ impl Aggregate {
             }
             match self.register(&key, item) {
                 Ok(()) => {
-                    owners.insert(key, up.rank);
+                    owners.insert(key, name.clone());
                 }
                 Err(e) => (self.report)(&format!(
                     "upstream {name:?}: {} {:?} cannot be served ({e}); skipped",
@@ -166,6 +167,25 @@ impl Aggregate {
                 )),
             }
         }
+    }
+
+    /// Removes every item the upstream called `name` owns.
+    pub(crate) fn forget(&self, name: &str) {
+        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let gone: Vec<(Kind, String)> = owners
+            .iter()
+            .filter(|(_, r)| r.as_str() == name)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            owners.remove(&key);
+            self.remove(&key);
+        }
+    }
+
+    /// What joins a prefix and a name.
+    pub(crate) fn separator(&self) -> &str {
+        &self.separator
     }
 
     fn register(&self, key: &(Kind, String), item: Item) -> Result<(), ferromcp_server::Error> {
@@ -328,4 +348,88 @@ fn template_def(t: ResourceTemplate, up: &Arc<Upstream>) -> TemplateDef {
     TemplateDef::new(t, move |req: ResourceRequest, _cx: RequestContext| {
         read(up.clone(), req.uri)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn upstreams(json: &str) -> Vec<Arc<Upstream>> {
+        let c = Config::parse(json, |_| None).unwrap_or_else(|e| panic!("{e}"));
+        c.upstreams()
+            .iter()
+            .map(|u| Upstream::new(u.clone()))
+            .collect()
+    }
+
+    fn snap(tools: &[&str], uris: &[&str]) -> Snapshot {
+        Snapshot {
+            tools: tools
+                .iter()
+                .map(|t| Tool::new(*t, Tool::no_arguments_schema()))
+                .collect(),
+            resources: uris.iter().map(|u| Resource::new(*u, *u)).collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    fn owners(agg: &Aggregate) -> Vec<(String, String)> {
+        let o = agg.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<(String, String)> =
+            o.iter().map(|((_, k), r)| (k.clone(), r.clone())).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_first_in_name_order_wins_whoever_syncs_first() {
+        let reports = Arc::new(Mutex::new(Vec::<String>::new()));
+        let r = reports.clone();
+        let report: Report = Arc::new(move |m| {
+            r.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(m.to_owned())
+        });
+        let server = Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let agg = Aggregate::new(server.clone(), "__".into(), report);
+        let ups = upstreams(
+            r#"{"mcpServers": {"b": {"command": "x", "denyTools": ["rm"]},
+                               "a": {"command": "y", "prefix": "b__x"}}}"#,
+        );
+        let (a, b) = (&ups[0], &ups[1]);
+        assert_eq!((a.name(), b.name()), ("a", "b"));
+        // b first: its tool b__x__y and resource r://1.
+        agg.sync(b, snap(&["x__y", "rm", "ok"], &["r://1", "r://b"]));
+        // a then claims the same client-facing tool name (prefix "b__x" +
+        // "__" + "y") and URI: a is first in name order and wins.
+        agg.sync(a, snap(&["y"], &["r://1"]));
+        assert_eq!(
+            owners(&agg),
+            [
+                ("b__ok".into(), "b".into()),
+                ("b__x__y".into(), "a".into()),
+                ("r://1".into(), "a".into()),
+                ("r://b".into(), "b".into()),
+            ]
+        );
+        // b syncing again does not take them back, and says so.
+        reports.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        agg.sync(b, snap(&["x__y", "ok"], &["r://1", "r://b"]));
+        let said = reports.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
+        assert!(
+            said.contains("\"b__x__y\" collides") && said.contains("\"r://1\" collides"),
+            "{said}"
+        );
+        assert_eq!(owners(&agg).iter().filter(|(_, o)| o == "a").count(), 2);
+        // A vanished item is removed; forgetting an upstream removes all of its.
+        agg.sync(b, snap(&["x__y"], &["r://1"]));
+        assert!(!server.remove_tool("b__ok"), "b__ok was not removed");
+        agg.forget("a");
+        assert!(!server.remove_tool("b__x__y"));
+        assert!(!server.remove_resource("r://1"));
+        assert!(owners(&agg).is_empty(), "{:?}", owners(&agg));
+    }
 }

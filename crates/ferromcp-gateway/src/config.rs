@@ -94,7 +94,7 @@ pub enum Transport {
 }
 
 /// One entry of `mcpServers`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamConfig {
     name: String,
     prefix: String,

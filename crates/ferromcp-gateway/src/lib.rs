@@ -46,6 +46,7 @@ pub use naming::{exposed, is_valid_tool_name};
 
 use aggregate::Aggregate;
 use ferromcp_server::Server;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 use upstream::{Failure, Upstream};
@@ -129,29 +130,142 @@ impl Gateway {
             self.config.separator().to_owned(),
             self.report.clone(),
         ));
-        let ups: Vec<Arc<Upstream>> = self
-            .config
-            .upstreams()
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Upstream::new(c.clone(), i))
-            .collect();
-        // First attempts, concurrently; registered in name order so the
-        // catalogue's order is the same on every start.
-        let first = ups.iter().map(|u| {
-            let u = u.clone();
-            async move {
-                let r = first_contact(&u).await;
-                (u, r)
+        let running = Running {
+            server,
+            agg,
+            restart: self.restart,
+            report: self.report,
+            health: self.health_interval,
+            upstreams: tokio::sync::Mutex::new(BTreeMap::new()),
+        };
+        running.add(self.config.upstreams().to_vec()).await;
+        Ok(running)
+    }
+}
+
+/// One upstream and its supervisor.
+struct Entry {
+    up: Arc<Upstream>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// A started gateway: serve [`Running::server`] on a transport; dropping
+/// it (or [`Running::shutdown`]) stops the supervisors and the upstreams.
+pub struct Running {
+    server: Server,
+    agg: Arc<Aggregate>,
+    restart: Restart,
+    report: Report,
+    health: Duration,
+    upstreams: tokio::sync::Mutex<BTreeMap<String, Entry>>,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("restart", &self.restart)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Running::reload`] changed, by upstream name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Upstreams new in the configuration.
+    pub added: Vec<String>,
+    /// Upstreams no longer in it (stopped, their items removed).
+    pub removed: Vec<String>,
+    /// Upstreams whose entry changed (stopped and started again).
+    pub changed: Vec<String>,
+}
+
+impl Running {
+    /// The client-facing server.
+    pub fn server(&self) -> Server {
+        self.server.clone()
+    }
+
+    /// The names of the upstreams connected right now, in name order.
+    pub async fn connected(&self) -> Vec<String> {
+        self.upstreams
+            .lock()
+            .await
+            .values()
+            .filter(|e| e.up.current().is_some())
+            .map(|e| e.up.name().to_owned())
+            .collect()
+    }
+
+    /// Applies a new configuration without dropping the upstreams whose
+    /// entries did not change: removed ones are stopped and their items
+    /// withdrawn, added and changed ones (re)connected, and clients get
+    /// `list_changed` for what changed. `gateway.separator` cannot change
+    /// on a reload (it is reported and the old one kept).
+    pub async fn reload(&self, config: Config) -> Reloaded {
+        if config.separator() != self.agg.separator() {
+            (self.report)(&format!(
+                "gateway.separator cannot change on a reload (still {:?}); restart the gateway to change it",
+                self.agg.separator()
+            ));
+        }
+        let mut out = Reloaded::default();
+        let mut start = Vec::new();
+        {
+            let mut ups = self.upstreams.lock().await;
+            let wanted: BTreeMap<&str, &UpstreamConfig> =
+                config.upstreams().iter().map(|u| (u.name(), u)).collect();
+            let names: Vec<String> = ups.keys().cloned().collect();
+            for name in names {
+                let keep = wanted
+                    .get(name.as_str())
+                    .is_some_and(|c| ups.get(&name).is_some_and(|e| e.up.cfg == **c));
+                if keep {
+                    continue;
+                }
+                if let Some(e) = ups.remove(&name) {
+                    stop(e, &self.agg).await;
+                }
+                if wanted.contains_key(name.as_str()) {
+                    out.changed.push(name);
+                } else {
+                    out.removed.push(name);
+                }
             }
+            for c in config.upstreams() {
+                if !ups.contains_key(c.name()) {
+                    if !out.changed.iter().any(|n| n == c.name()) {
+                        out.added.push(c.name().to_owned());
+                    }
+                    start.push(c.clone());
+                }
+            }
+            // Items a removed upstream owned may be offered by another
+            // (which lost the collision): every upstream lists again.
+            for e in ups.values() {
+                e.up.relist
+                    .store(true, std::sync::atomic::Ordering::Release);
+                e.up.wake.notify_one();
+            }
+        }
+        self.add(start).await;
+        out
+    }
+
+    /// Connects `configs` once (concurrently), registers what they offer
+    /// in name order, and starts their supervisors.
+    async fn add(&self, configs: Vec<UpstreamConfig>) {
+        let first = configs.into_iter().map(|c| async move {
+            let u = Upstream::new(c);
+            let r = first_contact(&u).await;
+            (u, r)
         });
         let results = join_all(first.collect()).await;
-        let mut tasks = Vec::new();
+        let mut ups = self.upstreams.lock().await;
         for (u, r) in results {
             let connected = match r {
                 Ok((client, snap)) => {
                     u.set(Some(client));
-                    agg.sync(&u, snap);
+                    self.agg.sync(&u, snap);
                     true
                 }
                 Err(f) => {
@@ -163,73 +277,48 @@ impl Gateway {
                     false
                 }
             };
-            tasks.push(tokio::spawn(supervise(
+            let task = tokio::spawn(supervise(
                 u.clone(),
-                agg.clone(),
+                self.agg.clone(),
                 self.restart,
                 self.report.clone(),
-                self.health_interval,
+                self.health,
                 connected,
-            )));
+            ));
+            ups.insert(u.name().to_owned(), Entry { up: u, task });
         }
-        Ok(Running {
-            server,
-            tasks,
-            upstreams: ups,
-        })
-    }
-}
-
-/// A started gateway: serve [`Running::server`] on a transport; dropping
-/// it (or [`Running::shutdown`]) stops the supervisors and the upstreams.
-pub struct Running {
-    server: Server,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    upstreams: Vec<Arc<Upstream>>,
-}
-
-impl std::fmt::Debug for Running {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Running")
-            .field("upstreams", &self.upstreams.len())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Running {
-    /// The client-facing server.
-    pub fn server(&self) -> Server {
-        self.server.clone()
-    }
-
-    /// The names of the upstreams connected right now, in name order.
-    pub fn connected(&self) -> Vec<String> {
-        self.upstreams
-            .iter()
-            .filter(|u| u.current().is_some())
-            .map(|u| u.name().to_owned())
-            .collect()
     }
 
     /// Stops the supervisors and closes every upstream connection (stdio
     /// children are stopped).
-    pub async fn shutdown(mut self) {
-        for t in self.tasks.drain(..) {
-            t.abort();
-        }
-        for u in &self.upstreams {
-            if let Some(c) = u.current() {
-                u.set(None);
+    pub async fn shutdown(self) {
+        let mut ups = self.upstreams.lock().await;
+        for (_, e) in std::mem::take(&mut *ups) {
+            e.task.abort();
+            if let Some(c) = e.up.current() {
+                e.up.set(None);
                 c.close_within(Duration::from_secs(2)).await;
             }
         }
     }
 }
 
+/// Stops one upstream: its supervisor, its connection, its items.
+async fn stop(e: Entry, agg: &Aggregate) {
+    e.task.abort();
+    agg.forget(e.up.name());
+    if let Some(c) = e.up.current() {
+        e.up.set(None);
+        c.close_within(Duration::from_secs(2)).await;
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
+        if let Ok(ups) = self.upstreams.try_lock() {
+            for e in ups.values() {
+                e.task.abort();
+            }
         }
     }
 }

@@ -46,8 +46,6 @@ pub(crate) enum Failure {
 /// One configured upstream and its current connection.
 pub(crate) struct Upstream {
     pub(crate) cfg: UpstreamConfig,
-    /// Its place in name order (lower wins a collision).
-    pub(crate) rank: usize,
     client: RwLock<Option<Client>>,
     /// Woken when a request saw the connection broken, or the upstream
     /// said one of its lists changed.
@@ -57,10 +55,9 @@ pub(crate) struct Upstream {
 }
 
 impl Upstream {
-    pub(crate) fn new(cfg: UpstreamConfig, rank: usize) -> Arc<Self> {
+    pub(crate) fn new(cfg: UpstreamConfig) -> Arc<Self> {
         Arc::new(Self {
             cfg,
-            rank,
             client: RwLock::new(None),
             wake: Arc::new(Notify::new()),
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
