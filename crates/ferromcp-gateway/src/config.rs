@@ -69,8 +69,9 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// How an upstream server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How an upstream server is reached. Its `Debug` output shows the names
+/// of `env` variables and `headers`, never their values (credentials).
+#[derive(Clone, PartialEq, Eq)]
 pub enum Transport {
     /// A child process speaking newline-delimited JSON-RPC on stdio.
     Stdio {
@@ -91,6 +92,31 @@ pub enum Transport {
         /// gateway's own clients sent (after `${VAR}` expansion).
         headers: Vec<(String, String)>,
     },
+}
+
+impl fmt::Debug for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = |v: &[(String, String)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &names(env))
+                .field("cwd", cwd)
+                .finish(),
+            Transport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &names(headers))
+                .finish(),
+        }
+    }
 }
 
 /// One entry of `mcpServers`.
@@ -528,6 +554,19 @@ mod tests {
             }
         );
         assert_eq!(ok(r#"{"mcpServers": {}}"#).separator(), "__");
+    }
+
+    #[test]
+    fn debug_output_never_shows_header_or_env_values() {
+        let c = ok(r#"{"mcpServers": {
+            "a": {"command": "srv", "env": {"K": "${TOKEN}"}},
+            "b": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}"#);
+        let shown = format!("{c:?}");
+        assert!(
+            shown.contains("Authorization") && shown.contains("\"K\""),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 
     #[test]
