@@ -197,6 +197,8 @@ fn stdio_and_http_upstreams_of_both_eras_behind_one_endpoint() {
         {
             let a = c.call(json!(i), t, json!({"name": era}));
             assert_eq!(text_of(&a), format!("Hello, {era}!"), "{t}: {a}");
+            // The upstream's own protocol _meta (its serverInfo) stays behind.
+            assert!(!a.to_string().contains("mcp-rs-everything-server"), "{a}");
         }
         let p = c.request(
             json!(10),
@@ -586,4 +588,61 @@ fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
     assert!(g.seen.contains("mcpServers.x"), "{}", g.seen);
     let a = session.call(json!(5), "ev2__greet", json!({"name": "still"}));
     assert_eq!(text_of(&a), "Hello, still!");
+}
+
+#[test]
+fn progress_reaches_the_caller_and_its_cancellation_reaches_the_upstream() {
+    use std::io::Write;
+    let dir = scratch("gateway-cancel");
+    let config = json!({"mcpServers": {"ev": everything_stdio()}});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    let count = || text_of(&c.call(json!(1), "ev__debug_cancellations", json!({})));
+    assert_eq!(count(), "0");
+    // A modern call with a progress token, read as a stream.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "ev__debug_sleep", "arguments": {"ms": 120_000},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientCapabilities": {},
+                  "progressToken": "caller-token"}}})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(&g.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: ev__debug_sleep\r\nContent-Length: {}\r\n\r\n{body}",
+        g.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s.try_clone().unwrap()).lines();
+    let progress = loop {
+        let line = lines
+            .next()
+            .expect("the stream ended before any progress")
+            .expect("no progress within WAIT");
+        if let Some(d) = line.strip_prefix("data:") {
+            let m: Value = serde_json::from_str(d.trim()).unwrap();
+            if m["method"] == "notifications/progress" {
+                break m;
+            }
+        }
+    };
+    // The caller's own token, not the gateway's towards the upstream.
+    assert_eq!(
+        progress["params"]["progressToken"], "caller-token",
+        "{progress}"
+    );
+    // Dropping the exchange cancels the call (2026-07-28 over HTTP); the
+    // upstream sees its request cancelled.
+    drop(lines);
+    drop(s);
+    let deadline = Instant::now() + WAIT;
+    while count() != "1" {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream's call was never cancelled"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

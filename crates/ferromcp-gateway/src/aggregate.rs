@@ -234,8 +234,18 @@ fn params(v: Value) -> JsonObject {
 fn typed<T: serde::de::DeserializeOwned>(
     up: &Upstream,
     method: &str,
-    v: Value,
+    mut v: Value,
 ) -> Result<T, HandlerError> {
+    // The upstream's protocol keys (its serverInfo, …) describe the
+    // upstream, not the gateway: the gateway's server stamps its own.
+    if let Some(Value::Object(meta)) = v.get_mut("_meta") {
+        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        if meta.is_empty() {
+            if let Value::Object(o) = &mut v {
+                o.remove("_meta");
+            }
+        }
+    }
     if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return Err(HandlerError::Protocol(ErrorObject::internal(format!(
             "upstream {:?} asked for input during {method}; the gateway does not relay input requests yet",
@@ -270,14 +280,15 @@ fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
         b = b.output_schema(s);
     }
     let up = up.clone();
-    b.raw_handler(move |args: JsonObject, _cx: RequestContext| {
+    b.raw_handler(move |args: JsonObject, cx: RequestContext| {
         let up = up.clone();
         let own = own.clone();
         async move {
             let r = up
-                .request(
+                .request_for(
                     "tools/call",
                     params(json!({"name": own, "arguments": args})),
+                    Some(&cx),
                 )
                 .await;
             match r {
@@ -312,14 +323,15 @@ fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
         );
     }
     let up = up.clone();
-    b.handler(move |args: PromptArgs, _cx: RequestContext| {
+    b.handler(move |args: PromptArgs, cx: RequestContext| {
         let up = up.clone();
         let own = own.clone();
         async move {
             let v = up
-                .request(
+                .request_for(
                     "prompts/get",
                     params(json!({"name": own, "arguments": args})),
+                    Some(&cx),
                 )
                 .await
                 .map_err(|f| protocol_error(&up, "prompts/get", f))?;
@@ -328,9 +340,13 @@ fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
     })
 }
 
-async fn read(up: Arc<Upstream>, uri: String) -> Result<ReadResourceResult, HandlerError> {
+async fn read(
+    up: Arc<Upstream>,
+    uri: String,
+    cx: RequestContext,
+) -> Result<ReadResourceResult, HandlerError> {
     let v = up
-        .request("resources/read", params(json!({"uri": uri})))
+        .request_for("resources/read", params(json!({"uri": uri})), Some(&cx))
         .await
         .map_err(|f| protocol_error(&up, "resources/read", f))?;
     typed::<ReadResourceResult>(&up, "resources/read", v)
@@ -338,15 +354,15 @@ async fn read(up: Arc<Upstream>, uri: String) -> Result<ReadResourceResult, Hand
 
 fn resource_def(r: Resource, up: &Arc<Upstream>) -> ResourceDef {
     let up = up.clone();
-    ResourceDef::new(r, move |req: ResourceRequest, _cx: RequestContext| {
-        read(up.clone(), req.uri)
+    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
+        read(up.clone(), req.uri, cx)
     })
 }
 
 fn template_def(t: ResourceTemplate, up: &Arc<Upstream>) -> TemplateDef {
     let up = up.clone();
-    TemplateDef::new(t, move |req: ResourceRequest, _cx: RequestContext| {
-        read(up.clone(), req.uri)
+    TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
+        read(up.clone(), req.uri, cx)
     })
 }
 

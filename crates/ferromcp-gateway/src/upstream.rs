@@ -12,6 +12,7 @@ use crate::config::{Transport, UpstreamConfig};
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_server::RequestContext;
 use serde_json::Value;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -144,15 +145,44 @@ impl Upstream {
     /// Sends `method` with `params` and returns the raw result, within
     /// the upstream's timeout. A broken connection wakes the supervisor.
     pub(crate) async fn request(&self, method: &str, params: JsonObject) -> Result<Value, Failure> {
+        self.request_for(method, params, None).await
+    }
+
+    /// [`Self::request`] on behalf of a client's request: its progress
+    /// notifications are passed on to it, and its cancellation cancels
+    /// the upstream's request (the exchange is dropped, which the client
+    /// connection turns into `notifications/cancelled` or an aborted HTTP
+    /// exchange).
+    pub(crate) async fn request_for(
+        &self,
+        method: &str,
+        params: JsonObject,
+        cx: Option<&RequestContext>,
+    ) -> Result<Value, Failure> {
         let Some(c) = self.current() else {
             return Err(Failure::Down);
         };
         let t = self.cfg.timeout();
-        let opts = RequestOptions::new().timeout(t).max_total_timeout(t);
-        let r = match tokio::time::timeout(t, c.request(method, Some(params), opts)).await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(failure(e)),
-            Err(_) => Err(Failure::Timeout),
+        let mut opts = RequestOptions::new().timeout(t).max_total_timeout(t);
+        if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
+            let cx = cx.clone();
+            opts =
+                opts.on_progress(move |p| cx.progress(p.progress, p.total, p.message.as_deref()));
+        }
+        let cancel = cx.map(RequestContext::cancellation_token);
+        let cancelled = async {
+            match &cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let r = tokio::select! {
+            r = tokio::time::timeout(t, c.request(method, Some(params), opts)) => match r {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(failure(e)),
+                Err(_) => Err(Failure::Timeout),
+            },
+            _ = cancelled => Err(Failure::Other("cancelled by the client".to_owned())),
         };
         if matches!(r, Err(Failure::Broken(_))) {
             self.wake.notify_one();
