@@ -646,3 +646,65 @@ fn progress_reaches_the_caller_and_its_cancellation_reaches_the_upstream() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn completion_goes_to_the_upstream_owning_the_prompt_or_template() {
+    let dir = scratch("gateway-complete");
+    let seen = dir.join("upstream-stdin.jsonl");
+    // The everything-server behind a tee of what the gateway sends it.
+    let teed = format!("tee {} | {MCP} serve --stdio", seen.display());
+    let config = json!({"mcpServers": {"ev": {"command": "sh", "args": ["-c", teed]}}});
+    let g = Gateway::start(&dir, &config, &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let a = c.request(
+            json!(1),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "ev__test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "test"}}),
+        );
+        assert_eq!(
+            a["result"]["completion"]["values"],
+            json!(["test1", "test2", "test3", "testing"]),
+            "{era}: {a}"
+        );
+        let a = c.request(
+            json!(2),
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "test://template/{id}/data"},
+                   "argument": {"name": "resourceUri", "value": "test://static-t"}}),
+        );
+        assert_eq!(
+            a["result"]["completion"]["values"],
+            json!(["test://static-text"]),
+            "{era}: {a}"
+        );
+        // Nothing the gateway serves: refused, no upstream asked.
+        let a = c.request(
+            json!(3),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "t"}}),
+        );
+        assert!(a.get("error").is_some(), "{era}: {a}");
+    }
+    let sent: Vec<Value> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|m: &Value| m["method"] == "completion/complete")
+        .collect();
+    // Two routed per era, under the upstream's own prompt name.
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    let prompts: Vec<&Value> = sent
+        .iter()
+        .filter(|m| m["params"]["ref"]["type"] == "ref/prompt")
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    for m in prompts {
+        assert_eq!(
+            m["params"]["ref"]["name"], "test_prompt_with_arguments",
+            "{m}"
+        );
+    }
+}

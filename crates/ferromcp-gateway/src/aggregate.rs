@@ -17,8 +17,8 @@ use crate::naming;
 use crate::upstream::{Failure, Snapshot, Upstream};
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{
-    CallToolResult, ContentBlock, GetPromptResult, JsonObject, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
+    CallToolResult, CompleteRequestParams, Completion, CompletionReference, ContentBlock,
+    GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ferromcp_server::{
     HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
@@ -58,13 +58,20 @@ enum Item {
     Template(TemplateDef),
 }
 
+/// Who serves a client-facing name: the upstream and its own name for it.
+struct Owner {
+    name: String,
+    up: Arc<Upstream>,
+    own: String,
+}
+
 /// The gateway's server and who owns each client-facing name.
 pub(crate) struct Aggregate {
     server: Server,
     separator: String,
     report: Report,
-    /// The owning upstream's name, by client-facing name.
-    owners: Mutex<HashMap<(Kind, String), String>>,
+    /// The owner of each client-facing name.
+    owners: Mutex<HashMap<(Kind, String), Owner>>,
 }
 
 impl Aggregate {
@@ -82,6 +89,7 @@ impl Aggregate {
     /// removed; each name checked for policy, validity and collisions.
     pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
         let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
+        let mut own_names: HashMap<(Kind, String), String> = HashMap::new();
         let name = up.name().to_owned();
         for t in snap.tools {
             if !up.cfg.filter().permits(&t.name) {
@@ -102,6 +110,7 @@ impl Aggregate {
         }
         for p in snap.prompts {
             let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &p.name);
+            own_names.insert((Kind::Prompt, exposed.clone()), p.name.clone());
             items.insert(
                 (Kind::Prompt, exposed.clone()),
                 Item::Prompt(prompt_def(exposed, p, up)),
@@ -130,7 +139,7 @@ impl Aggregate {
         // Gone: what this upstream owned and no longer lists.
         let gone: Vec<(Kind, String)> = owners
             .iter()
-            .filter(|(k, r)| r.as_str() == name && !items.contains_key(*k))
+            .filter(|(k, r)| r.name == name && !items.contains_key(*k))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -138,7 +147,7 @@ impl Aggregate {
             self.remove(&key);
         }
         for (key, item) in items {
-            match owners.get(&key).map(String::as_str) {
+            match owners.get(&key).map(|o| o.name.as_str()) {
                 Some(r) if r < name.as_str() => {
                     (self.report)(&format!(
                         "upstream {name:?}: {} {:?} collides with one of an upstream earlier in name order; skipped",
@@ -156,9 +165,20 @@ impl Aggregate {
                 }
                 _ => {}
             }
+            let own = match &item {
+                Item::Tool(_) | Item::Prompt(_) => own_names.remove(&key).unwrap_or_default(),
+                Item::Resource(_) | Item::Template(_) => key.1.clone(),
+            };
             match self.register(&key, item) {
                 Ok(()) => {
-                    owners.insert(key, name.clone());
+                    owners.insert(
+                        key,
+                        Owner {
+                            name: name.clone(),
+                            up: up.clone(),
+                            own,
+                        },
+                    );
                 }
                 Err(e) => (self.report)(&format!(
                     "upstream {name:?}: {} {:?} cannot be served ({e}); skipped",
@@ -174,13 +194,57 @@ impl Aggregate {
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
         let gone: Vec<(Kind, String)> = owners
             .iter()
-            .filter(|(_, r)| r.as_str() == name)
+            .filter(|(_, r)| r.name == name)
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
             owners.remove(&key);
             self.remove(&key);
         }
+    }
+
+    /// Forwards `completion/complete` to the upstream owning the prompt
+    /// or resource template it is about, under its own prompt name.
+    pub(crate) async fn complete(
+        &self,
+        p: CompleteRequestParams,
+        cx: &RequestContext,
+    ) -> Result<Completion, HandlerError> {
+        let (kind, key) = match &p.reference {
+            CompletionReference::Prompt(r) => (Kind::Prompt, r.name.clone()),
+            CompletionReference::ResourceTemplate(r) => (Kind::Template, r.uri.clone()),
+        };
+        let route = {
+            let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+            owners
+                .get(&(kind, key.clone()))
+                .map(|o| (o.up.clone(), o.own.clone()))
+        };
+        let Some((up, own)) = route else {
+            return Err(HandlerError::invalid_params(format!(
+                "no {} {key:?} to complete",
+                kind.noun()
+            )));
+        };
+        let mut p = p;
+        if let CompletionReference::Prompt(r) = &mut p.reference {
+            r.name = own;
+        }
+        let params = match serde_json::to_value(&p) {
+            Ok(Value::Object(m)) => m,
+            _ => JsonObject::new(),
+        };
+        let v = up
+            .request_for("completion/complete", params, Some(cx))
+            .await
+            .map_err(|f| protocol_error(&up, "completion/complete", f))?;
+        serde_json::from_value::<Completion>(v.get("completion").cloned().unwrap_or(Value::Null))
+            .map_err(|e| {
+                HandlerError::Protocol(ErrorObject::internal(format!(
+                    "upstream {:?} sent a malformed completion/complete result: {e}",
+                    up.name()
+                )))
+            })
     }
 
     /// What joins a prefix and a name.
@@ -392,8 +456,10 @@ mod tests {
 
     fn owners(agg: &Aggregate) -> Vec<(String, String)> {
         let o = agg.owners.lock().unwrap_or_else(|p| p.into_inner());
-        let mut v: Vec<(String, String)> =
-            o.iter().map(|((_, k), r)| (k.clone(), r.clone())).collect();
+        let mut v: Vec<(String, String)> = o
+            .iter()
+            .map(|((_, k), r)| (k.clone(), r.name.clone()))
+            .collect();
         v.sort();
         v
     }

@@ -124,12 +124,31 @@ impl Gateway {
                 .declare_tools()
                 .declare_prompts()
         });
+        // Completion is routed to the upstream owning the prompt or
+        // template; the catalogue exists once the server does.
+        let cell: Arc<std::sync::OnceLock<Arc<Aggregate>>> = Arc::default();
+        let route = cell.clone();
+        let builder = builder.completion(
+            move |p: ferromcp_protocol::types::CompleteRequestParams,
+                  cx: ferromcp_server::RequestContext| {
+                let agg = route.get().cloned();
+                async move {
+                    match agg {
+                        Some(agg) => agg.complete(p, &cx).await,
+                        None => Err(ferromcp_server::HandlerError::failed(
+                            "the gateway is starting",
+                        )),
+                    }
+                }
+            },
+        );
         let server = builder.build()?;
         let agg = Arc::new(Aggregate::new(
             server.clone(),
             self.config.separator().to_owned(),
             self.report.clone(),
         ));
+        let _ = cell.set(agg.clone());
         let running = Running {
             server,
             agg,
