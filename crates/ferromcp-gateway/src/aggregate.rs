@@ -58,6 +58,46 @@ enum Item {
     Template(TemplateDef),
 }
 
+/// What one sync changes, by kind.
+#[derive(Default)]
+struct Parts {
+    gone_tools: Vec<String>,
+    gone_prompts: Vec<String>,
+    gone_resources: Vec<String>,
+    gone_templates: Vec<String>,
+    tools: Vec<(String, ToolDef)>,
+    prompts: Vec<(String, PromptDef)>,
+    resources: Vec<(String, ResourceDef)>,
+    templates: Vec<(String, TemplateDef)>,
+}
+
+/// A sync's changes and the owners they give.
+#[derive(Default)]
+struct Batch {
+    parts: Parts,
+    owners: Vec<((Kind, String), Owner)>,
+}
+
+impl Batch {
+    fn remove(&mut self, (kind, name): (Kind, String)) {
+        match kind {
+            Kind::Tool => self.parts.gone_tools.push(name),
+            Kind::Prompt => self.parts.gone_prompts.push(name),
+            Kind::Resource => self.parts.gone_resources.push(name),
+            Kind::Template => self.parts.gone_templates.push(name),
+        }
+    }
+
+    fn add(&mut self, (_, name): (Kind, String), item: Item) {
+        match item {
+            Item::Tool(d) => self.parts.tools.push((name, d)),
+            Item::Prompt(d) => self.parts.prompts.push((name, d)),
+            Item::Resource(d) => self.parts.resources.push((name, d)),
+            Item::Template(d) => self.parts.templates.push((name, d)),
+        }
+    }
+}
+
 /// Who serves a client-facing name: the upstream and its own name for it.
 struct Owner {
     name: String,
@@ -142,9 +182,14 @@ impl Aggregate {
             .filter(|(k, r)| r.name == name && !items.contains_key(*k))
             .map(|(k, _)| k.clone())
             .collect();
+        for key in &gone {
+            owners.remove(key);
+        }
+        // Accepted items, by kind, applied in one registry swap (and one
+        // list_changed) per kind.
+        let mut batch = Batch::default();
         for key in gone {
-            owners.remove(&key);
-            self.remove(&key);
+            batch.remove(key);
         }
         for (key, item) in items {
             match owners.get(&key).map(|o| o.name.as_str()) {
@@ -169,24 +214,110 @@ impl Aggregate {
                 Item::Tool(_) | Item::Prompt(_) => own_names.remove(&key).unwrap_or_default(),
                 Item::Resource(_) | Item::Template(_) => key.1.clone(),
             };
-            match self.register(&key, item) {
-                Ok(()) => {
-                    owners.insert(
-                        key,
-                        Owner {
-                            name: name.clone(),
-                            up: up.clone(),
-                            own,
-                        },
-                    );
-                }
-                Err(e) => (self.report)(&format!(
-                    "upstream {name:?}: {} {:?} cannot be served ({e}); skipped",
-                    key.0.noun(),
-                    key.1
-                )),
+            batch.owners.push((
+                key.clone(),
+                Owner {
+                    name: name.clone(),
+                    up: up.clone(),
+                    own,
+                },
+            ));
+            batch.add(key, item);
+        }
+        let mut refused_keys = std::collections::HashSet::new();
+        for (key, refused) in self.apply(batch.parts) {
+            (self.report)(&format!(
+                "upstream {name:?}: {} {:?} cannot be served ({refused}); skipped",
+                key.0.noun(),
+                key.1
+            ));
+            refused_keys.insert(key);
+        }
+        for (key, owner) in batch.owners {
+            if !refused_keys.contains(&key) {
+                owners.insert(key, owner);
             }
         }
+    }
+
+    /// Applies one batch: per kind, removals and additions in one swap;
+    /// when the swap is refused (one definition the server will not take)
+    /// the items are registered one by one instead. Returns the refused
+    /// ones.
+    fn apply(&self, p: Parts) -> Vec<((Kind, String), ferromcp_server::Error)> {
+        let mut refused = Vec::new();
+        let keys = |v: &[(String, ToolDef)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        let tool_names: Vec<String> = p.gone_tools.iter().cloned().chain(keys(&p.tools)).collect();
+        let defs: Vec<ToolDef> = p.tools.iter().map(|(_, d)| d.clone()).collect();
+        if (!tool_names.is_empty())
+            && self
+                .server
+                .update_tools(tool_names.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for n in &p.gone_tools {
+                self.server.remove_tool(n);
+            }
+            for (k, d) in p.tools {
+                if let Err(e) = self.server.replace_tool(d) {
+                    refused.push(((Kind::Tool, k), e));
+                }
+            }
+        }
+        let prompt_names: Vec<String> = p
+            .gone_prompts
+            .iter()
+            .cloned()
+            .chain(p.prompts.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let defs: Vec<PromptDef> = p.prompts.iter().map(|(_, d)| d.clone()).collect();
+        if (!prompt_names.is_empty())
+            && self
+                .server
+                .update_prompts(prompt_names.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for n in &p.gone_prompts {
+                self.server.remove_prompt(n);
+            }
+            for (k, d) in p.prompts {
+                if let Err(e) = self.server.replace_prompt(d) {
+                    refused.push(((Kind::Prompt, k), e));
+                }
+            }
+        }
+        let uris: Vec<String> = p
+            .gone_resources
+            .iter()
+            .cloned()
+            .chain(p.resources.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let defs: Vec<ResourceDef> = p.resources.iter().map(|(_, d)| d.clone()).collect();
+        if (!uris.is_empty())
+            && self
+                .server
+                .update_resources(uris.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for u in &p.gone_resources {
+                self.server.remove_resource(u);
+            }
+            for (k, d) in p.resources {
+                if let Err(e) = self.server.update_resources([k.as_str()], vec![d]) {
+                    refused.push(((Kind::Resource, k), e));
+                }
+            }
+        }
+        for t in &p.gone_templates {
+            self.server.remove_resource_template(t);
+        }
+        for (k, d) in p.templates {
+            self.server.remove_resource_template(&k);
+            if let Err(e) = self.server.add_resource_template(d) {
+                refused.push(((Kind::Template, k), e));
+            }
+        }
+        refused
     }
 
     /// Removes every item the upstream called `name` owns.
@@ -250,21 +381,6 @@ impl Aggregate {
     /// What joins a prefix and a name.
     pub(crate) fn separator(&self) -> &str {
         &self.separator
-    }
-
-    fn register(&self, key: &(Kind, String), item: Item) -> Result<(), ferromcp_server::Error> {
-        match item {
-            Item::Tool(d) => self.server.replace_tool(d),
-            Item::Prompt(d) => self.server.replace_prompt(d),
-            Item::Resource(d) => self
-                .server
-                .update_resources([key.1.as_str()], vec![d])
-                .map(drop),
-            Item::Template(d) => {
-                self.server.remove_resource_template(&key.1);
-                self.server.add_resource_template(d)
-            }
-        }
     }
 
     fn remove(&self, key: &(Kind, String)) {
@@ -513,5 +629,53 @@ mod tests {
         assert!(!server.remove_tool("b__x__y"));
         assert!(!server.remove_resource("r://1"));
         assert!(owners(&agg).is_empty(), "{:?}", owners(&agg));
+    }
+
+    #[test]
+    fn one_sync_is_one_list_change_per_kind() {
+        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(64));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut rx = bus.subscribe();
+        let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}));
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        let mut s = snap(&["t1", "t2", "t3", "t4"], &["r://1", "r://2", "r://3"]);
+        s.prompts = ["p1", "p2"]
+            .iter()
+            .map(|p| Prompt {
+                name: (*p).to_owned(),
+                ..Prompt::default()
+            })
+            .collect();
+        agg.sync(&ups[0], s);
+        let mut changes = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            changes.push(c);
+        }
+        assert_eq!(
+            changes,
+            [
+                Change::ToolsListChanged,
+                Change::PromptsListChanged,
+                Change::ResourcesListChanged
+            ]
+        );
+        // Re-listing with two tools gone: one change again, and they are gone.
+        agg.sync(&ups[0], snap(&["t1", "t2"], &["r://1", "r://2", "r://3"]));
+        let mut changes = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            changes.push(c);
+        }
+        assert_eq!(
+            changes
+                .iter()
+                .filter(|c| **c == Change::ToolsListChanged)
+                .count(),
+            1
+        );
+        assert!(!server.remove_tool("a__t3") && server.remove_tool("a__t1"));
     }
 }

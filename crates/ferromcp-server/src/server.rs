@@ -470,6 +470,76 @@ impl Server {
             .unwrap_or(false)
     }
 
+    /// Removes the tools named in `remove`, then adds `add` (a name in
+    /// both is replaced), as one registry swap with a single
+    /// `tools/list_changed` (an aggregator applying a changed list).
+    /// Nothing changes when any addition is refused; returns whether the
+    /// set changed.
+    pub fn update_tools<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: Vec<ToolDef>,
+    ) -> Result<bool, Error> {
+        for def in &add {
+            check_needs(
+                &def.state_needs,
+                &self.shared.app_state,
+                &format!("tool {:?}", def.tool.name),
+            )?;
+        }
+        self.shared.update(
+            |r| {
+                let gone: std::collections::HashSet<&str> = remove.into_iter().collect();
+                let before = r.tools.len();
+                if !gone.is_empty() {
+                    r.tools.retain(|t| !gone.contains(t.def.tool.name.as_str()));
+                    r.reindex();
+                }
+                let mut changed = before != r.tools.len();
+                for def in add {
+                    r.add_tool(def)?;
+                    changed = true;
+                }
+                Ok(changed)
+            },
+            Change::ToolsListChanged,
+        )
+    }
+
+    /// Removes the prompts named in `remove`, then adds `add`, as one
+    /// registry swap with a single `prompts/list_changed` (see
+    /// [`Server::update_tools`]).
+    pub fn update_prompts<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: Vec<PromptDef>,
+    ) -> Result<bool, Error> {
+        for def in &add {
+            check_needs(
+                &def.state_needs,
+                &self.shared.app_state,
+                &format!("prompt {:?}", def.prompt.name),
+            )?;
+        }
+        self.shared.update(
+            |r| {
+                let gone: std::collections::HashSet<&str> = remove.into_iter().collect();
+                let before = r.prompts.len();
+                if !gone.is_empty() {
+                    r.prompts.retain(|p| !gone.contains(p.prompt.name.as_str()));
+                    r.reindex();
+                }
+                let mut changed = before != r.prompts.len();
+                for def in add {
+                    r.add_prompt(def)?;
+                    changed = true;
+                }
+                Ok(changed)
+            },
+            Change::PromptsListChanged,
+        )
+    }
+
     /// Adds a prompt at run time and notifies subscribers.
     pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
         check_needs(

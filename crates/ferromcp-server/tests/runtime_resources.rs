@@ -1,7 +1,8 @@
 //! Static resources changed at run time: `Server::remove_resource` and
 //! `Server::update_resources` (one registry swap, one
 //! `resources/list_changed`; a refused addition changes nothing), and
-//! resource templates added and removed at run time.
+//! resource templates added and removed at run time, and tools and
+//! prompts updated in one swap (`Server::update_tools`, `update_prompts`).
 #![cfg(feature = "stdio")]
 
 use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
@@ -155,4 +156,41 @@ async fn templates_are_added_and_removed_at_run_time() {
     // An invalid template is refused and changes nothing.
     assert!(server.add_resource_template(template("a://{")).is_err());
     assert!(drain(&mut rx).is_empty());
+}
+
+#[tokio::test]
+async fn tools_and_prompts_are_updated_in_one_swap() {
+    use ferromcp_server::{PromptArgs, prompt, tool};
+    let bus = Arc::new(LocalBus::new(16));
+    let t = |n: &str| tool(n).handler(|_: serde_json::Value, _cx: RequestContext| async { "x" });
+    let p = |n: &str| prompt(n).handler(|_: PromptArgs, _cx: RequestContext| async { "p" });
+    let server = Server::builder("t", "1")
+        .change_bus(bus.clone())
+        .tool(t("a"))
+        .tool(t("b"))
+        .build()
+        .unwrap_or_else(|e| panic!("build: {e}"));
+    let mut rx = bus.subscribe();
+    // Replace a, drop b, add c and d: one change.
+    let changed = server
+        .update_tools(["a", "b"], vec![t("a"), t("c"), t("d")])
+        .unwrap_or_else(|e| panic!("update: {e}"));
+    assert!(changed);
+    assert_eq!(drain(&mut rx), [Change::ToolsListChanged]);
+    assert_eq!(
+        listed_as(&server, "tools/list", "tools", "name").await,
+        ["a", "c", "d"]
+    );
+    // A duplicate addition is refused and nothing changes.
+    assert!(server.update_tools(["x"], vec![t("c")]).is_err());
+    assert!(drain(&mut rx).is_empty());
+    let changed = server
+        .update_prompts(Vec::<&str>::new(), vec![p("p1"), p("p2")])
+        .unwrap_or_else(|e| panic!("update: {e}"));
+    assert!(changed);
+    assert_eq!(drain(&mut rx), [Change::PromptsListChanged]);
+    assert_eq!(
+        listed_as(&server, "prompts/list", "prompts", "name").await,
+        ["p1", "p2"]
+    );
 }
