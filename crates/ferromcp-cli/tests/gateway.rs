@@ -708,3 +708,52 @@ fn completion_goes_to_the_upstream_owning_the_prompt_or_template() {
         );
     }
 }
+
+#[test]
+fn an_upstreams_resource_update_reaches_subscribed_clients() {
+    use std::io::Write;
+    let dir = scratch("gateway-updates");
+    let config = json!({"mcpServers": {
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")]},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, HANDSHAKE);
+    let sub = c.request(json!(1), "resources/subscribe", json!({"uri": "test://r"}));
+    assert!(sub.get("result").is_some(), "{sub}");
+    // The session's GET stream carries notifications tied to no request.
+    let mut s = std::net::TcpStream::connect(&g.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        g.addr,
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s).lines();
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    // The fixture announces an update of test://r only if the gateway
+    // subscribed to it there.
+    let t = Client::new(&g.addr, MODERN).call(json!(1), "kid__touch", json!({}));
+    assert!(t.get("result").is_some(), "{t}");
+    // Keep-alive comments arrive meanwhile: bounded by a deadline too.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "no update within {WAIT:?}");
+        let line = lines
+            .next()
+            .expect("the GET stream ended")
+            .expect("no update (hang?)");
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == "notifications/resources/updated" {
+            assert_eq!(m["params"]["uri"], "test://r", "{m}");
+            break;
+        }
+    }
+}

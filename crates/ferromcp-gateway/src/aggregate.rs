@@ -128,6 +128,8 @@ impl Aggregate {
     /// changed ones replaced (one registry swap each), vanished ones
     /// removed; each name checked for policy, validity and collisions.
     pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
+        *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
+            snap.resources.iter().map(|r| r.uri.clone()).collect();
         let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
         let mut own_names: HashMap<(Kind, String), String> = HashMap::new();
         let name = up.name().to_owned();
@@ -332,6 +334,25 @@ impl Aggregate {
             owners.remove(&key);
             self.remove(&key);
         }
+    }
+
+    /// Passes an upstream's `notifications/resources/updated` on to the
+    /// gateway's subscribers, unless the URI is another upstream's (an
+    /// upstream cannot announce updates of resources it does not serve).
+    pub(crate) fn resource_updated(&self, upstream: &str, uri: &str) {
+        let theirs = {
+            let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+            owners
+                .get(&(Kind::Resource, uri.to_owned()))
+                .is_some_and(|o| o.name != upstream)
+        };
+        if theirs {
+            (self.report)(&format!(
+                "upstream {upstream:?} announced an update of {uri:?}, which another upstream serves; dropped"
+            ));
+            return;
+        }
+        self.server.notify_resource_updated(uri);
     }
 
     /// Forwards `completion/complete` to the upstream owning the prompt
@@ -555,7 +576,7 @@ mod tests {
         let c = Config::parse(json, |_| None).unwrap_or_else(|e| panic!("{e}"));
         c.upstreams()
             .iter()
-            .map(|u| Upstream::new(u.clone()))
+            .map(|u| Upstream::new(u.clone(), Arc::new(|_| {})))
             .collect()
     }
 
@@ -677,5 +698,46 @@ mod tests {
             1
         );
         assert!(!server.remove_tool("a__t3") && server.remove_tool("a__t1"));
+    }
+
+    #[test]
+    fn an_upstream_cannot_announce_updates_of_another_upstreams_resource() {
+        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(16));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let said = Arc::new(Mutex::new(String::new()));
+        let s2 = said.clone();
+        let agg = Aggregate::new(
+            server,
+            "__".into(),
+            Arc::new(move |m| s2.lock().unwrap_or_else(|p| p.into_inner()).push_str(m)),
+        );
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#);
+        agg.sync(&ups[0], snap(&[], &["r://a"]));
+        let mut rx = bus.subscribe();
+        agg.resource_updated("b", "r://a");
+        assert!(rx.try_recv().is_err(), "b's spoofed update went out");
+        assert!(
+            said.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains("dropped")
+        );
+        agg.resource_updated("a", "r://a");
+        // A URI no upstream lists statically (a template's) passes too.
+        agg.resource_updated("b", "r://b/1");
+        let mut got = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            got.push(c);
+        }
+        assert_eq!(
+            got,
+            [
+                Change::ResourceUpdated("r://a".into()),
+                Change::ResourceUpdated("r://b/1".into())
+            ]
+        );
     }
 }

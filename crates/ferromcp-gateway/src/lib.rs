@@ -123,6 +123,7 @@ impl Gateway {
             Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
                 .declare_tools()
                 .declare_prompts()
+                .resource_subscriptions(true)
         });
         // Completion is routed to the upstream owning the prompt or
         // template; the catalogue exists once the server does.
@@ -273,18 +274,28 @@ impl Running {
     /// Connects `configs` once (concurrently), registers what they offer
     /// in name order, and starts their supervisors.
     async fn add(&self, configs: Vec<UpstreamConfig>) {
-        let first = configs.into_iter().map(|c| async move {
-            let u = Upstream::new(c);
-            let r = first_contact(&u).await;
-            (u, r)
+        let first = configs.into_iter().map(|c| {
+            let agg = Arc::downgrade(&self.agg);
+            let name = c.name().to_owned();
+            let updated: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(move |uri: &str| {
+                if let Some(agg) = agg.upgrade() {
+                    agg.resource_updated(&name, uri);
+                }
+            });
+            async move {
+                let u = Upstream::new(c, updated);
+                let r = first_contact(&u).await;
+                (u, r)
+            }
         });
         let results = join_all(first.collect()).await;
         let mut ups = self.upstreams.lock().await;
         for (u, r) in results {
             let connected = match r {
                 Ok((client, snap)) => {
-                    u.set(Some(client));
                     self.agg.sync(&u, snap);
+                    u.subscribe_all(&client).await;
+                    u.set(Some(client));
                     true
                 }
                 Err(f) => {
@@ -400,8 +411,9 @@ async fn supervise(
         wait = (wait * 2).min(restart.max);
         match first_contact(&u).await {
             Ok((c, snap)) => {
-                u.set(Some(c));
                 agg.sync(&u, snap);
+                u.subscribe_all(&c).await;
+                u.set(Some(c));
                 report(&format!("upstream {:?} is connected", u.name()));
                 connected = true;
             }
@@ -433,18 +445,23 @@ const RELISTEN_WAIT: Duration = Duration::from_secs(1);
 /// each (and after a lost stream, when changes may have been missed).
 async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
     use ferromcp_client::{SubscriptionEnd, SubscriptionEvent};
-    let filter = ferromcp_protocol::types::SubscriptionFilter {
-        tools_list_changed: Some(true),
-        prompts_list_changed: Some(true),
-        resources_list_changed: Some(true),
-        ..Default::default()
-    };
+    let subscribable = c
+        .server_capabilities()
+        .resources
+        .is_some_and(|r| r.subscribe == Some(true));
     let relist = || {
         u.relist.store(true, std::sync::atomic::Ordering::Release);
         u.wake.notify_one();
     };
     loop {
-        let Ok(mut sub) = c.listen(filter.clone()).await else {
+        let uris = u.uris.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let filter = ferromcp_protocol::types::SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
+            resource_subscriptions: (subscribable && !uris.is_empty()).then_some(uris),
+        };
+        let Ok(mut sub) = c.listen(filter).await else {
             return;
         };
         loop {
@@ -455,6 +472,7 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
                     | SubscriptionEvent::ResourcesListChanged
                     | SubscriptionEvent::Relistened { .. },
                 ) => relist(),
+                Ok(SubscriptionEvent::ResourceUpdated { uri }) => (u.updated)(&uri),
                 Ok(_) => {}
                 Err(SubscriptionEnd::Lost(_) | SubscriptionEnd::Completed) => {
                     relist();
@@ -494,6 +512,7 @@ async fn watch(u: &Arc<Upstream>, agg: &Aggregate, health: Duration) {
             match u.snapshot(&c).await {
                 Ok(s) => {
                     agg.sync(u, s);
+                    u.subscribe_all(&c).await;
                     continue;
                 }
                 Err(Failure::Broken(_)) => return,

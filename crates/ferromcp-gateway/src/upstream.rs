@@ -53,12 +53,19 @@ pub(crate) struct Upstream {
     pub(crate) wake: Arc<Notify>,
     /// Set with `wake` when a list changed (a re-list, not a health check).
     pub(crate) relist: Arc<std::sync::atomic::AtomicBool>,
+    /// Called with the URI of each `notifications/resources/updated`.
+    pub(crate) updated: Arc<dyn Fn(&str) + Send + Sync>,
+    /// The resource URIs of the last listing (subscribed to at the
+    /// upstream when it supports subscriptions).
+    pub(crate) uris: std::sync::Mutex<Vec<String>>,
 }
 
 impl Upstream {
-    pub(crate) fn new(cfg: UpstreamConfig) -> Arc<Self> {
+    pub(crate) fn new(cfg: UpstreamConfig, updated: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
             cfg,
+            updated,
+            uris: std::sync::Mutex::new(Vec::new()),
             client: RwLock::new(None),
             wake: Arc::new(Notify::new()),
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
@@ -84,12 +91,22 @@ impl Upstream {
     pub(crate) async fn connect(&self) -> Result<Client, Failure> {
         let wake = self.wake.clone();
         let relist = self.relist.clone();
+        let updated = self.updated.clone();
         let b = ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .validate_output(false)
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
             .on_notification(move |n| {
-                if n.method.ends_with("/list_changed") {
+                if n.method == "notifications/resources/updated" {
+                    if let Some(uri) = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("uri"))
+                        .and_then(Value::as_str)
+                    {
+                        updated(uri);
+                    }
+                } else if n.method.ends_with("/list_changed") {
                     relist.store(true, std::sync::atomic::Ordering::Release);
                     wake.notify_one();
                 }
@@ -188,6 +205,23 @@ impl Upstream {
             self.wake.notify_one();
         }
         r
+    }
+
+    /// Subscribes at a handshake-era upstream that supports it to every
+    /// resource of its last listing (a 2026-07-28 one gets them in its
+    /// listen filter instead).
+    pub(crate) async fn subscribe_all(&self, c: &Client) {
+        let subscribable = c
+            .server_capabilities()
+            .resources
+            .is_some_and(|r| r.subscribe == Some(true));
+        if !subscribable || c.era() == ferromcp_protocol::Era::Modern {
+            return;
+        }
+        let uris = self.uris.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for uri in uris {
+            let _ = tokio::time::timeout(self.cfg.timeout(), c.subscribe_resource(&uri)).await;
+        }
     }
 
     /// A sentence for `f` naming this upstream and what to do.
