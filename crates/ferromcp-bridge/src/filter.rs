@@ -94,7 +94,7 @@ impl fmt::Display for Glob {
 /// the ASCII case variants of what it matches (`Echo` for a denied
 /// `echo`): a remote that looked tools up case-insensitively would
 /// otherwise run the denied tool under another spelling.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ToolFilter {
     allow: Vec<Glob>,
     deny: Vec<Glob>,

@@ -77,6 +77,32 @@ fn tool_filter(allow: &[String], deny: &[String]) -> Result<ToolFilter, Failure>
     Ok(filter)
 }
 
+/// The Host/Origin policy from --allow-host/--allow-origin (loopback only
+/// otherwise).
+pub(crate) fn origin_policy(hosts: &[String], origins: &[String]) -> Result<OriginPolicy, Failure> {
+    let mut origin = OriginPolicy::default();
+    for h in hosts {
+        if HostPattern::parse(h).is_none() {
+            return Err(Failure::usage(format!(
+                "--allow-host {h:?} is not a host pattern"
+            )));
+        }
+        origin = origin.allow_host(h);
+    }
+    for o in origins {
+        let ok = o
+            .split_once("://")
+            .is_some_and(|(_, rest)| HostPattern::parse(rest.trim_end_matches('/')).is_some());
+        if !ok {
+            return Err(Failure::usage(format!(
+                "--allow-origin {o:?} is not an origin (scheme://host[:port])"
+            )));
+        }
+        origin = origin.allow_origin(o);
+    }
+    Ok(origin)
+}
+
 /// Runs `mcp bridge --expose` until SIGINT/SIGTERM.
 pub async fn run(a: BridgeArgs, addr: String) -> Result<u8, Failure> {
     let x = &a.expose;
@@ -90,26 +116,7 @@ pub async fn run(a: BridgeArgs, addr: String) -> Result<u8, Failure> {
             "--header applies to a remote URL, not to --expose",
         ));
     }
-    let mut origin = OriginPolicy::default();
-    for h in &x.allow_hosts {
-        if HostPattern::parse(h).is_none() {
-            return Err(Failure::usage(format!(
-                "--allow-host {h:?} is not a host pattern"
-            )));
-        }
-        origin = origin.allow_host(h);
-    }
-    for o in &x.allow_origins {
-        let ok = o
-            .split_once("://")
-            .is_some_and(|(_, rest)| HostPattern::parse(rest.trim_end_matches('/')).is_some());
-        if !ok {
-            return Err(Failure::usage(format!(
-                "--allow-origin {o:?} is not an origin (scheme://host[:port])"
-            )));
-        }
-        origin = origin.allow_origin(o);
-    }
+    let origin = origin_policy(&x.allow_hosts, &x.allow_origins)?;
     let http = HttpConfig {
         origin,
         ..HttpConfig::default()

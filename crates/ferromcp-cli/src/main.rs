@@ -23,6 +23,7 @@ mod check;
 mod connect;
 mod elicit;
 mod exit;
+mod gateway;
 mod hosts;
 mod jsonc;
 mod more;
@@ -349,6 +350,11 @@ enum Command {
     /// the command is run to list its tools and prompts. `mcp pack --check
     /// FILE.mcpb` validates a bundle.
     Pack(Box<pack::PackArgs>),
+    /// Serve many MCP servers (stdio commands and HTTP URLs from a
+    /// `{"mcpServers": …}` file) behind one endpoint, over --http or
+    /// --stdio: tools and prompts as NAME__TOOL, allowTools/denyTools
+    /// enforced on calls, each upstream with only its own credentials.
+    Gateway(gateway::GatewayArgs),
 }
 
 fn main() -> ExitCode {
@@ -648,6 +654,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Hosts(a) => hosts::hosts(a),
         Command::Registry { command } => registry::run(command).await,
         Command::Pack(a) => pack::run(*a).await,
+        Command::Gateway(a) => gateway::run(a).await,
         Command::Login {
             url,
             no_browser,

@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::raw::{Client, HANDSHAKE, MODERN, WAIT, messages, text_of, tool_names};
 use common::{MCP, free_port, wait_listening};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -14,11 +15,6 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
-
-/// Long enough to never fire on a slow CI machine; only guards against a hang.
-const WAIT: Duration = Duration::from_secs(30);
-const MODERN: &str = "2026-07-28";
-const HANDSHAKE: &str = "2025-11-25";
 
 fn fixture() -> Vec<String> {
     vec![
@@ -98,88 +94,6 @@ impl Drop for Exposed {
     }
 }
 
-/// One HTTP/1.1 POST to `/mcp`; (status, headers lower-cased, body).
-fn post(
-    addr: &str,
-    headers: &[(&str, &str)],
-    body: &Value,
-) -> (u16, Vec<(String, String)>, String) {
-    let body = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)
-        .expect("the bridge did not finish its answer (hang?)");
-    let raw = String::from_utf8_lossy(&raw).into_owned();
-    let (head, rest) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.contains("chunked"));
-    let body = if chunked {
-        dechunk(rest)
-    } else {
-        rest.to_owned()
-    };
-    (status, headers, body)
-}
-
-fn dechunk(mut s: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = s.split_once("\r\n") {
-        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        s = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
-
-/// The JSON-RPC answer in a JSON or SSE body (the message with an id and
-/// no method).
-fn answer(body: &str) -> Value {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        return v;
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|m| m.get("id").is_some() && m.get("method").is_none())
-        .unwrap_or_else(|| panic!("no answer in {body}"))
-}
-
-/// Every JSON-RPC message in a JSON or SSE body.
-fn messages(body: &str) -> Vec<Value> {
-    if let Ok(v) = serde_json::from_str::<Value>(body) {
-        return vec![v];
-    }
-    body.lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .collect()
-}
-
 /// The child's own answers to `requests`, asked directly over stdio
 /// (after a handshake; the first answer is the initialize result).
 fn direct(cmd: &[String], requests: &[Value]) -> Vec<Value> {
@@ -233,117 +147,6 @@ fn direct(cmd: &[String], requests: &[Value]) -> Vec<Value> {
     out
 }
 
-/// A client of one era.
-struct Client {
-    addr: String,
-    era: &'static str,
-    session: Option<String>,
-    init: Option<Value>,
-    caps: Value,
-}
-
-impl Client {
-    fn new(addr: &str, era: &'static str) -> Self {
-        Self::with_caps(addr, era, json!({}))
-    }
-
-    fn with_caps(addr: &str, era: &'static str, caps: Value) -> Self {
-        let mut c = Self {
-            addr: addr.to_owned(),
-            era,
-            session: None,
-            init: None,
-            caps,
-        };
-        if era == HANDSHAKE {
-            let (status, headers, body) = post(
-                addr,
-                &[],
-                &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                    "protocolVersion": HANDSHAKE, "capabilities": c.caps,
-                    "clientInfo": {"name": "t", "version": "1"}}}),
-            );
-            assert_eq!(status, 200, "{body}");
-            c.session = headers
-                .iter()
-                .find(|(k, _)| k == "mcp-session-id")
-                .map(|(_, v)| v.clone());
-            assert!(c.session.is_some(), "no session id: {headers:?}");
-            c.init = Some(answer(&body));
-            let (status, _, _) = c.send_raw(
-                "notifications/initialized",
-                None,
-                &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-            );
-            assert_eq!(status, 202);
-        }
-        c
-    }
-
-    fn send_raw(
-        &self,
-        method: &str,
-        name: Option<&str>,
-        body: &Value,
-    ) -> (u16, Vec<(String, String)>, String) {
-        let mut h: Vec<(&str, &str)> = vec![("MCP-Protocol-Version", self.era)];
-        if let Some(s) = &self.session {
-            h.push(("Mcp-Session-Id", s));
-        }
-        if self.era == MODERN {
-            h.push(("Mcp-Method", method));
-            if let Some(n) = name {
-                h.push(("Mcp-Name", n));
-            }
-        }
-        post(&self.addr, &h, body)
-    }
-
-    /// A request with `id`; returns the answer.
-    fn request(&self, id: Value, method: &str, mut params: Value) -> Value {
-        if self.era == MODERN {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": self.caps,
-            });
-        }
-        // Mcp-Name: the tool or prompt name, or the resource URI.
-        let name = match method {
-            "tools/call" | "prompts/get" => params["name"].as_str().map(str::to_owned),
-            "resources/read" => params["uri"].as_str().map(str::to_owned),
-            _ => None,
-        };
-        let (_, _, body) = self.send_raw(
-            method,
-            name.as_deref(),
-            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
-        );
-        answer(&body)
-    }
-
-    fn call(&self, id: Value, tool: &str, args: Value) -> Value {
-        self.request(id, "tools/call", json!({"name": tool, "arguments": args}))
-    }
-}
-
-fn text_of(answer: &Value) -> String {
-    answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no text in {answer}"))
-        .to_owned()
-}
-
-fn tool_names(c: &Client) -> Vec<String> {
-    let a = c.request(json!(1), "tools/list", json!({}));
-    a["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {a}"))
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
-// Issue 24: 8+ concurrent clients of both eras on one shared child, ids colliding.
 #[test]
 fn eight_clients_of_both_eras_share_one_child_without_crosstalk() {
     let x = Exposed::start(&[], &everything(), &[]);

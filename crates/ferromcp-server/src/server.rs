@@ -476,6 +476,76 @@ impl Server {
             .unwrap_or(false)
     }
 
+    /// Removes the tools named in `remove`, then adds `add` (a name in
+    /// both is replaced), as one registry swap with a single
+    /// `tools/list_changed` (an aggregator applying a changed list).
+    /// Nothing changes when any addition is refused; returns whether the
+    /// set changed.
+    pub fn update_tools<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: Vec<ToolDef>,
+    ) -> Result<bool, Error> {
+        for def in &add {
+            check_needs(
+                &def.state_needs,
+                &self.shared.app_state,
+                &format!("tool {:?}", def.tool.name),
+            )?;
+        }
+        self.shared.update(
+            |r| {
+                let gone: std::collections::HashSet<&str> = remove.into_iter().collect();
+                let before = r.tools.len();
+                if !gone.is_empty() {
+                    r.tools.retain(|t| !gone.contains(t.def.tool.name.as_str()));
+                    r.reindex();
+                }
+                let mut changed = before != r.tools.len();
+                for def in add {
+                    r.add_tool(def)?;
+                    changed = true;
+                }
+                Ok(changed)
+            },
+            Change::ToolsListChanged,
+        )
+    }
+
+    /// Removes the prompts named in `remove`, then adds `add`, as one
+    /// registry swap with a single `prompts/list_changed` (see
+    /// [`Server::update_tools`]).
+    pub fn update_prompts<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: Vec<PromptDef>,
+    ) -> Result<bool, Error> {
+        for def in &add {
+            check_needs(
+                &def.state_needs,
+                &self.shared.app_state,
+                &format!("prompt {:?}", def.prompt.name),
+            )?;
+        }
+        self.shared.update(
+            |r| {
+                let gone: std::collections::HashSet<&str> = remove.into_iter().collect();
+                let before = r.prompts.len();
+                if !gone.is_empty() {
+                    r.prompts.retain(|p| !gone.contains(p.prompt.name.as_str()));
+                    r.reindex();
+                }
+                let mut changed = before != r.prompts.len();
+                for def in add {
+                    r.add_prompt(def)?;
+                    changed = true;
+                }
+                Ok(changed)
+            },
+            Change::PromptsListChanged,
+        )
+    }
+
     /// Adds a prompt at run time and notifies subscribers.
     pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
         check_needs(
@@ -538,6 +608,37 @@ impl Server {
     pub fn remove_resource(&self, uri: &str) -> bool {
         self.shared
             .update(|r| Ok(r.remove_resource(uri)), Change::ResourcesListChanged)
+            .unwrap_or(false)
+    }
+
+    /// Adds a resource template at run time and notifies subscribers.
+    pub fn add_resource_template(&self, def: TemplateDef) -> Result<(), Error> {
+        check_needs(
+            &def.state_needs,
+            &self.shared.app_state,
+            &format!("resource template {:?}", def.template.uri_template),
+        )?;
+        self.shared
+            .update(
+                |r| r.add_template(def).map(|_| true),
+                Change::ResourcesListChanged,
+            )
+            .map(|_| ())
+    }
+
+    /// Removes every resource template whose `uriTemplate` is
+    /// `uri_template`; returns whether one existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.shared
+            .update(
+                |r| {
+                    let before = r.templates.len();
+                    r.templates
+                        .retain(|t| t.template.uri_template != uri_template);
+                    Ok(before != r.templates.len())
+                },
+                Change::ResourcesListChanged,
+            )
             .unwrap_or(false)
     }
 

@@ -3,6 +3,8 @@
 //! each in the modern and the handshake era).
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+pub mod raw;
+
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,166 @@
+//! `mcp gateway --config FILE (--http HOST:PORT | --stdio)`: many MCP
+//! servers behind one endpoint (see docs/GATEWAY.md).
+//!
+//! The configuration is validated before anything starts (errors name the
+//! key); problems with upstreams (unreachable, lost, skipped names) are
+//! reported on stderr and never stop the gateway.
+
+use crate::bridge_expose::origin_policy;
+use crate::exit::{Failure, code};
+use clap::Args;
+use ferromcp_gateway::{Config, Gateway, Restart};
+use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The options of `mcp gateway`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+The config file uses the mcpServers format hosts already use:
+  {\"mcpServers\": {
+     \"files\":  {\"command\": \"mcp-files\", \"args\": [\"--root\", \".\"], \"denyTools\": [\"delete_*\"]},
+     \"remote\": {\"url\": \"https://example.com/mcp\",
+                \"headers\": {\"Authorization\": \"Bearer ${REMOTE_TOKEN}\"}, \"timeoutMs\": 20000}}}
+Tools and prompts are exposed as NAME__TOOL; resources keep their URIs.
+allowTools/denyTools are enforced on calls, not only hidden from tools/list.
+Each upstream gets only its configured headers; a client's are never forwarded.
+See docs/GATEWAY.md for every key and what is not implemented yet.")]
+pub struct GatewayArgs {
+    /// The JSON configuration file (`{"mcpServers": {…}}`).
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
+    /// Serve Streamable HTTP at http://HOST:PORT/mcp (port 0 picks a free
+    /// one; the address is printed on stderr).
+    #[arg(long, value_name = "HOST:PORT", required_unless_present = "stdio")]
+    pub http: Option<String>,
+    /// Serve on stdin/stdout (for a host that starts local servers).
+    #[arg(long, conflicts_with = "http")]
+    pub stdio: bool,
+    /// With --http: also accept this Host (`name`, `name:port`, or
+    /// `name:*`; repeatable). Only loopback hosts are accepted otherwise.
+    #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+    pub allow_hosts: Vec<String>,
+    /// With --http: also accept requests from this Origin (repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    pub allow_origins: Vec<String>,
+    /// Milliseconds before an unreachable or lost upstream is tried again;
+    /// the wait doubles up to --restart-max-ms.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub restart_initial_ms: u64,
+    /// The longest wait before trying an upstream again.
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    pub restart_max_ms: u64,
+    /// Seconds between health checks of a connected upstream (a request
+    /// that finds it broken triggers one at once).
+    #[arg(long, value_name = "SECS", default_value_t = 5)]
+    pub health_interval: u64,
+}
+
+/// Runs the gateway until SIGINT/SIGTERM (or, with --stdio, until stdin
+/// ends).
+pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
+    let config = Config::load(&a.config)
+        .map_err(|e| Failure::usage(format!("{}: {e}", a.config.display())))?;
+    let origin = origin_policy(&a.allow_hosts, &a.allow_origins)?;
+    let restart = Restart {
+        initial: Duration::from_millis(a.restart_initial_ms.max(1)),
+        max: Duration::from_millis(a.restart_max_ms.max(a.restart_initial_ms).max(1)),
+        ..Restart::default()
+    };
+    let listener = match &a.http {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| Failure::usage(format!("--http {addr}: cannot listen: {e}")))?,
+        ),
+        None => None,
+    };
+    let n = config.upstreams().len();
+    let running = Gateway::new(config)
+        .restart(restart)
+        .health_interval(Duration::from_secs(a.health_interval.max(1)))
+        .report(Arc::new(|m| eprintln!("mcp gateway: {m}")))
+        .start()
+        .await
+        .map_err(|e| Failure::usage(format!("cannot build the gateway: {e}")))?;
+    let up = running.connected().await;
+    eprintln!(
+        "mcp gateway: {} of {n} upstream(s) connected{}",
+        up.len(),
+        if up.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", up.join(", "))
+        }
+    );
+    let server = running.server();
+    let running = Arc::new(running);
+    let reloader = tokio::spawn(reload_on_hangup(running.clone(), a.config.clone()));
+    let r = match listener {
+        Some(listener) => {
+            let local = listener
+                .local_addr()
+                .map_err(|e| Failure::transport(e.to_string()))?;
+            eprintln!("mcp gateway: listening on http://{local}/mcp");
+            let http = HttpConfig {
+                origin,
+                ..HttpConfig::default()
+            };
+            serve_listener(
+                McpService::new(server, http),
+                listener,
+                crate::serve::shutdown_signal(),
+            )
+            .await
+            .map_err(|e| e.to_string())
+        }
+        None => tokio::select! {
+            r = server.serve_stdio() => r.map_err(|e| e.to_string()),
+            _ = crate::serve::shutdown_signal() => Ok(()),
+        },
+    };
+    reloader.abort();
+    let _ = reloader.await;
+    if let Ok(running) = Arc::try_unwrap(running) {
+        running.shutdown().await;
+    }
+    r.map_err(|e| Failure::transport(format!("gateway: {e}")))?;
+    Ok(code::OK)
+}
+
+/// Reads the configuration again on each SIGHUP and applies it; a file
+/// that does not validate is reported and the running configuration kept.
+async fn reload_on_hangup(running: Arc<ferromcp_gateway::Running>, path: PathBuf) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            eprintln!("mcp gateway: cannot install the SIGHUP handler; reload is off");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            match Config::load(&path) {
+                Ok(config) => {
+                    let r = running.reload(config).await;
+                    eprintln!(
+                        "mcp gateway: reloaded {}: added [{}], removed [{}], changed [{}]",
+                        path.display(),
+                        r.added.join(", "),
+                        r.removed.join(", "),
+                        r.changed.join(", ")
+                    );
+                }
+                Err(e) => eprintln!(
+                    "mcp gateway: not reloaded, the running configuration stays: {}: {e}",
+                    path.display()
+                ),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (running, path);
+        std::future::pending::<()>().await;
+    }
+}

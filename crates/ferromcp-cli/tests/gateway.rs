@@ -1,0 +1,759 @@
+//! `mcp gateway --config FILE (--http HOST:PORT | --stdio)`: real processes
+//! all the way. Upstreams: the everything-server over stdio (`mcp serve
+//! --stdio`) and over HTTP in both eras (`mcp serve --http`, `--era
+//! handshake`), `tests/fixtures/expose_child.py` (hangs and crashes on
+//! demand) and `tests/fixtures/recording_upstream.py` (records every
+//! request it gets, answers 401 for one tool). Clients: raw HTTP/1.1 in
+//! both eras (ids and headers chosen by the test) and the `mcp` CLI over
+//! the gateway's stdio.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::raw::{Client, HANDSHAKE, MODERN, WAIT, text_of, tool_names};
+use common::{HttpServer, MCP, free_port, run_with, scratch, wait_listening};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `mcp gateway --config F --http 127.0.0.1:0`; killed on drop.
+struct Gateway {
+    child: Child,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Gateway {
+    fn start(dir: &std::path::Path, config: &Value, env: &[(&str, &str)]) -> Self {
+        let file = dir.join("gateway.json");
+        std::fs::write(&file, config.to_string()).unwrap();
+        let mut child = Command::new(MCP)
+            .args(["gateway", "--config"])
+            .arg(&file)
+            .args(["--http", "127.0.0.1:0", "--restart-initial-ms", "100"])
+            .args(["--restart-max-ms", "500"])
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp gateway");
+        let err = child.stderr.take().unwrap();
+        let (tx, stderr) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut g = Self {
+            child,
+            addr: String::new(),
+            stderr,
+            seen: String::new(),
+        };
+        assert!(g.stderr_until("listening on http://"), "{}", g.seen);
+        let at = g.seen.find("listening on http://").unwrap() + "listening on http://".len();
+        g.addr = g.seen[at..].split('/').next().unwrap().trim().to_owned();
+        wait_listening(&g.addr);
+        g
+    }
+
+    /// Waits up to WAIT for `needle` on stderr; everything read is kept in `seen`.
+    fn stderr_until(&mut self, needle: &str) -> bool {
+        let deadline = Instant::now() + WAIT;
+        while !self.seen.contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(s) => {
+                    self.seen.push_str(&s);
+                    self.seen.push('\n');
+                }
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `recording_upstream.py`; killed on drop.
+struct Recorder {
+    child: Child,
+    url: String,
+    file: std::path::PathBuf,
+}
+
+impl Recorder {
+    fn start(dir: &std::path::Path) -> Self {
+        let file = dir.join("recorded.jsonl");
+        let _ = std::fs::remove_file(&file);
+        let mut child = Command::new("python3")
+            .arg(fixture("recording_upstream.py"))
+            .env("RECORD_FILE", &file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 recording_upstream.py");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut port = String::new();
+        out.read_line(&mut port).unwrap();
+        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        wait_listening(&url[7..url.len() - 4]);
+        Self { child, url, file }
+    }
+
+    /// Every request it received: (headers, body).
+    fn recorded(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.file)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The names of the tools called on it.
+    fn calls(&self) -> Vec<String> {
+        self.recorded()
+            .iter()
+            .filter(|r| r["body"]["method"] == "tools/call")
+            .map(|r| r["body"]["params"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything_stdio() -> Value {
+    json!({"command": MCP, "args": ["serve", "--stdio"]})
+}
+
+/// Polls `tools/list` until `name` is (or is not) listed.
+fn until_tool(c: &Client, name: &str, present: bool) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let names = tool_names(c);
+        if names.iter().any(|n| n == name) == present {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} present={present}: {names:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn stdio_and_http_upstreams_of_both_eras_behind_one_endpoint() {
+    let modern_http = HttpServer::start(&[]);
+    let handshake_http = HttpServer::start(&["--era", "handshake"]);
+    let dir = scratch("gateway-aggregate");
+    let config = json!({"mcpServers": {
+        "web": {"url": modern_http.url},
+        "ev": everything_stdio(),
+        "old": {"url": handshake_http.url, "prefix": "legacy"},
+    }});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    assert!(g.stderr_until("3 of 3 upstream(s) connected"), "{}", g.seen);
+    // Resources are not renamed: the second and third everything-server
+    // lose the collision (name order: ev, old, web) and it is reported.
+    assert!(g.seen.contains("collides"), "{}", g.seen);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let names = tool_names(&c);
+        for t in ["ev__greet", "legacy__greet", "web__greet"] {
+            assert!(names.iter().any(|n| n == t), "{era}: no {t} in {names:?}");
+        }
+        // Deterministic order: by upstream name, each upstream's own order.
+        let first = |p: &str| names.iter().position(|n| n.starts_with(p)).unwrap();
+        assert!(first("ev__") < first("legacy__") && first("legacy__") < first("web__"));
+        assert_eq!(names, tool_names(&c), "{era}: the order is stable");
+        assert!(names.iter().all(|n| n.contains("__")), "{names:?}");
+        for (i, t) in ["ev__greet", "legacy__greet", "web__greet"]
+            .iter()
+            .enumerate()
+        {
+            let a = c.call(json!(i), t, json!({"name": era}));
+            assert_eq!(text_of(&a), format!("Hello, {era}!"), "{t}: {a}");
+            // The upstream's own protocol _meta (its serverInfo) stays behind.
+            assert!(!a.to_string().contains("mcp-rs-everything-server"), "{a}");
+        }
+        let p = c.request(
+            json!(10),
+            "prompts/get",
+            json!({"name": "legacy__test_prompt_with_arguments",
+                   "arguments": {"arg1": "one", "arg2": "two"}}),
+        );
+        let text = p["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{p}"));
+        assert!(text.contains("one") && text.contains("two"), "{p}");
+        let r = c.request(
+            json!(11),
+            "resources/read",
+            json!({"uri": "test://static-text"}),
+        );
+        assert!(
+            r["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("static text"),
+            "{r}"
+        );
+        let t = c.request(json!(12), "resources/templates/list", json!({}));
+        let templates = t["result"]["resourceTemplates"].as_array().unwrap();
+        assert!(
+            templates
+                .iter()
+                .any(|t| t["uriTemplate"] == "test://template/{id}/data"),
+            "{t}"
+        );
+        let r = c.request(
+            json!(13),
+            "resources/read",
+            json!({"uri": "test://template/42/data"}),
+        );
+        assert!(r["result"]["contents"][0].is_object(), "{r}");
+    }
+}
+
+#[test]
+fn the_gateway_serves_stdio_too_in_both_eras() {
+    let dir = scratch("gateway-stdio");
+    let file = dir.join("gateway.json");
+    let config = json!({"mcpServers": {"ev": everything_stdio()}});
+    std::fs::write(&file, config.to_string()).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    for era in ["modern", "handshake"] {
+        let args: Vec<String> = [
+            "call",
+            "--era",
+            era,
+            "ev__greet",
+            "name=stdio",
+            "--",
+            MCP,
+            "gateway",
+            "--config",
+            &file,
+            "--stdio",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        let r = run_with(&args, "", &[]);
+        assert_eq!(r.code, 0, "{era}: {}", r.stderr);
+        assert_eq!(r.stdout.trim(), "Hello, stdio!", "{era}");
+    }
+}
+
+#[test]
+fn denied_invented_and_case_variant_tools_never_reach_the_upstream() {
+    let dir = scratch("gateway-policy");
+    let rec = Recorder::start(&dir);
+    let config = json!({"mcpServers": {
+        "rec": {"url": rec.url, "denyTools": ["deniedtool"], "allowTools": ["whoami", "denied*"]},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let names = tool_names(&c);
+        // secret is not allowed, deniedtool is denied.
+        assert_eq!(names, ["rec__whoami"], "{era}");
+        for (i, name) in [
+            "rec__deniedtool",
+            "rec__DeniedTool",
+            "rec__DENIEDTOOL",
+            "rec__secret",
+            "rec__nosuch",
+            "REC__whoami",
+            "rec__Whoami",
+            "deniedtool",
+            "whoami",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let a = c.call(json!(i), name, json!({}));
+            assert!(
+                a.get("error").is_some(),
+                "{era} {name} was not refused: {a}"
+            );
+        }
+        let a = c.call(json!(99), "rec__whoami", json!({}));
+        assert_eq!(text_of(&a), "ok", "{a}");
+    }
+    // Only the permitted tool ever reached the upstream, under its own name.
+    assert_eq!(rec.calls(), ["whoami", "whoami"]);
+}
+
+#[test]
+fn client_credentials_are_never_forwarded_and_a_401_names_the_upstream() {
+    let dir = scratch("gateway-creds");
+    let rec = Recorder::start(&dir);
+    let config = json!({"mcpServers": {
+        "rec": {"url": rec.url, "headers": {"X-Upstream-Key": "${UPSTREAM_KEY}"}},
+    }});
+    let g = Gateway::start(&dir, &config, &[("UPSTREAM_KEY", "up-key-1")]);
+    let inbound = [
+        ("Authorization", "Bearer client-token-xyz"),
+        ("Cookie", "session=client-cookie-xyz"),
+        ("X-Api-Key", "client-key-xyz"),
+    ];
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::with_headers(&g.addr, era, json!({}), &inbound);
+        let a = c.call(json!(1), "rec__whoami", json!({}));
+        assert_eq!(text_of(&a), "ok", "{a}");
+        let a = c.call(json!(2), "rec__secret", json!({}));
+        assert_eq!(a["result"]["isError"], true, "{a}");
+        let text = text_of(&a);
+        assert!(text.contains("\"rec\""), "{text}");
+        assert!(text.contains(&format!("mcp login {}", rec.url)), "{text}");
+        assert!(text.contains("401"), "{text}");
+    }
+    let recorded = rec.recorded();
+    assert!(recorded.len() >= 6, "{recorded:?}");
+    for r in &recorded {
+        let h = r["headers"].to_string();
+        assert!(
+            !h.contains("xyz"),
+            "a client header reached the upstream: {h}"
+        );
+        assert!(r["headers"].get("authorization").is_none(), "{h}");
+        assert!(r["headers"].get("cookie").is_none(), "{h}");
+        assert_eq!(r["headers"]["x-upstream-key"], "up-key-1", "{h}");
+    }
+}
+
+#[test]
+fn a_dead_upstream_does_not_stop_the_gateway_and_is_picked_up_later() {
+    let dir = scratch("gateway-late");
+    let port = free_port();
+    let config = json!({"mcpServers": {
+        "ev": everything_stdio(),
+        "late": {"url": format!("http://127.0.0.1:{port}/mcp"), "timeoutMs": 5000},
+    }});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    assert!(g.stderr_until("1 of 2 upstream(s) connected"), "{}", g.seen);
+    assert!(g.seen.contains("upstream \"late\""), "{}", g.seen);
+    let c = Client::new(&g.addr, MODERN);
+    let names = tool_names(&c);
+    assert!(names.iter().any(|n| n == "ev__greet"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("late__")), "{names:?}");
+    let a = c.call(json!(1), "ev__greet", json!({"name": "a"}));
+    assert_eq!(text_of(&a), "Hello, a!");
+    // The upstream comes up: retried with backoff, its tools appear.
+    let addr = format!("127.0.0.1:{port}");
+    let mut late = Command::new(MCP)
+        .args(["serve", "--http", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    until_tool(&c, "late__greet", true);
+    let a = c.call(json!(2), "late__greet", json!({"name": "b"}));
+    assert_eq!(text_of(&a), "Hello, b!");
+    let _ = late.kill();
+    let _ = late.wait();
+}
+
+#[test]
+fn a_slow_upstream_times_out_while_the_others_answer() {
+    let dir = scratch("gateway-slow");
+    let config = json!({"mcpServers": {
+        "ev": everything_stdio(),
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")], "timeoutMs": 1500},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let addr = g.addr.clone();
+    let hung = std::thread::spawn(move || {
+        Client::new(&addr, MODERN).call(json!(1), "kid__hang", json!({}))
+    });
+    let c = Client::new(&g.addr, HANDSHAKE);
+    let a = c.call(json!(2), "ev__greet", json!({"name": "meanwhile"}));
+    assert_eq!(text_of(&a), "Hello, meanwhile!");
+    let a = hung.join().unwrap();
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    let text = text_of(&a);
+    assert!(
+        text.contains("\"kid\"") && text.contains("within 1500 ms"),
+        "{text}"
+    );
+    // The timed-out upstream still serves other calls.
+    let a = c.call(json!(3), "kid__echo", json!({"text": "still here"}));
+    assert_eq!(text_of(&a), "still here");
+}
+
+#[test]
+fn a_stdio_upstream_killed_mid_call_fails_that_call_and_is_restarted() {
+    let dir = scratch("gateway-kill");
+    let starts = dir.join("starts");
+    let hangs = dir.join("hangs");
+    let config = json!({"mcpServers": {
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")],
+                "env": {"STARTS_FILE": starts.to_string_lossy(), "HANG_FILE": hangs.to_string_lossy()}},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    let pid = text_of(&c.call(json!(1), "kid__pid", json!({})));
+    let addr = g.addr.clone();
+    let hung = std::thread::spawn(move || {
+        Client::new(&addr, HANDSHAKE).call(json!(1), "kid__hang", json!({}))
+    });
+    let deadline = Instant::now() + WAIT;
+    while std::fs::read_to_string(&hangs)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the hang call never reached the child"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed = Command::new("kill").args(["-9", &pid]).status().unwrap();
+    assert!(killed.success());
+    let a = hung.join().unwrap();
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(text_of(&a).contains("\"kid\""), "{a}");
+    // Restarted: a new process answers.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let a = c.call(json!(2), "kid__pid", json!({}));
+        if a["result"]["isError"] != true {
+            assert_ne!(text_of(&a), pid, "the same process answered");
+            break;
+        }
+        assert!(Instant::now() < deadline, "never restarted: {a}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let n = std::fs::read_to_string(&starts).unwrap().lines().count();
+    assert_eq!(n, 2, "one start and one restart");
+}
+
+#[test]
+fn names_breaking_the_tool_name_rules_are_reported_and_skipped() {
+    let dir = scratch("gateway-names");
+    // 120 + "__" + a name: 128 characters with up to 6, too long beyond.
+    let prefix = "p".repeat(120);
+    let config = json!({"mcpServers": {
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")], "prefix": prefix},
+    }});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    assert!(g.stderr_until("\"garbage\""), "{}", g.seen);
+    assert!(g.seen.contains("tool-name rules"), "{}", g.seen);
+    let c = Client::new(&g.addr, MODERN);
+    let names = tool_names(&c);
+    assert!(names.contains(&format!("{prefix}__crash")), "{names:?}");
+    assert!(names.contains(&format!("{prefix}__echo")), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with("garbage") || n.len() > 128),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn config_errors_name_the_key_and_stop_before_anything_starts() {
+    let dir = scratch("gateway-badconfig");
+    let file = dir.join("bad.json");
+    std::fs::write(&file, r#"{"mcpServers": {"github": {"url": "not a url"}}}"#).unwrap();
+    let mut out = String::new();
+    let mut child = Command::new(MCP)
+        .args(["gateway", "--config"])
+        .arg(&file)
+        .args(["--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(2), "{out}");
+    assert!(
+        out.contains("mcpServers.github.url: not a valid URL"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_upstreams_list_change_reaches_the_gateways_clients() {
+    let modern_http = HttpServer::start(&[]);
+    let handshake_http = HttpServer::start(&["--era", "handshake"]);
+    let dir = scratch("gateway-listchange");
+    let config = json!({"mcpServers": {
+        "ev": everything_stdio(),
+        "old": {"url": handshake_http.url},
+        "web": {"url": modern_http.url},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, HANDSHAKE);
+    for (i, up) in ["ev", "old", "web"].iter().enumerate() {
+        let dynamic = format!("{up}__dynamic_tool");
+        assert!(!tool_names(&c).contains(&dynamic));
+        let a = c.call(
+            json!(i),
+            &format!("{up}__test_trigger_tool_change"),
+            json!({}),
+        );
+        assert_eq!(text_of(&a), "Tool list changed", "{a}");
+        until_tool(&c, &dynamic, true);
+        let a = c.call(json!(10 + i), &dynamic, json!({}));
+        assert_eq!(text_of(&a), "dynamic", "{a}");
+        // And removed again.
+        c.call(
+            json!(20 + i),
+            &format!("{up}__test_trigger_tool_change"),
+            json!({}),
+        );
+        until_tool(&c, &dynamic, false);
+    }
+}
+
+#[test]
+fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
+    let dir = scratch("gateway-reload");
+    let starts = dir.join("starts");
+    let kid = json!({"command": "python3", "args": [fixture("expose_child.py")],
+                     "env": {"STARTS_FILE": starts.to_string_lossy()}});
+    let config = json!({"mcpServers": {"ev": everything_stdio(), "kid": kid}});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    let pid = g.child.id().to_string();
+    let hup = || {
+        let s = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+        assert!(s.success());
+    };
+    // A handshake session and a modern client, both kept across reloads.
+    let session = Client::new(&g.addr, HANDSHAKE);
+    let modern = Client::new(&g.addr, MODERN);
+    let kid_pid = text_of(&session.call(json!(1), "kid__pid", json!({})));
+    // Add "ev2" and remove "ev"; "kid" unchanged.
+    let config = json!({"mcpServers": {"kid": kid, "ev2": everything_stdio()}});
+    std::fs::write(dir.join("gateway.json"), config.to_string()).unwrap();
+    hup();
+    assert!(g.stderr_until("reloaded"), "{}", g.seen);
+    assert!(
+        g.seen.contains("added [ev2], removed [ev], changed []"),
+        "{}",
+        g.seen
+    );
+    until_tool(&session, "ev2__greet", true);
+    until_tool(&modern, "ev__greet", false);
+    let a = session.call(json!(2), "ev2__greet", json!({"name": "again"}));
+    assert_eq!(text_of(&a), "Hello, again!");
+    let a = modern.call(json!(3), "ev__greet", json!({"name": "gone"}));
+    assert!(
+        a.get("error").is_some(),
+        "a removed upstream's tool answered: {a}"
+    );
+    // The unchanged upstream was not restarted.
+    assert_eq!(
+        text_of(&session.call(json!(4), "kid__pid", json!({}))),
+        kid_pid
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
+    // A file that does not validate changes nothing.
+    std::fs::write(dir.join("gateway.json"), r#"{"mcpServers": {"x": {}}}"#).unwrap();
+    hup();
+    assert!(g.stderr_until("not reloaded"), "{}", g.seen);
+    assert!(g.seen.contains("mcpServers.x"), "{}", g.seen);
+    let a = session.call(json!(5), "ev2__greet", json!({"name": "still"}));
+    assert_eq!(text_of(&a), "Hello, still!");
+}
+
+#[test]
+fn progress_reaches_the_caller_and_its_cancellation_reaches_the_upstream() {
+    use std::io::Write;
+    let dir = scratch("gateway-cancel");
+    let config = json!({"mcpServers": {"ev": everything_stdio()}});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    let count = || text_of(&c.call(json!(1), "ev__debug_cancellations", json!({})));
+    assert_eq!(count(), "0");
+    // A modern call with a progress token, read as a stream.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "ev__debug_sleep", "arguments": {"ms": 120_000},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientCapabilities": {},
+                  "progressToken": "caller-token"}}})
+    .to_string();
+    let mut s = std::net::TcpStream::connect(&g.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/call\r\nMcp-Name: ev__debug_sleep\r\nContent-Length: {}\r\n\r\n{body}",
+        g.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s.try_clone().unwrap()).lines();
+    let progress = loop {
+        let line = lines
+            .next()
+            .expect("the stream ended before any progress")
+            .expect("no progress within WAIT");
+        if let Some(d) = line.strip_prefix("data:") {
+            let m: Value = serde_json::from_str(d.trim()).unwrap();
+            if m["method"] == "notifications/progress" {
+                break m;
+            }
+        }
+    };
+    // The caller's own token, not the gateway's towards the upstream.
+    assert_eq!(
+        progress["params"]["progressToken"], "caller-token",
+        "{progress}"
+    );
+    // Dropping the exchange cancels the call (2026-07-28 over HTTP); the
+    // upstream sees its request cancelled.
+    drop(lines);
+    drop(s);
+    let deadline = Instant::now() + WAIT;
+    while count() != "1" {
+        assert!(
+            Instant::now() < deadline,
+            "the upstream's call was never cancelled"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn completion_goes_to_the_upstream_owning_the_prompt_or_template() {
+    let dir = scratch("gateway-complete");
+    let seen = dir.join("upstream-stdin.jsonl");
+    // The everything-server behind a tee of what the gateway sends it.
+    let teed = format!("tee {} | {MCP} serve --stdio", seen.display());
+    let config = json!({"mcpServers": {"ev": {"command": "sh", "args": ["-c", teed]}}});
+    let g = Gateway::start(&dir, &config, &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let a = c.request(
+            json!(1),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "ev__test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "test"}}),
+        );
+        assert_eq!(
+            a["result"]["completion"]["values"],
+            json!(["test1", "test2", "test3", "testing"]),
+            "{era}: {a}"
+        );
+        let a = c.request(
+            json!(2),
+            "completion/complete",
+            json!({"ref": {"type": "ref/resource", "uri": "test://template/{id}/data"},
+                   "argument": {"name": "resourceUri", "value": "test://static-t"}}),
+        );
+        assert_eq!(
+            a["result"]["completion"]["values"],
+            json!(["test://static-text"]),
+            "{era}: {a}"
+        );
+        // Nothing the gateway serves: refused, no upstream asked.
+        let a = c.request(
+            json!(3),
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+                   "argument": {"name": "arg1", "value": "t"}}),
+        );
+        assert!(a.get("error").is_some(), "{era}: {a}");
+    }
+    let sent: Vec<Value> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|m: &Value| m["method"] == "completion/complete")
+        .collect();
+    // Two routed per era, under the upstream's own prompt name.
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    let prompts: Vec<&Value> = sent
+        .iter()
+        .filter(|m| m["params"]["ref"]["type"] == "ref/prompt")
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    for m in prompts {
+        assert_eq!(
+            m["params"]["ref"]["name"], "test_prompt_with_arguments",
+            "{m}"
+        );
+    }
+}
+
+#[test]
+fn an_upstreams_resource_update_reaches_subscribed_clients() {
+    use std::io::Write;
+    let dir = scratch("gateway-updates");
+    let config = json!({"mcpServers": {
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")]},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, HANDSHAKE);
+    let sub = c.request(json!(1), "resources/subscribe", json!({"uri": "test://r"}));
+    assert!(sub.get("result").is_some(), "{sub}");
+    // The session's GET stream carries notifications tied to no request.
+    let mut s = std::net::TcpStream::connect(&g.addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        g.addr,
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s).lines();
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    // The fixture announces an update of test://r only if the gateway
+    // subscribed to it there.
+    let t = Client::new(&g.addr, MODERN).call(json!(1), "kid__touch", json!({}));
+    assert!(t.get("result").is_some(), "{t}");
+    // Keep-alive comments arrive meanwhile: bounded by a deadline too.
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "no update within {WAIT:?}");
+        let line = lines
+            .next()
+            .expect("the GET stream ended")
+            .expect("no update (hang?)");
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == "notifications/resources/updated" {
+            assert_eq!(m["params"]["uri"], "test://r", "{m}");
+            break;
+        }
+    }
+}

@@ -1,0 +1,743 @@
+//! The client-facing catalogue: every upstream's tools and prompts under
+//! `PREFIX` + separator + name, resources and templates under their own
+//! URIs, registered in the gateway's `Server` with handlers forwarding to
+//! the upstream that owns them.
+//!
+//! Policy is enforced by registration: a tool the upstream's filter does
+//! not permit is never registered, so it is absent from `tools/list` and a
+//! call to it (or to any name the gateway did not register, case variants
+//! included, since names compare exactly) is refused by the server before
+//! any upstream sees it.
+//!
+//! Collisions (two upstreams claiming one client-facing name or URI) are
+//! decided by name order: the upstream first in name order owns it, the
+//! other's item is reported and left out, whichever connected first.
+
+use crate::naming;
+use crate::upstream::{Failure, Snapshot, Upstream};
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::types::{
+    CallToolResult, CompleteRequestParams, Completion, CompletionReference, ContentBlock,
+    GetPromptResult, JsonObject, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use ferromcp_server::{
+    HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
+    TemplateDef, ToolDef, prompt, tool,
+};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+/// Where problems are reported (the CLI prints to stderr).
+pub type Report = Arc<dyn Fn(&str) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Kind {
+    Tool,
+    Prompt,
+    Resource,
+    Template,
+}
+
+impl Kind {
+    fn noun(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Prompt => "prompt",
+            Kind::Resource => "resource",
+            Kind::Template => "resource template",
+        }
+    }
+}
+
+/// One item an upstream offers, ready to register.
+enum Item {
+    Tool(ToolDef),
+    Prompt(PromptDef),
+    Resource(ResourceDef),
+    Template(TemplateDef),
+}
+
+/// What one sync changes, by kind.
+#[derive(Default)]
+struct Parts {
+    gone_tools: Vec<String>,
+    gone_prompts: Vec<String>,
+    gone_resources: Vec<String>,
+    gone_templates: Vec<String>,
+    tools: Vec<(String, ToolDef)>,
+    prompts: Vec<(String, PromptDef)>,
+    resources: Vec<(String, ResourceDef)>,
+    templates: Vec<(String, TemplateDef)>,
+}
+
+/// A sync's changes and the owners they give.
+#[derive(Default)]
+struct Batch {
+    parts: Parts,
+    owners: Vec<((Kind, String), Owner)>,
+}
+
+impl Batch {
+    fn remove(&mut self, (kind, name): (Kind, String)) {
+        match kind {
+            Kind::Tool => self.parts.gone_tools.push(name),
+            Kind::Prompt => self.parts.gone_prompts.push(name),
+            Kind::Resource => self.parts.gone_resources.push(name),
+            Kind::Template => self.parts.gone_templates.push(name),
+        }
+    }
+
+    fn add(&mut self, (_, name): (Kind, String), item: Item) {
+        match item {
+            Item::Tool(d) => self.parts.tools.push((name, d)),
+            Item::Prompt(d) => self.parts.prompts.push((name, d)),
+            Item::Resource(d) => self.parts.resources.push((name, d)),
+            Item::Template(d) => self.parts.templates.push((name, d)),
+        }
+    }
+}
+
+/// Who serves a client-facing name: the upstream and its own name for it.
+struct Owner {
+    name: String,
+    up: Arc<Upstream>,
+    own: String,
+}
+
+/// The gateway's server and who owns each client-facing name.
+pub(crate) struct Aggregate {
+    server: Server,
+    separator: String,
+    report: Report,
+    /// The owner of each client-facing name.
+    owners: Mutex<HashMap<(Kind, String), Owner>>,
+}
+
+impl Aggregate {
+    pub(crate) fn new(server: Server, separator: String, report: Report) -> Self {
+        Self {
+            server,
+            separator,
+            report,
+            owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Makes the server's items of `up` match `snap`: new ones added,
+    /// changed ones replaced (one registry swap each), vanished ones
+    /// removed; each name checked for policy, validity and collisions.
+    pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
+        *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
+            snap.resources.iter().map(|r| r.uri.clone()).collect();
+        let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
+        let mut own_names: HashMap<(Kind, String), String> = HashMap::new();
+        let name = up.name().to_owned();
+        for t in snap.tools {
+            if !up.cfg.filter().permits(&t.name) {
+                continue;
+            }
+            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &t.name);
+            if !naming::is_valid_tool_name(&exposed) {
+                (self.report)(&format!(
+                    "upstream {name:?}: tool {:?} would be exposed as {exposed:?}, which breaks the tool-name rules (1-128 characters of A-Z a-z 0-9 _ . -); skipped",
+                    t.name
+                ));
+                continue;
+            }
+            items.insert(
+                (Kind::Tool, exposed.clone()),
+                Item::Tool(tool_def(exposed, t, up)),
+            );
+        }
+        for p in snap.prompts {
+            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &p.name);
+            own_names.insert((Kind::Prompt, exposed.clone()), p.name.clone());
+            items.insert(
+                (Kind::Prompt, exposed.clone()),
+                Item::Prompt(prompt_def(exposed, p, up)),
+            );
+        }
+        for r in snap.resources {
+            items.insert(
+                (Kind::Resource, r.uri.clone()),
+                Item::Resource(resource_def(r, up)),
+            );
+        }
+        for t in snap.templates {
+            if let Err(e) = ferromcp_server::uri_template::UriTemplate::parse(&t.uri_template) {
+                (self.report)(&format!(
+                    "upstream {name:?}: resource template {:?} is invalid ({e}); skipped",
+                    t.uri_template
+                ));
+                continue;
+            }
+            items.insert(
+                (Kind::Template, t.uri_template.clone()),
+                Item::Template(template_def(t, up)),
+            );
+        }
+        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        // Gone: what this upstream owned and no longer lists.
+        let gone: Vec<(Kind, String)> = owners
+            .iter()
+            .filter(|(k, r)| r.name == name && !items.contains_key(*k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in &gone {
+            owners.remove(key);
+        }
+        // Accepted items, by kind, applied in one registry swap (and one
+        // list_changed) per kind.
+        let mut batch = Batch::default();
+        for key in gone {
+            batch.remove(key);
+        }
+        for (key, item) in items {
+            match owners.get(&key).map(|o| o.name.as_str()) {
+                Some(r) if r < name.as_str() => {
+                    (self.report)(&format!(
+                        "upstream {name:?}: {} {:?} collides with one of an upstream earlier in name order; skipped",
+                        key.0.noun(),
+                        key.1
+                    ));
+                    continue;
+                }
+                Some(r) if r > name.as_str() => {
+                    (self.report)(&format!(
+                        "upstream {name:?}: {} {:?} collides with one of an upstream later in name order, which loses it",
+                        key.0.noun(),
+                        key.1
+                    ));
+                }
+                _ => {}
+            }
+            let own = match &item {
+                Item::Tool(_) | Item::Prompt(_) => own_names.remove(&key).unwrap_or_default(),
+                Item::Resource(_) | Item::Template(_) => key.1.clone(),
+            };
+            batch.owners.push((
+                key.clone(),
+                Owner {
+                    name: name.clone(),
+                    up: up.clone(),
+                    own,
+                },
+            ));
+            batch.add(key, item);
+        }
+        let mut refused_keys = std::collections::HashSet::new();
+        for (key, refused) in self.apply(batch.parts) {
+            (self.report)(&format!(
+                "upstream {name:?}: {} {:?} cannot be served ({refused}); skipped",
+                key.0.noun(),
+                key.1
+            ));
+            refused_keys.insert(key);
+        }
+        for (key, owner) in batch.owners {
+            if !refused_keys.contains(&key) {
+                owners.insert(key, owner);
+            }
+        }
+    }
+
+    /// Applies one batch: per kind, removals and additions in one swap;
+    /// when the swap is refused (one definition the server will not take)
+    /// the items are registered one by one instead. Returns the refused
+    /// ones.
+    fn apply(&self, p: Parts) -> Vec<((Kind, String), ferromcp_server::Error)> {
+        let mut refused = Vec::new();
+        let keys = |v: &[(String, ToolDef)]| v.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>();
+        let tool_names: Vec<String> = p.gone_tools.iter().cloned().chain(keys(&p.tools)).collect();
+        let defs: Vec<ToolDef> = p.tools.iter().map(|(_, d)| d.clone()).collect();
+        if (!tool_names.is_empty())
+            && self
+                .server
+                .update_tools(tool_names.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for n in &p.gone_tools {
+                self.server.remove_tool(n);
+            }
+            for (k, d) in p.tools {
+                if let Err(e) = self.server.replace_tool(d) {
+                    refused.push(((Kind::Tool, k), e));
+                }
+            }
+        }
+        let prompt_names: Vec<String> = p
+            .gone_prompts
+            .iter()
+            .cloned()
+            .chain(p.prompts.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let defs: Vec<PromptDef> = p.prompts.iter().map(|(_, d)| d.clone()).collect();
+        if (!prompt_names.is_empty())
+            && self
+                .server
+                .update_prompts(prompt_names.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for n in &p.gone_prompts {
+                self.server.remove_prompt(n);
+            }
+            for (k, d) in p.prompts {
+                if let Err(e) = self.server.replace_prompt(d) {
+                    refused.push(((Kind::Prompt, k), e));
+                }
+            }
+        }
+        let uris: Vec<String> = p
+            .gone_resources
+            .iter()
+            .cloned()
+            .chain(p.resources.iter().map(|(k, _)| k.clone()))
+            .collect();
+        let defs: Vec<ResourceDef> = p.resources.iter().map(|(_, d)| d.clone()).collect();
+        if (!uris.is_empty())
+            && self
+                .server
+                .update_resources(uris.iter().map(String::as_str), defs)
+                .is_err()
+        {
+            for u in &p.gone_resources {
+                self.server.remove_resource(u);
+            }
+            for (k, d) in p.resources {
+                if let Err(e) = self.server.update_resources([k.as_str()], vec![d]) {
+                    refused.push(((Kind::Resource, k), e));
+                }
+            }
+        }
+        for t in &p.gone_templates {
+            self.server.remove_resource_template(t);
+        }
+        for (k, d) in p.templates {
+            self.server.remove_resource_template(&k);
+            if let Err(e) = self.server.add_resource_template(d) {
+                refused.push(((Kind::Template, k), e));
+            }
+        }
+        refused
+    }
+
+    /// Removes every item the upstream called `name` owns.
+    pub(crate) fn forget(&self, name: &str) {
+        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let gone: Vec<(Kind, String)> = owners
+            .iter()
+            .filter(|(_, r)| r.name == name)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            owners.remove(&key);
+            self.remove(&key);
+        }
+    }
+
+    /// Passes an upstream's `notifications/resources/updated` on to the
+    /// gateway's subscribers, unless the URI is another upstream's (an
+    /// upstream cannot announce updates of resources it does not serve).
+    pub(crate) fn resource_updated(&self, upstream: &str, uri: &str) {
+        let theirs = {
+            let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+            owners
+                .get(&(Kind::Resource, uri.to_owned()))
+                .is_some_and(|o| o.name != upstream)
+        };
+        if theirs {
+            (self.report)(&format!(
+                "upstream {upstream:?} announced an update of {uri:?}, which another upstream serves; dropped"
+            ));
+            return;
+        }
+        self.server.notify_resource_updated(uri);
+    }
+
+    /// Forwards `completion/complete` to the upstream owning the prompt
+    /// or resource template it is about, under its own prompt name.
+    pub(crate) async fn complete(
+        &self,
+        p: CompleteRequestParams,
+        cx: &RequestContext,
+    ) -> Result<Completion, HandlerError> {
+        let (kind, key) = match &p.reference {
+            CompletionReference::Prompt(r) => (Kind::Prompt, r.name.clone()),
+            CompletionReference::ResourceTemplate(r) => (Kind::Template, r.uri.clone()),
+        };
+        let route = {
+            let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+            owners
+                .get(&(kind, key.clone()))
+                .map(|o| (o.up.clone(), o.own.clone()))
+        };
+        let Some((up, own)) = route else {
+            return Err(HandlerError::invalid_params(format!(
+                "no {} {key:?} to complete",
+                kind.noun()
+            )));
+        };
+        let mut p = p;
+        if let CompletionReference::Prompt(r) = &mut p.reference {
+            r.name = own;
+        }
+        let params = match serde_json::to_value(&p) {
+            Ok(Value::Object(m)) => m,
+            _ => JsonObject::new(),
+        };
+        let v = up
+            .request_for("completion/complete", params, Some(cx))
+            .await
+            .map_err(|f| protocol_error(&up, "completion/complete", f))?;
+        serde_json::from_value::<Completion>(v.get("completion").cloned().unwrap_or(Value::Null))
+            .map_err(|e| {
+                HandlerError::Protocol(ErrorObject::internal(format!(
+                    "upstream {:?} sent a malformed completion/complete result: {e}",
+                    up.name()
+                )))
+            })
+    }
+
+    /// What joins a prefix and a name.
+    pub(crate) fn separator(&self) -> &str {
+        &self.separator
+    }
+
+    fn remove(&self, key: &(Kind, String)) {
+        match key.0 {
+            Kind::Tool => drop(self.server.remove_tool(&key.1)),
+            Kind::Prompt => drop(self.server.remove_prompt(&key.1)),
+            Kind::Resource => drop(self.server.remove_resource(&key.1)),
+            Kind::Template => drop(self.server.remove_resource_template(&key.1)),
+        }
+    }
+}
+
+/// The JSON-RPC error for a failed forward of anything but a tool call.
+fn protocol_error(up: &Upstream, method: &str, f: Failure) -> HandlerError {
+    match f {
+        Failure::Rpc(mut e) => {
+            e.message = up.explain(method, &Failure::Rpc(e.clone()));
+            HandlerError::Protocol(e)
+        }
+        other => HandlerError::Protocol(ErrorObject::internal(up.explain(method, &other))),
+    }
+}
+
+fn params(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    }
+}
+
+fn typed<T: serde::de::DeserializeOwned>(
+    up: &Upstream,
+    method: &str,
+    mut v: Value,
+) -> Result<T, HandlerError> {
+    // The upstream's protocol keys (its serverInfo, …) describe the
+    // upstream, not the gateway: the gateway's server stamps its own.
+    if let Some(Value::Object(meta)) = v.get_mut("_meta") {
+        meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        if meta.is_empty() {
+            if let Value::Object(o) = &mut v {
+                o.remove("_meta");
+            }
+        }
+    }
+    if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
+        return Err(HandlerError::Protocol(ErrorObject::internal(format!(
+            "upstream {:?} asked for input during {method}; the gateway does not relay input requests yet",
+            up.name()
+        ))));
+    }
+    serde_json::from_value(v).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "upstream {:?} sent a malformed {method} result: {e}",
+            up.name()
+        )))
+    })
+}
+
+/// A tool whose handler forwards `tools/call` under the upstream's own name.
+fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
+    let own = t.name.clone();
+    let mut b = tool(exposed).input_schema(t.input_schema);
+    if let Some(d) = t.description {
+        b = b.description(d);
+    }
+    if let Some(d) = t.title {
+        b = b.title(d);
+    }
+    if let Some(a) = t.annotations {
+        b = b.annotations(a);
+    }
+    if let Some(i) = t.icons {
+        b = b.icons(i);
+    }
+    if let Some(s) = t.output_schema {
+        b = b.output_schema(s);
+    }
+    let up = up.clone();
+    b.raw_handler(move |args: JsonObject, cx: RequestContext| {
+        let up = up.clone();
+        let own = own.clone();
+        async move {
+            let r = up
+                .request_for(
+                    "tools/call",
+                    params(json!({"name": own, "arguments": args})),
+                    Some(&cx),
+                )
+                .await;
+            match r {
+                Ok(v) => typed::<CallToolResult>(&up, "tools/call", v),
+                // The upstream's own JSON-RPC errors (unknown tool, bad
+                // arguments) stay JSON-RPC errors, naming the upstream.
+                Err(f @ Failure::Rpc(_)) => Err(protocol_error(&up, "tools/call", f)),
+                // Everything else is a tool error the model can read.
+                Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                    up.explain("tools/call", &f),
+                )])),
+            }
+        }
+    })
+}
+
+/// A prompt whose handler forwards `prompts/get` under the upstream's own name.
+fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
+    let own = p.name.clone();
+    let mut b = prompt(exposed);
+    if let Some(d) = p.description {
+        b = b.description(d);
+    }
+    if let Some(t) = p.title {
+        b = b.title(t);
+    }
+    for a in p.arguments.unwrap_or_default() {
+        b = b.argument(
+            a.name,
+            a.description.unwrap_or_default(),
+            a.required.unwrap_or(false),
+        );
+    }
+    let up = up.clone();
+    b.handler(move |args: PromptArgs, cx: RequestContext| {
+        let up = up.clone();
+        let own = own.clone();
+        async move {
+            let v = up
+                .request_for(
+                    "prompts/get",
+                    params(json!({"name": own, "arguments": args})),
+                    Some(&cx),
+                )
+                .await
+                .map_err(|f| protocol_error(&up, "prompts/get", f))?;
+            typed::<GetPromptResult>(&up, "prompts/get", v)
+        }
+    })
+}
+
+async fn read(
+    up: Arc<Upstream>,
+    uri: String,
+    cx: RequestContext,
+) -> Result<ReadResourceResult, HandlerError> {
+    let v = up
+        .request_for("resources/read", params(json!({"uri": uri})), Some(&cx))
+        .await
+        .map_err(|f| protocol_error(&up, "resources/read", f))?;
+    typed::<ReadResourceResult>(&up, "resources/read", v)
+}
+
+fn resource_def(r: Resource, up: &Arc<Upstream>) -> ResourceDef {
+    let up = up.clone();
+    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
+        read(up.clone(), req.uri, cx)
+    })
+}
+
+fn template_def(t: ResourceTemplate, up: &Arc<Upstream>) -> TemplateDef {
+    let up = up.clone();
+    TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
+        read(up.clone(), req.uri, cx)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn upstreams(json: &str) -> Vec<Arc<Upstream>> {
+        let c = Config::parse(json, |_| None).unwrap_or_else(|e| panic!("{e}"));
+        c.upstreams()
+            .iter()
+            .map(|u| Upstream::new(u.clone(), Arc::new(|_| {})))
+            .collect()
+    }
+
+    fn snap(tools: &[&str], uris: &[&str]) -> Snapshot {
+        Snapshot {
+            tools: tools
+                .iter()
+                .map(|t| Tool::new(*t, Tool::no_arguments_schema()))
+                .collect(),
+            resources: uris.iter().map(|u| Resource::new(*u, *u)).collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    fn owners(agg: &Aggregate) -> Vec<(String, String)> {
+        let o = agg.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<(String, String)> = o
+            .iter()
+            .map(|((_, k), r)| (k.clone(), r.name.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_first_in_name_order_wins_whoever_syncs_first() {
+        let reports = Arc::new(Mutex::new(Vec::<String>::new()));
+        let r = reports.clone();
+        let report: Report = Arc::new(move |m| {
+            r.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(m.to_owned())
+        });
+        let server = Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let agg = Aggregate::new(server.clone(), "__".into(), report);
+        let ups = upstreams(
+            r#"{"mcpServers": {"b": {"command": "x", "denyTools": ["rm"]},
+                               "a": {"command": "y", "prefix": "b__x"}}}"#,
+        );
+        let (a, b) = (&ups[0], &ups[1]);
+        assert_eq!((a.name(), b.name()), ("a", "b"));
+        // b first: its tool b__x__y and resource r://1.
+        agg.sync(b, snap(&["x__y", "rm", "ok"], &["r://1", "r://b"]));
+        // a then claims the same client-facing tool name (prefix "b__x" +
+        // "__" + "y") and URI: a is first in name order and wins.
+        agg.sync(a, snap(&["y"], &["r://1"]));
+        assert_eq!(
+            owners(&agg),
+            [
+                ("b__ok".into(), "b".into()),
+                ("b__x__y".into(), "a".into()),
+                ("r://1".into(), "a".into()),
+                ("r://b".into(), "b".into()),
+            ]
+        );
+        // b syncing again does not take them back, and says so.
+        reports.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        agg.sync(b, snap(&["x__y", "ok"], &["r://1", "r://b"]));
+        let said = reports.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
+        assert!(
+            said.contains("\"b__x__y\" collides") && said.contains("\"r://1\" collides"),
+            "{said}"
+        );
+        assert_eq!(owners(&agg).iter().filter(|(_, o)| o == "a").count(), 2);
+        // A vanished item is removed; forgetting an upstream removes all of its.
+        agg.sync(b, snap(&["x__y"], &["r://1"]));
+        assert!(!server.remove_tool("b__ok"), "b__ok was not removed");
+        agg.forget("a");
+        assert!(!server.remove_tool("b__x__y"));
+        assert!(!server.remove_resource("r://1"));
+        assert!(owners(&agg).is_empty(), "{:?}", owners(&agg));
+    }
+
+    #[test]
+    fn one_sync_is_one_list_change_per_kind() {
+        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(64));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut rx = bus.subscribe();
+        let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}));
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        let mut s = snap(&["t1", "t2", "t3", "t4"], &["r://1", "r://2", "r://3"]);
+        s.prompts = ["p1", "p2"]
+            .iter()
+            .map(|p| Prompt {
+                name: (*p).to_owned(),
+                ..Prompt::default()
+            })
+            .collect();
+        agg.sync(&ups[0], s);
+        let mut changes = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            changes.push(c);
+        }
+        assert_eq!(
+            changes,
+            [
+                Change::ToolsListChanged,
+                Change::PromptsListChanged,
+                Change::ResourcesListChanged
+            ]
+        );
+        // Re-listing with two tools gone: one change again, and they are gone.
+        agg.sync(&ups[0], snap(&["t1", "t2"], &["r://1", "r://2", "r://3"]));
+        let mut changes = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            changes.push(c);
+        }
+        assert_eq!(
+            changes
+                .iter()
+                .filter(|c| **c == Change::ToolsListChanged)
+                .count(),
+            1
+        );
+        assert!(!server.remove_tool("a__t3") && server.remove_tool("a__t1"));
+    }
+
+    #[test]
+    fn an_upstream_cannot_announce_updates_of_another_upstreams_resource() {
+        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(16));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let said = Arc::new(Mutex::new(String::new()));
+        let s2 = said.clone();
+        let agg = Aggregate::new(
+            server,
+            "__".into(),
+            Arc::new(move |m| s2.lock().unwrap_or_else(|p| p.into_inner()).push_str(m)),
+        );
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#);
+        agg.sync(&ups[0], snap(&[], &["r://a"]));
+        let mut rx = bus.subscribe();
+        agg.resource_updated("b", "r://a");
+        assert!(rx.try_recv().is_err(), "b's spoofed update went out");
+        assert!(
+            said.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains("dropped")
+        );
+        agg.resource_updated("a", "r://a");
+        // A URI no upstream lists statically (a template's) passes too.
+        agg.resource_updated("b", "r://b/1");
+        let mut got = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            got.push(c);
+        }
+        assert_eq!(
+            got,
+            [
+                Change::ResourceUpdated("r://a".into()),
+                Change::ResourceUpdated("r://b/1".into())
+            ]
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! One upstream server: its client connection (a ferromcp `Client` over
+//! stdio or Streamable HTTP, either era), its lists, and every request
+//! sent to it bounded by its `timeoutMs`.
+//!
+//! The connection carries only what the upstream's configuration names:
+//! its command, environment and working directory, or its URL and
+//! `headers`. Nothing of the gateway's own clients' requests (headers,
+//! tokens, session ids) is ever copied into it; the handlers only pass
+//! the method's own parameters.
+
+use crate::config::{Transport, UpstreamConfig};
+use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_server::RequestContext;
+use serde_json::Value;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// What an upstream offers, as it listed it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Snapshot {
+    pub(crate) tools: Vec<Tool>,
+    pub(crate) prompts: Vec<Prompt>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+}
+
+/// Why a request to an upstream has no answer.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Not connected (never was, or the connection was lost).
+    Down,
+    /// No answer within `timeoutMs`.
+    Timeout,
+    /// The upstream refused the gateway's credentials (HTTP 401/403).
+    Auth(Option<u16>),
+    /// The upstream answered with a JSON-RPC error.
+    Rpc(ErrorObject),
+    /// The connection failed (the child exited, the socket broke, …).
+    Broken(String),
+    /// Anything else (a malformed answer, …).
+    Other(String),
+}
+
+/// One configured upstream and its current connection.
+pub(crate) struct Upstream {
+    pub(crate) cfg: UpstreamConfig,
+    client: RwLock<Option<Client>>,
+    /// Woken when a request saw the connection broken, or the upstream
+    /// said one of its lists changed.
+    pub(crate) wake: Arc<Notify>,
+    /// Set with `wake` when a list changed (a re-list, not a health check).
+    pub(crate) relist: Arc<std::sync::atomic::AtomicBool>,
+    /// Called with the URI of each `notifications/resources/updated`.
+    pub(crate) updated: Arc<dyn Fn(&str) + Send + Sync>,
+    /// The resource URIs of the last listing (subscribed to at the
+    /// upstream when it supports subscriptions).
+    pub(crate) uris: std::sync::Mutex<Vec<String>>,
+}
+
+impl Upstream {
+    pub(crate) fn new(cfg: UpstreamConfig, updated: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
+        Arc::new(Self {
+            cfg,
+            updated,
+            uris: std::sync::Mutex::new(Vec::new()),
+            client: RwLock::new(None),
+            wake: Arc::new(Notify::new()),
+            relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        })
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        self.cfg.name()
+    }
+
+    pub(crate) fn current(&self) -> Option<Client> {
+        self.client
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn set(&self, c: Option<Client>) {
+        *self.client.write().unwrap_or_else(|p| p.into_inner()) = c;
+    }
+
+    /// Connects (bounded by the upstream's timeout) and negotiates.
+    pub(crate) async fn connect(&self) -> Result<Client, Failure> {
+        let wake = self.wake.clone();
+        let relist = self.relist.clone();
+        let updated = self.updated.clone();
+        let b = ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .validate_output(false)
+            .request_timeout(self.cfg.timeout())
+            .max_total_timeout(self.cfg.timeout())
+            .on_notification(move |n| {
+                if n.method == "notifications/resources/updated" {
+                    if let Some(uri) = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("uri"))
+                        .and_then(Value::as_str)
+                    {
+                        updated(uri);
+                    }
+                } else if n.method.ends_with("/list_changed") {
+                    relist.store(true, std::sync::atomic::Ordering::Release);
+                    wake.notify_one();
+                }
+            });
+        let fut = async {
+            match self.cfg.transport() {
+                Transport::Stdio {
+                    command,
+                    args,
+                    env,
+                    cwd,
+                } => {
+                    let mut cmd = StdioCommand::new(command, args);
+                    cmd.env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
+                    cmd.cwd.clone_from(cwd);
+                    b.connect_command(cmd).await
+                }
+                Transport::Http { url, headers } => {
+                    let mut b = b;
+                    for (k, v) in headers {
+                        b = b.header(k, v);
+                    }
+                    b.connect_url(url).await
+                }
+            }
+        };
+        match tokio::time::timeout(self.cfg.timeout(), fut).await {
+            Ok(Ok(c)) => Ok(c),
+            Ok(Err(e)) => Err(failure(e)),
+            Err(_) => Err(Failure::Timeout),
+        }
+    }
+
+    /// Every tool, prompt, resource and template the upstream lists (what
+    /// its capabilities offer).
+    pub(crate) async fn snapshot(&self, c: &Client) -> Result<Snapshot, Failure> {
+        let caps = c.server_capabilities();
+        let t = self.cfg.timeout();
+        let mut s = Snapshot::default();
+        if caps.tools.is_some() {
+            s.tools = bounded_any(t, c.list_tools()).await?;
+        }
+        if caps.prompts.is_some() {
+            s.prompts = bounded_any(t, c.list_prompts()).await?;
+        }
+        if caps.resources.is_some() {
+            s.resources = bounded_any(t, c.list_resources()).await?;
+            s.templates = bounded_any(t, c.list_resource_templates()).await?;
+        }
+        Ok(s)
+    }
+
+    /// Sends `method` with `params` and returns the raw result, within
+    /// the upstream's timeout. A broken connection wakes the supervisor.
+    pub(crate) async fn request(&self, method: &str, params: JsonObject) -> Result<Value, Failure> {
+        self.request_for(method, params, None).await
+    }
+
+    /// [`Self::request`] on behalf of a client's request: its progress
+    /// notifications are passed on to it, and its cancellation cancels
+    /// the upstream's request (the exchange is dropped, which the client
+    /// connection turns into `notifications/cancelled` or an aborted HTTP
+    /// exchange).
+    pub(crate) async fn request_for(
+        &self,
+        method: &str,
+        params: JsonObject,
+        cx: Option<&RequestContext>,
+    ) -> Result<Value, Failure> {
+        let Some(c) = self.current() else {
+            return Err(Failure::Down);
+        };
+        let t = self.cfg.timeout();
+        let mut opts = RequestOptions::new().timeout(t).max_total_timeout(t);
+        if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
+            let cx = cx.clone();
+            opts =
+                opts.on_progress(move |p| cx.progress(p.progress, p.total, p.message.as_deref()));
+        }
+        let cancel = cx.map(RequestContext::cancellation_token);
+        let cancelled = async {
+            match &cancel {
+                Some(c) => c.cancelled().await,
+                None => std::future::pending().await,
+            }
+        };
+        let r = tokio::select! {
+            r = tokio::time::timeout(t, c.request(method, Some(params), opts)) => match r {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(failure(e)),
+                Err(_) => Err(Failure::Timeout),
+            },
+            _ = cancelled => Err(Failure::Other("cancelled by the client".to_owned())),
+        };
+        if matches!(r, Err(Failure::Broken(_))) {
+            self.wake.notify_one();
+        }
+        r
+    }
+
+    /// Subscribes at a handshake-era upstream that supports it to every
+    /// resource of its last listing (a 2026-07-28 one gets them in its
+    /// listen filter instead).
+    pub(crate) async fn subscribe_all(&self, c: &Client) {
+        let subscribable = c
+            .server_capabilities()
+            .resources
+            .is_some_and(|r| r.subscribe == Some(true));
+        if !subscribable || c.era() == ferromcp_protocol::Era::Modern {
+            return;
+        }
+        let uris = self.uris.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for uri in uris {
+            let _ = tokio::time::timeout(self.cfg.timeout(), c.subscribe_resource(&uri)).await;
+        }
+    }
+
+    /// A sentence for `f` naming this upstream and what to do.
+    pub(crate) fn explain(&self, method: &str, f: &Failure) -> String {
+        let name = self.name();
+        match f {
+            Failure::Down => format!(
+                "upstream {name:?} is not connected (the gateway keeps retrying it); try again later"
+            ),
+            Failure::Timeout => format!(
+                "upstream {name:?} did not answer {method} within {} ms (its timeoutMs)",
+                self.cfg.timeout().as_millis()
+            ),
+            Failure::Auth(status) => {
+                let status = status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
+                let target = self.cfg.target();
+                format!(
+                    "upstream {name:?} refused the gateway's credentials{status}: run `mcp login {target}` to get a token, then set it in mcpServers.{name}.headers"
+                )
+            }
+            Failure::Rpc(e) => format!("upstream {name:?}: {}", e.message),
+            Failure::Broken(m) => format!("upstream {name:?} connection failed: {m}"),
+            Failure::Other(m) => format!("upstream {name:?}: {m}"),
+        }
+    }
+}
+
+async fn bounded_any<T>(
+    t: Duration,
+    f: impl std::future::Future<Output = ferromcp_client::Result<T>>,
+) -> Result<T, Failure> {
+    match tokio::time::timeout(t, f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(failure(e)),
+        Err(_) => Err(Failure::Timeout),
+    }
+}
+
+/// Sorts a client error into what the gateway tells its client.
+fn failure(e: ferromcp_client::Error) -> Failure {
+    if let Some(rpc) = e.rpc_error() {
+        return Failure::Rpc(rpc.clone());
+    }
+    if e.is_auth() || matches!(e.status(), Some(401 | 403)) {
+        return Failure::Auth(e.status());
+    }
+    if e.is_timeout() {
+        return Failure::Timeout;
+    }
+    if e.is_transport() || e.is_closed() {
+        return Failure::Broken(e.to_string());
+    }
+    Failure::Other(e.to_string())
+}
