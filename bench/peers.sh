@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the pinned third-party bridges for bench/bridge.sh, never vendored:
+#
+#   npm/   supergateway 4.0.0 and mcp-remote 0.15.1 (npm, --ignore-scripts)
+#   py/    mcp-proxy 0.13.0 (PyPI, sparfenyuk), in a venv
+#
+#   bash bench/peers.sh          # install what is missing
+#   bash bench/peers.sh --path   # print the folder
+#
+# The folder is bench/target/bridge-peers/ (BENCH_PEERS_DIR overrides it).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+base="${BENCH_PEERS_DIR:-$here/target/bridge-peers}"
+SUPERGATEWAY=4.0.0
+MCP_REMOTE=0.15.1
+MCP_PROXY=0.13.0
+
+if [ "${1:-}" = --path ]; then echo "$base"; exit 0; fi
+mkdir -p "$base/npm"
+stamp="$base/npm/.stamp" want="supergateway@$SUPERGATEWAY mcp-remote@$MCP_REMOTE"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  command -v npm >/dev/null || { echo "peers.sh: npm is not on PATH" >&2; exit 2; }
+  echo "peers.sh: installing $want into $base/npm" >&2
+  (cd "$base/npm" && [ -f package.json ] || echo '{"private":true}' >"$base/npm/package.json")
+  (cd "$base/npm" && npm install --silent --no-audit --no-fund --ignore-scripts $want >&2)
+  echo "$want" >"$stamp"
+fi
+py="$base/py/bin/python" stamp="$base/py/.stamp" want="mcp-proxy==$MCP_PROXY"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! "$py" -c '' 2>/dev/null; then
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+    { echo "peers.sh: mcp-proxy needs python3 >= 3.10" >&2; exit 2; }
+  echo "peers.sh: installing $want into $base/py" >&2
+  [ -e "$base/py" ] && { [ -f "$base/py/pyvenv.cfg" ] && rm -rf "$base/py" || { echo "peers.sh: $base/py is not a venv" >&2; exit 2; }; }
+  python3 -m venv "$base/py"
+  "$py" -m pip install --quiet --disable-pip-version-check --no-input "$want" >&2
+  echo "$want" >"$stamp"
+fi
