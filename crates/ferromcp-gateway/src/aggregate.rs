@@ -22,7 +22,7 @@ use ferromcp_protocol::types::{
 };
 use ferromcp_server::{
     HandlerError, PromptArgs, PromptDef, RequestContext, ResourceDef, ResourceRequest, Server,
-    TemplateDef, ToolDef, prompt, tool,
+    TemplateDef, ToolDef, prompt_from, tool_from,
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -464,22 +464,7 @@ fn typed<T: serde::de::DeserializeOwned>(
 /// A tool whose handler forwards `tools/call` under the upstream's own name.
 fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
     let own = t.name.clone();
-    let mut b = tool(exposed).input_schema(t.input_schema);
-    if let Some(d) = t.description {
-        b = b.description(d);
-    }
-    if let Some(d) = t.title {
-        b = b.title(d);
-    }
-    if let Some(a) = t.annotations {
-        b = b.annotations(a);
-    }
-    if let Some(i) = t.icons {
-        b = b.icons(i);
-    }
-    if let Some(s) = t.output_schema {
-        b = b.output_schema(s);
-    }
+    let b = tool_from(exposed, t);
     let up = up.clone();
     b.raw_handler(move |args: JsonObject, cx: RequestContext| {
         let up = up.clone();
@@ -509,20 +494,7 @@ fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
 /// A prompt whose handler forwards `prompts/get` under the upstream's own name.
 fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
     let own = p.name.clone();
-    let mut b = prompt(exposed);
-    if let Some(d) = p.description {
-        b = b.description(d);
-    }
-    if let Some(t) = p.title {
-        b = b.title(t);
-    }
-    for a in p.arguments.unwrap_or_default() {
-        b = b.argument(
-            a.name,
-            a.description.unwrap_or_default(),
-            a.required.unwrap_or(false),
-        );
-    }
+    let b = prompt_from(exposed, p);
     let up = up.clone();
     b.handler(move |args: PromptArgs, cx: RequestContext| {
         let up = up.clone();

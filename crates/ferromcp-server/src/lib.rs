@@ -103,7 +103,7 @@ pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError}
 pub use limits::Limits;
 pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
-    prompt,
+    prompt, prompt_from,
 };
 pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
@@ -115,7 +115,9 @@ pub use server::{AnyResourceDef, CacheHints, Server, ServerBuilder};
 pub use session::SessionState;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
-pub use tool::{BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, ToolHandler, tool};
+pub use tool::{
+    BoxFuture, IntoToolResult, Json, NoArgs, ToolBuilder, ToolDef, ToolHandler, tool, tool_from,
+};
 
 /// Attribute macros over the builder API (feature `macros`).
 ///

@@ -145,6 +145,28 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
     }
 }
 
+/// Starts a definition of a prompt another server lists, to serve it
+/// again under `name` (a proxy or gateway forwarding `prompts/get`): its
+/// description, title and arguments are kept; its `_meta` is not. Finish
+/// with a handler that forwards the request.
+pub fn prompt_from(name: impl Into<String>, listed: Prompt) -> PromptBuilder {
+    let mut b = prompt(name);
+    if let Some(d) = listed.description {
+        b = b.description(d);
+    }
+    if let Some(t) = listed.title {
+        b = b.title(t);
+    }
+    for a in listed.arguments.unwrap_or_default() {
+        b = b.argument(
+            a.name,
+            a.description.unwrap_or_default(),
+            a.required.unwrap_or(false),
+        );
+    }
+    b
+}
+
 /// Builds a [`PromptDef`].
 #[derive(Debug, Clone)]
 pub struct PromptBuilder {

@@ -224,6 +224,30 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
     }
 }
 
+/// Starts a definition of a tool another server lists, to serve it again
+/// under `name` (a proxy or gateway forwarding its calls): its title,
+/// description, icons, schemas (verbatim) and annotations are kept; its
+/// `_meta` is not. Finish with a handler that forwards the call.
+pub fn tool_from(name: impl Into<String>, listed: Tool) -> ToolBuilder {
+    let mut b = tool(name).input_schema(listed.input_schema);
+    if let Some(d) = listed.description {
+        b = b.description(d);
+    }
+    if let Some(t) = listed.title {
+        b = b.title(t);
+    }
+    if let Some(a) = listed.annotations {
+        b = b.annotations(a);
+    }
+    if let Some(i) = listed.icons {
+        b = b.icons(i);
+    }
+    if let Some(s) = listed.output_schema {
+        b = b.output_schema(s);
+    }
+    b
+}
+
 /// Builds a [`ToolDef`].
 #[derive(Debug, Clone)]
 pub struct ToolBuilder {

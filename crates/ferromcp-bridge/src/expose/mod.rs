@@ -32,7 +32,7 @@ use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
 use ferromcp_server::{
     HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext, ResourceDef,
-    ResourceRequest, Server, TemplateDef, prompt, tool,
+    ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -686,20 +686,7 @@ fn template_forwarder(t: ResourceTemplate, x: &Arc<Shared>) -> TemplateDef {
 /// A prompt of the mirror server, got from the child.
 fn prompt_forwarder(p: Prompt, x: &Arc<Shared>) -> PromptDef {
     let name = p.name.clone();
-    let mut b = prompt(p.name);
-    if let Some(d) = p.description {
-        b = b.description(d);
-    }
-    if let Some(t) = p.title {
-        b = b.title(t);
-    }
-    for a in p.arguments.unwrap_or_default() {
-        b = b.argument(
-            a.name,
-            a.description.unwrap_or_default(),
-            a.required.unwrap_or(false),
-        );
-    }
+    let b = prompt_from(p.name.clone(), p);
     let x = x.clone();
     b.handler(move |args: PromptArgs, cx: RequestContext| {
         let x = x.clone();
@@ -720,22 +707,7 @@ fn prompt_forwarder(p: Prompt, x: &Arc<Shared>) -> PromptDef {
 /// A tool of the mirror server whose handler forwards the call to the child.
 fn forwarder(t: Tool, x: &Arc<Shared>) -> ferromcp_server::ToolDef {
     let name = t.name.clone();
-    let mut b = tool(t.name).input_schema(t.input_schema);
-    if let Some(d) = t.description {
-        b = b.description(d);
-    }
-    if let Some(d) = t.title {
-        b = b.title(d);
-    }
-    if let Some(a) = t.annotations {
-        b = b.annotations(a);
-    }
-    if let Some(i) = t.icons {
-        b = b.icons(i);
-    }
-    if let Some(s) = t.output_schema {
-        b = b.output_schema(s);
-    }
+    let b = tool_from(t.name.clone(), t);
     let x = x.clone();
     b.raw_handler(move |args, cx: RequestContext| {
         let x = x.clone();
