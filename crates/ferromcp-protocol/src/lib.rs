@@ -23,6 +23,7 @@ pub mod ladder;
 pub mod meta;
 pub mod method;
 mod principal;
+mod probe;
 pub mod sse;
 pub mod trace_context;
 pub mod types;

@@ -383,7 +383,7 @@ impl<'a> ClientRequest<'a> {
     pub fn decode_probed(
         method: &'a str,
         params: Option<&'a RawValue>,
-        members: &crate::ladder::ProbedMembers<'_>,
+        members: &crate::probe::ProbedMembers<'_>,
     ) -> Result<Self, ErrorObject> {
         if method == TOOLS_CALL && members.usable {
             if let Some(p) = call_tool_from_members(members) {
@@ -397,7 +397,7 @@ impl<'a> ClientRequest<'a> {
 /// `tools/call` params from probed members; `None` when any member does
 /// not type (the full decode then reports it).
 pub(crate) fn call_tool_from_members(
-    m: &crate::ladder::ProbedMembers<'_>,
+    m: &crate::probe::ProbedMembers<'_>,
 ) -> Option<CallToolRequestParams> {
     fn member<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>) -> Option<Option<T>> {
         match raw {
