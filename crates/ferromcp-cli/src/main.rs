@@ -31,6 +31,7 @@ mod output;
 mod pack;
 mod progress;
 mod registry;
+mod registry_cmd;
 mod registry_publish;
 mod serve;
 mod zip;
@@ -343,7 +344,7 @@ enum Command {
     /// checks it (the registry's rules, with line:column).
     Registry {
         #[command(subcommand)]
-        command: registry::RegistryCommand,
+        command: registry_cmd::RegistryCommand,
     },
     /// Build an MCPB bundle (manifest plus binary, the one-click install
     /// format of desktop hosts): `mcp pack --binary PATH [-- PATH ARGS…]`;
@@ -652,7 +653,7 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Add(a) => hosts::add(a),
         Command::Remove(a) => hosts::remove(a),
         Command::Hosts(a) => hosts::hosts(a),
-        Command::Registry { command } => registry::run(command).await,
+        Command::Registry { command } => registry_cmd::run(command).await,
         Command::Pack(a) => pack::run(*a).await,
         Command::Gateway(a) => gateway::run(a).await,
         Command::Login {

@@ -15,7 +15,7 @@ use crate::connect::{self, Target};
 use crate::exit::{Failure, code};
 use crate::jsonc;
 use crate::{Common, no_extra};
-use clap::{Args, Subcommand};
+use clap::Args;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 
@@ -53,20 +53,6 @@ pub const KEY_ORDER: &[&str] = &[
 ];
 /// The longest `description` and `title`.
 const MAX_DESCRIPTION: usize = 100;
-
-/// `mcp registry …`.
-#[derive(Debug, Subcommand)]
-pub enum RegistryCommand {
-    /// Write `server.json` from the server's own answer and the crate's
-    /// Cargo.toml: `mcp registry init [--from URL | -- CMD ARGS…]`.
-    Init(Box<InitArgs>),
-    /// Check a `server.json` against the registry's rules (exit 0 when it
-    /// passes, else 2 with one line per problem).
-    Validate(ValidateArgs),
-    /// Publish a `server.json` (validated first) with the registry's HTTP
-    /// API (`POST /v0/publish`), the token taken from $MCP_REGISTRY_TOKEN.
-    Publish(crate::registry_publish::PublishArgs),
-}
 
 /// Arguments of `mcp registry init`.
 #[derive(Debug, Args)]
@@ -121,15 +107,6 @@ pub struct ValidateArgs {
     pub common: Common,
 }
 
-/// `mcp registry …`.
-pub async fn run(c: RegistryCommand) -> Result<u8, Failure> {
-    match c {
-        RegistryCommand::Init(a) => init(*a).await,
-        RegistryCommand::Validate(a) => validate_cmd(&a).await,
-        RegistryCommand::Publish(a) => crate::registry_publish::run(a).await,
-    }
-}
-
 /// Whether an environment variable's name says it holds a secret.
 pub fn secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
@@ -182,7 +159,7 @@ fn truncate(s: &str, max: usize) -> String {
     t
 }
 
-async fn init(a: InitArgs) -> Result<u8, Failure> {
+pub(crate) async fn init(a: InitArgs) -> Result<u8, Failure> {
     let target = match a.from.clone() {
         Some(u) if connect::is_url(&u) => {
             no_extra(&a.positional)?;
@@ -859,7 +836,7 @@ fn check_input(c: &mut Checker<'_>, base: &[String], v: &Value, named: bool) {
     }
 }
 
-async fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
+pub(crate) async fn validate_cmd(a: &ValidateArgs) -> Result<u8, Failure> {
     let running = if a.common.server.is_some() || !a.common.command.is_empty() {
         let (target, rest) = connect::split_target(&a.common, Vec::new())?;
         no_extra(&rest)?;
