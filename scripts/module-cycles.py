@@ -4,6 +4,13 @@
 graph). Prints each crate's circles, largest first, and a total.
 
     python3 scripts/module-cycles.py [ROOT]      (default: the repository)
+    python3 scripts/module-cycles.py --check     the gate run by scripts/test.sh
+
+With --check, every circle found must lie inside one listed in
+scripts/module-cycles.allowed (one circle per line: `crate: file, file`),
+and every listed circle must still exist as listed: a new or grown circle
+fails, and so does a listed one that shrank or went away (shrink the file
+with it, so that it never hides a regression).
 
 A file's module path follows from its place under src/ (lib.rs and mod.rs
 name their directory). A reference `crate::a::b::C` is an edge to the
@@ -109,20 +116,65 @@ def sccs(edges):
     return sorted(out, key=len, reverse=True)
 
 
-def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+def circles(root):
     crates = os.path.join(root, "crates")
-    total_files = total = 0
+    out = []
     for c in sorted(os.listdir(crates)):
         src = os.path.join(crates, c, "src")
         if not os.path.isdir(src):
             continue
-        comps = sccs(graph(modules(src)))
-        for comp in comps:
-            total += 1
-            total_files += len(comp)
-            names = ", ".join("::".join(m) or "lib" for m in comp)
-            print(f"{c}: {len(comp)} files: {names}")
+        for comp in sccs(graph(modules(src))):
+            out.append((c, frozenset("::".join(m) or "lib" for m in comp)))
+    return out
+
+
+def allowed(path):
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            crate, sep, files = line.partition(":")
+            names = frozenset(x.strip() for x in files.split(",") if x.strip())
+            if not sep or len(names) < 2:
+                sys.exit(f"{path}:{n}: want `crate: file, file[, …]`")
+            out.append((crate.strip(), names))
+    return out
+
+
+def check(root):
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module-cycles.allowed")
+    found, known = circles(root), allowed(path)
+    bad = []
+    for crate, comp in found:
+        if not any(c == crate and comp <= k for c, k in known):
+            bad.append(f"new or grown circle in {crate}: {', '.join(sorted(comp))}")
+    for crate, k in known:
+        if (crate, k) not in found:
+            bad.append(
+                f"{crate}: {', '.join(sorted(k))} is listed in {os.path.basename(path)} "
+                "but is no longer a circle as listed: shrink the file"
+            )
+    for b in bad:
+        print(b)
+    if bad:
+        sys.exit(1)
+    print(f"module circles: {len(found)}, all listed in {os.path.basename(path)}")
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--check":
+        root = args[1] if len(args) > 1 else os.path.join(os.path.dirname(__file__), "..")
+        check(root)
+        return
+    root = args[0] if args else os.path.join(os.path.dirname(__file__), "..")
+    total_files = total = 0
+    for crate, comp in sorted(circles(root), key=lambda x: (x[0], -len(x[1]))):
+        total += 1
+        total_files += len(comp)
+        print(f"{crate}: {len(comp)} files: {', '.join(sorted(comp))}")
     print(f"total: {total} circles, {total_files} files in circles")
 
 

@@ -56,6 +56,9 @@ echo "== rustdoc cites no requirement IDs (they stay in // comments)"
 # docs must not point there. Fix: python3 scripts/req-ids-out-of-docs.py
 python3 scripts/req-ids-out-of-docs.py --check
 
+echo "== module circles: none new, none grown (scripts/module-cycles.allowed only shrinks)"
+python3 scripts/module-cycles.py --check
+
 echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
 cargo clippy -p ferromcp-everything -p ferromcp-cli --all-targets --features redis -- -D warnings
 for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
