@@ -176,7 +176,7 @@ fn save_contents(contents: &[ResourceContents], uri: &str, file: &Path) -> Resul
     let (bytes, mime) = match c {
         ResourceContents::Text(t) => (t.text.as_bytes().to_vec(), t.mime_type.as_deref()),
         ResourceContents::Blob(b) => (
-            crate::output::base64_decode(&b.blob)
+            ferromcp_protocol::base64::decode_lenient(&b.blob)
                 .ok_or_else(|| Failure::protocol(format!("{uri}: the blob is not valid base64")))?,
             b.mime_type.as_deref(),
         ),

@@ -6,6 +6,7 @@ use crate::progress::Progress;
 use ferromcp_client::Client;
 use ferromcp_client::Era;
 use ferromcp_client::protocol::types::{CallToolRequestParams, CallToolResult, Tool};
+use ferromcp_protocol::base64;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -430,7 +431,7 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
             "image" | "audio" | "binary" => {
                 let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("");
                 let data = b.get("data").and_then(Value::as_str).unwrap_or("");
-                let bytes = base64_decode(data).ok_or_else(|| {
+                let bytes = base64::decode_lenient(data).ok_or_else(|| {
                     Failure::protocol(format!("the {ty} block is not valid base64"))
                 })?;
                 let name = format!("{}-{}", safe_stem(stem), i + 1);
@@ -455,7 +456,7 @@ pub fn print_content(blocks: &[Value], save_dir: &Path, stem: &str) -> Result<()
                 } else if let Some(bl) = r.get("blob").and_then(Value::as_str) {
                     out!(
                         "({} bytes of binary data)",
-                        base64_decode(bl).map_or(0, |b| b.len())
+                        base64::decode_lenient(bl).map_or(0, |b| b.len())
                     );
                 }
             }
@@ -553,43 +554,9 @@ pub fn extension(mime: &str) -> &'static str {
     }
 }
 
-/// Decodes standard or URL-safe base64, padding optional; `None` when invalid.
-pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let mut acc: u32 = 0;
-    let mut bits = 0u32;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            b'\r' | b'\n' | b' ' => continue,
-            _ => return None,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((acc >> bits) & 0xff) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64() {
-        assert_eq!(base64_decode("aGVsbG8="), Some(b"hello".to_vec()));
-        assert_eq!(base64_decode("aGVsbG8"), Some(b"hello".to_vec()));
-        assert_eq!(base64_decode(""), Some(Vec::new()));
-        assert_eq!(base64_decode("a*b"), None);
-    }
 
     // A hostile server's `_meta.ui.resourceUri` cannot drive the terminal.
     #[test]

@@ -14,6 +14,7 @@
 //! Revisions covered: `2026-07-28` (modern, stateless) and the handshake
 //! revisions `2025-11-25`, `2025-06-18`, `2025-03-26`.
 
+pub mod base64;
 pub mod era;
 pub mod error;
 pub mod framing;

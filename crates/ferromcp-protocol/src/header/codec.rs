@@ -9,8 +9,8 @@
 //! "no value" (`None`), which never equals a body value, so a
 //! server rejects it with -32020.
 //!
-//! The base64 codec is written here (no dependency) and is canonical in both
-//! directions: [`base64_decode`] accepts exactly the strings
+//! The base64 is the crate's [`base64`](crate::base64) module, canonical in
+//! both directions: [`base64_decode`] accepts exactly the strings
 //! [`base64_encode`] produces.
 // HDR-06…HDR-10, HDR-09
 
@@ -24,135 +24,10 @@ pub const SENTINEL_PREFIX: &str = "=?base64?";
 /// Closing marker of an encoded value; exact.
 pub const SENTINEL_SUFFIX: &str = "?=";
 
-/// The RFC 4648 §4 standard alphabet.
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Marks a byte that is not in [`ALPHABET`] in [`DECODE`].
-const INVALID: u8 = 0xFF;
-
-/// Reverse lookup table: byte → 6-bit value, or [`INVALID`].
-const DECODE: [u8; 256] = {
-    let mut table = [INVALID; 256];
-    let mut i = 0;
-    while i < 64 {
-        table[ALPHABET[i] as usize] = i as u8;
-        i += 1;
-    }
-    table
+pub use crate::base64::{
+    decode as base64_decode, encode as base64_encode, encode_into as base64_encode_into,
+    encoded_len as base64_encoded_len,
 };
-
-/// The alphabet character for the low 6 bits of `v`.
-#[inline]
-fn sextet(v: u32) -> char {
-    char::from(ALPHABET[(v & 0x3F) as usize])
-}
-
-/// Length of the padded base64 encoding of `n` bytes.
-pub const fn base64_encoded_len(n: usize) -> usize {
-    n.div_ceil(3) * 4
-}
-
-/// Appends the canonical, `=`-padded RFC 4648 standard base64 of `input` to `out`.
-pub fn base64_encode_into(input: &[u8], out: &mut String) {
-    out.reserve(base64_encoded_len(input.len()));
-    let mut chunks = input.chunks_exact(3);
-    for chunk in &mut chunks {
-        if let [a, b, c] = *chunk {
-            let n = (u32::from(a) << 16) | (u32::from(b) << 8) | u32::from(c);
-            out.push(sextet(n >> 18));
-            out.push(sextet(n >> 12));
-            out.push(sextet(n >> 6));
-            out.push(sextet(n));
-        }
-    }
-    match *chunks.remainder() {
-        [a] => {
-            let n = u32::from(a) << 16;
-            out.push(sextet(n >> 18));
-            out.push(sextet(n >> 12));
-            out.push_str("==");
-        }
-        [a, b] => {
-            let n = (u32::from(a) << 16) | (u32::from(b) << 8);
-            out.push(sextet(n >> 18));
-            out.push(sextet(n >> 12));
-            out.push(sextet(n >> 6));
-            out.push('=');
-        }
-        _ => {}
-    }
-}
-
-/// The canonical, `=`-padded RFC 4648 standard base64 of `input`.
-pub fn base64_encode(input: &[u8]) -> String {
-    let mut out = String::with_capacity(base64_encoded_len(input.len()));
-    base64_encode_into(input, &mut out);
-    out
-}
-
-// HDR-09
-/// Strictly decodes canonical RFC 4648 standard base64.
-///
-/// Returns `None` unless `input` is exactly what [`base64_encode`] produces
-/// for some byte string: length a multiple of 4, only the standard alphabet,
-/// `=` only as the one or two final padding characters, and zero trailing
-/// bits in the last significant character (so re-encoding reproduces
-/// `input` byte for byte). No whitespace, no URL-safe alphabet, no missing
-/// padding.
-pub fn base64_decode(input: &[u8]) -> Option<Vec<u8>> {
-    if input.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(input.len() / 4 * 3);
-    let Some((body, last)) = input.split_last_chunk::<4>() else {
-        return Some(out); // empty input
-    };
-    for quad in body.chunks_exact(4) {
-        let mut n = 0u32;
-        for &c in quad {
-            let v = DECODE[usize::from(c)];
-            if v == INVALID {
-                return None;
-            }
-            n = (n << 6) | u32::from(v);
-        }
-        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
-    }
-    let [a, b, c, d] = *last;
-    let (a, b) = (DECODE[usize::from(a)], DECODE[usize::from(b)]);
-    if a == INVALID || b == INVALID {
-        return None;
-    }
-    let head = (u32::from(a) << 18) | (u32::from(b) << 12);
-    match (c, d) {
-        (b'=', b'=') => {
-            // One byte: the low 4 bits of `b` are padding and must be zero.
-            if b & 0x0F != 0 {
-                return None;
-            }
-            out.push((head >> 16) as u8);
-        }
-        (b'=', _) => return None,
-        (c, b'=') => {
-            let c = DECODE[usize::from(c)];
-            // Two bytes: the low 2 bits of `c` are padding and must be zero.
-            if c == INVALID || c & 0x03 != 0 {
-                return None;
-            }
-            let n = head | (u32::from(c) << 6);
-            out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8]);
-        }
-        (c, d) => {
-            let (c, d) = (DECODE[usize::from(c)], DECODE[usize::from(d)]);
-            if c == INVALID || d == INVALID {
-                return None;
-            }
-            let n = head | (u32::from(c) << 6) | u32::from(d);
-            out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
-        }
-    }
-    Some(out)
-}
 
 // HDR-10
 /// True when `raw` contains only bytes RFC 9110 allows in a field value we
