@@ -5,6 +5,7 @@ use crate::index::{Fields, Index, Query, Scored, Scratch, SectionId, Terms, rele
 use crate::markdown::{self, Outline};
 use crate::open::{Kind, OpenError, list_dir, open_regular, read_bounded};
 use crate::{DocsError, Options};
+use ferromcp_server::protocol::percent;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
@@ -256,24 +257,6 @@ pub fn uri_path(rel: &str) -> String {
         }
     }
     s
-}
-
-/// Decodes `%XX` escapes; `None` when malformed or not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Checks a requested relative path: no `..`, no absolute path, no empty or
@@ -561,7 +544,7 @@ impl Library {
             Some((p, f)) => (p, Some(f)),
             None => (rest, None),
         };
-        let rel = percent_decode(path).ok_or_else(|| {
+        let rel = percent::decode(path).ok_or_else(|| {
             DocsError::Refused(format!("{path:?} is not a valid percent-encoded path"))
         })?;
         check_rel(&rel)?;
@@ -569,7 +552,7 @@ impl Library {
             return Err(self.why_not_served(&rel));
         };
         let slug = match fragment {
-            Some(f) => Some(percent_decode(f).ok_or_else(|| {
+            Some(f) => Some(percent::decode(f).ok_or_else(|| {
                 DocsError::Refused(format!("#{f} is not a valid percent-encoded fragment"))
             })?),
             None => None,
@@ -726,8 +709,8 @@ impl Library {
     pub fn section_text(&self, uri: &str) -> Option<ReadOut> {
         let rest = uri.strip_prefix(SCHEME)?;
         let (path, slug) = rest.split_once('#').unwrap_or((rest, ""));
-        let rel = percent_decode(path)?;
-        let slug = percent_decode(slug)?;
+        let rel = percent::decode(path)?;
+        let slug = percent::decode(slug)?;
         let doc = self.file(&rel)?;
         let sec = doc.outline.sections.iter().find(|s| s.slug == slug)?;
         Some(ReadOut {
@@ -743,8 +726,8 @@ impl Library {
     pub fn section_excerpt(&self, uri: &str, max: usize) -> Option<(ReadOut, usize)> {
         let rest = uri.strip_prefix(SCHEME)?;
         let (path, slug) = rest.split_once('#').unwrap_or((rest, ""));
-        let rel = percent_decode(path)?;
-        let slug = percent_decode(slug)?;
+        let rel = percent::decode(path)?;
+        let slug = percent::decode(slug)?;
         let doc = self.file(&rel)?;
         let sec = doc.outline.sections.iter().find(|s| s.slug == slug)?;
         let whole = doc.text.get(sec.range.clone())?.trim();

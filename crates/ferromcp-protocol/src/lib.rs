@@ -23,6 +23,7 @@ pub mod jsonrpc;
 pub mod ladder;
 pub mod meta;
 pub mod method;
+pub mod percent;
 mod principal;
 mod probe;
 pub mod sse;

@@ -792,7 +792,7 @@ fn match_expression(
 
 /// Percent-decodes `raw` and records it, refusing a conflicting earlier value.
 fn bind(out: &mut BTreeMap<String, String>, name: &str, raw: &str) -> Option<()> {
-    let value = percent_decode(raw)?;
+    let value = crate::percent::decode(raw)?;
     match out.get(name) {
         Some(existing) if *existing != value => None,
         Some(_) => Some(()),
@@ -800,37 +800,6 @@ fn bind(out: &mut BTreeMap<String, String>, name: &str, raw: &str) -> Option<()>
             out.insert(name.to_owned(), value);
             Some(())
         }
-    }
-}
-
-/// Decodes `%XX` triplets; `None` for a stray `%` or a non-UTF-8 result.
-fn percent_decode(raw: &str) -> Option<String> {
-    if !raw.contains('%') {
-        return Some(raw.to_owned());
-    }
-    let b = raw.as_bytes();
-    let mut bytes = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        if c == b'%' {
-            let hi = hex_value(*b.get(i + 1)?)?;
-            let lo = hex_value(*b.get(i + 2)?)?;
-            bytes.push(hi << 4 | lo);
-            i += 3;
-        } else {
-            bytes.push(c);
-            i += 1;
-        }
-    }
-    String::from_utf8(bytes).ok()
-}
-
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
     }
 }
 

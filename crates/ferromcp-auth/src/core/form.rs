@@ -31,33 +31,7 @@ pub fn encode(pairs: &[(String, String)]) -> String {
 /// Decodes one component: `+` is space, `%XX` a byte; malformed escapes
 /// are kept literally; invalid UTF-8 is replaced.
 pub fn decode_component(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => match (hex(b[i + 1]), hex(b[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    ferromcp_protocol::percent::decode_form(s)
 }
 
 /// Parses `k=v&k=v` (no leading `?`) into decoded pairs, in order.
