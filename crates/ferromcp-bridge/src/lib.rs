@@ -64,6 +64,7 @@ pub struct Limits {
     max_auth_retries: u32,
     max_input_waits: usize,
     input_wait: Duration,
+    max_resource_subscriptions: usize,
 }
 
 impl Default for Limits {
@@ -78,6 +79,7 @@ impl Default for Limits {
             max_auth_retries: Self::DEFAULT_MAX_AUTH_RETRIES,
             max_input_waits: Self::DEFAULT_MAX_INPUT_WAITS,
             input_wait: Self::DEFAULT_INPUT_WAIT,
+            max_resource_subscriptions: Self::DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
         }
     }
 }
@@ -101,6 +103,8 @@ impl Limits {
     pub const DEFAULT_MAX_INPUT_WAITS: usize = 64;
     /// Default for [`Limits::input_wait`].
     pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(600);
+    /// Default for [`Limits::max_resource_subscriptions`].
+    pub const DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 
     /// The host's requests waiting for the remote's answer at once; more
     /// are refused with a JSON-RPC error.
@@ -159,6 +163,14 @@ impl Limits {
     /// its answer stream open); beyond it a pushed request is refused.
     pub fn max_input_waits(mut self, n: usize) -> Self {
         self.max_input_waits = n.max(1);
+        self
+    }
+
+    /// A handshake host in front of a 2026-07-28 remote: how many
+    /// resources it may be subscribed to at once (the bridge's
+    /// `subscriptions/listen` carries them all); more are refused.
+    pub fn max_resource_subscriptions(mut self, n: usize) -> Self {
+        self.max_resource_subscriptions = n.max(1);
         self
     }
 

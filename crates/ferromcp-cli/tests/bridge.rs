@@ -830,8 +830,20 @@ struct ModernOnlyServer {
 impl ModernOnlyServer {
     fn start() -> Self {
         let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        // A tool that changes the subscribable resource (the fixtures have
+        // none that does).
+        let touch = ferromcp_server::tool("bridge_test_touch_watched")
+            .description("Publishes an update of test://watched-resource")
+            .handler(
+                |_: ferromcp_server::NoArgs, cx: ferromcp_server::RequestContext| async move {
+                    cx.server()
+                        .notify_resource_updated("test://watched-resource");
+                    "touched"
+                },
+            );
         let server = ferromcp_everything::everything_builder()
             .handshake_era(false)
+            .tool(touch)
             .build()
             .unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -901,16 +913,14 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
         init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
         "{init}"
     );
-    // List changes are translated (the bridge's subscriptions/listen);
-    // resource subscriptions are not, so not promised.
+    // List changes and resource subscriptions are translated (the
+    // bridge's subscriptions/listen), so both are promised.
     assert_eq!(
         init["result"]["capabilities"]["tools"]["listChanged"], true,
         "{init}"
     );
-    assert!(
-        init["result"]["capabilities"]["resources"]
-            .get("subscribe")
-            .is_none(),
+    assert_eq!(
+        init["result"]["capabilities"]["resources"]["subscribe"], true,
         "{init}"
     );
     host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -1596,4 +1606,196 @@ fn a_handshake_host_gets_a_modern_remotes_list_changes_through_the_bridges_liste
     }
     let (code, stderr) = host.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_handshake_host_subscribes_to_a_modern_remotes_resource_through_the_bridge() {
+    // SUB-01, SUB-12, SUB-14: the handshake host's resources/subscribe
+    // becomes the bridge's subscriptions/listen with resourceSubscriptions.
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert_eq!(
+        init["result"]["capabilities"]["resources"]["subscribe"], true,
+        "{init}"
+    );
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let uri = "test://watched-resource";
+    let sub = host.call(
+        json!({"jsonrpc": "2.0", "id": "sub", "method": "resources/subscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    // The answer came after the remote acknowledged the listen with the
+    // new set: the next update reaches the host.
+    let is_update = |m: &Value| m["method"] == "notifications/resources/updated";
+    let touch = |host: &mut Host, id: &str| {
+        let id = json!(id);
+        host.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bridge_test_touch_watched", "arguments": {}}}));
+        let (before, done) = host.answer_for(&id);
+        assert!(done.get("result").is_some(), "{done}");
+        before
+    };
+    let before = touch(&mut host, "touch-1");
+    let update = before.into_iter().find(is_update).or_else(|| {
+        loop {
+            match host.rx.recv_timeout(WAIT) {
+                Ok(m) if is_update(&m) => break Some(m),
+                Ok(_) => continue,
+                Err(_) => break None,
+            }
+        }
+    });
+    let update = update.expect("no notifications/resources/updated reached the host");
+    assert_eq!(update["params"]["uri"], uri, "{update}");
+    assert!(
+        update["params"]["_meta"]
+            .get("io.modelcontextprotocol/subscriptionId")
+            .is_none(),
+        "a handshake-era notification carries no subscriptionId: {update}"
+    );
+    // Unsubscribing is answered too (the listen is reopened without it),
+    // and a second subscribe of the same URI changes nothing.
+    let again = host.call(
+        json!({"jsonrpc": "2.0", "id": "sub-2", "method": "resources/subscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(again["result"], json!({}), "{again}");
+    let unsub = host.call(
+        json!({"jsonrpc": "2.0", "id": "unsub", "method": "resources/unsubscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(unsub["result"], json!({}), "{unsub}");
+    let bad = host.call(
+        json!({"jsonrpc": "2.0", "id": "bad", "method": "resources/subscribe",
+        "params": {"uri": 7}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let before = touch(&mut host, "touch-2");
+    assert!(!before.iter().any(is_update), "{before:?}");
+    // Only a grace period: no update may follow once unsubscribed.
+    while let Ok(m) = host.rx.recv_timeout(Duration::from_millis(1500)) {
+        assert!(!is_update(&m), "an update after unsubscribing: {m}");
+    }
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `tests/fixtures/bridge_remote.py MODE ARGS…`, recording every POST;
+/// killed on drop.
+struct ScriptedRemote {
+    child: Child,
+    url: String,
+    file: std::path::PathBuf,
+}
+
+impl ScriptedRemote {
+    fn start(args: &[&str]) -> Self {
+        let file = std::env::temp_dir().join(format!(
+            "bridge-remote-{}-{}.jsonl",
+            std::process::id(),
+            free_port()
+        ));
+        let _ = std::fs::remove_file(&file);
+        let mut child = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/bridge_remote.py"
+            ))
+            .args(args)
+            .env("RECORD_FILE", &file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 bridge_remote.py");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut port = String::new();
+        out.read_line(&mut port).unwrap();
+        let addr = format!("127.0.0.1:{}", port.trim());
+        common::wait_listening(&addr);
+        Self {
+            child,
+            url: format!("http://{addr}/mcp"),
+            file,
+        }
+    }
+
+    /// Every message POSTed to it, in order.
+    fn recorded(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for ScriptedRemote {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+#[test]
+fn a_modern_host_never_sees_requests_a_handshake_remote_pushes_outside_a_call() {
+    // MRTR-15: a 2026-07-28 host has no channel for a request tied to no
+    // call; the bridge answers it at the remote (ping with a result, the
+    // rest with -32601) and warns once per method.
+    let remote = ScriptedRemote::start(&["get-push"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(tool_names(&list).contains(&"noop".to_owned()), "{list}");
+    // The GET stream opens after the session: wait (bounded by a count of
+    // polls) until the remote has the bridge's three answers.
+    let answers = |r: &ScriptedRemote| -> Vec<Value> {
+        r.recorded()
+            .into_iter()
+            .filter(|m| m.get("method").is_none())
+            .collect()
+    };
+    for _ in 0..300 {
+        if answers(&remote).len() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let got = answers(&remote);
+    let by_id = |id: &str| {
+        got.iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no answer for {id}: {got:?}"))
+    };
+    for id in ["push-1", "push-2"] {
+        assert_eq!(by_id(id)["error"]["code"], -32601, "{got:?}");
+    }
+    assert_eq!(by_id("push-3")["result"], json!({}), "{got:?}");
+    // The host was never sent a request.
+    let done = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "noop", "arguments": {}}),
+    ));
+    assert!(done.get("result").is_some(), "{done}");
+    while let Ok(m) = host.rx.try_recv() {
+        assert!(m.get("method").is_none() || m.get("id").is_none(), "{m}");
+    }
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("roots/list").count(),
+        1,
+        "one warning per method: {stderr}"
+    );
 }
