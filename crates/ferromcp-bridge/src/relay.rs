@@ -465,7 +465,23 @@ struct Relay {
     tokens: HashMap<String, RequestId>,
     /// Methods of unroutable remote requests already warned about.
     warned: std::collections::HashSet<String>,
+    /// Tools whose `tools/list` annotations say `readOnlyHint` or
+    /// `idempotentHint`: their calls may be sent again.
+    repeatable_tools: std::collections::HashSet<String>,
 }
+
+/// The methods that only read, sent again when the remote could not be
+/// reached or was unavailable (`Limits::retries`).
+const REPEATABLE: [&str; 8] = [
+    method::SERVER_DISCOVER,
+    method::TOOLS_LIST,
+    method::PROMPTS_LIST,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+    method::PROMPTS_GET,
+    method::COMPLETION_COMPLETE,
+];
 
 /// How many distinct methods of unroutable remote requests get their own
 /// warning.
@@ -553,6 +569,7 @@ where
         events,
         tokens: HashMap::new(),
         warned: std::collections::HashSet::new(),
+        repeatable_tools: std::collections::HashSet::new(),
     };
     let mut host_open = true;
     loop {
@@ -778,6 +795,11 @@ impl Relay {
         } else {
             self.modern_headers(c, &method)
         };
+        let retries = if self.safe_to_repeat(c, &method) {
+            self.limits.retries
+        } else {
+            0
+        };
         let pending = Pending {
             method,
             task: None,
@@ -812,7 +834,7 @@ impl Relay {
         if initialize && self.handshake {
             self.init_local = Some(local.clone());
         }
-        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize);
+        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize, retries);
         if let Some(p) = self.host_ids.get_mut(&local) {
             p.task = Some(task);
         }
@@ -1261,7 +1283,7 @@ impl Relay {
                 "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
                 "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
             });
-            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false);
+            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false, 0);
         }
         serde_json::json!({
             "jsonrpc": "2.0",
@@ -1369,6 +1391,16 @@ impl Relay {
         h
     }
 
+    /// Whether a request may be sent again when the remote could not be
+    /// reached or was unavailable: the read-only methods, and calls of
+    /// tools the remote annotated `readOnlyHint` or `idempotentHint`.
+    fn safe_to_repeat(&self, c: &Classified<'_>, method: &str) -> bool {
+        REPEATABLE.contains(&method)
+            || (method == method::TOOLS_CALL
+                && c.param_str("name")
+                    .is_some_and(|n| self.repeatable_tools.contains(n.as_ref())))
+    }
+
     /// Sends a request and reports its messages and its end.
     fn spawn_exchange(
         &self,
@@ -1376,12 +1408,13 @@ impl Relay {
         headers: Vec<(String, String)>,
         local: Option<RequestId>,
         initialize: bool,
+        retries: u32,
     ) -> AbortHandle {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
             let r = up
-                .post(body, &headers, initialize, local.as_ref(), &tx)
+                .post(body, &headers, initialize, local.as_ref(), &tx, retries)
                 .await;
             let _ = tx
                 .send(Inbound::Ended {
@@ -1404,7 +1437,7 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, false, None, &tx).await;
+            let r = up.post(body, &headers, false, None, &tx, 0).await;
             if let Err(f) = r {
                 let _ = tx
                     .send(Inbound::Ended {
@@ -2163,7 +2196,7 @@ impl Relay {
         };
         let Ok(c) = classify(&body) else { return };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2206,7 +2239,7 @@ impl Relay {
             Err(_) => return false,
         };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2308,6 +2341,21 @@ impl Relay {
             };
             if !self.filter.permits(&name) {
                 continue;
+            }
+            let repeatable = t.get().contains("Hint")
+                && obj
+                    .get("annotations")
+                    .ok()
+                    .flatten()
+                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+                    .is_some_and(|a| {
+                        a.get("readOnlyHint") == Some(&Value::Bool(true))
+                            || a.get("idempotentHint") == Some(&Value::Bool(true))
+                    });
+            if !repeatable {
+                self.repeatable_tools.remove(name.as_ref());
+            } else if self.repeatable_tools.len() < self.limits.max_tools {
+                self.repeatable_tools.insert(name.clone().into_owned());
             }
             if !self.handshake
                 && t.get().contains("x-mcp-header")

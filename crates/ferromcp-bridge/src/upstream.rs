@@ -252,7 +252,7 @@ impl Upstream {
         body: Bytes,
         mcp: &[(String, String)],
         accept: &'static str,
-    ) -> Result<http::Response<Incoming>, Failure> {
+    ) -> Result<http::Response<Incoming>, SendError> {
         let mut retries = 0;
         loop {
             let sent = self.auth_headers(&method).await?;
@@ -321,23 +321,32 @@ impl Upstream {
         Ok(req)
     }
 
-    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, Failure> {
+    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, SendError> {
         match tokio::time::timeout(self.limits.timeout, self.pool.request(req)).await {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(Failure::Transport(format!(
-                "the HTTP request to {} failed: {e}",
-                self.shown
-            ))),
+            // No answer at all (refused, reset): safe to send again for a
+            // read-only method.
+            Ok(Err(e)) => Err(SendError {
+                failure: Failure::Transport(format!(
+                    "the HTTP request to {} failed: {e}",
+                    self.shown
+                )),
+                connection: true,
+            }),
             Err(_) => Err(Failure::Transport(format!(
                 "no answer from {} within {:?}",
                 self.shown, self.limits.timeout
-            ))),
+            ))
+            .into()),
         }
     }
 
     /// POSTs one message and hands every message of the answer to `tx`.
     /// `initialize` captures the session id; `Ok` means the answer ended
     /// normally (which need not have carried a response).
+    /// `retries`: how many times the POST may be sent again when no
+    /// answer came (a connection error) or the remote answered 429, 502,
+    /// 503 or 504 (only for requests that are safe to repeat).
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
@@ -345,9 +354,14 @@ impl Upstream {
         initialize: bool,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
+        retries: u32,
     ) -> Result<(), Failure> {
-        self.post_inner(body, mcp, initialize, origin, tx, true)
-            .await
+        let how = Post {
+            initialize,
+            idle_timeout: true,
+            retries,
+        };
+        self.post_inner(body, mcp, origin, tx, how).await
     }
 
     /// A 2026-07-28 `subscriptions/listen`: like [`Upstream::post`], but
@@ -358,27 +372,63 @@ impl Upstream {
         mcp: &[(String, String)],
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
-        self.post_inner(body, mcp, false, None, tx, false).await
+        let how = Post {
+            initialize: false,
+            idle_timeout: false,
+            retries: 0,
+        };
+        self.post_inner(body, mcp, None, tx, how).await
     }
 
     async fn post_inner(
         &self,
         body: Vec<u8>,
         mcp: &[(String, String)],
-        initialize: bool,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
-        idle_timeout: bool,
+        how: Post,
     ) -> Result<(), Failure> {
+        let Post {
+            initialize,
+            idle_timeout,
+            retries,
+        } = how;
         let had_session = self.has_session();
-        let resp = self
-            .send_authorized(
-                Method::POST,
-                Bytes::from(body),
-                mcp,
-                "application/json, text/event-stream",
-            )
-            .await?;
+        let body = Bytes::from(body);
+        let mut attempt = 0u32;
+        let resp = loop {
+            let sent = self
+                .send_authorized(
+                    Method::POST,
+                    body.clone(),
+                    mcp,
+                    "application/json, text/event-stream",
+                )
+                .await;
+            // Decided before any byte of the answer is read, so nothing of
+            // it has reached the host.
+            let again = match &sent {
+                Ok(r) if RETRY_STATUSES.contains(&r.status().as_u16()) => {
+                    Some((format!("HTTP {}", r.status()), retry_after(r)))
+                }
+                Err(e) if e.connection => Some(("a connection error".to_owned(), None)),
+                _ => None,
+            };
+            let wait = again.as_ref().and_then(|(_, after)| {
+                (attempt < retries).then(|| self.backoff(attempt, *after))?
+            });
+            match (again, wait) {
+                (Some((why, _)), Some(wait)) => {
+                    attempt += 1;
+                    tracing::info!(
+                        "the remote answered with {why}; sending the request again ({attempt} of {retries}) in {wait:?}"
+                    );
+                    drop(sent);
+                    tokio::time::sleep(wait).await;
+                }
+                _ => break sent.map_err(|e| e.failure)?,
+            }
+        };
         let status = resp.status();
         if initialize && status.is_success() {
             if let Some(s) = resp.headers().get(MCP_SESSION_ID) {
@@ -428,7 +478,7 @@ impl Upstream {
         initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, initialize, None, &tx).await };
+        let post = async move { self.post(body, mcp, initialize, None, &tx, 0).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
@@ -622,6 +672,73 @@ impl Upstream {
     }
 }
 
+/// The statuses after which a request that is safe to repeat is sent
+/// again: too many requests and the gateway errors.
+const RETRY_STATUSES: [u16; 4] = [429, 502, 503, 504];
+
+/// How one POST is made.
+#[derive(Debug, Clone, Copy)]
+struct Post {
+    /// `initialize`: the answer's session id is kept.
+    initialize: bool,
+    /// The answer stream fails after `Limits::timeout` without bytes.
+    idle_timeout: bool,
+    /// How many times it may be sent again (see [`Upstream::post`]).
+    retries: u32,
+}
+
+/// A failed HTTP exchange; `connection`: no answer came at all.
+#[derive(Debug)]
+struct SendError {
+    failure: Failure,
+    connection: bool,
+}
+
+impl From<Failure> for SendError {
+    fn from(failure: Failure) -> Self {
+        Self {
+            failure,
+            connection: false,
+        }
+    }
+}
+
+/// A `Retry-After` given in seconds (an HTTP date is not honoured: the
+/// bridge's own backoff is used then).
+fn retry_after(resp: &http::Response<Incoming>) -> Option<Duration> {
+    resp.headers()
+        .get(http::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+impl Upstream {
+    /// How long to wait before attempt `attempt + 1`: the remote's
+    /// `Retry-After` when it gave one (`None` when it asks for longer than
+    /// `Limits::retry_max_wait`: the answer then stands), else an
+    /// exponential backoff from 100 ms with up to 50 % random jitter,
+    /// bounded by `Limits::retry_max_wait`.
+    fn backoff(&self, attempt: u32, after: Option<Duration>) -> Option<Duration> {
+        let cap = self.limits.retry_max_wait;
+        if let Some(after) = after {
+            return (after <= cap).then_some(after);
+        }
+        let base = Duration::from_millis(100)
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(cap);
+        let mut b = [0u8; 2];
+        let jitter = match getrandom::fill(&mut b) {
+            Ok(()) => base.mul_f64(f64::from(u16::from_le_bytes(b)) / f64::from(u16::MAX) / 2.0),
+            Err(_) => Duration::ZERO,
+        };
+        Some((base + jitter).min(cap))
+    }
+}
+
 /// Adds the credentials hook's headers (marked sensitive, so they are
 /// never printed).
 fn add_auth(h: &mut http::HeaderMap, sent: &[(String, String)]) -> Result<(), Failure> {
@@ -646,4 +763,26 @@ fn add_auth(h: &mut http::HeaderMap, sent: &[(String, String)]) -> Result<(), Fa
 fn rpc_error_of(body: &[u8]) -> Option<String> {
     let c = crate::message::classify(body).ok()?;
     c.member("error").map(|e| e.get().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_is_bounded_and_a_long_retry_after_is_not_waited_for() {
+        let limits = Limits::default().retry_max_wait(Duration::from_secs(1));
+        let url = parse_url("http://127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let up = Upstream::new(url, Vec::new(), None, limits).unwrap_or_else(|e| panic!("{e}"));
+        for attempt in 0..40 {
+            let wait = up
+                .backoff(attempt, None)
+                .unwrap_or_else(|| panic!("{attempt}"));
+            assert!(wait <= Duration::from_secs(1), "{attempt}: {wait:?}");
+            assert!(wait >= Duration::from_millis(100).min(Duration::from_secs(1)));
+        }
+        let given = Some(Duration::from_secs(1));
+        assert_eq!(up.backoff(0, given), given);
+        assert_eq!(up.backoff(0, Some(Duration::from_secs(2))), None);
+    }
 }

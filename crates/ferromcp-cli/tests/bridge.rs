@@ -1799,3 +1799,67 @@ fn a_modern_host_never_sees_requests_a_handshake_remote_pushes_outside_a_call() 
         "one warning per method: {stderr}"
     );
 }
+
+/// The calls of `method` (and tool `name`) the remote received.
+fn attempts(remote: &ScriptedRemote, method: &str, name: Option<&str>) -> usize {
+    remote
+        .recorded()
+        .iter()
+        .filter(|m| m["method"] == method && name.is_none_or(|n| m["params"]["name"] == n))
+        .count()
+}
+
+#[test]
+fn read_only_requests_are_retried_on_503_and_others_are_not() {
+    // The remote answers the first 2 attempts of each request with 503.
+    let remote = ScriptedRemote::start(&["flaky", "2"]);
+    let mut host = Host::start(&remote.url, &["--log-level", "info"]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    for (i, tool) in ["ro", "idem"].into_iter().enumerate() {
+        let done = host.call(req(
+            "modern",
+            json!(10 + i),
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+        ));
+        assert_eq!(text_of(&done), format!("called {tool}"), "{done}");
+        assert_eq!(attempts(&remote, "tools/call", Some(tool)), 3, "{tool}");
+    }
+    // A tool that is neither read-only nor idempotent: sent once, and the
+    // host gets the failure.
+    let done = host.call(req(
+        "modern",
+        json!(20),
+        "tools/call",
+        json!({"name": "rw", "arguments": {}}),
+    ));
+    assert!(
+        done["error"]["message"].as_str().unwrap().contains("503"),
+        "{done}"
+    );
+    assert_eq!(attempts(&remote, "tools/call", Some("rw")), 1);
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("sending the request again"), "{stderr}");
+}
+
+#[test]
+fn retries_stop_at_the_configured_count() {
+    // Three 503s in a row: one more than the default two retries, so the
+    // host gets the failure after 3 attempts; with --retries 0 after one.
+    let remote = ScriptedRemote::start(&["flaky", "3"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(
+        list["error"]["message"].as_str().unwrap().contains("503"),
+        "{list}"
+    );
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    drop(host);
+    let mut host = Host::start(&remote.url, &["--retries", "0"]);
+    let done = host.call(req("modern", json!(2), "prompts/list", json!({})));
+    assert!(done.get("error").is_some(), "{done}");
+    assert_eq!(attempts(&remote, "prompts/list", None), 1);
+}
