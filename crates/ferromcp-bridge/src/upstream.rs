@@ -65,6 +65,11 @@ pub(crate) struct Upstream {
     /// configured `Authorization` header.
     auth: Option<Arc<dyn HttpAuth>>,
     session: Mutex<Option<HeaderValue>>,
+    /// The `initialize` that opened the session, sent again when the
+    /// remote forgets it.
+    reinit: Mutex<Option<Bytes>>,
+    /// One session renewal at a time.
+    renewing: tokio::sync::Mutex<()>,
     version: Mutex<Option<HeaderValue>>,
     /// Remote requests the host has not answered yet: while there are
     /// any, a quiet answer stream is waiting on the host's user (an
@@ -159,6 +164,8 @@ impl Upstream {
             headers,
             auth,
             session: Mutex::new(None),
+            reinit: Mutex::new(None),
+            renewing: tokio::sync::Mutex::new(()),
             version: Mutex::new(None),
             waiting_on_host: AtomicUsize::new(0),
             get_stream: tokio::sync::watch::Sender::new(GetStream::Closed),
@@ -360,6 +367,7 @@ impl Upstream {
             initialize,
             idle_timeout: true,
             retries,
+            renew: true,
         };
         self.post_inner(body, mcp, origin, tx, how).await
     }
@@ -376,27 +384,21 @@ impl Upstream {
             initialize: false,
             idle_timeout: false,
             retries: 0,
+            renew: true,
         };
         self.post_inner(body, mcp, None, tx, how).await
     }
 
-    async fn post_inner(
+    /// Sends one POST, again after a connection error or a 429, 502, 503
+    /// or 504 answer, at most `retries` times (see [`Upstream::post`]).
+    async fn send_retrying(
         &self,
-        body: Vec<u8>,
+        body: &Bytes,
         mcp: &[(String, String)],
-        origin: Option<&RequestId>,
-        tx: &mpsc::Sender<Inbound>,
-        how: Post,
-    ) -> Result<(), Failure> {
-        let Post {
-            initialize,
-            idle_timeout,
-            retries,
-        } = how;
-        let had_session = self.has_session();
-        let body = Bytes::from(body);
+        retries: u32,
+    ) -> Result<http::Response<Incoming>, Failure> {
         let mut attempt = 0u32;
-        let resp = loop {
+        loop {
             let sent = self
                 .send_authorized(
                     Method::POST,
@@ -426,14 +428,107 @@ impl Upstream {
                     drop(sent);
                     tokio::time::sleep(wait).await;
                 }
-                _ => break sent.map_err(|e| e.failure)?,
+                _ => return sent.map_err(|e| e.failure),
             }
+        }
+    }
+
+    /// The session id in use, if any.
+    fn session_value(&self) -> Option<HeaderValue> {
+        self.session.lock().ok().and_then(|s| s.clone())
+    }
+
+    // LEGACY-12
+    /// The remote forgot the session `stale`: `initialize` is sent again
+    /// with the parameters of the one that opened it (the host's, or the
+    /// bridge's own), then `notifications/initialized`; the GET stream
+    /// follows by itself. `true` when a live session is in place (also
+    /// when another request renewed it meanwhile).
+    async fn renew_session(&self, stale: Option<&HeaderValue>) -> bool {
+        let _one_at_a_time = self.renewing.lock().await;
+        let current = self.session_value();
+        if current.is_some() && current.as_ref() != stale {
+            return true;
+        }
+        let Some(init) = self.reinit.lock().ok().and_then(|g| g.clone()) else {
+            return false;
+        };
+        tracing::warn!("the remote's session expired (HTTP 404); initializing a new one");
+        if let Ok(mut s) = self.session.lock() {
+            *s = None;
+        }
+        let plain = |initialize| Post {
+            initialize,
+            idle_timeout: true,
+            retries: 0,
+            renew: false,
+        };
+        let answers = self.gather(init.to_vec(), &[], plain(true)).await;
+        let ok = answers.as_ref().is_ok_and(|a| {
+            a.iter()
+                .any(|m| crate::message::classify(m).is_ok_and(|c| c.member("result").is_some()))
+        }) && self.has_session();
+        if !ok {
+            tracing::warn!("the remote refused the new session");
+            return false;
+        }
+        let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+        if self.gather(done, &[], plain(false)).await.is_err() {
+            tracing::warn!("the remote refused notifications/initialized");
+        }
+        tracing::warn!("a new session with the remote is open; the request is sent again");
+        true
+    }
+
+    async fn post_inner(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        origin: Option<&RequestId>,
+        tx: &mpsc::Sender<Inbound>,
+        how: Post,
+    ) -> Result<(), Failure> {
+        let Post {
+            initialize,
+            idle_timeout,
+            retries,
+            renew,
+        } = how;
+        let body = Bytes::from(body);
+        let mut renewed = false;
+        let (resp, had_session) = loop {
+            let stale = self.session_value();
+            let resp = self.send_retrying(&body, mcp, retries).await?;
+            // LEGACY-12: a 404 to a request carrying a session id means the
+            // session is gone: a new one is initialized (once) and the
+            // request sent again in it.
+            if resp.status() == StatusCode::NOT_FOUND
+                && stale.is_some()
+                && renew
+                && !initialize
+                && !renewed
+            {
+                drop(resp);
+                renewed = true;
+                if Box::pin(self.renew_session(stale.as_ref())).await {
+                    continue;
+                }
+                return Err(Failure::Transport(
+                    "the remote's session has expired (HTTP 404) and a new one could not be initialized"
+                        .to_owned(),
+                ));
+            }
+            break (resp, stale.is_some());
         };
         let status = resp.status();
         if initialize && status.is_success() {
             if let Some(s) = resp.headers().get(MCP_SESSION_ID) {
                 if let Ok(mut slot) = self.session.lock() {
                     *slot = Some(s.clone());
+                }
+                // Kept to open a new session like it if this one expires.
+                if let Ok(mut slot) = self.reinit.lock() {
+                    *slot = Some(body.clone());
                 }
             }
         }
@@ -477,8 +572,23 @@ impl Upstream {
         mcp: &[(String, String)],
         initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
+        let how = Post {
+            initialize,
+            idle_timeout: true,
+            retries: 0,
+            renew: true,
+        };
+        self.gather(body, mcp, how).await
+    }
+
+    async fn gather(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        how: Post,
+    ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, initialize, None, &tx, 0).await };
+        let post = async move { self.post_inner(body, mcp, None, &tx, how).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
@@ -570,6 +680,7 @@ impl Upstream {
             let Ok(sent) = self.auth_headers(&Method::GET).await else {
                 return;
             };
+            let stale = self.session_value();
             let req = match self.request(Method::GET, Bytes::new(), &[], "text/event-stream") {
                 Ok(mut r) => match add_auth(r.headers_mut(), &sent) {
                     Ok(()) => r,
@@ -586,6 +697,12 @@ impl Upstream {
                     let renewed = self.challenged(&Method::GET, &resp, sent).await;
                     tracing::debug!(status = %resp.status(), renewed = matches!(renewed, Ok(true)), "the GET stream was refused");
                     false
+                }
+                // LEGACY-12: the session is gone; a new one, then the GET
+                // again (a failure when it cannot be had).
+                Ok(resp) if resp.status() == StatusCode::NOT_FOUND && stale.is_some() => {
+                    drop(resp);
+                    Box::pin(self.renew_session(stale.as_ref())).await
                 }
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     tracing::debug!("the remote offers no GET stream");
@@ -685,6 +802,8 @@ struct Post {
     idle_timeout: bool,
     /// How many times it may be sent again (see [`Upstream::post`]).
     retries: u32,
+    /// A 404 for the session re-initializes it and sends the POST again.
+    renew: bool,
 }
 
 /// A failed HTTP exchange; `connection`: no answer came at all.

@@ -1863,3 +1863,60 @@ fn retries_stop_at_the_configured_count() {
     assert!(done.get("error").is_some(), "{done}");
     assert_eq!(attempts(&remote, "prompts/list", None), 1);
 }
+
+/// `mcp serve --http ADDR ARGS…` on a fixed address (to be started again
+/// on the same one); killed on drop.
+struct FixedServer(Child);
+
+impl FixedServer {
+    fn start(addr: &str, extra: &[&str]) -> Self {
+        let child = Command::new(MCP)
+            .args(["serve", "--http", addr])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mcp serve");
+        common::wait_listening(addr);
+        Self(child)
+    }
+}
+
+impl Drop for FixedServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_expired_remote_session_is_initialized_again_and_the_request_resent() {
+    // LEGACY-12: the remote restarts between two calls and answers the
+    // old session id with 404. Handshake host: the bridge re-runs the
+    // host's initialize; 2026-07-28 host: the bridge's own session.
+    for era in ERAS {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let server = FixedServer::start(&addr, &["--era", "handshake"]);
+        let mut host = Host::start(&format!("http://{addr}/mcp"), &[]);
+        open(&mut host, era);
+        let echo = |host: &mut Host, id: i64| {
+            host.call(req(
+                era,
+                json!(id),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": format!("hi {id}")}}),
+            ))
+        };
+        let first = echo(&mut host, 1);
+        assert_eq!(text_of(&first), "hi 1", "{era}: {first}");
+        drop(server);
+        let _server = FixedServer::start(&addr, &["--era", "handshake"]);
+        let second = echo(&mut host, 2);
+        assert_eq!(text_of(&second), "hi 2", "{era}: {second}");
+        let list = host.call(req(era, json!(3), "tools/list", json!({})));
+        assert!(tool_names(&list).contains(&"echo".to_owned()), "{list}");
+        let (code, stderr) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {stderr}");
+        assert!(stderr.contains("session expired"), "{era}: {stderr}");
+    }
+}
