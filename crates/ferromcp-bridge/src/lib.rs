@@ -134,10 +134,11 @@ impl Limits {
         self
     }
 
-    /// How long the bridge waits for the remote's next bytes on an
-    /// exchange (connecting, the answer's headers, each chunk of the
-    /// answer); any progress notification or other event restarts it. The
-    /// host gets an error answer when it runs out.
+    /// How long the bridge waits for the remote on an exchange
+    /// (connecting, the answer's headers, each chunk of a JSON answer, the
+    /// next message of an SSE answer); any progress notification or other
+    /// message restarts it, keep-alive comments do not. The host gets an
+    /// error answer when it runs out.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d.max(Duration::from_millis(1));
         self

@@ -639,10 +639,22 @@ impl Upstream {
     ) -> Result<(), Failure> {
         let mut body = resp.into_body();
         let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
+        // Only a message restarts the timeout: a remote sending keep-alive
+        // comments (or any bytes that never make a message) forever, and
+        // no answer, still fails the request in time.
+        let mut deadline = tokio::time::Instant::now() + self.limits.timeout;
         loop {
-            let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
-                Err(_) if self.host_is_answering() || !idle_timeout => continue,
-                Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
+            let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+                Err(_) if self.host_is_answering() || !idle_timeout => {
+                    deadline = tokio::time::Instant::now() + self.limits.timeout;
+                    continue;
+                }
+                Err(_) => {
+                    return Err(Failure::Transport(format!(
+                        "the remote's stream sent no message within {:?}",
+                        self.limits.timeout
+                    )));
+                }
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(e))) => {
                     return Err(Failure::Transport(format!(
@@ -658,14 +670,15 @@ impl Upstream {
                 Failure::Transport(format!("bad event stream from the remote: {e}"))
             })?;
             for ev in events {
-                if ev.is_message()
-                    && !ev.data.trim().is_empty()
-                    && tx
+                if ev.is_message() && !ev.data.trim().is_empty() {
+                    deadline = tokio::time::Instant::now() + self.limits.timeout;
+                    if tx
                         .send(Inbound::Message(ev.data.into_bytes(), origin.cloned()))
                         .await
                         .is_err()
-                {
-                    return Ok(());
+                    {
+                        return Ok(());
+                    }
                 }
             }
         }

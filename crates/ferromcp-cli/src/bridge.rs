@@ -32,8 +32,9 @@ pub struct BridgeArgs {
     /// (repeatable; wins over --allow-tool).
     #[arg(long = "deny-tool", value_name = "GLOB")]
     pub deny_tools: Vec<String>,
-    /// Seconds to wait for the remote's next bytes on a request (progress
-    /// restarts it); the host then gets an error answer.
+    /// Seconds to wait for the remote's next message on a request
+    /// (progress restarts it, keep-alive comments do not); the host then
+    /// gets an error answer.
     #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_TIMEOUT.as_secs())]
     pub timeout: u64,
     /// Host requests waiting for the remote at once; more are refused.

@@ -1920,3 +1920,74 @@ fn an_expired_remote_session_is_initialized_again_and_the_request_resent() {
         assert!(stderr.contains("session expired"), "{era}: {stderr}");
     }
 }
+
+/// Calls `tool` on the hostile remote through a bridge with a 2-second
+/// timeout, then a well-behaved tool, which must still work; the first
+/// call's (messages before its answer, answer).
+fn hostile_call(tool: &str) -> (Vec<Value>, Value) {
+    let remote = ScriptedRemote::start(&["hostile"]);
+    let mut host = Host::start(&remote.url, &["--timeout", "2", "--retries", "0"]);
+    let call = |host: &mut Host, id: i64, tool: &str| {
+        host.send(req(
+            "modern",
+            json!(id),
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+        ));
+        host.answer_for(&json!(id))
+    };
+    let got = call(&mut host, 1, tool);
+    let (_, ok) = call(&mut host, 2, "ok");
+    assert_eq!(text_of(&ok), "ok", "the bridge no longer serves: {ok}");
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    got
+}
+
+fn error_of(answer: &Value) -> String {
+    answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {answer}"))
+        .to_owned()
+}
+
+#[test]
+fn a_50_mib_answer_fails_that_call_past_the_message_limit() {
+    // Refused past Limits::max_message (16 MiB), never buffered whole.
+    let (_, big) = hostile_call("big");
+    assert!(error_of(&big).contains("larger than"), "{big}");
+}
+
+#[test]
+fn an_endless_stream_without_an_answer_fails_after_the_timeout() {
+    // Keep-alive comments forever: only a message restarts the timeout.
+    let (others, endless) = hostile_call("endless");
+    assert!(error_of(&endless).contains("no message"), "{endless}");
+    assert!(others.is_empty(), "{others:?}");
+}
+
+#[test]
+fn a_garbage_event_stream_fails_that_call() {
+    let (others, garbage) = hostile_call("garbage");
+    assert!(garbage.get("error").is_some(), "{garbage}");
+    assert!(
+        others.is_empty(),
+        "nothing of it reaches the host: {others:?}"
+    );
+}
+
+#[test]
+fn an_answer_with_the_wrong_id_is_dropped_and_the_call_fails() {
+    let (others, wrong) = hostile_call("wrong-id");
+    assert!(error_of(&wrong).contains("without answering"), "{wrong}");
+    assert!(others.is_empty(), "{others:?}");
+}
+
+#[test]
+fn a_notification_flood_is_relayed_and_the_answer_follows() {
+    // 20000 notifications before the answer: relayed with backpressure
+    // (bounded channels), then the answer.
+    let (flood, done) = hostile_call("flood");
+    assert_eq!(flood.len(), 20000);
+    assert_eq!(text_of(&done), "after the flood", "{done}");
+}
