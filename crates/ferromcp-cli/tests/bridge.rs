@@ -1991,3 +1991,22 @@ fn a_notification_flood_is_relayed_and_the_answer_follows() {
     assert_eq!(flood.len(), 20000);
     assert_eq!(text_of(&done), "after the flood", "{done}");
 }
+
+#[test]
+fn a_read_only_request_is_retried_after_a_dropped_connection() {
+    // The remote closes the connection without answering, twice.
+    let remote = ScriptedRemote::start(&["drop", "2"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    // Not for a tool that may change something: one attempt, an error.
+    let done = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "rw", "arguments": {}}),
+    ));
+    assert!(done.get("error").is_some(), "{done}");
+    assert_eq!(attempts(&remote, "tools/call", Some("rw")), 1);
+}
