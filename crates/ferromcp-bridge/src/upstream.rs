@@ -689,6 +689,10 @@ impl Upstream {
     /// offers none.
     pub(crate) async fn listen(&self, tx: mpsc::Sender<Inbound>) {
         let mut failures = 0u32;
+        // A renewal for the GET stream's sake, at most once until a stream
+        // opens: a remote answering every GET with 404 is not given a new
+        // session each time.
+        let mut renewed = false;
         while !tx.is_closed() {
             let Ok(sent) = self.auth_headers(&Method::GET).await else {
                 return;
@@ -713,8 +717,11 @@ impl Upstream {
                 }
                 // LEGACY-12: the session is gone; a new one, then the GET
                 // again (a failure when it cannot be had).
-                Ok(resp) if resp.status() == StatusCode::NOT_FOUND && stale.is_some() => {
+                Ok(resp)
+                    if resp.status() == StatusCode::NOT_FOUND && stale.is_some() && !renewed =>
+                {
                     drop(resp);
+                    renewed = true;
                     Box::pin(self.renew_session(stale.as_ref())).await
                 }
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
@@ -726,6 +733,7 @@ impl Upstream {
                     if resp.status().is_success() && media_type(&resp) == "text/event-stream" =>
                 {
                     failures = 0;
+                    renewed = false;
                     self.get_stream.send_replace(GetStream::Open);
                     let mut body = resp.into_body();
                     let mut parser =

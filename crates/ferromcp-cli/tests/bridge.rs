@@ -1915,6 +1915,32 @@ fn an_expired_remote_session_is_initialized_again_and_the_request_resent() {
         assert_eq!(text_of(&second), "hi 2", "{era}: {second}");
         let list = host.call(req(era, json!(3), "tools/list", json!({})));
         assert!(tool_names(&list).contains(&"echo".to_owned()), "{list}");
+        if era == "handshake" {
+            // The GET stream is open again in the new session: a change
+            // reaches the host (bounded by a count of triggers).
+            let is_change = |m: &Value| m["method"] == "notifications/tools/list_changed";
+            let mut seen = false;
+            for i in 0..20 {
+                let id = json!(format!("trigger-{i}"));
+                host.send(req(
+                    era,
+                    id.clone(),
+                    "tools/call",
+                    json!({"name": "test_trigger_tool_change", "arguments": {}}),
+                ));
+                let (before, done) = host.answer_for(&id);
+                assert!(done.get("result").is_some(), "{done}");
+                seen = before.iter().any(is_change)
+                    || host
+                        .rx
+                        .recv_timeout(Duration::from_millis(500))
+                        .is_ok_and(|m| is_change(&m));
+                if seen {
+                    break;
+                }
+            }
+            assert!(seen, "no list change after the new session");
+        }
         let (code, stderr) = host.finish();
         assert_eq!(code, Some(0), "{era}: {stderr}");
         assert!(stderr.contains("session expired"), "{era}: {stderr}");
