@@ -64,6 +64,9 @@ pub struct Limits {
     max_auth_retries: u32,
     max_input_waits: usize,
     input_wait: Duration,
+    max_resource_subscriptions: usize,
+    retries: u32,
+    retry_max_wait: Duration,
 }
 
 impl Default for Limits {
@@ -78,6 +81,9 @@ impl Default for Limits {
             max_auth_retries: Self::DEFAULT_MAX_AUTH_RETRIES,
             max_input_waits: Self::DEFAULT_MAX_INPUT_WAITS,
             input_wait: Self::DEFAULT_INPUT_WAIT,
+            max_resource_subscriptions: Self::DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
+            retries: Self::DEFAULT_RETRIES,
+            retry_max_wait: Self::DEFAULT_RETRY_MAX_WAIT,
         }
     }
 }
@@ -101,6 +107,12 @@ impl Limits {
     pub const DEFAULT_MAX_INPUT_WAITS: usize = 64;
     /// Default for [`Limits::input_wait`].
     pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(600);
+    /// Default for [`Limits::max_resource_subscriptions`].
+    pub const DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
+    /// Default for [`Limits::retries`].
+    pub const DEFAULT_RETRIES: u32 = 2;
+    /// Default for [`Limits::retry_max_wait`].
+    pub const DEFAULT_RETRY_MAX_WAIT: Duration = Duration::from_secs(10);
 
     /// The host's requests waiting for the remote's answer at once; more
     /// are refused with a JSON-RPC error.
@@ -122,10 +134,11 @@ impl Limits {
         self
     }
 
-    /// How long the bridge waits for the remote's next bytes on an
-    /// exchange (connecting, the answer's headers, each chunk of the
-    /// answer); any progress notification or other event restarts it. The
-    /// host gets an error answer when it runs out.
+    /// How long the bridge waits for the remote on an exchange
+    /// (connecting, the answer's headers, each chunk of a JSON answer, the
+    /// next message of an SSE answer); any progress notification or other
+    /// message restarts it, keep-alive comments do not. The host gets an
+    /// error answer when it runs out.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d.max(Duration::from_millis(1));
         self
@@ -159,6 +172,34 @@ impl Limits {
     /// its answer stream open); beyond it a pushed request is refused.
     pub fn max_input_waits(mut self, n: usize) -> Self {
         self.max_input_waits = n.max(1);
+        self
+    }
+
+    /// How many times a request that is safe to repeat is sent again when
+    /// the remote could not be reached or answered HTTP 429, 502, 503 or
+    /// 504 (`0`: never). Safe to repeat: `server/discover`, the lists,
+    /// `resources/read`, `prompts/get`, `completion/complete`, and
+    /// `tools/call` of a tool whose `tools/list` annotations say
+    /// `readOnlyHint` or `idempotentHint`. Never after a JSON-RPC error,
+    /// another HTTP error, or once any of the answer was relayed.
+    pub fn retries(mut self, n: u32) -> Self {
+        self.retries = n;
+        self
+    }
+
+    /// The longest wait before sending a request again: the bound of the
+    /// backoff, and a remote whose `Retry-After` asks for longer is not
+    /// retried (its answer stands).
+    pub fn retry_max_wait(mut self, d: Duration) -> Self {
+        self.retry_max_wait = d;
+        self
+    }
+
+    /// A handshake host in front of a 2026-07-28 remote: how many
+    /// resources it may be subscribed to at once (the bridge's
+    /// `subscriptions/listen` carries them all); more are refused.
+    pub fn max_resource_subscriptions(mut self, n: usize) -> Self {
+        self.max_resource_subscriptions = n.max(1);
         self
     }
 

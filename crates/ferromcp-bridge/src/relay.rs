@@ -152,6 +152,11 @@ fn declares(init: &Map<String, Value>, area: &str, flag: &str) -> bool {
         == Some(true)
 }
 
+/// Whether a capabilities object has `<area>.<flag>: true`.
+fn declares_value(caps: &Value, area: &str, flag: &str) -> bool {
+    caps.get(area).and_then(|a| a.get(flag)?.as_bool()) == Some(true)
+}
+
 /// What the bridge adds to a handshake host's requests for a
 /// 2026-07-28-only remote.
 struct Translate {
@@ -161,11 +166,46 @@ struct Translate {
     /// The `subscriptions/listen` notifications the bridge asks for on
     /// the host's behalf (the list changes the remote declared).
     listen: Map<String, Value>,
+    /// The remote declared `resources.subscribe`: the host's
+    /// `resources/subscribe` are answered by the bridge and become the
+    /// listen's `resourceSubscriptions`.
+    subscribe: bool,
+    /// The URIs the host subscribed to, in order.
+    resources: Vec<String>,
+    /// Bumped each time the listen is opened again with another set: its
+    /// request id, so an old stream's acknowledgement is never taken for
+    /// the new one's.
+    listen_gen: u64,
+    /// The host's `resources/subscribe` and `resources/unsubscribe`
+    /// (the bridge's ids) waiting for the remote to acknowledge the
+    /// listen with the new set.
+    waiters: Vec<RequestId>,
 }
 
-/// The id of the bridge's own `subscriptions/listen` (a handshake host in
-/// front of a 2026-07-28-only remote).
+/// The id prefix of the bridge's own `subscriptions/listen` (a handshake
+/// host in front of a 2026-07-28-only remote); the generation follows.
 const LISTEN_ID: &str = "ferromcp-bridge/listen";
+
+impl Translate {
+    /// The id of the current listen.
+    fn listen_id(&self) -> String {
+        format!("{LISTEN_ID}/{}", self.listen_gen)
+    }
+
+    /// What the listen asks for: the list changes and the subscribed
+    /// resources.
+    // SUB-01
+    fn notifications(&self) -> Map<String, Value> {
+        let mut n = self.listen.clone();
+        if !self.resources.is_empty() {
+            n.insert(
+                "resourceSubscriptions".into(),
+                Value::from(self.resources.clone()),
+            );
+        }
+        n
+    }
+}
 
 /// The client capabilities declared to a 2026-07-28 remote for a
 /// handshake host: the host's own (elicitation, sampling and roots are
@@ -423,7 +463,29 @@ struct Relay {
     /// Input rounds waiting for the host's retry: requestState → the
     /// bridge's id of the call.
     tokens: HashMap<String, RequestId>,
+    /// Methods of unroutable remote requests already warned about.
+    warned: std::collections::HashSet<String>,
+    /// Tools whose `tools/list` annotations say `readOnlyHint` or
+    /// `idempotentHint`: their calls may be sent again.
+    repeatable_tools: std::collections::HashSet<String>,
 }
+
+/// The methods that only read, sent again when the remote could not be
+/// reached or was unavailable (`Limits::retries`).
+const REPEATABLE: [&str; 8] = [
+    method::SERVER_DISCOVER,
+    method::TOOLS_LIST,
+    method::PROMPTS_LIST,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+    method::PROMPTS_GET,
+    method::COMPLETION_COMPLETE,
+];
+
+/// How many distinct methods of unroutable remote requests get their own
+/// warning.
+const MAX_WARNED_METHODS: usize = 64;
 
 /// A JSON-RPC error answer.
 fn error_answer(id: Option<&RequestId>, code: i64, message: &str) -> Vec<u8> {
@@ -506,6 +568,8 @@ where
         to_host,
         events,
         tokens: HashMap::new(),
+        warned: std::collections::HashSet::new(),
+        repeatable_tools: std::collections::HashSet::new(),
     };
     let mut host_open = true;
     loop {
@@ -697,6 +761,11 @@ impl Relay {
                 return self.answer(ok.to_string().into_bytes()).await;
             }
         }
+        if (method == method::RESOURCES_SUBSCRIBE || method == method::RESOURCES_UNSUBSCRIBE)
+            && self.translate.as_ref().is_some_and(|t| t.subscribe)
+        {
+            return self.subscribe_for_host(c, id, &method).await;
+        }
         let translated = match (&self.translate, &self.session) {
             (Some(t), _) => Some(t.envelope(c)),
             (None, Some(_)) => Some(strip_envelope(c)),
@@ -725,6 +794,11 @@ impl Relay {
             Vec::new()
         } else {
             self.modern_headers(c, &method)
+        };
+        let retries = if self.safe_to_repeat(c, &method) {
+            self.limits.retries
+        } else {
+            0
         };
         let pending = Pending {
             method,
@@ -760,7 +834,7 @@ impl Relay {
         if initialize && self.handshake {
             self.init_local = Some(local.clone());
         }
-        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize);
+        let task = self.spawn_exchange(body, headers, Some(local.clone()), initialize, retries);
         if let Some(p) = self.host_ids.get_mut(&local) {
             p.task = Some(task);
         }
@@ -804,7 +878,7 @@ impl Relay {
             // cancellation was handled above. The host's session is open:
             // list changes start flowing.
             if method == "notifications/initialized" {
-                self.listen_for_host();
+                self.listen_for_host(false);
             }
             tracing::debug!("{method} has no 2026-07-28 counterpart; not forwarded");
             return;
@@ -908,13 +982,17 @@ impl Relay {
         // SUB-14: the list changes the remote declares reach the host
         // through the bridge's own subscriptions/listen.
         let mut listen = Map::new();
+        let subscribe = declares_value(&caps, "resources", "subscribe");
         if let Some(caps) = caps.as_object_mut() {
-            // Not translated yet: resource-update notifications and
-            // extensions; the host is not told it will get them.
+            // Not translated yet: extensions; the host is not told it
+            // will get them. Resource updates are: `subscribe` stays when
+            // the remote declared it (the listen's resourceSubscriptions).
             caps.remove("extensions");
             for (kind, area, _) in LIST_CHANGES {
                 if let Some(Value::Object(o)) = caps.get_mut(area) {
-                    o.remove("subscribe");
+                    if !(subscribe && area == "resources") {
+                        o.remove("subscribe");
+                    }
                     if o.get("listChanged").and_then(Value::as_bool) == Some(true) {
                         listen.insert(kind.to_owned(), Value::Bool(true));
                     } else {
@@ -941,6 +1019,10 @@ impl Relay {
             capabilities: translated_capabilities(params.get("capabilities")),
             log_level: None,
             listen,
+            subscribe,
+            resources: Vec::new(),
+            listen_gen: 0,
+            waiters: Vec::new(),
         });
         let answer = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": init});
         Some(answer.to_string().into_bytes())
@@ -1201,7 +1283,7 @@ impl Relay {
                 "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
                 "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
             });
-            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false);
+            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false, 0);
         }
         serde_json::json!({
             "jsonrpc": "2.0",
@@ -1309,6 +1391,16 @@ impl Relay {
         h
     }
 
+    /// Whether a request may be sent again when the remote could not be
+    /// reached or was unavailable: the read-only methods, and calls of
+    /// tools the remote annotated `readOnlyHint` or `idempotentHint`.
+    fn safe_to_repeat(&self, c: &Classified<'_>, method: &str) -> bool {
+        REPEATABLE.contains(&method)
+            || (method == method::TOOLS_CALL
+                && c.param_str("name")
+                    .is_some_and(|n| self.repeatable_tools.contains(n.as_ref())))
+    }
+
     /// Sends a request and reports its messages and its end.
     fn spawn_exchange(
         &self,
@@ -1316,12 +1408,13 @@ impl Relay {
         headers: Vec<(String, String)>,
         local: Option<RequestId>,
         initialize: bool,
+        retries: u32,
     ) -> AbortHandle {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
             let r = up
-                .post(body, &headers, initialize, local.as_ref(), &tx)
+                .post(body, &headers, initialize, local.as_ref(), &tx, retries)
                 .await;
             let _ = tx
                 .send(Inbound::Ended {
@@ -1344,7 +1437,7 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, false, None, &tx).await;
+            let r = up.post(body, &headers, false, None, &tx, 0).await;
             if let Err(f) = r {
                 let _ = tx
                     .send(Inbound::Ended {
@@ -1482,6 +1575,9 @@ impl Relay {
             Kind::Response { id: None } => self.answer(bytes.to_vec()).await,
             Kind::Request { id, method }
                 if origin.is_some() && self.ask_host(&c, &id, &method, origin.as_ref()).await => {}
+            Kind::Request { id, method } if self.session.is_some() => {
+                self.refuse_unroutable(&id, &method);
+            }
             Kind::Request { id, .. } => match self.server_ids.insert(id.clone(), ToHost::Remote) {
                 Ok(host_id) => {
                     self.sync_waiting();
@@ -1500,7 +1596,7 @@ impl Relay {
                     // SUB-14: the bridge's listen, seen by a handshake host
                     // as plain notifications.
                     if method == "notifications/subscriptions/acknowledged" {
-                        return;
+                        return self.listen_acknowledged(&c).await;
                     }
                     if let Some(plain) = without_subscription_id(&c) {
                         return self.answer(plain).await;
@@ -1527,18 +1623,30 @@ impl Relay {
 
     // SUB-01, SUB-11, SUB-14
     /// A handshake host in front of a 2026-07-28-only remote: the bridge's
-    /// own `subscriptions/listen` for the list changes the remote declared,
-    /// opened again when it ends (at most `Limits::max_listen_retries`
-    /// short-lived streams in a row); its notifications reach the host as
-    /// handshake-era notifications.
-    fn listen_for_host(&mut self) {
-        let Some(t) = &self.translate else { return };
-        if t.listen.is_empty() || self.listen.is_some() {
+    /// own `subscriptions/listen` for the list changes the remote declared
+    /// and the resources the host subscribed to, opened again when it ends
+    /// (at most `Limits::max_listen_retries` short-lived streams in a row);
+    /// its notifications reach the host as handshake-era notifications.
+    /// With `reopen`, a running listen is replaced by one with the current
+    /// set under a new id; without, an open one is kept.
+    fn listen_for_host(&mut self, reopen: bool) {
+        if self.listen.is_some() && !reopen {
             return;
         }
+        if let Some(old) = self.listen.take() {
+            old.abort();
+        }
+        let Some(t) = self.translate.as_mut() else {
+            return;
+        };
+        let notifications = t.notifications();
+        if notifications.is_empty() {
+            return;
+        }
+        t.listen_gen += 1;
         let request = serde_json::json!({
-            "jsonrpc": "2.0", "id": LISTEN_ID, "method": method::SUBSCRIPTIONS_LISTEN,
-            "params": {"notifications": t.listen}
+            "jsonrpc": "2.0", "id": t.listen_id(), "method": method::SUBSCRIPTIONS_LISTEN,
+            "params": {"notifications": notifications}
         })
         .to_string()
         .into_bytes();
@@ -1571,6 +1679,156 @@ impl Relay {
             }
         });
         self.listen = Some(task.abort_handle());
+    }
+
+    // SUB-01, SUB-12, SUB-14
+    /// A handshake host's `resources/subscribe` or `resources/unsubscribe`
+    /// in front of a 2026-07-28-only remote that declared
+    /// `resources.subscribe`: the bridge's listen is opened again with the
+    /// new `resourceSubscriptions`, and the host is answered once the
+    /// remote acknowledged it (an error after `Limits::timeout` without
+    /// the acknowledgement). A request that changes nothing is answered at
+    /// once.
+    async fn subscribe_for_host(&mut self, c: &Classified<'_>, id: RequestId, method: &str) {
+        let Some(uri) = c.param_str("uri").map(|u| u.into_owned()) else {
+            let why = "params.uri must be a string";
+            return self.answer(error_answer(Some(&id), -32602, why)).await;
+        };
+        let max = self.limits.max_resource_subscriptions;
+        let Some(t) = self.translate.as_mut() else {
+            return;
+        };
+        let known = t.resources.iter().position(|u| *u == uri);
+        let changed = match (method == method::RESOURCES_SUBSCRIBE, known) {
+            (true, Some(_)) | (false, None) => false,
+            (true, None) if t.resources.len() >= max => {
+                let why = format!("bridge: too many resource subscriptions (at most {max})");
+                return self.answer(error_answer(Some(&id), -32600, &why)).await;
+            }
+            (true, None) => {
+                t.resources.push(uri);
+                true
+            }
+            (false, Some(i)) => {
+                t.resources.remove(i);
+                true
+            }
+        };
+        let ok = serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
+            .to_string()
+            .into_bytes();
+        if !changed {
+            return self.answer(ok).await;
+        }
+        self.listen_for_host(true);
+        if self.listen.is_none() {
+            // Nothing is listened for any more.
+            return self.answer(ok).await;
+        }
+        let pending = Pending {
+            method: method.to_owned(),
+            task: None,
+            sent: None,
+            round: None,
+            rounds: 0,
+            retried: false,
+            ask: None,
+            inputs: 0,
+            parked: None,
+        };
+        let local = match self.host_ids.insert(id.clone(), pending) {
+            Ok(l) => l,
+            Err(e) => {
+                return self
+                    .answer(error_answer(Some(&id), -32600, &e.to_string()))
+                    .await;
+            }
+        };
+        let tx = self.events.clone();
+        let wait = self.limits.timeout;
+        let l = local.clone();
+        let timer = tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let why = format!("the remote did not acknowledge the subscription within {wait:?}");
+            let _ = tx
+                .send(Inbound::Ended {
+                    local: Some(l),
+                    failure: Some(Failure::Transport(why)),
+                })
+                .await;
+        });
+        if let Some(p) = self.host_ids.get_mut(&local) {
+            p.task = Some(timer.abort_handle());
+        }
+        let host_ids = &self.host_ids;
+        if let Some(t) = self.translate.as_mut() {
+            t.waiters.retain(|w| host_ids.get(w).is_some());
+            t.waiters.push(local);
+        }
+    }
+
+    // SUB-03, SUB-05
+    /// The remote acknowledged a listen of the bridge's: when it is the
+    /// current one, the host's subscription changes waiting for it are
+    /// answered.
+    async fn listen_acknowledged(&mut self, c: &Classified<'_>) {
+        let Some(t) = self.translate.as_mut() else {
+            return;
+        };
+        let envelope = c
+            .param("_meta")
+            .and_then(|m| serde_json::from_str::<Map<String, Value>>(m.get()).ok());
+        let current = envelope
+            .as_ref()
+            .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
+            .and_then(Value::as_str)
+            == Some(t.listen_id().as_str());
+        if !current {
+            return;
+        }
+        let honoured = c
+            .param("notifications")
+            .and_then(|n| serde_json::from_str::<Map<String, Value>>(n.get()).ok())
+            .unwrap_or_default();
+        if !t.resources.is_empty() && !honoured.contains_key("resourceSubscriptions") {
+            tracing::warn!(
+                "the remote did not acknowledge the resource subscriptions; updates may not arrive"
+            );
+        }
+        for w in std::mem::take(&mut t.waiters) {
+            let Some((original, p)) = self.host_ids.take(&w) else {
+                continue;
+            };
+            if let Some(task) = p.task {
+                task.abort();
+            }
+            let ok = serde_json::json!({"jsonrpc": "2.0", "id": original.to_value(), "result": {}});
+            let _ = self.to_host.send(ok.to_string().into_bytes()).await;
+        }
+    }
+
+    // MRTR-15, LEGACY-18
+    /// A 2026-07-28 host in front of a handshake-era remote: a request the
+    /// remote pushed that cannot become an input round (on its GET stream,
+    /// tied to no call, or during a call that takes no input) has no way
+    /// to the host, which answers no pushed requests. `ping` is answered by
+    /// the bridge; anything else gets -32601 at the remote, with a warning
+    /// on stderr once per method (for the first few methods).
+    fn refuse_unroutable(&mut self, id: &RequestId, method: &str) {
+        let body = if method == "ping" {
+            serde_json::json!({"jsonrpc": "2.0", "id": id.to_value(), "result": {}})
+                .to_string()
+                .into_bytes()
+        } else {
+            if self.warned.len() < MAX_WARNED_METHODS && self.warned.insert(method.to_owned()) {
+                tracing::warn!(
+                    "the remote sent {method:?} outside a call; a 2026-07-28 host cannot be asked, so the bridge refused it"
+                );
+            }
+            let why = format!("bridge: a 2026-07-28 host cannot be asked {method} outside a call");
+            error_answer(Some(id), -32601, &why)
+        };
+        self.spawn_send(body, Vec::new(), None);
     }
 
     /// Tells the remote side how many requests wait on the host (pushed
@@ -1938,7 +2196,7 @@ impl Relay {
         };
         let Ok(c) = classify(&body) else { return };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -1981,7 +2239,7 @@ impl Relay {
             Err(_) => return false,
         };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2083,6 +2341,21 @@ impl Relay {
             };
             if !self.filter.permits(&name) {
                 continue;
+            }
+            let repeatable = t.get().contains("Hint")
+                && obj
+                    .get("annotations")
+                    .ok()
+                    .flatten()
+                    .and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+                    .is_some_and(|a| {
+                        a.get("readOnlyHint") == Some(&Value::Bool(true))
+                            || a.get("idempotentHint") == Some(&Value::Bool(true))
+                    });
+            if !repeatable {
+                self.repeatable_tools.remove(name.as_ref());
+            } else if self.repeatable_tools.len() < self.limits.max_tools {
+                self.repeatable_tools.insert(name.clone().into_owned());
             }
             if !self.handshake
                 && t.get().contains("x-mcp-header")

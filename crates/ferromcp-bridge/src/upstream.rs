@@ -65,6 +65,11 @@ pub(crate) struct Upstream {
     /// configured `Authorization` header.
     auth: Option<Arc<dyn HttpAuth>>,
     session: Mutex<Option<HeaderValue>>,
+    /// The `initialize` that opened the session, sent again when the
+    /// remote forgets it.
+    reinit: Mutex<Option<Bytes>>,
+    /// One session renewal at a time.
+    renewing: tokio::sync::Mutex<()>,
     version: Mutex<Option<HeaderValue>>,
     /// Remote requests the host has not answered yet: while there are
     /// any, a quiet answer stream is waiting on the host's user (an
@@ -159,6 +164,8 @@ impl Upstream {
             headers,
             auth,
             session: Mutex::new(None),
+            reinit: Mutex::new(None),
+            renewing: tokio::sync::Mutex::new(()),
             version: Mutex::new(None),
             waiting_on_host: AtomicUsize::new(0),
             get_stream: tokio::sync::watch::Sender::new(GetStream::Closed),
@@ -252,7 +259,7 @@ impl Upstream {
         body: Bytes,
         mcp: &[(String, String)],
         accept: &'static str,
-    ) -> Result<http::Response<Incoming>, Failure> {
+    ) -> Result<http::Response<Incoming>, SendError> {
         let mut retries = 0;
         loop {
             let sent = self.auth_headers(&method).await?;
@@ -321,23 +328,32 @@ impl Upstream {
         Ok(req)
     }
 
-    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, Failure> {
+    async fn send(&self, req: Request<Full<Bytes>>) -> Result<http::Response<Incoming>, SendError> {
         match tokio::time::timeout(self.limits.timeout, self.pool.request(req)).await {
             Ok(Ok(r)) => Ok(r),
-            Ok(Err(e)) => Err(Failure::Transport(format!(
-                "the HTTP request to {} failed: {e}",
-                self.shown
-            ))),
+            // No answer at all (refused, reset): safe to send again for a
+            // read-only method.
+            Ok(Err(e)) => Err(SendError {
+                failure: Failure::Transport(format!(
+                    "the HTTP request to {} failed: {e}",
+                    self.shown
+                )),
+                connection: true,
+            }),
             Err(_) => Err(Failure::Transport(format!(
                 "no answer from {} within {:?}",
                 self.shown, self.limits.timeout
-            ))),
+            ))
+            .into()),
         }
     }
 
     /// POSTs one message and hands every message of the answer to `tx`.
     /// `initialize` captures the session id; `Ok` means the answer ended
     /// normally (which need not have carried a response).
+    /// `retries`: how many times the POST may be sent again when no
+    /// answer came (a connection error) or the remote answered 429, 502,
+    /// 503 or 504 (only for requests that are safe to repeat).
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
@@ -345,9 +361,15 @@ impl Upstream {
         initialize: bool,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
+        retries: u32,
     ) -> Result<(), Failure> {
-        self.post_inner(body, mcp, initialize, origin, tx, true)
-            .await
+        let how = Post {
+            initialize,
+            idle_timeout: true,
+            retries,
+            renew: true,
+        };
+        self.post_inner(body, mcp, origin, tx, how).await
     }
 
     /// A 2026-07-28 `subscriptions/listen`: like [`Upstream::post`], but
@@ -358,32 +380,155 @@ impl Upstream {
         mcp: &[(String, String)],
         tx: &mpsc::Sender<Inbound>,
     ) -> Result<(), Failure> {
-        self.post_inner(body, mcp, false, None, tx, false).await
+        let how = Post {
+            initialize: false,
+            idle_timeout: false,
+            retries: 0,
+            renew: true,
+        };
+        self.post_inner(body, mcp, None, tx, how).await
+    }
+
+    /// Sends one POST, again after a connection error or a 429, 502, 503
+    /// or 504 answer, at most `retries` times (see [`Upstream::post`]).
+    async fn send_retrying(
+        &self,
+        body: &Bytes,
+        mcp: &[(String, String)],
+        retries: u32,
+    ) -> Result<http::Response<Incoming>, Failure> {
+        let mut attempt = 0u32;
+        loop {
+            let sent = self
+                .send_authorized(
+                    Method::POST,
+                    body.clone(),
+                    mcp,
+                    "application/json, text/event-stream",
+                )
+                .await;
+            // Decided before any byte of the answer is read, so nothing of
+            // it has reached the host.
+            let again = match &sent {
+                Ok(r) if RETRY_STATUSES.contains(&r.status().as_u16()) => {
+                    Some((format!("HTTP {}", r.status()), retry_after(r)))
+                }
+                Err(e) if e.connection => Some(("a connection error".to_owned(), None)),
+                _ => None,
+            };
+            let wait = again.as_ref().and_then(|(_, after)| {
+                (attempt < retries).then(|| self.backoff(attempt, *after))?
+            });
+            match (again, wait) {
+                (Some((why, _)), Some(wait)) => {
+                    attempt += 1;
+                    tracing::info!(
+                        "the remote answered with {why}; sending the request again ({attempt} of {retries}) in {wait:?}"
+                    );
+                    drop(sent);
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return sent.map_err(|e| e.failure),
+            }
+        }
+    }
+
+    /// The session id in use, if any.
+    fn session_value(&self) -> Option<HeaderValue> {
+        self.session.lock().ok().and_then(|s| s.clone())
+    }
+
+    // LEGACY-12
+    /// The remote forgot the session `stale`: `initialize` is sent again
+    /// with the parameters of the one that opened it (the host's, or the
+    /// bridge's own), then `notifications/initialized`; the GET stream
+    /// follows by itself. `true` when a live session is in place (also
+    /// when another request renewed it meanwhile).
+    async fn renew_session(&self, stale: Option<&HeaderValue>) -> bool {
+        let _one_at_a_time = self.renewing.lock().await;
+        let current = self.session_value();
+        if current.is_some() && current.as_ref() != stale {
+            return true;
+        }
+        let Some(init) = self.reinit.lock().ok().and_then(|g| g.clone()) else {
+            return false;
+        };
+        tracing::warn!("the remote's session expired (HTTP 404); initializing a new one");
+        if let Ok(mut s) = self.session.lock() {
+            *s = None;
+        }
+        let plain = |initialize| Post {
+            initialize,
+            idle_timeout: true,
+            retries: 0,
+            renew: false,
+        };
+        let answers = self.gather(init.to_vec(), &[], plain(true)).await;
+        let ok = answers.as_ref().is_ok_and(|a| {
+            a.iter()
+                .any(|m| crate::message::classify(m).is_ok_and(|c| c.member("result").is_some()))
+        }) && self.has_session();
+        if !ok {
+            tracing::warn!("the remote refused the new session");
+            return false;
+        }
+        let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+        if self.gather(done, &[], plain(false)).await.is_err() {
+            tracing::warn!("the remote refused notifications/initialized");
+        }
+        tracing::warn!("a new session with the remote is open; the request is sent again");
+        true
     }
 
     async fn post_inner(
         &self,
         body: Vec<u8>,
         mcp: &[(String, String)],
-        initialize: bool,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
-        idle_timeout: bool,
+        how: Post,
     ) -> Result<(), Failure> {
-        let had_session = self.has_session();
-        let resp = self
-            .send_authorized(
-                Method::POST,
-                Bytes::from(body),
-                mcp,
-                "application/json, text/event-stream",
-            )
-            .await?;
+        let Post {
+            initialize,
+            idle_timeout,
+            retries,
+            renew,
+        } = how;
+        let body = Bytes::from(body);
+        let mut renewed = false;
+        let (resp, had_session) = loop {
+            let stale = self.session_value();
+            let resp = self.send_retrying(&body, mcp, retries).await?;
+            // LEGACY-12: a 404 to a request carrying a session id means the
+            // session is gone: a new one is initialized (once) and the
+            // request sent again in it.
+            if resp.status() == StatusCode::NOT_FOUND
+                && stale.is_some()
+                && renew
+                && !initialize
+                && !renewed
+            {
+                drop(resp);
+                renewed = true;
+                if Box::pin(self.renew_session(stale.as_ref())).await {
+                    continue;
+                }
+                return Err(Failure::Transport(
+                    "the remote's session has expired (HTTP 404) and a new one could not be initialized"
+                        .to_owned(),
+                ));
+            }
+            break (resp, stale.is_some());
+        };
         let status = resp.status();
         if initialize && status.is_success() {
             if let Some(s) = resp.headers().get(MCP_SESSION_ID) {
                 if let Ok(mut slot) = self.session.lock() {
                     *slot = Some(s.clone());
+                }
+                // Kept to open a new session like it if this one expires.
+                if let Ok(mut slot) = self.reinit.lock() {
+                    *slot = Some(body.clone());
                 }
             }
         }
@@ -427,8 +572,23 @@ impl Upstream {
         mcp: &[(String, String)],
         initialize: bool,
     ) -> Result<Vec<Vec<u8>>, Failure> {
+        let how = Post {
+            initialize,
+            idle_timeout: true,
+            retries: 0,
+            renew: true,
+        };
+        self.gather(body, mcp, how).await
+    }
+
+    async fn gather(
+        &self,
+        body: Vec<u8>,
+        mcp: &[(String, String)],
+        how: Post,
+    ) -> Result<Vec<Vec<u8>>, Failure> {
         let (tx, mut rx) = mpsc::channel(16);
-        let post = async move { self.post(body, mcp, initialize, None, &tx).await };
+        let post = async move { self.post_inner(body, mcp, None, &tx, how).await };
         let gather = async {
             let mut out = Vec::new();
             while let Some(m) = rx.recv().await {
@@ -479,10 +639,22 @@ impl Upstream {
     ) -> Result<(), Failure> {
         let mut body = resp.into_body();
         let mut parser = SseParser::new(self.limits.max_message, Duration::from_secs(60));
+        // Only a message restarts the timeout: a remote sending keep-alive
+        // comments (or any bytes that never make a message) forever, and
+        // no answer, still fails the request in time.
+        let mut deadline = tokio::time::Instant::now() + self.limits.timeout;
         loop {
-            let frame = match tokio::time::timeout(self.limits.timeout, body.frame()).await {
-                Err(_) if self.host_is_answering() || !idle_timeout => continue,
-                Err(_) => return Err(Failure::Transport("the remote's stream stalled".to_owned())),
+            let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+                Err(_) if self.host_is_answering() || !idle_timeout => {
+                    deadline = tokio::time::Instant::now() + self.limits.timeout;
+                    continue;
+                }
+                Err(_) => {
+                    return Err(Failure::Transport(format!(
+                        "the remote's stream sent no message within {:?}",
+                        self.limits.timeout
+                    )));
+                }
                 Ok(None) => return Ok(()),
                 Ok(Some(Err(e))) => {
                     return Err(Failure::Transport(format!(
@@ -498,14 +670,15 @@ impl Upstream {
                 Failure::Transport(format!("bad event stream from the remote: {e}"))
             })?;
             for ev in events {
-                if ev.is_message()
-                    && !ev.data.trim().is_empty()
-                    && tx
+                if ev.is_message() && !ev.data.trim().is_empty() {
+                    deadline = tokio::time::Instant::now() + self.limits.timeout;
+                    if tx
                         .send(Inbound::Message(ev.data.into_bytes(), origin.cloned()))
                         .await
                         .is_err()
-                {
-                    return Ok(());
+                    {
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -516,10 +689,15 @@ impl Upstream {
     /// offers none.
     pub(crate) async fn listen(&self, tx: mpsc::Sender<Inbound>) {
         let mut failures = 0u32;
+        // A renewal for the GET stream's sake, at most once until a stream
+        // opens: a remote answering every GET with 404 is not given a new
+        // session each time.
+        let mut renewed = false;
         while !tx.is_closed() {
             let Ok(sent) = self.auth_headers(&Method::GET).await else {
                 return;
             };
+            let stale = self.session_value();
             let req = match self.request(Method::GET, Bytes::new(), &[], "text/event-stream") {
                 Ok(mut r) => match add_auth(r.headers_mut(), &sent) {
                     Ok(()) => r,
@@ -537,6 +715,15 @@ impl Upstream {
                     tracing::debug!(status = %resp.status(), renewed = matches!(renewed, Ok(true)), "the GET stream was refused");
                     false
                 }
+                // LEGACY-12: the session is gone; a new one, then the GET
+                // again (a failure when it cannot be had).
+                Ok(resp)
+                    if resp.status() == StatusCode::NOT_FOUND && stale.is_some() && !renewed =>
+                {
+                    drop(resp);
+                    renewed = true;
+                    Box::pin(self.renew_session(stale.as_ref())).await
+                }
                 Ok(resp) if resp.status() == StatusCode::METHOD_NOT_ALLOWED => {
                     tracing::debug!("the remote offers no GET stream");
                     self.get_stream.send_replace(GetStream::None);
@@ -546,6 +733,7 @@ impl Upstream {
                     if resp.status().is_success() && media_type(&resp) == "text/event-stream" =>
                 {
                     failures = 0;
+                    renewed = false;
                     self.get_stream.send_replace(GetStream::Open);
                     let mut body = resp.into_body();
                     let mut parser =
@@ -622,6 +810,75 @@ impl Upstream {
     }
 }
 
+/// The statuses after which a request that is safe to repeat is sent
+/// again: too many requests and the gateway errors.
+const RETRY_STATUSES: [u16; 4] = [429, 502, 503, 504];
+
+/// How one POST is made.
+#[derive(Debug, Clone, Copy)]
+struct Post {
+    /// `initialize`: the answer's session id is kept.
+    initialize: bool,
+    /// The answer stream fails after `Limits::timeout` without bytes.
+    idle_timeout: bool,
+    /// How many times it may be sent again (see [`Upstream::post`]).
+    retries: u32,
+    /// A 404 for the session re-initializes it and sends the POST again.
+    renew: bool,
+}
+
+/// A failed HTTP exchange; `connection`: no answer came at all.
+#[derive(Debug)]
+struct SendError {
+    failure: Failure,
+    connection: bool,
+}
+
+impl From<Failure> for SendError {
+    fn from(failure: Failure) -> Self {
+        Self {
+            failure,
+            connection: false,
+        }
+    }
+}
+
+/// A `Retry-After` given in seconds (an HTTP date is not honoured: the
+/// bridge's own backoff is used then).
+fn retry_after(resp: &http::Response<Incoming>) -> Option<Duration> {
+    resp.headers()
+        .get(http::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+}
+
+impl Upstream {
+    /// How long to wait before attempt `attempt + 1`: the remote's
+    /// `Retry-After` when it gave one (`None` when it asks for longer than
+    /// `Limits::retry_max_wait`: the answer then stands), else an
+    /// exponential backoff from 100 ms with up to 50 % random jitter,
+    /// bounded by `Limits::retry_max_wait`.
+    fn backoff(&self, attempt: u32, after: Option<Duration>) -> Option<Duration> {
+        let cap = self.limits.retry_max_wait;
+        if let Some(after) = after {
+            return (after <= cap).then_some(after);
+        }
+        let base = Duration::from_millis(100)
+            .saturating_mul(1u32 << attempt.min(16))
+            .min(cap);
+        let mut b = [0u8; 2];
+        let jitter = match getrandom::fill(&mut b) {
+            Ok(()) => base.mul_f64(f64::from(u16::from_le_bytes(b)) / f64::from(u16::MAX) / 2.0),
+            Err(_) => Duration::ZERO,
+        };
+        Some((base + jitter).min(cap))
+    }
+}
+
 /// Adds the credentials hook's headers (marked sensitive, so they are
 /// never printed).
 fn add_auth(h: &mut http::HeaderMap, sent: &[(String, String)]) -> Result<(), Failure> {
@@ -646,4 +903,26 @@ fn add_auth(h: &mut http::HeaderMap, sent: &[(String, String)]) -> Result<(), Fa
 fn rpc_error_of(body: &[u8]) -> Option<String> {
     let c = crate::message::classify(body).ok()?;
     c.member("error").map(|e| e.get().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_is_bounded_and_a_long_retry_after_is_not_waited_for() {
+        let limits = Limits::default().retry_max_wait(Duration::from_secs(1));
+        let url = parse_url("http://127.0.0.1:1/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let up = Upstream::new(url, Vec::new(), None, limits).unwrap_or_else(|e| panic!("{e}"));
+        for attempt in 0..40 {
+            let wait = up
+                .backoff(attempt, None)
+                .unwrap_or_else(|| panic!("{attempt}"));
+            assert!(wait <= Duration::from_secs(1), "{attempt}: {wait:?}");
+            assert!(wait >= Duration::from_millis(100).min(Duration::from_secs(1)));
+        }
+        let given = Some(Duration::from_secs(1));
+        assert_eq!(up.backoff(0, given), given);
+        assert_eq!(up.backoff(0, Some(Duration::from_secs(2))), None);
+    }
 }

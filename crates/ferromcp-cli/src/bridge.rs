@@ -32,13 +32,25 @@ pub struct BridgeArgs {
     /// (repeatable; wins over --allow-tool).
     #[arg(long = "deny-tool", value_name = "GLOB")]
     pub deny_tools: Vec<String>,
-    /// Seconds to wait for the remote's next bytes on a request (progress
-    /// restarts it); the host then gets an error answer.
+    /// Seconds to wait for the remote's next message on a request
+    /// (progress restarts it, keep-alive comments do not); the host then
+    /// gets an error answer.
     #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_TIMEOUT.as_secs())]
     pub timeout: u64,
     /// Host requests waiting for the remote at once; more are refused.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_IN_FLIGHT)]
     pub max_in_flight: usize,
+    /// How many times a request that only reads (the lists,
+    /// `resources/read`, `prompts/get`, `completion/complete`,
+    /// `server/discover`, and `tools/call` of a tool annotated
+    /// `readOnlyHint` or `idempotentHint`) is sent again when the remote
+    /// cannot be reached or answers HTTP 429, 502, 503 or 504; 0 never.
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_RETRIES)]
+    pub retries: u32,
+    /// The longest wait before such a retry (the backoff's bound); a
+    /// remote whose `Retry-After` asks for longer is not retried.
+    #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_RETRY_MAX_WAIT.as_secs())]
+    pub retry_max_wait: u64,
     /// When the remote needs authorization and no stored credentials are
     /// usable, run the OAuth flow: the URL is printed on stderr and opened
     /// in the browser (`$MCP_BROWSER`, `$BROWSER`); the token is stored as
@@ -112,7 +124,9 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         .timeout(std::time::Duration::from_secs(a.timeout.max(1)))
         .max_in_flight(a.max_in_flight)
         .input_wait(std::time::Duration::from_secs(a.input_wait.max(1)))
-        .max_input_waits(a.max_input_waits);
+        .max_input_waits(a.max_input_waits)
+        .retries(a.retries)
+        .retry_max_wait(std::time::Duration::from_secs(a.retry_max_wait));
     Ok(bridge.filter(filter).limits(limits))
 }
 

@@ -830,8 +830,20 @@ struct ModernOnlyServer {
 impl ModernOnlyServer {
     fn start() -> Self {
         let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        // A tool that changes the subscribable resource (the fixtures have
+        // none that does).
+        let touch = ferromcp_server::tool("bridge_test_touch_watched")
+            .description("Publishes an update of test://watched-resource")
+            .handler(
+                |_: ferromcp_server::NoArgs, cx: ferromcp_server::RequestContext| async move {
+                    cx.server()
+                        .notify_resource_updated("test://watched-resource");
+                    "touched"
+                },
+            );
         let server = ferromcp_everything::everything_builder()
             .handshake_era(false)
+            .tool(touch)
             .build()
             .unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -901,16 +913,14 @@ fn a_handshake_host_works_in_front_of_a_modern_only_remote() {
         init["result"]["serverInfo"]["name"], "mcp-rs-everything-server",
         "{init}"
     );
-    // List changes are translated (the bridge's subscriptions/listen);
-    // resource subscriptions are not, so not promised.
+    // List changes and resource subscriptions are translated (the
+    // bridge's subscriptions/listen), so both are promised.
     assert_eq!(
         init["result"]["capabilities"]["tools"]["listChanged"], true,
         "{init}"
     );
-    assert!(
-        init["result"]["capabilities"]["resources"]
-            .get("subscribe")
-            .is_none(),
+    assert_eq!(
+        init["result"]["capabilities"]["resources"]["subscribe"], true,
         "{init}"
     );
     host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -1596,4 +1606,433 @@ fn a_handshake_host_gets_a_modern_remotes_list_changes_through_the_bridges_liste
     }
     let (code, stderr) = host.finish();
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_handshake_host_subscribes_to_a_modern_remotes_resource_through_the_bridge() {
+    // SUB-01, SUB-12, SUB-14: the handshake host's resources/subscribe
+    // becomes the bridge's subscriptions/listen with resourceSubscriptions.
+    let server = ModernOnlyServer::start();
+    let mut host = Host::start(&server.url, &[]);
+    let init = host.call(json!({
+        "jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old-host", "version": "1"}
+        }
+    }));
+    assert_eq!(
+        init["result"]["capabilities"]["resources"]["subscribe"], true,
+        "{init}"
+    );
+    host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let uri = "test://watched-resource";
+    let sub = host.call(
+        json!({"jsonrpc": "2.0", "id": "sub", "method": "resources/subscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    // The answer came after the remote acknowledged the listen with the
+    // new set: the next update reaches the host.
+    let is_update = |m: &Value| m["method"] == "notifications/resources/updated";
+    let touch = |host: &mut Host, id: &str| {
+        let id = json!(id);
+        host.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "bridge_test_touch_watched", "arguments": {}}}));
+        let (before, done) = host.answer_for(&id);
+        assert!(done.get("result").is_some(), "{done}");
+        before
+    };
+    let before = touch(&mut host, "touch-1");
+    let update = before.into_iter().find(is_update).or_else(|| {
+        loop {
+            match host.rx.recv_timeout(WAIT) {
+                Ok(m) if is_update(&m) => break Some(m),
+                Ok(_) => continue,
+                Err(_) => break None,
+            }
+        }
+    });
+    let update = update.expect("no notifications/resources/updated reached the host");
+    assert_eq!(update["params"]["uri"], uri, "{update}");
+    assert!(
+        update["params"]["_meta"]
+            .get("io.modelcontextprotocol/subscriptionId")
+            .is_none(),
+        "a handshake-era notification carries no subscriptionId: {update}"
+    );
+    // Unsubscribing is answered too (the listen is reopened without it),
+    // and a second subscribe of the same URI changes nothing.
+    let again = host.call(
+        json!({"jsonrpc": "2.0", "id": "sub-2", "method": "resources/subscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(again["result"], json!({}), "{again}");
+    let unsub = host.call(
+        json!({"jsonrpc": "2.0", "id": "unsub", "method": "resources/unsubscribe",
+        "params": {"uri": uri}}),
+    );
+    assert_eq!(unsub["result"], json!({}), "{unsub}");
+    let bad = host.call(
+        json!({"jsonrpc": "2.0", "id": "bad", "method": "resources/subscribe",
+        "params": {"uri": 7}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let before = touch(&mut host, "touch-2");
+    assert!(!before.iter().any(is_update), "{before:?}");
+    // Only a grace period: no update may follow once unsubscribed.
+    while let Ok(m) = host.rx.recv_timeout(Duration::from_millis(1500)) {
+        assert!(!is_update(&m), "an update after unsubscribing: {m}");
+    }
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// `tests/fixtures/bridge_remote.py MODE ARGS…`, recording every POST;
+/// killed on drop.
+struct ScriptedRemote {
+    child: Child,
+    url: String,
+    file: std::path::PathBuf,
+}
+
+impl ScriptedRemote {
+    fn start(args: &[&str]) -> Self {
+        let file = std::env::temp_dir().join(format!(
+            "bridge-remote-{}-{}.jsonl",
+            std::process::id(),
+            free_port()
+        ));
+        let _ = std::fs::remove_file(&file);
+        let mut child = Command::new("python3")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/bridge_remote.py"
+            ))
+            .args(args)
+            .env("RECORD_FILE", &file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 bridge_remote.py");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut port = String::new();
+        out.read_line(&mut port).unwrap();
+        let addr = format!("127.0.0.1:{}", port.trim());
+        common::wait_listening(&addr);
+        Self {
+            child,
+            url: format!("http://{addr}/mcp"),
+            file,
+        }
+    }
+
+    /// Every message POSTed to it, in order.
+    fn recorded(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.file)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for ScriptedRemote {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+#[test]
+fn a_modern_host_never_sees_requests_a_handshake_remote_pushes_outside_a_call() {
+    // MRTR-15: a 2026-07-28 host has no channel for a request tied to no
+    // call; the bridge answers it at the remote (ping with a result, the
+    // rest with -32601) and warns once per method.
+    let remote = ScriptedRemote::start(&["get-push"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(tool_names(&list).contains(&"noop".to_owned()), "{list}");
+    // The GET stream opens after the session: wait (bounded by a count of
+    // polls) until the remote has the bridge's three answers.
+    let answers = |r: &ScriptedRemote| -> Vec<Value> {
+        r.recorded()
+            .into_iter()
+            .filter(|m| m.get("method").is_none())
+            .collect()
+    };
+    for _ in 0..300 {
+        if answers(&remote).len() >= 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let got = answers(&remote);
+    let by_id = |id: &str| {
+        got.iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("no answer for {id}: {got:?}"))
+    };
+    for id in ["push-1", "push-2"] {
+        assert_eq!(by_id(id)["error"]["code"], -32601, "{got:?}");
+    }
+    assert_eq!(by_id("push-3")["result"], json!({}), "{got:?}");
+    // The host was never sent a request.
+    let done = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "noop", "arguments": {}}),
+    ));
+    assert!(done.get("result").is_some(), "{done}");
+    while let Ok(m) = host.rx.try_recv() {
+        assert!(m.get("method").is_none() || m.get("id").is_none(), "{m}");
+    }
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("roots/list").count(),
+        1,
+        "one warning per method: {stderr}"
+    );
+}
+
+/// The calls of `method` (and tool `name`) the remote received.
+fn attempts(remote: &ScriptedRemote, method: &str, name: Option<&str>) -> usize {
+    remote
+        .recorded()
+        .iter()
+        .filter(|m| m["method"] == method && name.is_none_or(|n| m["params"]["name"] == n))
+        .count()
+}
+
+#[test]
+fn read_only_requests_are_retried_on_503_and_others_are_not() {
+    // The remote answers the first 2 attempts of each request with 503.
+    let remote = ScriptedRemote::start(&["flaky", "2"]);
+    let mut host = Host::start(&remote.url, &["--log-level", "info"]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    for (i, tool) in ["ro", "idem"].into_iter().enumerate() {
+        let done = host.call(req(
+            "modern",
+            json!(10 + i),
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+        ));
+        assert_eq!(text_of(&done), format!("called {tool}"), "{done}");
+        assert_eq!(attempts(&remote, "tools/call", Some(tool)), 3, "{tool}");
+    }
+    // A tool that is neither read-only nor idempotent: sent once, and the
+    // host gets the failure.
+    let done = host.call(req(
+        "modern",
+        json!(20),
+        "tools/call",
+        json!({"name": "rw", "arguments": {}}),
+    ));
+    assert!(
+        done["error"]["message"].as_str().unwrap().contains("503"),
+        "{done}"
+    );
+    assert_eq!(attempts(&remote, "tools/call", Some("rw")), 1);
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("sending the request again"), "{stderr}");
+}
+
+#[test]
+fn retries_stop_at_the_configured_count() {
+    // Three 503s in a row: one more than the default two retries, so the
+    // host gets the failure after 3 attempts; with --retries 0 after one.
+    let remote = ScriptedRemote::start(&["flaky", "3"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(
+        list["error"]["message"].as_str().unwrap().contains("503"),
+        "{list}"
+    );
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    drop(host);
+    let mut host = Host::start(&remote.url, &["--retries", "0"]);
+    let done = host.call(req("modern", json!(2), "prompts/list", json!({})));
+    assert!(done.get("error").is_some(), "{done}");
+    assert_eq!(attempts(&remote, "prompts/list", None), 1);
+}
+
+/// `mcp serve --http ADDR ARGS…` on a fixed address (to be started again
+/// on the same one); killed on drop.
+struct FixedServer(Child);
+
+impl FixedServer {
+    fn start(addr: &str, extra: &[&str]) -> Self {
+        let child = Command::new(MCP)
+            .args(["serve", "--http", addr])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mcp serve");
+        common::wait_listening(addr);
+        Self(child)
+    }
+}
+
+impl Drop for FixedServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_expired_remote_session_is_initialized_again_and_the_request_resent() {
+    // LEGACY-12: the remote restarts between two calls and answers the
+    // old session id with 404. Handshake host: the bridge re-runs the
+    // host's initialize; 2026-07-28 host: the bridge's own session.
+    for era in ERAS {
+        let addr = format!("127.0.0.1:{}", free_port());
+        let server = FixedServer::start(&addr, &["--era", "handshake"]);
+        let mut host = Host::start(&format!("http://{addr}/mcp"), &[]);
+        open(&mut host, era);
+        let echo = |host: &mut Host, id: i64| {
+            host.call(req(
+                era,
+                json!(id),
+                "tools/call",
+                json!({"name": "echo", "arguments": {"text": format!("hi {id}")}}),
+            ))
+        };
+        let first = echo(&mut host, 1);
+        assert_eq!(text_of(&first), "hi 1", "{era}: {first}");
+        drop(server);
+        let _server = FixedServer::start(&addr, &["--era", "handshake"]);
+        let second = echo(&mut host, 2);
+        assert_eq!(text_of(&second), "hi 2", "{era}: {second}");
+        let list = host.call(req(era, json!(3), "tools/list", json!({})));
+        assert!(tool_names(&list).contains(&"echo".to_owned()), "{list}");
+        if era == "handshake" {
+            // The GET stream is open again in the new session: a change
+            // reaches the host (bounded by a count of triggers).
+            let is_change = |m: &Value| m["method"] == "notifications/tools/list_changed";
+            let mut seen = false;
+            for i in 0..20 {
+                let id = json!(format!("trigger-{i}"));
+                host.send(req(
+                    era,
+                    id.clone(),
+                    "tools/call",
+                    json!({"name": "test_trigger_tool_change", "arguments": {}}),
+                ));
+                let (before, done) = host.answer_for(&id);
+                assert!(done.get("result").is_some(), "{done}");
+                seen = before.iter().any(is_change)
+                    || host
+                        .rx
+                        .recv_timeout(Duration::from_millis(500))
+                        .is_ok_and(|m| is_change(&m));
+                if seen {
+                    break;
+                }
+            }
+            assert!(seen, "no list change after the new session");
+        }
+        let (code, stderr) = host.finish();
+        assert_eq!(code, Some(0), "{era}: {stderr}");
+        assert!(stderr.contains("session expired"), "{era}: {stderr}");
+    }
+}
+
+/// Calls `tool` on the hostile remote through a bridge with a 2-second
+/// timeout, then a well-behaved tool, which must still work; the first
+/// call's (messages before its answer, answer).
+fn hostile_call(tool: &str) -> (Vec<Value>, Value) {
+    let remote = ScriptedRemote::start(&["hostile"]);
+    let mut host = Host::start(&remote.url, &["--timeout", "2", "--retries", "0"]);
+    let call = |host: &mut Host, id: i64, tool: &str| {
+        host.send(req(
+            "modern",
+            json!(id),
+            "tools/call",
+            json!({"name": tool, "arguments": {}}),
+        ));
+        host.answer_for(&json!(id))
+    };
+    let got = call(&mut host, 1, tool);
+    let (_, ok) = call(&mut host, 2, "ok");
+    assert_eq!(text_of(&ok), "ok", "the bridge no longer serves: {ok}");
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    got
+}
+
+fn error_of(answer: &Value) -> String {
+    answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {answer}"))
+        .to_owned()
+}
+
+#[test]
+fn a_50_mib_answer_fails_that_call_past_the_message_limit() {
+    // Refused past Limits::max_message (16 MiB), never buffered whole.
+    let (_, big) = hostile_call("big");
+    assert!(error_of(&big).contains("larger than"), "{big}");
+}
+
+#[test]
+fn an_endless_stream_without_an_answer_fails_after_the_timeout() {
+    // Keep-alive comments forever: only a message restarts the timeout.
+    let (others, endless) = hostile_call("endless");
+    assert!(error_of(&endless).contains("no message"), "{endless}");
+    assert!(others.is_empty(), "{others:?}");
+}
+
+#[test]
+fn a_garbage_event_stream_fails_that_call() {
+    let (others, garbage) = hostile_call("garbage");
+    assert!(garbage.get("error").is_some(), "{garbage}");
+    assert!(
+        others.is_empty(),
+        "nothing of it reaches the host: {others:?}"
+    );
+}
+
+#[test]
+fn an_answer_with_the_wrong_id_is_dropped_and_the_call_fails() {
+    let (others, wrong) = hostile_call("wrong-id");
+    assert!(error_of(&wrong).contains("without answering"), "{wrong}");
+    assert!(others.is_empty(), "{others:?}");
+}
+
+#[test]
+fn a_notification_flood_is_relayed_and_the_answer_follows() {
+    // 20000 notifications before the answer: relayed with backpressure
+    // (bounded channels), then the answer.
+    let (flood, done) = hostile_call("flood");
+    assert_eq!(flood.len(), 20000);
+    assert_eq!(text_of(&done), "after the flood", "{done}");
+}
+
+#[test]
+fn a_read_only_request_is_retried_after_a_dropped_connection() {
+    // The remote closes the connection without answering, twice.
+    let remote = ScriptedRemote::start(&["drop", "2"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 3);
+    // Not for a tool that may change something: one attempt, an error.
+    let done = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "rw", "arguments": {}}),
+    ));
+    assert!(done.get("error").is_some(), "{done}");
+    assert_eq!(attempts(&remote, "tools/call", Some("rw")), 1);
 }
