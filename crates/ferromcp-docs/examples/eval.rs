@@ -477,7 +477,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .min()
                 .map_or("-".into(), |p| (p + 1).to_string());
             println!(
-                "  [{}] {} rank {pos}: {:?}\n      got {}",
+                "  [{}] {} rank {pos}: {:?}\n      got {} (relevance {top_rel:.2})",
                 q.split,
                 if ok { "ok  " } else { "MISS" },
                 q.text,
