@@ -90,6 +90,11 @@ enum Poll {
     SlowDown,
 }
 
+/// Whether `s` can be shown on a terminal as is (no control characters).
+fn printable(s: &str) -> bool {
+    !s.chars().any(char::is_control)
+}
+
 /// Classifies a token endpoint error while polling: go on, or stop with a
 /// clear error.
 fn classify(e: OAuthError) -> Result<Poll, OAuthError> {
@@ -195,11 +200,23 @@ impl DeviceGrant {
             ));
         }
         // The verification URIs are shown to a person, not fetched; still,
-        // only http(s) ones are shown.
+        // only http(s) ones are shown, and nothing the server sent may
+        // carry control characters (terminal escape sequences) to the
+        // user's terminal.
         let web = |u: &str| u.starts_with("https://") || u.starts_with("http://");
         if !web(&d.verification_uri) {
             return Err(OAuthError::authorization(
                 "the device authorization response's verification_uri is not an http(s) URL",
+            ));
+        }
+        if !printable(&d.user_code)
+            || !printable(&d.verification_uri)
+            || d.verification_uri_complete
+                .as_deref()
+                .is_some_and(|u| !printable(u))
+        {
+            return Err(OAuthError::authorization(
+                "the device authorization response carries control characters; not shown",
             ));
         }
         (self.prompt)(&DeviceCodePrompt {
@@ -262,6 +279,14 @@ mod tests {
             },
             format!("answered 400: {code}"),
         )
+    }
+
+    #[test]
+    fn terminal_escapes_are_not_printable() {
+        assert!(printable("WDJB-MJHT"));
+        assert!(printable("https://as.example/device"));
+        assert!(!printable("ABC\u{1b}]0;owned\u{7}"));
+        assert!(!printable("ABC\nDEF"));
     }
 
     #[test]
