@@ -1,6 +1,8 @@
 //! OAuth for HTTP servers: `mcp login URL` runs the authorization-code
-//! flow (loopback redirect, browser opener), always afresh (a stored token
-//! is replaced, the client registration reused); `mcp logout` revokes
+//! flow (loopback redirect, browser opener; `--paste`: the redirected URL
+//! pasted back into the terminal) or the RFC 8628 device flow
+//! (`--device`), always afresh (a stored token is replaced, the client
+//! registration reused); `mcp logout` revokes
 //! (RFC 7009, when the AS has a `revocation_endpoint`) and forgets; every
 //! other subcommand uses, and refreshes, the stored credentials of its URL
 //! but never starts an interactive flow itself: when they are missing,
@@ -17,9 +19,10 @@
 
 use crate::exit::{Failure, code};
 use ferromcp_auth::client::{
-    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
-    LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind,
-    StoreKey, StoredCredentials, TokenStore, revoke_stored,
+    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, DeviceCodePrompt,
+    DeviceGrant, DevicePrompt, FileStore, HttpClient, LockAttempt, LoopbackAuthorization,
+    NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey, StoredCredentials, TokenStore,
+    revoke_stored,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -172,12 +175,22 @@ struct StoredOnly {
     seen: Arc<Mutex<Seen>>,
 }
 
+/// The ways to log in, for machines with and without a browser.
+fn login_ways(url: &str) -> String {
+    format!(
+        "run `mcp login {url}` (without a browser here: `mcp login {url} --device`, \
+         or `mcp login {url} --paste` to paste the redirected URL back)"
+    )
+}
+
 /// Why a subcommand needs `mcp login`, for the error message.
 fn login_hint(url: &str, seen: Seen) -> String {
     match seen {
-        Seen::Nothing => format!("not logged in: run `mcp login {url}`"),
+        Seen::Nothing => format!("not logged in: {}", login_ways(url)),
         Seen::Dropped => format!(
-            "the stored credentials expired and could not be refreshed: run `mcp login {url}`"
+            "the stored credentials were refused (expired or revoked) and could not be \
+             refreshed: log in again: {}",
+            login_ways(url)
         ),
         Seen::Token => format!(
             "the server asks for more scope than the stored credentials carry \
@@ -230,12 +243,79 @@ pub fn stored(url: &str) -> Result<Arc<OAuthClient>, Failure> {
     Ok(Arc::new(oauth(url, Arc::new(handler), Arc::new(store))?))
 }
 
+/// How `mcp login` and `mcp bridge --login` obtain a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LoginFlow {
+    /// The browser flow when a browser opener is available, else the
+    /// device flow (the bridge's default).
+    Auto,
+    /// Authorization code: the browser comes back to a loopback port.
+    Browser,
+    /// RFC 8628 device authorization: a code entered on any device.
+    Device,
+}
+
+/// The device flow's prompt, on stderr (`who` prefixes it).
+fn device_prompt(who: &'static str) -> DevicePrompt {
+    Arc::new(move |p: &DeviceCodePrompt| {
+        eprintln!(
+            "{who}To log in, open {} on any device and enter the code\n  {}\n(valid for {}s)",
+            p.verification_uri,
+            p.user_code,
+            p.expires_in.as_secs()
+        );
+        if let Some(u) = &p.verification_uri_complete {
+            eprintln!("{who}or open this URL, which carries the code:\n  {u}");
+        }
+    })
+}
+
+/// [`oauth`] with the device grant (the loopback handler stays the
+/// registration's source of redirect URIs, so one registration serves
+/// every flow).
+fn oauth_device(
+    url: &str,
+    who: &'static str,
+    timeout: Duration,
+    store: Arc<dyn TokenStore>,
+) -> Result<OAuthClient, Failure> {
+    let handler = LoopbackAuthorization::new(Arc::new(|_: &str| Ok(())));
+    OAuthClient::builder(url)
+        .net_policy(policy_for(url))
+        .authorization_handler(Arc::new(handler))
+        .grant(Arc::new(
+            DeviceGrant::new(device_prompt(who)).timeout(timeout),
+        ))
+        .store(store)
+        .client_name(CLIENT_NAME)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
+}
+
 /// The OAuth hook of `mcp bridge --login`: the stored credentials first;
 /// when none are usable, the authorization-code flow, its URL printed on
 /// stderr (never stdout: that is the host's wire) and opened with the
-/// browser opener. Bridges sharing the store run one flow at a time per
-/// issuer and resource; the others use the token it stored.
-pub fn interactive(url: &str, timeout: Duration) -> Result<Arc<OAuthClient>, Failure> {
+/// browser opener, or the device flow, its code printed on stderr.
+/// Bridges sharing the store run one flow at a time per issuer and
+/// resource; the others use the token it stored.
+pub fn interactive(
+    url: &str,
+    flow: LoginFlow,
+    timeout: Duration,
+) -> Result<Arc<OAuthClient>, Failure> {
+    let device = match flow {
+        LoginFlow::Device => true,
+        LoginFlow::Browser => false,
+        LoginFlow::Auto => !crate::browser::available(),
+    };
+    if device {
+        return Ok(Arc::new(oauth_device(
+            url,
+            "mcp bridge: ",
+            timeout,
+            Arc::new(file_store()?),
+        )?));
+    }
     let opener: BrowserOpener = Arc::new(move |u: &str| {
         eprintln!("mcp bridge: the server needs authorization; open this URL in a browser:\n  {u}");
         if let Some(p) = crate::browser::open(u) {
@@ -255,9 +335,48 @@ fn auth_failure(e: &OAuthError) -> Failure {
     Failure::new(code::AUTH, e.to_string())
 }
 
+/// How `mcp login` runs the authorization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginMode {
+    /// The browser flow; `no_browser`: only print the URL.
+    Browser {
+        /// Print the URL without opening it.
+        no_browser: bool,
+    },
+    /// The device flow (RFC 8628).
+    Device,
+    /// The redirected URL pasted back on stdin.
+    Paste,
+}
+
 /// `mcp login URL`: prints the authorization URL, opens it unless
-/// `no_browser`, waits for the redirect on a loopback port.
-pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8, Failure> {
+/// `no_browser`, waits for the redirect on a loopback port; or the device
+/// flow, or paste-back (see [`LoginMode`]).
+pub async fn login(url: &str, mode: LoginMode, timeout: Duration) -> Result<u8, Failure> {
+    let dir = token_dir()?;
+    let store = Arc::new(Fresh(file_store()?));
+    let client = match mode {
+        LoginMode::Browser { no_browser } => browser_login(url, no_browser, timeout, store)?,
+        LoginMode::Device => oauth_device(url, "", timeout, store)?,
+        LoginMode::Paste => oauth(
+            url,
+            Arc::new(crate::paste::PasteAuthorization::new(timeout)),
+            store,
+        )?,
+    };
+    client.login().await.map_err(|e| auth_failure(&e))?;
+    let issuer = client.issuer().await.unwrap_or_else(|| "?".into());
+    out!("logged in to {url} (issuer {issuer})");
+    eprintln!("credentials stored in {}", dir.display());
+    Ok(code::OK)
+}
+
+fn browser_login(
+    url: &str,
+    no_browser: bool,
+    timeout: Duration,
+    store: Arc<dyn TokenStore>,
+) -> Result<OAuthClient, Failure> {
     let opener: BrowserOpener = Arc::new(move |u: &str| {
         eprintln!("To log in, open this URL in a browser:\n  {u}");
         if !no_browser {
@@ -269,13 +388,7 @@ pub async fn login(url: &str, no_browser: bool, timeout: Duration) -> Result<u8,
         Ok(())
     });
     let handler = LoopbackAuthorization::new(opener).timeout(timeout);
-    let dir = token_dir()?;
-    let client = oauth(url, Arc::new(handler), Arc::new(Fresh(file_store()?)))?;
-    client.login().await.map_err(|e| auth_failure(&e))?;
-    let issuer = client.issuer().await.unwrap_or_else(|| "?".into());
-    out!("logged in to {url} (issuer {issuer})");
-    eprintln!("credentials stored in {}", dir.display());
-    Ok(code::OK)
+    oauth(url, Arc::new(handler), store)
 }
 
 /// `mcp logout URL`: revokes the stored tokens at the AS (RFC 7009: the

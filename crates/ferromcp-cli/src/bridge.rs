@@ -52,11 +52,14 @@ pub struct BridgeArgs {
     #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_RETRY_MAX_WAIT.as_secs())]
     pub retry_max_wait: u64,
     /// When the remote needs authorization and no stored credentials are
-    /// usable, run the OAuth flow: the URL is printed on stderr and opened
-    /// in the browser (`$MCP_BROWSER`, `$BROWSER`); the token is stored as
-    /// `mcp login` stores it. Bridges started together run one flow.
-    #[arg(long)]
-    pub login: bool,
+    /// usable, run the OAuth flow: `browser` prints the URL on stderr and
+    /// opens it (`$MCP_BROWSER`, `$BROWSER`, a display's opener);
+    /// `device` prints an RFC 8628 user code on stderr to enter on any
+    /// device; `auto` (plain `--login`) is `browser` when an opener is
+    /// available, else `device`. The token is stored as `mcp login` stores
+    /// it. Bridges started together run one flow.
+    #[arg(long, value_enum, value_name = "FLOW", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
+    pub login: Option<crate::auth::LoginFlow>,
     /// A 2026-07-28 host in front of a handshake-era remote: seconds a call
     /// waits for the host's retry of an `input_required` round (the
     /// remote's elicitation or sampling request held open); then it is
@@ -110,10 +113,9 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
             .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
     });
     if let (false, Some(url)) = (configured, a.url.as_deref()) {
-        let hook = if a.login {
-            crate::auth::interactive(url, crate::auth::DEFAULT_LOGIN_TIMEOUT)
-        } else {
-            crate::auth::stored(url)
+        let hook = match a.login {
+            Some(flow) => crate::auth::interactive(url, flow, crate::auth::DEFAULT_LOGIN_TIMEOUT),
+            None => crate::auth::stored(url),
         };
         match hook {
             Ok(oauth) => bridge = bridge.auth(oauth),

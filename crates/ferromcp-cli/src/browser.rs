@@ -32,6 +32,12 @@ fn opener() -> Option<Vec<String>> {
     display.then(|| vec!["xdg-open".into()])
 }
 
+/// Whether a browser opener is configured or available (else the bridge
+/// logs in with the device flow).
+pub fn available() -> bool {
+    opener().is_some()
+}
+
 /// Opens `url` (only `http`/`https`) with the opener; returns the program
 /// run, or `None` when there is none or it could not start. The opener
 /// runs in the background, its output discarded.

@@ -29,6 +29,7 @@ mod jsonc;
 mod more;
 mod output;
 mod pack;
+mod paste;
 mod progress;
 mod registry;
 mod registry_cmd;
@@ -301,7 +302,16 @@ enum Command {
         /// Only print the URL; do not open a browser.
         #[arg(long)]
         no_browser: bool,
-        /// How long to wait for the browser's redirect, in seconds.
+        /// RFC 8628 device flow: print a code (on stderr) to enter at the
+        /// authorization server's page on any device; no browser here.
+        #[arg(long, conflicts_with_all = ["no_browser", "paste"])]
+        device: bool,
+        /// Print the URL, then read the whole address the browser was
+        /// redirected to (a connection error page), pasted on stdin.
+        #[arg(long, conflicts_with = "no_browser")]
+        paste: bool,
+        /// How long to wait for the browser's redirect, the device
+        /// approval or the paste, in seconds.
         #[arg(long, value_name = "SECS", default_value_t = auth::DEFAULT_LOGIN_TIMEOUT.as_secs())]
         timeout: u64,
     },
@@ -659,17 +669,19 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Login {
             url,
             no_browser,
+            device,
+            paste,
             timeout,
         } => {
             if !connect::is_url(&url) {
                 return Err(Failure::usage(format!("not an http(s) URL: {url:?}")));
             }
-            auth::login(
-                &url,
-                no_browser,
-                std::time::Duration::from_secs(timeout.max(1)),
-            )
-            .await
+            let mode = match (device, paste) {
+                (true, _) => auth::LoginMode::Device,
+                (_, true) => auth::LoginMode::Paste,
+                _ => auth::LoginMode::Browser { no_browser },
+            };
+            auth::login(&url, mode, std::time::Duration::from_secs(timeout.max(1))).await
         }
         Command::Logout { url, all } => match (url, all) {
             (_, true) => auth::logout_all(),

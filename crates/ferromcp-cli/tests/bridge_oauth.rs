@@ -13,16 +13,28 @@
 //! token, and two `--login` bridges started at once running one
 //! authorization (the browser is `MCP_BROWSER`, curl following the
 //! redirect).
-// AUTH-05, AUTH-20, AUTH-27, AUTH-28
+//!
+//! Headless hosts: `mcp login --device` (RFC 8628; the test approves,
+//! denies or expires the user code at the issuer; `slow_down` honoured,
+//! counted by the issuer's early polls), a `--login` bridge with no
+//! browser running the device flow then serving the call, `mcp login
+//! --paste` fed the redirected URL on stdin (a wrong `state` refused), and
+//! a bridge whose access and refresh tokens were revoked at the issuer
+//! (the resource server checks revocation) answering with an error naming
+//! `mcp login`, after which a new login works.
+// AUTH-05, AUTH-20, AUTH-24, AUTH-26, AUTH-27, AUTH-28
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use common::{Run, mcp};
-use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+use ferromcp_auth::resource::{
+    AuthLayer, BoxFuture, HyperFetch, JwtVerifier, ResourceUri, TokenVerifier, VerifiedToken,
+    VerifyError,
+};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
-use ferromcp_test_issuer::AuthServer;
+use ferromcp_test_issuer::{AuthServer, DeviceDecision};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -37,6 +49,30 @@ const WAIT: Duration = Duration::from_secs(60);
 /// The headless browser of `mcp login`: follows the authorization URL and
 /// its redirect to the CLI's loopback listener.
 const BROWSER: &str = "curl -fsSL -o /dev/null";
+
+/// The JWT verifier plus the issuer's revocation list (as introspection
+/// would report a revoked token inactive).
+struct Revocable {
+    inner: JwtVerifier,
+    authz: Arc<AuthServer>,
+}
+
+impl TokenVerifier for Revocable {
+    fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<VerifiedToken, VerifyError>> {
+        Box::pin(async move {
+            let jti = self
+                .authz
+                .key
+                .verify_any_audience(token)
+                .ok()
+                .and_then(|c| c["jti"].as_str().map(str::to_owned));
+            if jti.is_some_and(|j| self.authz.revoked_access.lock().unwrap().contains(&j)) {
+                return Err(VerifyError::Invalid("revoked".into()));
+            }
+            self.inner.verify(token).await
+        })
+    }
+}
 
 /// The issuer, the protected MCP server and a private config directory.
 struct Setup {
@@ -71,6 +107,10 @@ impl Setup {
                 .clock_skew(Duration::ZERO)
                 .build()
                 .unwrap();
+            let verifier = Revocable {
+                inner: verifier,
+                authz: authz.clone(),
+            };
             let layer = AuthLayer::builder(resource.clone(), verifier)
                 .authorization_server(&authz.url)
                 .require_scopes(["mcp"])
@@ -381,6 +421,9 @@ fn without_stored_credentials_the_host_gets_an_error_naming_mcp_login() {
             message.contains(&format!("not logged in: run `mcp login {}`", s.url)),
             "{era}: {a}"
         );
+        // The ways a headless host has (the bridge cannot read stdin).
+        assert!(message.contains("--device"), "{era}: {a}");
+        assert!(message.contains("--paste"), "{era}: {a}");
         let (code, err) = host.finish();
         assert_eq!(code, Some(0), "{err}");
     }
@@ -447,4 +490,304 @@ fn two_bridges_with_login_started_at_once_run_one_authorization() {
     assert_eq!(log.register.len(), 1);
     drop(log);
     assert_eq!(s.authz.grants("authorization_code"), 1);
+}
+
+/// Approves (or otherwise decides) the first device code the issuer hands
+/// out, from a thread, once the CLI asked for one; the user code.
+fn decide_when_asked(
+    authz: &Arc<AuthServer>,
+    decision: DeviceDecision,
+) -> std::thread::JoinHandle<String> {
+    let authz = authz.clone();
+    std::thread::spawn(move || {
+        let until = std::time::Instant::now() + WAIT;
+        loop {
+            if let Some(code) = authz.pending_user_codes().into_iter().next() {
+                assert!(authz.decide(&code, decision));
+                return code;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "no device code asked for"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    })
+}
+
+impl Setup {
+    /// `mcp login URL extra…` with the private config directory, stdin
+    /// piped; the child.
+    fn login_child(&self, extra: &[&str]) -> Child {
+        mcp()
+            .args(["login", &self.url, "--timeout", "60"])
+            .args(extra)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env("HOME", &self.config)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcp login")
+    }
+
+    /// Whether a token is stored (a registration alone does not count).
+    fn has_token(&self) -> bool {
+        let dir = self.config.join("mcp").join("tokens");
+        std::fs::read_dir(&dir).is_ok_and(|d| {
+            d.filter_map(Result::ok).any(|e| {
+                std::fs::read(e.path())
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+                    .is_some_and(|v| v["token"].is_object())
+            })
+        })
+    }
+}
+
+fn run_of(child: Child) -> Run {
+    child.wait_with_output().unwrap().into()
+}
+
+#[test]
+fn device_login_prints_the_code_on_stderr_and_stores_a_usable_credential() {
+    let s = Setup::start();
+    let approver = decide_when_asked(&s.authz, DeviceDecision::Approved);
+    let r = run_of(s.login_child(&["--device"]));
+    let user_code = approver.join().unwrap();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains(&user_code), "{r:?}");
+    assert!(
+        r.stderr.contains(&format!("{}/device", s.authz.url)),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("user_code="), "the complete URI: {r:?}");
+    assert!(
+        !r.stdout.contains(&user_code),
+        "prompts go to stderr: {r:?}"
+    );
+    // RFC 8628 with the resource indicator, no PKCE, no browser step.
+    let log = s.authz.log.lock().unwrap();
+    assert_eq!(log.device.len(), 1);
+    assert_eq!(log.device[0].get("resource"), Some(&s.url));
+    assert!(!log.device[0].contains_key("code_challenge"));
+    assert!(log.authorize.is_empty());
+    drop(log);
+    let polls: Vec<_> = s
+        .authz
+        .log
+        .lock()
+        .unwrap()
+        .token
+        .iter()
+        .filter(|(f, _)| f["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code")
+        .map(|(f, _)| f.get("resource").cloned())
+        .collect();
+    assert!(polls.iter().all(|r| r.as_deref() == Some(s.url.as_str())));
+    let access = s.stored()["token"]["access_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // The bridge uses it as it uses a browser login's.
+    let mut host = s.bridge(&[]);
+    let a = host.call(modern_echo(1, "device"));
+    assert_eq!(text_of(&a), "device", "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains(&access), "{err}");
+}
+
+#[test]
+fn device_login_honours_slow_down() {
+    let s = Setup::start();
+    // One `slow_down` (interval 1 s → 6 s); a client that ignored it
+    // would poll early, which the issuer counts (and answers slow_down).
+    s.authz.device_slow_downs.store(1, Ordering::SeqCst);
+    let approver = decide_when_asked(&s.authz, DeviceDecision::Approved);
+    let r = run_of(s.login_child(&["--device"]));
+    approver.join().unwrap();
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(s.authz.device_early_polls.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        s.authz
+            .grants("urn:ietf:params:oauth:grant-type:device_code"),
+        2,
+        "one slow_down, then the token"
+    );
+    assert!(s.has_token());
+}
+
+#[test]
+fn device_denial_and_expiry_are_clear_errors_and_store_no_token() {
+    let s = Setup::start();
+    for (decision, says) in [
+        (DeviceDecision::Denied, "denied"),
+        (DeviceDecision::Expired, "expired"),
+    ] {
+        let decider = decide_when_asked(&s.authz, decision);
+        let r = run_of(s.login_child(&["--device"]));
+        decider.join().unwrap();
+        assert_eq!(r.code, 6, "{decision:?}: {r:?}");
+        assert!(r.stderr.contains(says), "{decision:?}: {r:?}");
+        assert!(!s.has_token(), "{decision:?}");
+    }
+    assert_eq!(s.authz.issued.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn a_login_bridge_without_a_browser_runs_the_device_flow_then_serves_the_call() {
+    let s = Setup::start();
+    for (i, flag) in ["--login", "--login=device"].into_iter().enumerate() {
+        let _ = std::fs::remove_dir_all(s.config.join("mcp"));
+        // No MCP_BROWSER, BROWSER or display: plain --login picks the
+        // device flow.
+        let approver = decide_when_asked(&s.authz, DeviceDecision::Approved);
+        let mut host = s.bridge(&[flag]);
+        let a = host.call(modern_echo(1, "after device login"));
+        let user_code = approver.join().unwrap();
+        assert_eq!(text_of(&a), "after device login", "{flag}: {a}");
+        let access = s.stored()["token"]["access_token"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let (code, err) = host.finish();
+        assert_eq!(code, Some(0), "{flag}: {err}");
+        assert!(err.contains(&user_code), "{flag}: {err}");
+        assert!(!err.contains(&access), "{flag}: {err}");
+        assert_eq!(s.authz.log.lock().unwrap().device.len(), i + 1);
+    }
+    assert!(s.authz.log.lock().unwrap().authorize.is_empty());
+}
+
+/// Reads `mcp login --paste`'s stderr until the authorization URL.
+fn authorization_url(child: &mut Child) -> (String, std::thread::JoinHandle<String>) {
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let rest = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            if line.trim_start().starts_with("http") && line.contains("/authorize?") {
+                let _ = tx.send(line.trim().to_owned());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let url = rx.recv_timeout(WAIT).expect("no authorization URL printed");
+    (url, rest)
+}
+
+/// What the user's browser is redirected to: the `Location` of the
+/// issuer's answer to `url` (curl, not following it).
+fn redirected_to(url: &str) -> String {
+    let out = std::process::Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{redirect_url}", url])
+        .output()
+        .unwrap();
+    let loc = String::from_utf8(out.stdout).unwrap();
+    assert!(loc.contains("/callback?"), "{loc}");
+    loc
+}
+
+#[test]
+fn paste_back_login_exchanges_the_pasted_redirect_url() {
+    let s = Setup::start();
+    let mut child = s.login_child(&["--paste"]);
+    let (url, rest) = authorization_url(&mut child);
+    let location = redirected_to(&url);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{location}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = rest.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("connection error"), "{err}");
+    assert!(s.has_token());
+    assert_eq!(s.authz.grants("authorization_code"), 1);
+    let mut host = s.bridge(&[]);
+    let a = host.call(modern_echo(1, "pasted"));
+    assert_eq!(text_of(&a), "pasted", "{a}");
+}
+
+#[test]
+fn paste_back_refuses_a_wrong_state_or_a_bare_code() {
+    let s = Setup::start();
+    for tamper in ["state", "bare"] {
+        let mut child = s.login_child(&["--paste"]);
+        let (url, rest) = authorization_url(&mut child);
+        let location = redirected_to(&url);
+        let pasted = if tamper == "state" {
+            let (head, _) = location.split_once("state=").unwrap();
+            let tail = location.split_once("state=").unwrap().1;
+            let after = tail.find('&').map_or("", |i| &tail[i..]);
+            format!("{head}state=forged{after}")
+        } else {
+            location
+                .split("code=")
+                .nth(1)
+                .unwrap()
+                .split('&')
+                .next()
+                .unwrap()
+                .to_owned()
+        };
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{pasted}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let err = rest.join().unwrap();
+        assert_eq!(out.status.code(), Some(6), "{tamper}: {err}");
+        let says = if tamper == "state" {
+            "state does not match"
+        } else {
+            "whole address"
+        };
+        assert!(err.contains(says), "{tamper}: {err}");
+        assert!(!s.has_token(), "{tamper}");
+    }
+    assert_eq!(s.authz.grants("authorization_code"), 0);
+}
+
+#[test]
+fn revoked_tokens_get_an_error_naming_mcp_login_and_a_new_login_works() {
+    let s = Setup::start();
+    s.login();
+    let stored = s.stored();
+    let access = stored["token"]["access_token"].as_str().unwrap().to_owned();
+    let refresh = stored["token"]["refresh_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    s.authz.revoke_everything(&[&access]);
+    let mut host = s.bridge(&[]);
+    let a = host.call(modern_echo(1, "x"));
+    assert_eq!(a["error"]["code"], -32603, "{a}");
+    let message = a["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("revoked"), "{a}");
+    assert!(message.contains(&format!("`mcp login {}`", s.url)), "{a}");
+    // No loop: one refresh attempt, no authorization; a second call gets
+    // the same answer.
+    let a = host.call(modern_echo(2, "y"));
+    assert!(
+        a["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("mcp login"),
+        "{a}"
+    );
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains(&access) && !err.contains(&refresh), "{err}");
+    assert!(s.authz.grants("refresh_token") <= 2);
+    assert_eq!(s.authz.log.lock().unwrap().authorize.len(), 1);
+    // The entry keeps the registration, not the dead token; a new login
+    // reuses the registration and the bridge works again.
+    assert!(!s.has_token());
+    s.login();
+    assert_eq!(s.authz.log.lock().unwrap().register.len(), 1);
+    let mut host = s.bridge(&[]);
+    let a = host.call(modern_echo(3, "again"));
+    assert_eq!(text_of(&a), "again", "{a}");
 }

@@ -296,7 +296,8 @@ fn a_token_that_cannot_be_refreshed_needs_a_new_login() {
     assert_eq!(r.code, 6, "{r:?}");
     assert!(
         r.stderr.contains(&format!(
-            "the stored credentials expired and could not be refreshed: run `mcp login {}`",
+            "the stored credentials were refused (expired or revoked) and could not be \
+             refreshed: log in again: run `mcp login {}`",
             s.url
         )),
         "{r:?}"

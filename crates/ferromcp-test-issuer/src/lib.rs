@@ -14,6 +14,11 @@
 //!   access tokens are ES256 JWTs whose `aud` is the requested resource,
 //!   living [`AuthServer::lifetime`] seconds;
 //! - `/revoke`: RFC 7009 revocation (see [`Revocation`]);
+//! - `/device_authorization`: RFC 8628 device codes, approved, denied or
+//!   expired by the test ([`AuthServer::decide`]); the token endpoint
+//!   answers `authorization_pending` until then, `slow_down` to the first
+//!   [`AuthServer::device_slow_downs`] polls and to polls faster than the
+//!   interval in force;
 //! - `/jwks` and an enterprise IdP's RFC 8693 exchange at `/idp/token`.
 //!
 //! Everything it sees is recorded in [`AuthServer::log`]. Being a test
@@ -199,6 +204,32 @@ struct Code {
     resource: String,
 }
 
+/// What became of a device code (RFC 8628), decided by the test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceDecision {
+    /// Not decided yet: polls get `authorization_pending`.
+    Pending,
+    /// The user approved: the next poll gets the token.
+    Approved,
+    /// The user denied: polls get `access_denied`.
+    Denied,
+    /// The code expired: polls get `expired_token`.
+    Expired,
+}
+
+/// An issued device code.
+struct Device {
+    client_id: String,
+    user_code: String,
+    scope: String,
+    resource: String,
+    decision: DeviceDecision,
+    /// The interval the client must keep now (grows with `slow_down`).
+    interval: u64,
+    /// When the last poll was answered.
+    last_poll: Option<std::time::Instant>,
+}
+
 /// A live refresh token.
 #[derive(Clone)]
 struct Refresh {
@@ -221,6 +252,8 @@ pub struct AsLog {
     pub idp: Vec<HashMap<String, String>>,
     /// Form parameters of every revocation request.
     pub revoke: Vec<HashMap<String, String>>,
+    /// Form parameters of every device authorization request.
+    pub device: Vec<HashMap<String, String>>,
 }
 
 /// What `/revoke` does (RFC 7009).
@@ -266,6 +299,15 @@ pub struct AuthServer {
     pub log: Mutex<AsLog>,
     /// How many access tokens were issued.
     pub issued: AtomicUsize,
+    /// Device codes by `device_code`.
+    devices: Mutex<HashMap<String, Device>>,
+    /// The `interval` of device authorization answers (default 1).
+    pub device_interval: AtomicU64,
+    /// How many device-code polls still get `slow_down` (default 0).
+    pub device_slow_downs: AtomicUsize,
+    /// Polls that came sooner than the interval in force (less one
+    /// second of slack) allowed; each was answered `slow_down`.
+    pub device_early_polls: AtomicUsize,
 }
 
 fn json_response(status: u16, v: &Value) -> http::Response<Full<Bytes>> {
@@ -309,6 +351,10 @@ impl AuthServer {
             jtis: Mutex::new(Vec::new()),
             log: Mutex::new(AsLog::default()),
             issued: AtomicUsize::new(0),
+            devices: Mutex::new(HashMap::new()),
+            device_interval: AtomicU64::new(1),
+            device_slow_downs: AtomicUsize::new(0),
+            device_early_polls: AtomicUsize::new(0),
         });
         let state = me.clone();
         tokio::spawn(async move {
@@ -341,7 +387,11 @@ impl AuthServer {
             "registration_endpoint": format!("{u}/register"),
             "jwks_uri": format!("{u}/jwks"),
             "response_types_supported": ["code"],
-            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "device_authorization_endpoint": format!("{u}/device_authorization"),
+            "grant_types_supported": [
+                "authorization_code", "refresh_token", "client_credentials",
+                "urn:ietf:params:oauth:grant-type:device_code"
+            ],
             "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none", "private_key_jwt"],
             "token_endpoint_auth_signing_alg_values_supported": ["ES256"],
@@ -389,6 +439,7 @@ impl AuthServer {
             ("POST", "/token") => self.token(&body, &dpop, basic.as_deref()),
             ("POST", "/idp/token") => self.idp_exchange(&body),
             ("POST", "/revoke") => self.revoke(&body),
+            ("POST", "/device_authorization") => self.device_authorization(&body),
             _ => json_response(404, &json!({"error": "not found"})),
         }
     }
@@ -714,6 +765,49 @@ impl AuthServer {
                 self.issue(&client_id, &client_id, &scope, &get("resource"), jkt, false)
             }
             "urn:ietf:params:oauth:grant-type:jwt-bearer" => self.jwt_bearer(&f, basic, jkt),
+            "urn:ietf:params:oauth:grant-type:device_code" => {
+                let mut devices = self.devices.lock().unwrap();
+                let Some(d) = devices.get_mut(&get("device_code")) else {
+                    return oauth_error(400, "invalid_grant", "unknown device code");
+                };
+                if d.client_id != get("client_id") || d.resource != get("resource") {
+                    return oauth_error(400, "invalid_grant", "client or resource mismatch");
+                }
+                // RFC 8628 §3.5: polling faster than the interval in force
+                // gets `slow_down` (and 5 more seconds of interval).
+                let polled = std::time::Instant::now();
+                let early = d.last_poll.is_some_and(|at| {
+                    polled.duration_since(at).as_secs_f64() + 1.0 < d.interval as f64
+                });
+                d.last_poll = Some(polled);
+                if early {
+                    self.device_early_polls.fetch_add(1, Ordering::SeqCst);
+                    d.interval += 5;
+                    return oauth_error(400, "slow_down", "polling too fast");
+                }
+                let slow = self
+                    .device_slow_downs
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                    .is_ok();
+                if slow {
+                    d.interval += 5;
+                    return oauth_error(400, "slow_down", "poll less often");
+                }
+                match d.decision {
+                    DeviceDecision::Pending => {
+                        oauth_error(400, "authorization_pending", "not yet approved")
+                    }
+                    DeviceDecision::Denied => oauth_error(400, "access_denied", "the user said no"),
+                    DeviceDecision::Expired => oauth_error(400, "expired_token", "too late"),
+                    DeviceDecision::Approved => {
+                        let Some(d) = devices.remove(&get("device_code")) else {
+                            return oauth_error(400, "invalid_grant", "unknown device code");
+                        };
+                        drop(devices);
+                        self.issue(&d.client_id, "alice", &d.scope, &d.resource, jkt, true)
+                    }
+                }
+            }
             other => oauth_error(400, "unsupported_grant_type", other),
         }
     }
@@ -794,6 +888,84 @@ impl AuthServer {
             self.revoked_access.lock().unwrap().push(jti);
         }
         json_response(200, &json!({}))
+    }
+
+    /// RFC 8628 §3.1: a device code and a user code for a known client.
+    fn device_authorization(&self, body: &[u8]) -> http::Response<Full<Bytes>> {
+        let f = parse_form(&String::from_utf8_lossy(body));
+        self.log.lock().unwrap().device.push(f.clone());
+        let get = |k: &str| f.get(k).cloned().unwrap_or_default();
+        let client_id = get("client_id");
+        if !self.clients.lock().unwrap().contains_key(&client_id) {
+            return oauth_error(401, "invalid_client", "unknown client");
+        }
+        let device_code = random(24);
+        let user_code = format!("U{}", random(5)).to_uppercase();
+        self.devices.lock().unwrap().insert(
+            device_code.clone(),
+            Device {
+                client_id,
+                user_code: user_code.clone(),
+                scope: get("scope"),
+                resource: get("resource"),
+                decision: DeviceDecision::Pending,
+                interval: self.device_interval.load(Ordering::SeqCst),
+                last_poll: Some(std::time::Instant::now()),
+            },
+        );
+        json_response(
+            200,
+            &json!({
+                "device_code": device_code,
+                "user_code": user_code,
+                "verification_uri": format!("{}/device", self.url),
+                "verification_uri_complete": format!("{}/device?user_code={}", self.url, enc(&user_code)),
+                "expires_in": 600,
+                "interval": self.device_interval.load(Ordering::SeqCst),
+            }),
+        )
+    }
+
+    /// The user codes of device codes not yet decided.
+    pub fn pending_user_codes(&self) -> Vec<String> {
+        self.devices
+            .lock()
+            .unwrap()
+            .values()
+            .filter(|d| d.decision == DeviceDecision::Pending)
+            .map(|d| d.user_code.clone())
+            .collect()
+    }
+
+    /// Decides the device code whose user code is `user_code` (the user
+    /// at the verification URI); `false` when there is none.
+    pub fn decide(&self, user_code: &str, decision: DeviceDecision) -> bool {
+        let mut devices = self.devices.lock().unwrap();
+        match devices.values_mut().find(|d| d.user_code == user_code) {
+            Some(d) => {
+                d.decision = decision;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Revokes every refresh token and every access token issued so far
+    /// (their `jti`s join [`AuthServer::revoked_access`]), as an
+    /// administrator revoking a user's grants would.
+    pub fn revoke_everything(&self, access_tokens: &[&str]) {
+        self.refresh.lock().unwrap().clear();
+        let mut revoked = self.revoked_access.lock().unwrap();
+        for t in access_tokens {
+            if let Some(jti) = self
+                .key
+                .verify_any_audience(t)
+                .ok()
+                .and_then(|c| c["jti"].as_str().map(str::to_owned))
+            {
+                revoked.push(jti);
+            }
+        }
     }
 
     /// Whether `refresh_token` would still be accepted.

@@ -30,6 +30,10 @@ pub struct GrantContext<'a> {
     /// a grant decides for itself (the built-in ones, later
     /// extensions, always send it).
     pub resource: &'a str,
+    // AUTH-22, LEGACY-28
+    /// The RFC 8707 `resource` the authorization-code flow would send:
+    /// the PRM `resource`, `None` for a 2025-03-26 server without PRM.
+    pub resource_indicator: Option<&'a str>,
     /// The scopes to request (`None`: leave `scope` out).
     pub scopes: Option<&'a [String]>,
     /// The client's authentication at the token endpoint.

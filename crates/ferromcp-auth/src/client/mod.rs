@@ -67,12 +67,14 @@
 //! - [`grants`]: [`grants::ClientCredentialsGrant`] (SEP-1046),
 //!   [`grants::JwtBearerGrant`] (workload identity federation, SEP-1933)
 //!   and [`grants::EnterpriseManagedGrant`] (RFC 8693 ID-JAG exchange then
-//!   RFC 7523, SEP-990).
+//!   RFC 7523, SEP-990); [`device::DeviceGrant`] (RFC 8628 device
+//!   authorization, for hosts without a browser).
 // AUTH-05…AUTH-28, LEGACY-26
 
 pub mod assertion;
 pub mod authorize;
 pub mod client_auth;
+pub mod device;
 pub mod dpop;
 mod error;
 pub mod es256;
@@ -97,6 +99,7 @@ pub use authorize::{
     HeadlessAuthorization, LoopbackAuthorization,
 };
 pub use client_auth::{ClientAuthentication, ClientSecret, TokenEndpointContext};
+pub use device::{DeviceCodePrompt, DeviceGrant, DevicePrompt};
 pub use dpop::DpopProver;
 pub use error::{OAuthError, OAuthErrorKind};
 pub use es256::Es256Key;

@@ -769,6 +769,7 @@ impl OAuthClient {
                     metadata: &meta,
                     token_endpoint: ctx,
                     resource: &resource,
+                    resource_indicator: indicator.as_deref(),
                     scopes: scopes.as_deref(),
                     client: client.as_ref(),
                     proof: self.cfg.proof.as_deref(),
