@@ -16,10 +16,12 @@
 // AUTH-28
 
 use crate::exit::{Failure, code};
+use ferromcp_auth::client::client_auth::CLIENT_SECRET_BASIC;
 use ferromcp_auth::client::{
-    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, FileStore, HttpClient,
-    LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind,
-    StoreKey, StoredCredentials, TokenStore, revoke_stored,
+    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, ClientAuthentication,
+    ClientCredentialsGrant, ClientSecret, FileStore, Grant, GrantContext, HttpClient, LockAttempt,
+    LoopbackAuthorization, NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey,
+    StoredCredentials, TokenResponse, TokenStore, revoke_stored,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -249,6 +251,60 @@ pub fn interactive(url: &str, timeout: Duration) -> Result<Arc<OAuthClient>, Fai
         Arc::new(handler),
         Arc::new(file_store()?),
     )?))
+}
+
+/// The `client_credentials` grant with the scopes configured, not those
+/// the resource advertises.
+struct Scoped {
+    inner: ClientCredentialsGrant,
+    scopes: Option<Vec<String>>,
+}
+
+impl Grant for Scoped {
+    fn client(&self) -> Option<Arc<dyn ClientAuthentication>> {
+        self.inner.client()
+    }
+
+    fn obtain<'a>(
+        &'a self,
+        mut ctx: GrantContext<'a>,
+    ) -> BoxFuture<'a, Result<TokenResponse, OAuthError>> {
+        if let Some(s) = &self.scopes {
+            ctx.scopes = Some(s);
+        }
+        self.inner.obtain(ctx)
+    }
+}
+
+// AUTH-14, AUTH-20
+/// The OAuth hook of a gateway upstream with client credentials
+/// (`client_secret_basic`): tokens are obtained with the
+/// `client_credentials` grant at the authorization server the upstream's
+/// metadata names, kept in memory (never in the `mcp login` store: they
+/// belong to the gateway's configuration, not to a user), and obtained
+/// again when they expire or are refused.
+pub fn client_credentials(
+    url: &str,
+    client_id: &str,
+    client_secret: &str,
+    scope: Option<&str>,
+) -> Result<Arc<OAuthClient>, Failure> {
+    let secret = ClientSecret {
+        client_id: client_id.to_owned(),
+        client_secret: Some(client_secret.to_owned()),
+        method: CLIENT_SECRET_BASIC.to_owned(),
+    };
+    let grant = Scoped {
+        inner: ClientCredentialsGrant::new(Arc::new(secret)),
+        scopes: scope.map(|s| s.split_whitespace().map(str::to_owned).collect()),
+    };
+    OAuthClient::builder(url)
+        .net_policy(policy_for(url))
+        .grant(Arc::new(grant))
+        .client_name(CLIENT_NAME)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {

@@ -8,7 +8,7 @@
 use crate::bridge_expose::origin_policy;
 use crate::exit::{Failure, code};
 use clap::Args;
-use ferromcp_gateway::{Config, Gateway, Restart};
+use ferromcp_gateway::{Config, Gateway, Restart, UpstreamAuth};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -78,6 +78,7 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     };
     let n = config.upstreams().len();
     let running = Gateway::new(config)
+        .auth_provider(Arc::new(upstream_auth))
         .restart(restart)
         .health_interval(Duration::from_secs(a.health_interval.max(1)))
         .report(Arc::new(|m| eprintln!("mcp gateway: {m}")))
@@ -127,6 +128,35 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     }
     r.map_err(|e| Failure::transport(format!("gateway: {e}")))?;
     Ok(code::OK)
+}
+
+// AUTH-20
+/// The authorization hook of an upstream with `auth.login` (the stored
+/// `mcp login` credentials, refreshed under the store's lock: the same
+/// hook `mcp bridge` uses) or `auth.clientCredentials`.
+fn upstream_auth(
+    u: &ferromcp_gateway::UpstreamConfig,
+) -> Result<Arc<dyn ferromcp_client::HttpAuth>, String> {
+    let url = match u.transport() {
+        ferromcp_gateway::Transport::Http { url, .. } => url,
+        ferromcp_gateway::Transport::Stdio { .. } => {
+            return Err("auth applies to a \"url\" server only".to_owned());
+        }
+    };
+    let hook = match u.auth() {
+        Some(UpstreamAuth::Login) => crate::auth::stored(url),
+        Some(UpstreamAuth::ClientCredentials {
+            client_id,
+            client_secret,
+            scope,
+            ..
+        }) => crate::auth::client_credentials(url, client_id, client_secret, scope.as_deref()),
+        _ => return Err("no OAuth client is needed for this credential".to_owned()),
+    };
+    match hook {
+        Ok(h) => Ok(h),
+        Err(e) => Err(format!("mcpServers.{}.auth: {}", u.name(), e.message)),
+    }
 }
 
 /// Reads the configuration again on each SIGHUP and applies it; a file

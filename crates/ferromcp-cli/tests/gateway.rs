@@ -757,3 +757,157 @@ fn an_upstreams_resource_update_reaches_subscribed_clients() {
         }
     }
 }
+
+/// A real authorization server and the everything-server behind
+/// `AuthLayer` (JWTs checked against the issuer's JWKS, scope `mcp`
+/// required), served in this process.
+struct Protected {
+    _rt: tokio::runtime::Runtime,
+    authz: std::sync::Arc<ferromcp_test_issuer::AuthServer>,
+    url: String,
+}
+
+impl Protected {
+    fn start() -> Self {
+        use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+        use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (authz, url) = rt.block_on(async {
+            let authz = ferromcp_test_issuer::AuthServer::start().await;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let resource = ResourceUri::parse(&format!("http://{addr}/mcp")).unwrap();
+            let verifier = JwtVerifier::builder(&authz.url, &resource)
+                .fetcher(std::sync::Arc::new(
+                    HyperFetch::new().allow_plain_http(true),
+                ))
+                .build()
+                .unwrap();
+            let layer = AuthLayer::builder(resource.clone(), verifier)
+                .authorization_server(&authz.url)
+                .require_scopes(["mcp"])
+                .scopes_supported(["mcp"])
+                .build()
+                .unwrap();
+            let server = ferromcp_everything::everything_builder().build().unwrap();
+            let svc = McpService::new(server, HttpConfig::default());
+            tokio::spawn(async move {
+                let _ = serve_layered(svc, layer, listener, std::future::pending::<()>()).await;
+            });
+            (authz, resource.to_string())
+        });
+        Self {
+            _rt: rt,
+            authz,
+            url,
+        }
+    }
+}
+
+// AUTH-20
+/// `auth` per upstream: a bearer token from an environment variable, the
+/// stored `mcp login` credentials and client credentials each reach a
+/// protected everything-server; an upstream without credentials is
+/// refused with a message naming it and `mcp login`; and an upstream that
+/// records headers sees its own token only, never another upstream's.
+#[test]
+fn each_upstream_gets_its_own_configured_credential() {
+    let rs = Protected::start();
+    let dir = scratch("gateway-upstream-auth");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let home_s = home.to_str().unwrap();
+    // `mcp login URL` stores the credentials `auth.login` uses.
+    let r = run_with(
+        &[
+            "login".into(),
+            rs.url.clone(),
+            "--timeout".into(),
+            "30".into(),
+        ],
+        "",
+        &[
+            ("XDG_CONFIG_HOME", home_s),
+            ("HOME", home_s),
+            ("MCP_BROWSER", "curl -fsSL -o /dev/null"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    rs.authz
+        .secrets
+        .lock()
+        .unwrap()
+        .insert("gw-svc".into(), "cc-secret-777".into());
+    let rec = Recorder::start(&dir);
+    let minted = rs.authz.mint(&rs.url, "mcp");
+    let config = json!({"mcpServers": {
+        "tok": {"url": rs.url, "auth": {"bearerEnv": "UP_TOKEN"}},
+        "lg": {"url": rs.url, "auth": {"login": true}},
+        "cc": {"url": rs.url, "auth": {"clientCredentials":
+            {"clientId": "gw-svc", "clientSecretEnv": "CC_SECRET", "scope": "mcp"}}},
+        "rec": {"url": rec.url, "auth": {"bearerEnv": "REC_TOKEN"}},
+        "bare": {"url": rs.url, "timeoutMs": 5000},
+    }});
+    let mut g = Gateway::start(
+        &dir,
+        &config,
+        &[
+            ("UP_TOKEN", minted.as_str()),
+            ("CC_SECRET", "cc-secret-777"),
+            ("REC_TOKEN", "rec-only-token"),
+            ("XDG_CONFIG_HOME", home_s),
+            ("HOME", home_s),
+        ],
+    );
+    assert!(g.stderr_until("4 of 5 upstream(s) connected"), "{}", g.seen);
+    assert!(g.seen.contains("upstream \"bare\" refused"), "{}", g.seen);
+    assert!(
+        g.seen.contains(&format!("mcp login {}", rs.url)),
+        "{}",
+        g.seen
+    );
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let names = tool_names(&c);
+        assert!(!names.iter().any(|n| n.starts_with("bare__")), "{names:?}");
+        for (i, t) in ["tok__greet", "lg__greet", "cc__greet"].iter().enumerate() {
+            let a = c.call(json!(i), t, json!({"name": "gw"}));
+            assert_eq!(text_of(&a), "Hello, gw!", "{t}: {a}");
+        }
+        let a = c.call(json!(9), "rec__whoami", json!({}));
+        assert_eq!(text_of(&a), "ok", "{a}");
+    }
+    // The client credentials were used, with the configured scope.
+    let log = rs.authz.log.lock().unwrap();
+    let cc: Vec<_> = log
+        .token
+        .iter()
+        .filter(|(f, _)| f.get("grant_type").map(String::as_str) == Some("client_credentials"))
+        .collect();
+    assert!(
+        !cc.is_empty(),
+        "no client_credentials grant: {:?}",
+        log.token
+    );
+    assert!(
+        cc.iter()
+            .all(|(f, _)| f["scope"] == "mcp" && f["resource"] == rs.url)
+    );
+    drop(log);
+    // The recording upstream saw its own token on every request, and
+    // nothing of the others' credentials.
+    let recorded = rec.recorded();
+    assert!(recorded.len() >= 4, "{recorded:?}");
+    for r in &recorded {
+        let h = r["headers"].to_string();
+        assert_eq!(
+            r["headers"]["authorization"], "Bearer rec-only-token",
+            "{h}"
+        );
+        assert!(!h.contains(&minted) && !h.contains("cc-secret"), "{h}");
+    }
+}

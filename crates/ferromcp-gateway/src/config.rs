@@ -14,6 +14,7 @@
 //! }
 //! ```
 
+use crate::credentials::{self, UpstreamAuth};
 use crate::naming;
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
 use serde_json::{Map, Value};
@@ -39,7 +40,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
@@ -127,9 +128,14 @@ pub struct UpstreamConfig {
     transport: Transport,
     filter: ToolFilter,
     timeout: Duration,
+    auth: Option<UpstreamAuth>,
 }
 
 impl UpstreamConfig {
+    /// The credential it is given (`auth`; HTTP servers only).
+    pub fn auth(&self) -> Option<&UpstreamAuth> {
+        self.auth.as_ref()
+    }
     /// The key under `mcpServers`.
     pub fn name(&self) -> &str {
         &self.name
@@ -293,7 +299,8 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 14] = [
+    "auth",
     "command",
     "args",
     "env",
@@ -342,7 +349,7 @@ fn upstream(
             ));
         }
         (Some(c), None) => {
-            for k in ["headers"] {
+            for k in ["headers", "auth"] {
                 if o.contains_key(k) {
                     return Err(ConfigError::new(at(k), "applies to a \"url\" server only"));
                 }
@@ -393,6 +400,12 @@ fn upstream(
             };
             for (k, v) in &headers {
                 naming::check_header(k, v).map_err(|e| ConfigError::new(at("headers"), e))?;
+                if o.contains_key("auth") && k.eq_ignore_ascii_case("authorization") {
+                    return Err(ConfigError::new(
+                        at("headers"),
+                        "an Authorization header and \"auth\" contradict each other; give one",
+                    ));
+                }
             }
             check_type(
                 o,
@@ -449,12 +462,17 @@ fn upstream(
         },
         None => DEFAULT_TIMEOUT,
     };
+    let auth = match o.get("auth") {
+        Some(a) => Some(credentials::parse(a, &at("auth"), lookup)?),
+        None => None,
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
         transport,
         filter,
         timeout,
+        auth,
     }))
 }
 
@@ -682,6 +700,18 @@ mod tests {
             (
                 r#"{"g": {"url": "http://h/x", "headers": {"a b": "v"}}}"#,
                 "mcpServers.g.headers: \"a b\" is not a valid header name",
+            ),
+            (
+                r#"{"a": {"command": "x", "auth": {"login": true}}}"#,
+                "mcpServers.a.auth: applies to a \"url\" server only",
+            ),
+            (
+                r#"{"g": {"url": "http://h/x", "auth": {"bearerEnv": "GONE"}}}"#,
+                "mcpServers.g.auth.bearerEnv: environment variable GONE is not set",
+            ),
+            (
+                r#"{"g": {"url": "http://h/x", "auth": {"login": true}, "headers": {"authorization": "x"}}}"#,
+                "mcpServers.g.headers: an Authorization header and \"auth\" contradict",
             ),
             (
                 r#"{"g": {"url": "http://h/x", "type": "stdio"}}"#,

@@ -34,6 +34,7 @@
 
 mod aggregate;
 mod config;
+mod credentials;
 mod naming;
 mod upstream;
 
@@ -41,6 +42,7 @@ pub use aggregate::Report;
 pub use config::{
     Config, ConfigError, DEFAULT_SEPARATOR, DEFAULT_TIMEOUT, Transport, UpstreamConfig,
 };
+pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
 pub use naming::{exposed, is_valid_tool_name};
 
@@ -55,9 +57,19 @@ use upstream::{Failure, Upstream};
 /// woke its supervisor.
 const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(5);
 
+/// Makes the authorization hook of an upstream whose `auth` is
+/// [`UpstreamAuth::Login`] or [`UpstreamAuth::ClientCredentials`] (the
+/// token store and the OAuth client live with the caller, e.g. the `mcp`
+/// command's `mcp login` store). Called once per upstream, at its first
+/// connection; an error is reported like a failed connection.
+pub type AuthProvider = Arc<
+    dyn Fn(&UpstreamConfig) -> Result<Arc<dyn ferromcp_client::HttpAuth>, String> + Send + Sync,
+>;
+
 /// A gateway in front of the upstreams of a [`Config`].
 pub struct Gateway {
     config: Config,
+    auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
     health_interval: Duration,
@@ -79,6 +91,7 @@ impl Gateway {
     pub fn new(config: Config) -> Self {
         Self {
             config,
+            auth: None,
             restart: Restart::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
             health_interval: DEFAULT_HEALTH_INTERVAL,
@@ -90,6 +103,15 @@ impl Gateway {
     /// doubles from [`Restart::initial`] up to [`Restart::max`].
     pub fn restart(mut self, restart: Restart) -> Self {
         self.restart = restart;
+        self
+    }
+
+    /// How upstreams with `{"auth": {"login": true}}` or
+    /// `{"auth": {"clientCredentials": …}}` get their authorization hook.
+    /// Without one, such an upstream fails to connect with a message
+    /// saying so. A `bearerEnv` credential needs no provider.
+    pub fn auth_provider(mut self, provider: AuthProvider) -> Self {
+        self.auth = Some(provider);
         self
     }
 
@@ -153,6 +175,7 @@ impl Gateway {
         let running = Running {
             server,
             agg,
+            auth: self.auth,
             restart: self.restart,
             report: self.report,
             health: self.health_interval,
@@ -174,6 +197,7 @@ struct Entry {
 pub struct Running {
     server: Server,
     agg: Arc<Aggregate>,
+    auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
     health: Duration,
@@ -282,8 +306,9 @@ impl Running {
                     agg.resource_updated(&name, uri);
                 }
             });
+            let auth = self.auth.clone();
             async move {
-                let u = Upstream::new(c, updated);
+                let u = Upstream::new(c, updated).with_auth(auth);
                 let r = first_contact(&u).await;
                 (u, r)
             }
