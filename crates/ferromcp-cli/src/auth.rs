@@ -64,6 +64,15 @@ fn file_store() -> Result<FileStore, Failure> {
 /// loopback authorization servers; anything else gets the strict policy
 /// (public `https` only).
 fn policy_for(url: &str) -> NetPolicy {
+    if is_loopback_url(url) {
+        NetPolicy::loopback_allowed()
+    } else {
+        NetPolicy::strict()
+    }
+}
+
+/// Whether `url`'s host is `localhost` or a loopback address.
+pub fn is_loopback_url(url: &str) -> bool {
     let host = url
         .split_once("://")
         .map_or("", |(_, rest)| rest)
@@ -76,15 +85,10 @@ fn policy_for(url: &str) -> NetPolicy {
     } else {
         host.split(':').next().unwrap_or(host)
     };
-    let loopback = name == "localhost"
+    name == "localhost"
         || name
             .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    if loopback {
-        NetPolicy::loopback_allowed()
-    } else {
-        NetPolicy::strict()
-    }
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What the store has seen of this URL's token, for the message when a

@@ -32,12 +32,17 @@ struct Gateway {
 
 impl Gateway {
     fn start(dir: &std::path::Path, config: &Value, env: &[(&str, &str)]) -> Self {
+        Self::start_at(dir, config, env, "127.0.0.1:0")
+    }
+
+    /// [`Gateway::start`] listening on `listen`.
+    fn start_at(dir: &std::path::Path, config: &Value, env: &[(&str, &str)], listen: &str) -> Self {
         let file = dir.join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
         let mut child = Command::new(MCP)
             .args(["gateway", "--config"])
             .arg(&file)
-            .args(["--http", "127.0.0.1:0", "--restart-initial-ms", "100"])
+            .args(["--http", listen, "--restart-initial-ms", "100"])
             .args(["--restart-max-ms", "500"])
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -909,5 +914,186 @@ fn each_upstream_gets_its_own_configured_credential() {
             "{h}"
         );
         assert!(!h.contains(&minted) && !h.contains("cc-secret"), "{h}");
+    }
+}
+
+/// A GET of `url` (http://HOST:PORT/PATH): (status, body).
+fn get(url: &str) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    use std::io::Write;
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        (status, common::raw::dechunk(body))
+    } else {
+        (status, body.to_owned())
+    }
+}
+
+// AUTH-01, AUTH-03, AUTH-04
+/// `gateway.auth`: the resource-server layer in front of the gateway (PRM
+/// served, 401 + WWW-Authenticate without a valid token), the inbound
+/// token never reaching an upstream, and `scopes` per server: callers
+/// with different scopes see different tool lists, and a call of a tool
+/// the caller's scopes do not cover is refused like an unknown tool (also
+/// under case variants), before any upstream sees it.
+#[test]
+fn inbound_tokens_are_checked_never_forwarded_and_scopes_govern_tools() {
+    let rs = Protected::start();
+    let dir = scratch("gateway-inbound");
+    let rec = Recorder::start(&dir);
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let config = json!({
+        "mcpServers": {
+            "ev": {"command": MCP, "args": ["serve", "--stdio"],
+                   "scopes": {"debug_*": ["ev:admin"], "*": ["ev:use"]}},
+            "rec": {"url": rec.url, "scopes": {"deniedtool": ["rec:never"]}},
+        },
+        "gateway": {"auth": {"issuer": rs.authz.url, "resource": resource,
+                             "requiredScopes": ["mcp"]}},
+    });
+    let mut g = Gateway::start_at(&dir, &config, &[], &format!("127.0.0.1:{port}"));
+    assert!(g.stderr_until("bearer tokens required ("), "{}", g.seen);
+    // The Protected Resource Metadata is served where stderr says.
+    let at = g.seen.find("bearer tokens required (").unwrap() + "bearer tokens required (".len();
+    let prm_url = g.seen[at..].split(')').next().unwrap().to_owned();
+    let (status, prm) = get(&prm_url);
+    assert_eq!(status, 200, "{prm}");
+    let prm: Value = serde_json::from_str(&prm).unwrap();
+    assert_eq!(prm["resource"], resource.as_str());
+    assert_eq!(prm["authorization_servers"][0], rs.authz.url.as_str());
+    assert_eq!(
+        prm["scopes_supported"],
+        json!(["ev:admin", "ev:use", "mcp", "rec:never"])
+    );
+
+    // Without a token, or with one for another audience: 401 and a
+    // challenge pointing at the metadata.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let other = rs
+        .authz
+        .mint("http://127.0.0.1:1/mcp", "mcp ev:use ev:admin");
+    for auth in [None, Some(format!("Bearer {other}"))] {
+        let mut h = vec![("MCP-Protocol-Version", HANDSHAKE)];
+        if let Some(a) = &auth {
+            h.push(("Authorization", a));
+        }
+        let (status, headers, body) = common::raw::post(&g.addr, &h, &list);
+        assert_eq!(status, 401, "{body}");
+        let challenge = headers
+            .iter()
+            .find(|(k, _)| k == "www-authenticate")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert!(
+            challenge.starts_with("Bearer") && challenge.contains("resource_metadata="),
+            "{challenge}"
+        );
+    }
+
+    let plain = rs.authz.mint(&resource, "mcp");
+    let user = rs.authz.mint(&resource, "mcp ev:use");
+    let admin = rs.authz.mint(&resource, "mcp ev:use ev:admin");
+    for era in [MODERN, HANDSHAKE] {
+        let client = |t: &str| {
+            let h = format!("Bearer {t}");
+            Client::with_headers(&g.addr, era, json!({}), &[("Authorization", h.as_str())])
+        };
+        let (p, u, a) = (client(&plain), client(&user), client(&admin));
+        let (pn, un, an) = (tool_names(&p), tool_names(&u), tool_names(&a));
+        // rec__whoami needs nothing; rec__deniedtool a scope nobody has.
+        for names in [&pn, &un, &an] {
+            assert!(names.iter().any(|n| n == "rec__whoami"), "{era}: {names:?}");
+            assert!(
+                !names.iter().any(|n| n == "rec__deniedtool"),
+                "{era}: {names:?}"
+            );
+        }
+        assert!(!pn.iter().any(|n| n.starts_with("ev__")), "{era}: {pn:?}");
+        assert!(un.iter().any(|n| n == "ev__echo"), "{era}: {un:?}");
+        assert!(
+            !un.iter().any(|n| n.starts_with("ev__debug_")),
+            "{era}: {un:?}"
+        );
+        assert!(
+            an.iter().any(|n| n == "ev__debug_cancellations"),
+            "{era}: {an:?}"
+        );
+        assert!(an.len() > un.len() && un.len() > pn.len(), "{era}");
+
+        // Calls are enforced, not only hidden.
+        let ok = u.call(json!(2), "ev__echo", json!({"text": "hi"}));
+        assert_eq!(text_of(&ok), "hi", "{era}: {ok}");
+        let ok = a.call(json!(3), "ev__debug_cancellations", json!({}));
+        assert!(ok["result"].is_object(), "{era}: {ok}");
+        // A refusal is indistinguishable from the server's own answer to
+        // a name no upstream has.
+        let unknown = a.call(json!(6), "zz__nothing", json!({}));
+        assert_eq!(unknown["error"]["code"], -32602, "{era}: {unknown}");
+        let unknown = unknown["error"]["message"].as_str().unwrap().to_owned();
+        assert!(unknown.contains("zz__nothing"), "{unknown}");
+        let refused = |c: &Client, name: &str| {
+            let r = c.call(json!(4), name, json!({"text": "x"}));
+            assert_eq!(r["error"]["code"], -32602, "{era} {name}: {r}");
+            assert_eq!(
+                r["error"]["message"],
+                unknown.replace("zz__nothing", name),
+                "{era} {name}: {r}"
+            );
+        };
+        for name in [
+            "ev__debug_cancellations",
+            "EV__debug_cancellations",
+            "ev__DEBUG_CANCELLATIONS",
+            "ev__debug_invented",
+        ] {
+            refused(&u, name);
+        }
+        for name in [
+            "ev__echo",
+            "Ev__Echo",
+            "ev__invented",
+            "rec__deniedtool",
+            "rec__DeniedTool",
+        ] {
+            refused(&p, name);
+        }
+        refused(&a, "rec__deniedtool");
+        let ok = p.call(json!(5), "rec__whoami", json!({}));
+        assert_eq!(text_of(&ok), "ok", "{era}: {ok}");
+    }
+    // Only permitted calls reached the upstreams; the inbound tokens never
+    // did, under any header name.
+    assert_eq!(rec.calls(), ["whoami", "whoami"]);
+    let recorded = rec.recorded();
+    assert!(!recorded.is_empty());
+    for r in &recorded {
+        let h = r["headers"].to_string();
+        for t in [&plain, &user, &admin] {
+            let signature = t.rsplit('.').next().unwrap();
+            assert!(
+                !h.contains(signature),
+                "an inbound token reached the upstream: {h}"
+            );
+        }
+        assert!(r["headers"].get("authorization").is_none(), "{h}");
     }
 }

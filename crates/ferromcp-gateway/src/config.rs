@@ -15,7 +15,9 @@
 //! ```
 
 use crate::credentials::{self, UpstreamAuth};
+use crate::inbound::{self, InboundAuth};
 use crate::naming;
+use crate::scopes::{self, ScopeRule};
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -129,9 +131,15 @@ pub struct UpstreamConfig {
     filter: ToolFilter,
     timeout: Duration,
     auth: Option<UpstreamAuth>,
+    scopes: Vec<ScopeRule>,
 }
 
 impl UpstreamConfig {
+    /// Its per-scope tool policy (`scopes`: globs over its own tool names
+    /// and the scopes a caller needs for them).
+    pub fn scopes(&self) -> &[ScopeRule] {
+        &self.scopes
+    }
     /// The credential it is given (`auth`; HTTP servers only).
     pub fn auth(&self) -> Option<&UpstreamAuth> {
         self.auth.as_ref()
@@ -170,6 +178,7 @@ impl UpstreamConfig {
 pub struct Config {
     upstreams: Vec<UpstreamConfig>,
     separator: String,
+    auth: Option<InboundAuth>,
 }
 
 impl Config {
@@ -189,9 +198,13 @@ impl Config {
         let root = object(&root, "")?;
         known_keys(root, "", &["mcpServers", "gateway"])?;
         let mut separator = DEFAULT_SEPARATOR.to_owned();
+        let mut auth = None;
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
-            known_keys(g, "gateway", &["separator"])?;
+            known_keys(g, "gateway", &["separator", "auth"])?;
+            if let Some(a) = g.get("auth") {
+                auth = Some(inbound::parse(a, valid_url)?);
+            }
             if let Some(s) = g.get("separator") {
                 let s = string(s, "gateway.separator")?;
                 if s.is_empty() || s.len() > 8 || !s.chars().all(naming::is_name_char) {
@@ -231,12 +244,18 @@ impl Config {
         Ok(Self {
             upstreams,
             separator,
+            auth,
         })
     }
 
     /// The upstreams, in name order (the order collisions are decided in).
     pub fn upstreams(&self) -> &[UpstreamConfig] {
         &self.upstreams
+    }
+
+    /// Inbound bearer protection (`gateway.auth`), when configured.
+    pub fn auth(&self) -> Option<&InboundAuth> {
+        self.auth.as_ref()
     }
 
     /// What joins a prefix and a tool or prompt name (`gateway.separator`).
@@ -299,8 +318,9 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 14] = [
+const KEYS: [&str; 15] = [
     "auth",
+    "scopes",
     "command",
     "args",
     "env",
@@ -466,6 +486,10 @@ fn upstream(
         Some(a) => Some(credentials::parse(a, &at("auth"), lookup)?),
         None => None,
     };
+    let scopes = match o.get("scopes") {
+        Some(s) => scopes::parse(s, &at("scopes"))?,
+        None => Vec::new(),
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
@@ -473,6 +497,7 @@ fn upstream(
         filter,
         timeout,
         auth,
+        scopes,
     }))
 }
 

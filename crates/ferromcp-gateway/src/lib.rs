@@ -35,7 +35,9 @@
 mod aggregate;
 mod config;
 mod credentials;
+mod inbound;
 mod naming;
+mod scopes;
 mod upstream;
 
 pub use aggregate::Report;
@@ -44,7 +46,9 @@ pub use config::{
 };
 pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
+pub use inbound::InboundAuth;
 pub use naming::{exposed, is_valid_tool_name};
+pub use scopes::ScopeRule;
 
 use aggregate::Aggregate;
 use ferromcp_server::Server;
@@ -165,7 +169,10 @@ impl Gateway {
                 }
             },
         );
-        let server = builder.build()?;
+        // AUTH-04: the per-scope tool policy, on the RPC middleware seam.
+        let policy = scopes::ScopePolicy::default();
+        policy.set(&self.config);
+        let server = builder.layer(policy.clone()).build()?;
         let agg = Arc::new(Aggregate::new(
             server.clone(),
             self.config.separator().to_owned(),
@@ -175,6 +182,7 @@ impl Gateway {
         let running = Running {
             server,
             agg,
+            policy,
             auth: self.auth,
             restart: self.restart,
             report: self.report,
@@ -197,6 +205,7 @@ struct Entry {
 pub struct Running {
     server: Server,
     agg: Arc<Aggregate>,
+    policy: scopes::ScopePolicy,
     auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
@@ -246,6 +255,8 @@ impl Running {
     /// `list_changed` for what changed. `gateway.separator` cannot change
     /// on a reload (it is reported and the old one kept).
     pub async fn reload(&self, config: Config) -> Reloaded {
+        // Scope rules apply at once, before upstreams are restarted.
+        self.policy.set(&config);
         if config.separator() != self.agg.separator() {
             (self.report)(&format!(
                 "gateway.separator cannot change on a reload (still {:?}); restart the gateway to change it",
