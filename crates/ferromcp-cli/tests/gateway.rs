@@ -1097,3 +1097,36 @@ fn inbound_tokens_are_checked_never_forwarded_and_scopes_govern_tools() {
         assert!(r["headers"].get("authorization").is_none(), "{h}");
     }
 }
+
+// CACHE-08
+/// A warm gateway answers `tools/list` from its catalogue: however many
+/// clients list, in either era and with pagination, the upstream is listed
+/// once (when the gateway connected to it), never on a client's behalf.
+#[test]
+fn a_warm_tools_list_never_reaches_the_upstream() {
+    let dir = scratch("gateway-warm-list");
+    let rec = Recorder::start(&dir);
+    let config = json!({"mcpServers": {"rec": {"url": rec.url}}});
+    let g = Gateway::start(&dir, &config, &[]);
+    let lists = || {
+        rec.recorded()
+            .iter()
+            .filter(|r| r["body"]["method"] == "tools/list")
+            .count()
+    };
+    let before = lists();
+    assert_eq!(before, 1, "{:?}", rec.recorded());
+    for era in [MODERN, HANDSHAKE] {
+        for _ in 0..2 {
+            let c = Client::new(&g.addr, era);
+            for _ in 0..5 {
+                assert!(tool_names(&c).iter().any(|n| n == "rec__whoami"));
+            }
+        }
+    }
+    assert_eq!(
+        lists(),
+        before,
+        "a client's tools/list reached the upstream"
+    );
+}
