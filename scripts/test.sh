@@ -97,6 +97,20 @@ if ! bash scripts/python-peer.sh; then
   echo "!!! the Python SDK peers are not installed: the bridge's Python interop tests will be SKIPPED" >&2
 fi
 
+echo "== the gateway's third-party upstreams (scripts/gateway-peers.sh)"
+# npm @modelcontextprotocol/server-memory 2026.8.31 and PyPI mcp-server-time
+# 2026.10.19, pinned in interop/gateway-peers/, in target/gateway-peers/
+# (about 30 s the first time, under a second once installed).
+# crates/ferromcp-cli/tests/gateway_peers.rs needs them (and the Python SDK
+# peer above): it fails in CI without them and skips loudly elsewhere.
+if ! bash scripts/gateway-peers.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the gateway's third-party upstreams could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the gateway's third-party upstreams are not installed: the gateway interop test will be SKIPPED" >&2
+fi
+
 echo "== the MCPB manifest schema for the mcp pack tests (scripts/mcpb-schema.sh)"
 # The JSON Schemas of the npm package @anthropic-ai/mcpb 2.1.2 (one small
 # tarball, checksum-pinned) in target/mcpb-schema/. Needed by

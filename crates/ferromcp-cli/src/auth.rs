@@ -18,10 +18,12 @@
 // AUTH-28
 
 use crate::exit::{Failure, code};
+use ferromcp_auth::client::client_auth::CLIENT_SECRET_BASIC;
 use ferromcp_auth::client::{
-    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, DeviceCodePrompt,
-    DeviceGrant, DevicePrompt, FileStore, HttpClient, LockAttempt, LoopbackAuthorization,
-    NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, StoreKey, StoredCredentials, TokenStore,
+    AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, ClientAuthentication,
+    ClientCredentialsGrant, ClientSecret, DeviceCodePrompt, DeviceGrant, DevicePrompt, FileStore,
+    Grant, GrantContext, HttpClient, LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient,
+    OAuthError, OAuthErrorKind, StoreKey, StoredCredentials, TokenResponse, TokenStore,
     revoke_stored,
 };
 use std::path::PathBuf;
@@ -65,6 +67,15 @@ fn file_store() -> Result<FileStore, Failure> {
 /// loopback authorization servers; anything else gets the strict policy
 /// (public `https` only).
 fn policy_for(url: &str) -> NetPolicy {
+    if is_loopback_url(url) {
+        NetPolicy::loopback_allowed()
+    } else {
+        NetPolicy::strict()
+    }
+}
+
+/// Whether `url`'s host is `localhost` or a loopback address.
+pub fn is_loopback_url(url: &str) -> bool {
     let host = url
         .split_once("://")
         .map_or("", |(_, rest)| rest)
@@ -77,15 +88,10 @@ fn policy_for(url: &str) -> NetPolicy {
     } else {
         host.split(':').next().unwrap_or(host)
     };
-    let loopback = name == "localhost"
+    name == "localhost"
         || name
             .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    if loopback {
-        NetPolicy::loopback_allowed()
-    } else {
-        NetPolicy::strict()
-    }
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// What the store has seen of this URL's token, for the message when a
@@ -329,6 +335,60 @@ pub fn interactive(
         Arc::new(handler),
         Arc::new(file_store()?),
     )?))
+}
+
+/// The `client_credentials` grant with the scopes configured, not those
+/// the resource advertises.
+struct Scoped {
+    inner: ClientCredentialsGrant,
+    scopes: Option<Vec<String>>,
+}
+
+impl Grant for Scoped {
+    fn client(&self) -> Option<Arc<dyn ClientAuthentication>> {
+        self.inner.client()
+    }
+
+    fn obtain<'a>(
+        &'a self,
+        mut ctx: GrantContext<'a>,
+    ) -> BoxFuture<'a, Result<TokenResponse, OAuthError>> {
+        if let Some(s) = &self.scopes {
+            ctx.scopes = Some(s);
+        }
+        self.inner.obtain(ctx)
+    }
+}
+
+// AUTH-14, AUTH-20
+/// The OAuth hook of a gateway upstream with client credentials
+/// (`client_secret_basic`): tokens are obtained with the
+/// `client_credentials` grant at the authorization server the upstream's
+/// metadata names, kept in memory (never in the `mcp login` store: they
+/// belong to the gateway's configuration, not to a user), and obtained
+/// again when they expire or are refused.
+pub fn client_credentials(
+    url: &str,
+    client_id: &str,
+    client_secret: &str,
+    scope: Option<&str>,
+) -> Result<Arc<OAuthClient>, Failure> {
+    let secret = ClientSecret {
+        client_id: client_id.to_owned(),
+        client_secret: Some(client_secret.to_owned()),
+        method: CLIENT_SECRET_BASIC.to_owned(),
+    };
+    let grant = Scoped {
+        inner: ClientCredentialsGrant::new(Arc::new(secret)),
+        scopes: scope.map(|s| s.split_whitespace().map(str::to_owned).collect()),
+    };
+    OAuthClient::builder(url)
+        .net_policy(policy_for(url))
+        .grant(Arc::new(grant))
+        .client_name(CLIENT_NAME)
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {

@@ -8,8 +8,9 @@
 use crate::bridge_expose::origin_policy;
 use crate::exit::{Failure, code};
 use clap::Args;
-use ferromcp_gateway::{Config, Gateway, Restart};
-use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
+use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+use ferromcp_gateway::{Config, Gateway, InboundAuth, Restart, UpstreamAuth};
+use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,8 +77,20 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         ),
         None => None,
     };
+    let inbound = match (config.auth(), &listener) {
+        (Some(a), Some(_)) => Some(inbound_layer(a, &config)?),
+        (Some(_), None) => {
+            return Err(Failure::usage(format!(
+                "{}: gateway.auth protects --http only (a --stdio host is the one client)",
+                a.config.display()
+            )));
+        }
+        (None, _) => None,
+    };
+    let initial_auth = config.auth().cloned();
     let n = config.upstreams().len();
     let running = Gateway::new(config)
+        .auth_provider(Arc::new(upstream_auth))
         .restart(restart)
         .health_interval(Duration::from_secs(a.health_interval.max(1)))
         .report(Arc::new(|m| eprintln!("mcp gateway: {m}")))
@@ -96,7 +109,11 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     );
     let server = running.server();
     let running = Arc::new(running);
-    let reloader = tokio::spawn(reload_on_hangup(running.clone(), a.config.clone()));
+    let reloader = tokio::spawn(reload_on_hangup(
+        running.clone(),
+        a.config.clone(),
+        initial_auth,
+    ));
     let r = match listener {
         Some(listener) => {
             let local = listener
@@ -107,13 +124,24 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
                 origin,
                 ..HttpConfig::default()
             };
-            serve_listener(
-                McpService::new(server, http),
-                listener,
-                crate::serve::shutdown_signal(),
-            )
-            .await
-            .map_err(|e| e.to_string())
+            let svc = McpService::new(server, http);
+            match inbound {
+                // AUTH-01: the resource-server layer in front of the
+                // endpoint (PRM, 401 + WWW-Authenticate); the verified
+                // token stays here, upstreams never see it.
+                Some(layer) => {
+                    eprintln!(
+                        "mcp gateway: bearer tokens required ({})",
+                        layer.metadata_url()
+                    );
+                    serve_layered(svc, layer, listener, crate::serve::shutdown_signal())
+                        .await
+                        .map_err(|e| e.to_string())
+                }
+                None => serve_listener(svc, listener, crate::serve::shutdown_signal())
+                    .await
+                    .map_err(|e| e.to_string()),
+            }
         }
         None => tokio::select! {
             r = server.serve_stdio() => r.map_err(|e| e.to_string()),
@@ -129,9 +157,78 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     Ok(code::OK)
 }
 
+// AUTH-01, AUTH-03
+/// The resource-server layer of `gateway.auth`: JWTs of `issuer` (keys
+/// from its JWKS, found through its metadata; plain `http` only for a
+/// loopback issuer), audience `resource`, the PRM document served with
+/// `scopes_supported` as given, else every scope the file names.
+fn inbound_layer(a: &InboundAuth, config: &Config) -> Result<AuthLayer, Failure> {
+    let usage = |e: &dyn std::fmt::Display| Failure::usage(format!("gateway.auth: {e}"));
+    let resource = ResourceUri::parse(a.resource()).map_err(|e| usage(&e))?;
+    let fetch = HyperFetch::new().allow_plain_http(crate::auth::is_loopback_url(a.issuer()));
+    let verifier = JwtVerifier::builder(a.issuer(), &resource)
+        .fetcher(Arc::new(fetch))
+        .build()
+        .map_err(|e| usage(&e))?;
+    let mut b = AuthLayer::builder(resource, verifier)
+        .authorization_server(a.issuer())
+        .require_scopes(a.required_scopes().iter().cloned());
+    // scopes_supported: as given, else every scope the file names.
+    let mut supported: Vec<String> = match a.scopes_supported() {
+        Some(s) => s.to_vec(),
+        None => a.required_scopes().to_vec(),
+    };
+    if a.scopes_supported().is_none() {
+        for u in config.upstreams() {
+            for r in u.scopes() {
+                supported.extend(r.scopes().iter().cloned());
+            }
+        }
+    }
+    supported.sort();
+    supported.dedup();
+    if !supported.is_empty() {
+        b = b.scopes_supported(supported);
+    }
+    b.build().map_err(|e| usage(&e))
+}
+
+// AUTH-20
+/// The authorization hook of an upstream with `auth.login` (the stored
+/// `mcp login` credentials, refreshed under the store's lock: the same
+/// hook `mcp bridge` uses) or `auth.clientCredentials`.
+fn upstream_auth(
+    u: &ferromcp_gateway::UpstreamConfig,
+) -> Result<Arc<dyn ferromcp_client::HttpAuth>, String> {
+    let url = match u.transport() {
+        ferromcp_gateway::Transport::Http { url, .. } => url,
+        ferromcp_gateway::Transport::Stdio { .. } => {
+            return Err("auth applies to a \"url\" server only".to_owned());
+        }
+    };
+    let hook = match u.auth() {
+        Some(UpstreamAuth::Login) => crate::auth::stored(url),
+        Some(UpstreamAuth::ClientCredentials {
+            client_id,
+            client_secret,
+            scope,
+            ..
+        }) => crate::auth::client_credentials(url, client_id, client_secret, scope.as_deref()),
+        _ => return Err("no OAuth client is needed for this credential".to_owned()),
+    };
+    match hook {
+        Ok(h) => Ok(h),
+        Err(e) => Err(format!("mcpServers.{}.auth: {}", u.name(), e.message)),
+    }
+}
+
 /// Reads the configuration again on each SIGHUP and applies it; a file
 /// that does not validate is reported and the running configuration kept.
-async fn reload_on_hangup(running: Arc<ferromcp_gateway::Running>, path: PathBuf) {
+async fn reload_on_hangup(
+    running: Arc<ferromcp_gateway::Running>,
+    path: PathBuf,
+    auth: Option<InboundAuth>,
+) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -142,6 +239,11 @@ async fn reload_on_hangup(running: Arc<ferromcp_gateway::Running>, path: PathBuf
         while hup.recv().await.is_some() {
             match Config::load(&path) {
                 Ok(config) => {
+                    if config.auth() != auth.as_ref() {
+                        eprintln!(
+                            "mcp gateway: gateway.auth cannot change on a reload (the running one stays); restart the gateway to change it"
+                        );
+                    }
                     let r = running.reload(config).await;
                     eprintln!(
                         "mcp gateway: reloaded {}: added [{}], removed [{}], changed [{}]",
@@ -160,7 +262,7 @@ async fn reload_on_hangup(running: Arc<ferromcp_gateway::Running>, path: PathBuf
     }
     #[cfg(not(unix))]
     {
-        let _ = (running, path);
+        let _ = (running, path, auth);
         std::future::pending::<()>().await;
     }
 }

@@ -32,12 +32,17 @@ struct Gateway {
 
 impl Gateway {
     fn start(dir: &std::path::Path, config: &Value, env: &[(&str, &str)]) -> Self {
+        Self::start_at(dir, config, env, "127.0.0.1:0")
+    }
+
+    /// [`Gateway::start`] listening on `listen`.
+    fn start_at(dir: &std::path::Path, config: &Value, env: &[(&str, &str)], listen: &str) -> Self {
         let file = dir.join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
         let mut child = Command::new(MCP)
             .args(["gateway", "--config"])
             .arg(&file)
-            .args(["--http", "127.0.0.1:0", "--restart-initial-ms", "100"])
+            .args(["--http", listen, "--restart-initial-ms", "100"])
             .args(["--restart-max-ms", "500"])
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -756,4 +761,372 @@ fn an_upstreams_resource_update_reaches_subscribed_clients() {
             break;
         }
     }
+}
+
+/// A real authorization server and the everything-server behind
+/// `AuthLayer` (JWTs checked against the issuer's JWKS, scope `mcp`
+/// required), served in this process.
+struct Protected {
+    _rt: tokio::runtime::Runtime,
+    authz: std::sync::Arc<ferromcp_test_issuer::AuthServer>,
+    url: String,
+}
+
+impl Protected {
+    fn start() -> Self {
+        use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+        use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (authz, url) = rt.block_on(async {
+            let authz = ferromcp_test_issuer::AuthServer::start().await;
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let resource = ResourceUri::parse(&format!("http://{addr}/mcp")).unwrap();
+            let verifier = JwtVerifier::builder(&authz.url, &resource)
+                .fetcher(std::sync::Arc::new(
+                    HyperFetch::new().allow_plain_http(true),
+                ))
+                .build()
+                .unwrap();
+            let layer = AuthLayer::builder(resource.clone(), verifier)
+                .authorization_server(&authz.url)
+                .require_scopes(["mcp"])
+                .scopes_supported(["mcp"])
+                .build()
+                .unwrap();
+            let server = ferromcp_everything::everything_builder().build().unwrap();
+            let svc = McpService::new(server, HttpConfig::default());
+            tokio::spawn(async move {
+                let _ = serve_layered(svc, layer, listener, std::future::pending::<()>()).await;
+            });
+            (authz, resource.to_string())
+        });
+        Self {
+            _rt: rt,
+            authz,
+            url,
+        }
+    }
+}
+
+// AUTH-20
+/// `auth` per upstream: a bearer token from an environment variable, the
+/// stored `mcp login` credentials and client credentials each reach a
+/// protected everything-server; an upstream without credentials is
+/// refused with a message naming it and `mcp login`; and an upstream that
+/// records headers sees its own token only, never another upstream's.
+#[test]
+fn each_upstream_gets_its_own_configured_credential() {
+    let rs = Protected::start();
+    let dir = scratch("gateway-upstream-auth");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let home_s = home.to_str().unwrap();
+    // `mcp login URL` stores the credentials `auth.login` uses.
+    let r = run_with(
+        &[
+            "login".into(),
+            rs.url.clone(),
+            "--timeout".into(),
+            "30".into(),
+        ],
+        "",
+        &[
+            ("XDG_CONFIG_HOME", home_s),
+            ("HOME", home_s),
+            ("MCP_BROWSER", "curl -fsSL -o /dev/null"),
+        ],
+    );
+    assert_eq!(r.code, 0, "{r:?}");
+    rs.authz
+        .secrets
+        .lock()
+        .unwrap()
+        .insert("gw-svc".into(), "cc-secret-777".into());
+    let rec = Recorder::start(&dir);
+    let minted = rs.authz.mint(&rs.url, "mcp");
+    let config = json!({"mcpServers": {
+        "tok": {"url": rs.url, "auth": {"bearerEnv": "UP_TOKEN"}},
+        "lg": {"url": rs.url, "auth": {"login": true}},
+        "cc": {"url": rs.url, "auth": {"clientCredentials":
+            {"clientId": "gw-svc", "clientSecretEnv": "CC_SECRET", "scope": "mcp"}}},
+        "rec": {"url": rec.url, "auth": {"bearerEnv": "REC_TOKEN"}},
+        "bare": {"url": rs.url, "timeoutMs": 5000},
+    }});
+    let mut g = Gateway::start(
+        &dir,
+        &config,
+        &[
+            ("UP_TOKEN", minted.as_str()),
+            ("CC_SECRET", "cc-secret-777"),
+            ("REC_TOKEN", "rec-only-token"),
+            ("XDG_CONFIG_HOME", home_s),
+            ("HOME", home_s),
+        ],
+    );
+    assert!(g.stderr_until("4 of 5 upstream(s) connected"), "{}", g.seen);
+    assert!(g.seen.contains("upstream \"bare\" refused"), "{}", g.seen);
+    assert!(
+        g.seen.contains(&format!("mcp login {}", rs.url)),
+        "{}",
+        g.seen
+    );
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        let names = tool_names(&c);
+        assert!(!names.iter().any(|n| n.starts_with("bare__")), "{names:?}");
+        for (i, t) in ["tok__greet", "lg__greet", "cc__greet"].iter().enumerate() {
+            let a = c.call(json!(i), t, json!({"name": "gw"}));
+            assert_eq!(text_of(&a), "Hello, gw!", "{t}: {a}");
+        }
+        let a = c.call(json!(9), "rec__whoami", json!({}));
+        assert_eq!(text_of(&a), "ok", "{a}");
+    }
+    // The client credentials were used, with the configured scope.
+    let log = rs.authz.log.lock().unwrap();
+    let cc: Vec<_> = log
+        .token
+        .iter()
+        .filter(|(f, _)| f.get("grant_type").map(String::as_str) == Some("client_credentials"))
+        .collect();
+    assert!(
+        !cc.is_empty(),
+        "no client_credentials grant: {:?}",
+        log.token
+    );
+    assert!(
+        cc.iter()
+            .all(|(f, _)| f["scope"] == "mcp" && f["resource"] == rs.url)
+    );
+    drop(log);
+    // The recording upstream saw its own token on every request, and
+    // nothing of the others' credentials.
+    let recorded = rec.recorded();
+    assert!(recorded.len() >= 4, "{recorded:?}");
+    for r in &recorded {
+        let h = r["headers"].to_string();
+        assert_eq!(
+            r["headers"]["authorization"], "Bearer rec-only-token",
+            "{h}"
+        );
+        assert!(!h.contains(&minted) && !h.contains("cc-secret"), "{h}");
+    }
+}
+
+/// A GET of `url` (http://HOST:PORT/PATH): (status, body).
+fn get(url: &str) -> (u16, String) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    use std::io::Write;
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let status = raw
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        (status, common::raw::dechunk(body))
+    } else {
+        (status, body.to_owned())
+    }
+}
+
+// AUTH-01, AUTH-03, AUTH-04
+/// `gateway.auth`: the resource-server layer in front of the gateway (PRM
+/// served, 401 + WWW-Authenticate without a valid token), the inbound
+/// token never reaching an upstream, and `scopes` per server: callers
+/// with different scopes see different tool lists, and a call of a tool
+/// the caller's scopes do not cover is refused like an unknown tool (also
+/// under case variants), before any upstream sees it.
+#[test]
+fn inbound_tokens_are_checked_never_forwarded_and_scopes_govern_tools() {
+    let rs = Protected::start();
+    let dir = scratch("gateway-inbound");
+    let rec = Recorder::start(&dir);
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let config = json!({
+        "mcpServers": {
+            "ev": {"command": MCP, "args": ["serve", "--stdio"],
+                   "scopes": {"debug_*": ["ev:admin"], "*": ["ev:use"]}},
+            "rec": {"url": rec.url, "scopes": {"deniedtool": ["rec:never"]}},
+        },
+        "gateway": {"auth": {"issuer": rs.authz.url, "resource": resource,
+                             "requiredScopes": ["mcp"]}},
+    });
+    let mut g = Gateway::start_at(&dir, &config, &[], &format!("127.0.0.1:{port}"));
+    assert!(g.stderr_until("bearer tokens required ("), "{}", g.seen);
+    // The Protected Resource Metadata is served where stderr says.
+    let at = g.seen.find("bearer tokens required (").unwrap() + "bearer tokens required (".len();
+    let prm_url = g.seen[at..].split(')').next().unwrap().to_owned();
+    let (status, prm) = get(&prm_url);
+    assert_eq!(status, 200, "{prm}");
+    let prm: Value = serde_json::from_str(&prm).unwrap();
+    assert_eq!(prm["resource"], resource.as_str());
+    assert_eq!(prm["authorization_servers"][0], rs.authz.url.as_str());
+    assert_eq!(
+        prm["scopes_supported"],
+        json!(["ev:admin", "ev:use", "mcp", "rec:never"])
+    );
+
+    // Without a token, or with one for another audience: 401 and a
+    // challenge pointing at the metadata.
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let other = rs
+        .authz
+        .mint("http://127.0.0.1:1/mcp", "mcp ev:use ev:admin");
+    for auth in [None, Some(format!("Bearer {other}"))] {
+        let mut h = vec![("MCP-Protocol-Version", HANDSHAKE)];
+        if let Some(a) = &auth {
+            h.push(("Authorization", a));
+        }
+        let (status, headers, body) = common::raw::post(&g.addr, &h, &list);
+        assert_eq!(status, 401, "{body}");
+        let challenge = headers
+            .iter()
+            .find(|(k, _)| k == "www-authenticate")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        assert!(
+            challenge.starts_with("Bearer") && challenge.contains("resource_metadata="),
+            "{challenge}"
+        );
+    }
+
+    let plain = rs.authz.mint(&resource, "mcp");
+    let user = rs.authz.mint(&resource, "mcp ev:use");
+    let admin = rs.authz.mint(&resource, "mcp ev:use ev:admin");
+    for era in [MODERN, HANDSHAKE] {
+        let client = |t: &str| {
+            let h = format!("Bearer {t}");
+            Client::with_headers(&g.addr, era, json!({}), &[("Authorization", h.as_str())])
+        };
+        let (p, u, a) = (client(&plain), client(&user), client(&admin));
+        let (pn, un, an) = (tool_names(&p), tool_names(&u), tool_names(&a));
+        // rec__whoami needs nothing; rec__deniedtool a scope nobody has.
+        for names in [&pn, &un, &an] {
+            assert!(names.iter().any(|n| n == "rec__whoami"), "{era}: {names:?}");
+            assert!(
+                !names.iter().any(|n| n == "rec__deniedtool"),
+                "{era}: {names:?}"
+            );
+        }
+        assert!(!pn.iter().any(|n| n.starts_with("ev__")), "{era}: {pn:?}");
+        assert!(un.iter().any(|n| n == "ev__echo"), "{era}: {un:?}");
+        assert!(
+            !un.iter().any(|n| n.starts_with("ev__debug_")),
+            "{era}: {un:?}"
+        );
+        assert!(
+            an.iter().any(|n| n == "ev__debug_cancellations"),
+            "{era}: {an:?}"
+        );
+        assert!(an.len() > un.len() && un.len() > pn.len(), "{era}");
+
+        // Calls are enforced, not only hidden.
+        let ok = u.call(json!(2), "ev__echo", json!({"text": "hi"}));
+        assert_eq!(text_of(&ok), "hi", "{era}: {ok}");
+        let ok = a.call(json!(3), "ev__debug_cancellations", json!({}));
+        assert!(ok["result"].is_object(), "{era}: {ok}");
+        // A refusal is indistinguishable from the server's own answer to
+        // a name no upstream has.
+        let unknown = a.call(json!(6), "zz__nothing", json!({}));
+        assert_eq!(unknown["error"]["code"], -32602, "{era}: {unknown}");
+        let unknown = unknown["error"]["message"].as_str().unwrap().to_owned();
+        assert!(unknown.contains("zz__nothing"), "{unknown}");
+        let refused = |c: &Client, name: &str| {
+            let r = c.call(json!(4), name, json!({"text": "x"}));
+            assert_eq!(r["error"]["code"], -32602, "{era} {name}: {r}");
+            assert_eq!(
+                r["error"]["message"],
+                unknown.replace("zz__nothing", name),
+                "{era} {name}: {r}"
+            );
+        };
+        for name in [
+            "ev__debug_cancellations",
+            "EV__debug_cancellations",
+            "ev__DEBUG_CANCELLATIONS",
+            "ev__debug_invented",
+        ] {
+            refused(&u, name);
+        }
+        for name in [
+            "ev__echo",
+            "Ev__Echo",
+            "ev__invented",
+            "rec__deniedtool",
+            "rec__DeniedTool",
+        ] {
+            refused(&p, name);
+        }
+        refused(&a, "rec__deniedtool");
+        let ok = p.call(json!(5), "rec__whoami", json!({}));
+        assert_eq!(text_of(&ok), "ok", "{era}: {ok}");
+    }
+    // Only permitted calls reached the upstreams; the inbound tokens never
+    // did, under any header name.
+    assert_eq!(rec.calls(), ["whoami", "whoami"]);
+    let recorded = rec.recorded();
+    assert!(!recorded.is_empty());
+    for r in &recorded {
+        let h = r["headers"].to_string();
+        for t in [&plain, &user, &admin] {
+            let signature = t.rsplit('.').next().unwrap();
+            assert!(
+                !h.contains(signature),
+                "an inbound token reached the upstream: {h}"
+            );
+        }
+        assert!(r["headers"].get("authorization").is_none(), "{h}");
+    }
+}
+
+// CACHE-08
+/// A warm gateway answers `tools/list` from its catalogue: however many
+/// clients list, in either era and with pagination, the upstream is listed
+/// once (when the gateway connected to it), never on a client's behalf.
+#[test]
+fn a_warm_tools_list_never_reaches_the_upstream() {
+    let dir = scratch("gateway-warm-list");
+    let rec = Recorder::start(&dir);
+    let config = json!({"mcpServers": {"rec": {"url": rec.url}}});
+    let g = Gateway::start(&dir, &config, &[]);
+    let lists = || {
+        rec.recorded()
+            .iter()
+            .filter(|r| r["body"]["method"] == "tools/list")
+            .count()
+    };
+    let before = lists();
+    assert_eq!(before, 1, "{:?}", rec.recorded());
+    for era in [MODERN, HANDSHAKE] {
+        for _ in 0..2 {
+            let c = Client::new(&g.addr, era);
+            for _ in 0..5 {
+                assert!(tool_names(&c).iter().any(|n| n == "rec__whoami"));
+            }
+        }
+    }
+    assert_eq!(
+        lists(),
+        before,
+        "a client's tools/list reached the upstream"
+    );
 }

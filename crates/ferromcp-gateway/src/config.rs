@@ -14,7 +14,10 @@
 //! }
 //! ```
 
+use crate::credentials::{self, UpstreamAuth};
+use crate::inbound::{self, InboundAuth};
 use crate::naming;
+use crate::scopes::{self, ScopeRule};
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -39,7 +42,7 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
@@ -127,9 +130,20 @@ pub struct UpstreamConfig {
     transport: Transport,
     filter: ToolFilter,
     timeout: Duration,
+    auth: Option<UpstreamAuth>,
+    scopes: Vec<ScopeRule>,
 }
 
 impl UpstreamConfig {
+    /// Its per-scope tool policy (`scopes`: globs over its own tool names
+    /// and the scopes a caller needs for them).
+    pub fn scopes(&self) -> &[ScopeRule] {
+        &self.scopes
+    }
+    /// The credential it is given (`auth`; HTTP servers only).
+    pub fn auth(&self) -> Option<&UpstreamAuth> {
+        self.auth.as_ref()
+    }
     /// The key under `mcpServers`.
     pub fn name(&self) -> &str {
         &self.name
@@ -164,6 +178,7 @@ impl UpstreamConfig {
 pub struct Config {
     upstreams: Vec<UpstreamConfig>,
     separator: String,
+    auth: Option<InboundAuth>,
 }
 
 impl Config {
@@ -183,9 +198,13 @@ impl Config {
         let root = object(&root, "")?;
         known_keys(root, "", &["mcpServers", "gateway"])?;
         let mut separator = DEFAULT_SEPARATOR.to_owned();
+        let mut auth = None;
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
-            known_keys(g, "gateway", &["separator"])?;
+            known_keys(g, "gateway", &["separator", "auth"])?;
+            if let Some(a) = g.get("auth") {
+                auth = Some(inbound::parse(a, valid_url)?);
+            }
             if let Some(s) = g.get("separator") {
                 let s = string(s, "gateway.separator")?;
                 if s.is_empty() || s.len() > 8 || !s.chars().all(naming::is_name_char) {
@@ -225,12 +244,18 @@ impl Config {
         Ok(Self {
             upstreams,
             separator,
+            auth,
         })
     }
 
     /// The upstreams, in name order (the order collisions are decided in).
     pub fn upstreams(&self) -> &[UpstreamConfig] {
         &self.upstreams
+    }
+
+    /// Inbound bearer protection (`gateway.auth`), when configured.
+    pub fn auth(&self) -> Option<&InboundAuth> {
+        self.auth.as_ref()
     }
 
     /// What joins a prefix and a tool or prompt name (`gateway.separator`).
@@ -293,7 +318,9 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 15] = [
+    "auth",
+    "scopes",
     "command",
     "args",
     "env",
@@ -342,7 +369,7 @@ fn upstream(
             ));
         }
         (Some(c), None) => {
-            for k in ["headers"] {
+            for k in ["headers", "auth"] {
                 if o.contains_key(k) {
                     return Err(ConfigError::new(at(k), "applies to a \"url\" server only"));
                 }
@@ -393,6 +420,12 @@ fn upstream(
             };
             for (k, v) in &headers {
                 naming::check_header(k, v).map_err(|e| ConfigError::new(at("headers"), e))?;
+                if o.contains_key("auth") && k.eq_ignore_ascii_case("authorization") {
+                    return Err(ConfigError::new(
+                        at("headers"),
+                        "an Authorization header and \"auth\" contradict each other; give one",
+                    ));
+                }
             }
             check_type(
                 o,
@@ -449,12 +482,22 @@ fn upstream(
         },
         None => DEFAULT_TIMEOUT,
     };
+    let auth = match o.get("auth") {
+        Some(a) => Some(credentials::parse(a, &at("auth"), lookup)?),
+        None => None,
+    };
+    let scopes = match o.get("scopes") {
+        Some(s) => scopes::parse(s, &at("scopes"))?,
+        None => Vec::new(),
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
         transport,
         filter,
         timeout,
+        auth,
+        scopes,
     }))
 }
 
@@ -682,6 +725,18 @@ mod tests {
             (
                 r#"{"g": {"url": "http://h/x", "headers": {"a b": "v"}}}"#,
                 "mcpServers.g.headers: \"a b\" is not a valid header name",
+            ),
+            (
+                r#"{"a": {"command": "x", "auth": {"login": true}}}"#,
+                "mcpServers.a.auth: applies to a \"url\" server only",
+            ),
+            (
+                r#"{"g": {"url": "http://h/x", "auth": {"bearerEnv": "GONE"}}}"#,
+                "mcpServers.g.auth.bearerEnv: environment variable GONE is not set",
+            ),
+            (
+                r#"{"g": {"url": "http://h/x", "auth": {"login": true}, "headers": {"authorization": "x"}}}"#,
+                "mcpServers.g.headers: an Authorization header and \"auth\" contradict",
             ),
             (
                 r#"{"g": {"url": "http://h/x", "type": "stdio"}}"#,

@@ -34,15 +34,21 @@
 
 mod aggregate;
 mod config;
+mod credentials;
+mod inbound;
 mod naming;
+mod scopes;
 mod upstream;
 
 pub use aggregate::Report;
 pub use config::{
     Config, ConfigError, DEFAULT_SEPARATOR, DEFAULT_TIMEOUT, Transport, UpstreamConfig,
 };
+pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
+pub use inbound::InboundAuth;
 pub use naming::{exposed, is_valid_tool_name};
+pub use scopes::ScopeRule;
 
 use aggregate::Aggregate;
 use ferromcp_server::Server;
@@ -55,9 +61,19 @@ use upstream::{Failure, Upstream};
 /// woke its supervisor.
 const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(5);
 
+/// Makes the authorization hook of an upstream whose `auth` is
+/// [`UpstreamAuth::Login`] or [`UpstreamAuth::ClientCredentials`] (the
+/// token store and the OAuth client live with the caller, e.g. the `mcp`
+/// command's `mcp login` store). Called once per upstream, at its first
+/// connection; an error is reported like a failed connection.
+pub type AuthProvider = Arc<
+    dyn Fn(&UpstreamConfig) -> Result<Arc<dyn ferromcp_client::HttpAuth>, String> + Send + Sync,
+>;
+
 /// A gateway in front of the upstreams of a [`Config`].
 pub struct Gateway {
     config: Config,
+    auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
     health_interval: Duration,
@@ -79,6 +95,7 @@ impl Gateway {
     pub fn new(config: Config) -> Self {
         Self {
             config,
+            auth: None,
             restart: Restart::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
             health_interval: DEFAULT_HEALTH_INTERVAL,
@@ -90,6 +107,15 @@ impl Gateway {
     /// doubles from [`Restart::initial`] up to [`Restart::max`].
     pub fn restart(mut self, restart: Restart) -> Self {
         self.restart = restart;
+        self
+    }
+
+    /// How upstreams with `{"auth": {"login": true}}` or
+    /// `{"auth": {"clientCredentials": …}}` get their authorization hook.
+    /// Without one, such an upstream fails to connect with a message
+    /// saying so. A `bearerEnv` credential needs no provider.
+    pub fn auth_provider(mut self, provider: AuthProvider) -> Self {
+        self.auth = Some(provider);
         self
     }
 
@@ -143,7 +169,10 @@ impl Gateway {
                 }
             },
         );
-        let server = builder.build()?;
+        // AUTH-04: the per-scope tool policy, on the RPC middleware seam.
+        let policy = scopes::ScopePolicy::default();
+        policy.set(&self.config);
+        let server = builder.layer(policy.clone()).build()?;
         let agg = Arc::new(Aggregate::new(
             server.clone(),
             self.config.separator().to_owned(),
@@ -153,6 +182,8 @@ impl Gateway {
         let running = Running {
             server,
             agg,
+            policy,
+            auth: self.auth,
             restart: self.restart,
             report: self.report,
             health: self.health_interval,
@@ -174,6 +205,8 @@ struct Entry {
 pub struct Running {
     server: Server,
     agg: Arc<Aggregate>,
+    policy: scopes::ScopePolicy,
+    auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
     health: Duration,
@@ -222,6 +255,8 @@ impl Running {
     /// `list_changed` for what changed. `gateway.separator` cannot change
     /// on a reload (it is reported and the old one kept).
     pub async fn reload(&self, config: Config) -> Reloaded {
+        // Scope rules apply at once, before upstreams are restarted.
+        self.policy.set(&config);
         if config.separator() != self.agg.separator() {
             (self.report)(&format!(
                 "gateway.separator cannot change on a reload (still {:?}); restart the gateway to change it",
@@ -282,8 +317,9 @@ impl Running {
                     agg.resource_updated(&name, uri);
                 }
             });
+            let auth = self.auth.clone();
             async move {
-                let u = Upstream::new(c, updated);
+                let u = Upstream::new(c, updated).with_auth(auth);
                 let r = first_contact(&u).await;
                 (u, r)
             }

@@ -9,6 +9,7 @@
 //! the method's own parameters.
 
 use crate::config::{Transport, UpstreamConfig};
+use crate::credentials::UpstreamAuth;
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
@@ -58,6 +59,12 @@ pub(crate) struct Upstream {
     /// The resource URIs of the last listing (subscribed to at the
     /// upstream when it supports subscriptions).
     pub(crate) uris: std::sync::Mutex<Vec<String>>,
+    /// Makes the authorization hook of a `login`/`clientCredentials`
+    /// upstream.
+    auth_provider: Option<crate::AuthProvider>,
+    /// That hook, made at the first connection and kept (its tokens with
+    /// it) across reconnections.
+    auth: std::sync::OnceLock<Arc<dyn ferromcp_client::HttpAuth>>,
 }
 
 impl Upstream {
@@ -69,7 +76,35 @@ impl Upstream {
             client: RwLock::new(None),
             wake: Arc::new(Notify::new()),
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            auth_provider: None,
+            auth: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Sets the provider of its authorization hook (before it is shared).
+    pub(crate) fn with_auth(
+        mut self: Arc<Self>,
+        provider: Option<crate::AuthProvider>,
+    ) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.auth_provider = provider;
+        }
+        self
+    }
+
+    /// The authorization hook of a `login`/`clientCredentials` upstream.
+    fn http_auth(&self) -> Result<Arc<dyn ferromcp_client::HttpAuth>, Failure> {
+        if let Some(a) = self.auth.get() {
+            return Ok(a.clone());
+        }
+        let Some(p) = &self.auth_provider else {
+            return Err(Failure::Other(format!(
+                "mcpServers.{}.auth needs an OAuth client, which this gateway was built without",
+                self.name()
+            )));
+        };
+        let a = p(&self.cfg).map_err(Failure::Other)?;
+        Ok(self.auth.get_or_init(|| a).clone())
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -122,20 +157,27 @@ impl Upstream {
                     let mut cmd = StdioCommand::new(command, args);
                     cmd.env = env.iter().map(|(k, v)| (k.into(), v.into())).collect();
                     cmd.cwd.clone_from(cwd);
-                    b.connect_command(cmd).await
+                    b.connect_command(cmd).await.map_err(failure)
                 }
                 Transport::Http { url, headers } => {
                     let mut b = b;
                     for (k, v) in headers {
                         b = b.header(k, v);
                     }
-                    b.connect_url(url).await
+                    // AUTH-20: only this upstream's own credential.
+                    match self.cfg.auth() {
+                        None => {}
+                        Some(UpstreamAuth::Bearer { token, .. }) => b = b.bearer_token(token),
+                        Some(UpstreamAuth::Login | UpstreamAuth::ClientCredentials { .. }) => {
+                            b = b.http_auth(self.http_auth()?);
+                        }
+                    }
+                    b.connect_url(url).await.map_err(failure)
                 }
             }
         };
         match tokio::time::timeout(self.cfg.timeout(), fut).await {
-            Ok(Ok(c)) => Ok(c),
-            Ok(Err(e)) => Err(failure(e)),
+            Ok(r) => r,
             Err(_) => Err(Failure::Timeout),
         }
     }
@@ -238,9 +280,15 @@ impl Upstream {
             Failure::Auth(status) => {
                 let status = status.map(|s| format!(" (HTTP {s})")).unwrap_or_default();
                 let target = self.cfg.target();
-                format!(
-                    "upstream {name:?} refused the gateway's credentials{status}: run `mcp login {target}` to get a token, then set it in mcpServers.{name}.headers"
-                )
+                match self.cfg.auth() {
+                    Some(a) => format!(
+                        "upstream {name:?} refused the gateway's credentials{status}: {}",
+                        a.remedy(name, &target)
+                    ),
+                    None => format!(
+                        "upstream {name:?} refused the gateway's credentials{status}: run `mcp login {target}` and set mcpServers.{name}.auth to {{\"login\": true}} (or give a token with auth.bearerEnv)"
+                    ),
+                }
             }
             Failure::Rpc(e) => format!("upstream {name:?}: {}", e.message),
             Failure::Broken(m) => format!("upstream {name:?} connection failed: {m}"),

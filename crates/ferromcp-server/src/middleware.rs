@@ -152,6 +152,29 @@ impl RpcResponse {
     pub fn is_success(&self) -> bool {
         self.0.is_ok()
     }
+
+    /// Rewrites the `result` of a successful answer with `f` (a layer that
+    /// trims a list for its caller, say); an error passes unchanged, and
+    /// the JSON-RPC envelope (`jsonrpc`, `id`) is kept. An answer that
+    /// cannot be read back (never one the server produced) becomes an
+    /// internal error rather than passing unrewritten.
+    pub fn map_result(self, f: impl FnOnce(&mut serde_json::Value)) -> Self {
+        let Ok(bytes) = self.0 else {
+            return self;
+        };
+        let rewritten = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|mut v| {
+                f(v.get_mut("result")?);
+                serde_json::to_vec(&v).ok()
+            });
+        match rewritten {
+            Some(b) => Self(Ok(bytes::Bytes::from(b))),
+            None => Self::refuse(ErrorObject::internal(
+                "middleware could not rewrite the result",
+            )),
+        }
+    }
 }
 
 /// A service over admitted requests: the server's dispatcher, or a

@@ -9,7 +9,7 @@
 //!   checking `response_type=code` and a PKCE S256 challenge;
 //! - `/token`: authorization code (PKCE, `redirect_uri`, `resource`
 //!   checks), refresh with rotation, `client_credentials` with
-//!   `private_key_jwt`, RFC 7523 JWT bearer (workload JWTs, enterprise
+//!   `private_key_jwt` or `client_secret_basic` ([`AuthServer::secrets`]), RFC 7523 JWT bearer (workload JWTs, enterprise
 //!   ID-JAGs), DPoP binding (RFC 9449) when a valid proof comes along;
 //!   access tokens are ES256 JWTs whose `aud` is the requested resource,
 //!   living [`AuthServer::lifetime`] seconds;
@@ -282,6 +282,9 @@ pub struct AuthServer {
     pub idp_key: Key,
     /// Registered clients by `client_id` (tests may add pre-registered ones).
     pub clients: Mutex<HashMap<String, RegisteredClient>>,
+    /// Confidential clients of the `client_credentials` grant with
+    /// `client_secret_basic`: `client_id` to `client_secret` (tests add them).
+    pub secrets: Mutex<HashMap<String, String>>,
     codes: Mutex<HashMap<String, Code>>,
     refresh: Mutex<HashMap<String, Refresh>>,
     /// Access-token lifetime handed out, in seconds (default 300).
@@ -342,6 +345,7 @@ impl AuthServer {
             workload_key: Key::generate(),
             idp_key: Key::generate(),
             clients: Mutex::new(HashMap::new()),
+            secrets: Mutex::new(HashMap::new()),
             codes: Mutex::new(HashMap::new()),
             refresh: Mutex::new(HashMap::new()),
             lifetime: AtomicU64::new(300),
@@ -732,6 +736,17 @@ impl AuthServer {
                 self.issue(&r.client_id, "alice", &r.scope, &resource, jkt, true)
             }
             "client_credentials" => {
+                if let Some((id, secret)) = basic.and_then(|b| b.split_once(':')) {
+                    let known = self.secrets.lock().unwrap().get(id).cloned();
+                    if known.as_deref() != Some(secret) {
+                        return oauth_error(
+                            401,
+                            "invalid_client",
+                            "unknown client or wrong secret",
+                        );
+                    }
+                    return self.issue(id, id, &get("scope"), &get("resource"), jkt, false);
+                }
                 let client_id = get("client_id");
                 let Some(client) = self.clients.lock().unwrap().get(&client_id).cloned() else {
                     return oauth_error(401, "invalid_client", "unknown client");

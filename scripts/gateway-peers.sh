@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs the pinned third-party MCP servers the gateway tests aggregate
+# (crates/ferromcp-cli/tests/gateway_peers.rs):
+#
+#   npm/   interop/gateway-peers/package-lock.json       npm @modelcontextprotocol/server-memory
+#   time/  interop/gateway-peers/requirements-time.txt  PyPI mcp-server-time (a venv)
+#
+#   bash scripts/gateway-peers.sh          # install what is not already current
+#   bash scripts/gateway-peers.sh --path   # print the install folder
+#
+# The folder is target/gateway-peers/ (MCP_GATEWAY_PEERS_DIR overrides it; the
+# test reads the same variable). A stamp in each part holds the sha256 of its
+# pin file and of node's or python's version: when both match, nothing is
+# installed. npm packages are installed without install scripts. Needs node,
+# npm and python3 >= 3.10 with the venv module. The test's client is the
+# Python SDK venv of scripts/python-peer.sh.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+base="${MCP_GATEWAY_PEERS_DIR:-$root/target/gateway-peers}"
+src="$root/interop/gateway-peers"
+
+if [ "${1:-}" = --path ]; then
+  echo "$base"
+  exit 0
+fi
+
+command -v npm >/dev/null 2>&1 || { echo "gateway-peers: npm is not on PATH" >&2; exit 2; }
+command -v python3 >/dev/null 2>&1 || { echo "gateway-peers: python3 is not on PATH" >&2; exit 2; }
+
+# npm @modelcontextprotocol/server-memory
+dir="$base/npm"
+entry="$dir/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
+want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
+if ! { [ -f "$dir/.ferromcp-stamp" ] && [ "$(cat "$dir/.ferromcp-stamp")" = "$want" ] && [ -f "$entry" ]; }; then
+  echo "gateway-peers: installing $src/package-lock.json into $dir" >&2
+  mkdir -p "$dir"
+  cp "$src/package.json" "$src/package-lock.json" "$dir/"
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+  [ -f "$entry" ] || { echo "gateway-peers: $entry is missing after the install" >&2; exit 1; }
+  printf '%s\n' "$want" >"$dir/.ferromcp-stamp"
+fi
+
+# PyPI mcp-server-time
+dir="$base/time"
+req="$src/requirements-time.txt"
+want="$( { cat "$req"; python3 --version; } | sha256sum | cut -d' ' -f1)"
+if ! { [ -f "$dir/.ferromcp-stamp" ] && [ "$(cat "$dir/.ferromcp-stamp")" = "$want" ] &&
+       "$dir/bin/python" -c 'import mcp_server_time' 2>/dev/null; }; then
+  # Only ever remove a venv: a mistyped MCP_GATEWAY_PEERS_DIR must not cost a folder.
+  if [ -e "$dir" ]; then
+    [ -f "$dir/pyvenv.cfg" ] ||
+      { echo "gateway-peers: $dir exists and is not a venv; not touching it" >&2; exit 2; }
+    rm -rf "$dir"
+  fi
+  echo "gateway-peers: installing $req into $dir" >&2
+  mkdir -p "$base"
+  python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$req" >&2
+  "$dir/bin/python" -c 'import mcp_server_time' ||
+    { echo "gateway-peers: mcp-server-time installed in $dir does not import" >&2; exit 1; }
+  printf '%s\n' "$want" >"$dir/.ferromcp-stamp"
+fi
