@@ -14,6 +14,7 @@
 //! }
 //! ```
 
+pub use crate::config_error::ConfigError;
 use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
 use crate::naming;
@@ -32,45 +33,6 @@ const MAX_TIMEOUT_MS: u64 = 3_600_000;
 const MAX_PREFIX: usize = 120;
 /// The default `gateway.separator`.
 pub const DEFAULT_SEPARATOR: &str = "__";
-
-/// A configuration error, naming the key it is about (never a secret
-/// value).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    path: String,
-    message: String,
-}
-
-impl ConfigError {
-    pub(crate) fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-
-    /// The key path, e.g. `mcpServers.github.url` (empty for the whole file).
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// What is wrong with it.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// How an upstream server is reached. Its `Debug` output shows the names
 /// of `env` variables and `headers`, never their values (credentials).

@@ -10,7 +10,7 @@
 //! ```
 // AUTH-20
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use serde_json::{Map, Value};
 use std::fmt;
 

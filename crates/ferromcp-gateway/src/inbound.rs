@@ -11,7 +11,7 @@
 //! ```
 // AUTH-01, AUTH-03
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use serde_json::Value;
 
 /// The validated `gateway.auth`.

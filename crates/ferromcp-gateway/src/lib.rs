@@ -34,6 +34,7 @@
 
 mod aggregate;
 mod config;
+mod config_error;
 mod credentials;
 mod inbound;
 mod naming;

@@ -14,7 +14,7 @@
 //! so a caller cannot tell a hidden tool from an invented name.
 // AUTH-03, AUTH-04
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use ferromcp_bridge::Glob;
 use ferromcp_protocol::{ErrorObject, Principal};
 use ferromcp_server::middleware::{Next, RpcLayer, RpcRequest, RpcResponse, RpcService};
