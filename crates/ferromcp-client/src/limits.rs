@@ -35,6 +35,10 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// taken for dead (when keep-alive is on; see
 /// [`crate::ClientBuilder::keep_alive`]).
 pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(10);
+// LEGACY-15
+/// Default time `connect` waits, in the handshake era over HTTP, for the
+/// server to answer the standalone GET stream.
+pub const DEFAULT_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 // ERA-06
 /// Default time to wait for a `server/discover` answer on stdio before
 /// falling back to `initialize`.
@@ -95,6 +99,11 @@ pub struct Limits {
     pub shutdown_grace: Duration,
     /// How long to wait for the `server/discover` probe.
     pub probe_timeout: Duration,
+    /// Handshake era over HTTP: how long `connect` waits for the server to
+    /// answer the standalone GET stream before it returns, so that a
+    /// request the server pushes right after initialization has a stream
+    /// to arrive on (servers drop such a message when no stream is open).
+    pub stream_open_wait: Duration,
     /// Largest stdio line.
     pub max_line_bytes: usize,
     /// Pages followed by the `list_*` calls that collect everything.
@@ -132,6 +141,7 @@ impl Default for Limits {
             max_cache_ttl: DEFAULT_MAX_CACHE_TTL,
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            stream_open_wait: DEFAULT_STREAM_OPEN_WAIT,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_list_pages: DEFAULT_MAX_LIST_PAGES,
             max_auth_retries: DEFAULT_MAX_AUTH_RETRIES,

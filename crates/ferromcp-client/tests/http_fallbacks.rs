@@ -396,3 +396,151 @@ async fn handshake_verdict_is_remembered_per_endpoint() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 }
+
+/// What the "drops a push with no stream open" server shares between its
+/// connections.
+#[derive(Default)]
+struct PushState {
+    get: Mutex<Option<mpsc::UnboundedSender<String>>>,
+    answer: Mutex<Option<tokio::sync::oneshot::Sender<Value>>>,
+    dropped: std::sync::atomic::AtomicUsize,
+}
+
+/// A handshake-era server that behaves like the TypeScript SDK's when a
+/// tool asks for input without a related request: the `elicitation/create`
+/// goes to the standalone GET stream, and is dropped when none is open.
+/// Its GET is answered after `get_delay` (a loaded server).
+async fn serve_push_on_get(stream: TcpStream, st: Arc<PushState>, get_delay: std::time::Duration) {
+    let mut stream = BufReader::new(stream);
+    let Some(req) = read_request(&mut stream).await else {
+        return;
+    };
+    let mut stream = stream.into_inner();
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
+    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    let json = |status: &str, body: String| {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nMcp-Session-Id: s-1\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    const SSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nMcp-Session-Id: s-1\r\nConnection: close\r\n\r\n";
+    match (req.method.as_str(), method) {
+        ("GET", _) => {
+            tokio::time::sleep(get_delay).await;
+            if stream.write_all(SSE).await.is_err() {
+                return;
+            }
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            *st.get.lock().await = Some(tx);
+            while let Some(frame) = rx.recv().await {
+                if stream.write_all(frame.as_bytes()).await.is_err() {
+                    break;
+                }
+            }
+        }
+        ("DELETE", _) => {
+            let _ = stream
+                .write_all(json("200 OK", String::new()).as_bytes())
+                .await;
+        }
+        (_, "server/discover") => {
+            let body = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}});
+            let _ = stream
+                .write_all(json("400 Bad Request", body.to_string()).as_bytes())
+                .await;
+        }
+        (_, "initialize") => {
+            let body = json!({"jsonrpc":"2.0","id":id,"result":{"protocolVersion":"2025-11-25",
+                "capabilities":{"tools":{}},"serverInfo":{"name":"push-on-get","version":"1"}}});
+            let _ = stream
+                .write_all(json("200 OK", body.to_string()).as_bytes())
+                .await;
+        }
+        (_, "tools/call") => {
+            if stream.write_all(SSE).await.is_err() {
+                return;
+            }
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            *st.answer.lock().await = Some(tx);
+            let push = json!({"jsonrpc":"2.0","id":"e1","method":"elicitation/create","params":{
+                "message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+            match st.get.lock().await.as_ref() {
+                Some(get) => {
+                    let _ = get.send(format!("event: message\ndata: {push}\n\n"));
+                }
+                None => {
+                    st.dropped.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+            let text = match tokio::time::timeout(std::time::Duration::from_secs(10), rx).await {
+                Ok(Ok(answer)) => answer.to_string(),
+                _ => return,
+            };
+            let result =
+                json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":text}]}});
+            let _ = stream
+                .write_all(format!("event: message\ndata: {result}\n\n").as_bytes())
+                .await;
+        }
+        _ => {
+            // The client's answer to the pushed request, or a notification.
+            if msg.get("id") == Some(&json!("e1")) {
+                if let Some(tx) = st.answer.lock().await.take() {
+                    let _ = tx.send(msg.get("result").cloned().unwrap_or(Value::Null));
+                }
+            }
+            let _ = stream
+                .write_all(json("202 Accepted", String::new()).as_bytes())
+                .await;
+        }
+    }
+}
+
+// LEGACY-15: a request the server pushes on the GET stream right after the
+// handshake reaches the client even when the server is slow to answer the
+// GET (the conformance flake of elicitation-sep1034-client-defaults: the
+// tools/call overtook the GET and the TypeScript server dropped the push).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_pushed_on_the_get_stream_right_after_connect_is_not_lost() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let st = Arc::new(PushState::default());
+    let server_state = st.clone();
+    tokio::spawn(async move {
+        while let Ok((s, _)) = listener.accept().await {
+            tokio::spawn(serve_push_on_get(
+                s,
+                server_state.clone(),
+                std::time::Duration::from_millis(300),
+            ));
+        }
+    });
+    let client = ClientBuilder::new("push-test", "0.0.1")
+        .request_timeout(std::time::Duration::from_secs(5))
+        .on_elicitation(|_| async {
+            let mut content = std::collections::BTreeMap::new();
+            content.insert(
+                "name".to_owned(),
+                ferromcp_client::protocol::types::ElicitValue::from("Ada"),
+            );
+            Ok(ferromcp_client::protocol::types::ElicitResult::accept(
+                content,
+            ))
+        })
+        .connect_url(&url)
+        .await
+        .unwrap();
+    assert_eq!(client.era(), Era::Handshake);
+    let r = client.call_tool("ask", None).await;
+    assert_eq!(
+        st.dropped.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the push found no GET stream open"
+    );
+    let r = r.unwrap();
+    let text = serde_json::to_string(&r.content).unwrap();
+    assert!(text.contains("Ada") && text.contains("accept"), "{text}");
+    client.close().await;
+}

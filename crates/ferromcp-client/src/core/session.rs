@@ -120,8 +120,15 @@ impl Inner {
         });
         self.notify(method::NOTIFICATIONS_INITIALIZED, None).await?;
         let st = self.state();
-        self.transport
-            .session_started(self.headers(&st, "", &JsonObject::new(), false));
+        // LEGACY-15: a server may push a request (elicitation, sampling)
+        // on the GET stream as soon as the next call arrives, and drops it
+        // when no stream is open yet; so the stream is opened before
+        // `connect` returns (bounded: a server that holds the GET's answer
+        // back costs at most `stream_open_wait`).
+        let opened =
+            self.transport
+                .session_started(self.headers(&st, "", &JsonObject::new(), false));
+        let _ = tokio::time::timeout(self.config.limits.stream_open_wait, opened).await;
         Ok(())
     }
 

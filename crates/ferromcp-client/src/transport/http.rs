@@ -590,15 +590,24 @@ impl Inner {
     // LEGACY-15
     /// The handshake-era standalone GET stream, reconnecting
     /// after `retry` with `Last-Event-ID` while the server keeps it open.
-    async fn get_stream(self: Arc<Self>, headers: Vec<(String, String)>) {
+    /// `ready` is told once the first GET was answered or failed.
+    async fn get_stream(
+        self: Arc<Self>,
+        headers: Vec<(String, String)>,
+        ready: tokio::sync::oneshot::Sender<()>,
+    ) {
+        let mut ready = Some(ready);
         let mut parser = SseParser::new(self.limits.max_event, self.limits.retry_cap);
         let mut failures = 0;
         loop {
             let last = parser.last_event_id().map(str::to_owned);
-            let (resp, _) = match self
+            let sent = self
                 .send(Method::GET, &headers, Bytes::new(), last.as_deref())
-                .await
-            {
+                .await;
+            if let Some(r) = ready.take() {
+                let _ = r.send(());
+            }
+            let (resp, _) = match sent {
                 Ok(r) => r,
                 Err(e) => {
                     tracing::debug!(error = %e, "GET stream failed");
@@ -759,12 +768,18 @@ impl Transport for HttpTransport {
         self.inner.sender.auth.as_ref()?.cache_partition()
     }
 
-    fn session_started(&self, headers: Vec<(String, String)>) {
+    fn session_started(&self, headers: Vec<(String, String)>) -> BoxFuture<'_, ()> {
         if !self.open_get_stream {
-            return;
+            return Box::pin(async {});
         }
-        let task = tokio::spawn(self.inner.clone().get_stream(headers));
+        let (ready, answered) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(self.inner.clone().get_stream(headers, ready));
         *lock(&self.get_stream) = Some(AbortOnDrop(task.abort_handle()));
+        // Ends when the server answered the GET (or it failed, or the task
+        // ended: the sender is dropped).
+        Box::pin(async move {
+            let _ = answered.await;
+        })
     }
 
     fn reset_session(&self) {

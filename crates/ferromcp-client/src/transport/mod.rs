@@ -96,8 +96,11 @@ pub(crate) trait Transport: Send + Sync + 'static {
     }
     // LEGACY-15
     /// Handshake era: the session is initialized; open what the transport
-    /// opens then (the HTTP GET stream).
-    fn session_started(&self, _headers: Vec<(String, String)>) {}
+    /// opens then (the HTTP GET stream). The future ends once the server
+    /// has answered that stream's request (or it failed).
+    fn session_started(&self, _headers: Vec<(String, String)>) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
     // LEGACY-13
     /// Handshake era: forget the session (before re-initializing).
     fn reset_session(&self) {}
