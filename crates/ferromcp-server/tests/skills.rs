@@ -135,6 +135,12 @@ async fn the_skills_methods_on_the_modern_wire() {
     )
     .await;
     assert_eq!(g["result"]["skill"], *pdf);
+    // Caching attributes as on resources/read (the MCP Inspector requires
+    // them on the 2026-07-28 wire).
+    assert!(
+        g["result"]["ttlMs"].is_u64() && g["result"]["cacheScope"].is_string(),
+        "{g}"
+    );
     for bad in [
         "skill://pdf-processing/templates/invoice.md",
         "skill://nope/SKILL.md",

@@ -223,6 +223,8 @@ impl_cacheable!(
     ReadResourceResult,
     ListPromptsResult,
     ListSkillsResult,
+    GetSkillResult,
+    ReadDirectoryResult,
 );
 
 impl_paginated!(

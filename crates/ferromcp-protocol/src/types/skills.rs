@@ -273,6 +273,13 @@ pub struct GetSkillResult {
     pub result_type: Option<ResultType>,
     /// The skill.
     pub skill: SkillEntry,
+    /// Cache lifetime in milliseconds (2026-07-28 wire; the SEP leaves it
+    /// open, the MCP Inspector requires it, as on `resources/read`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Cache scope (2026-07-28 wire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Open metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -312,6 +319,12 @@ pub struct ReadDirectoryResult {
     /// Cursor of the next page; absent at the end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<Cursor>,
+    /// Cache lifetime in milliseconds (2026-07-28 wire, as `resources/list`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// Cache scope (2026-07-28 wire).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<CacheScope>,
     /// Open metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,

@@ -186,9 +186,13 @@ impl Shared {
         let r = GetSkillResult {
             result_type: None,
             skill,
+            ttl_ms: None,
+            cache_scope: None,
             meta: None,
         };
-        Ok(self.finish(id, r, version))
+        // SEP-2640 leaves the caching attributes of skills/get open; the
+        // 2026-07-28 wire carries them as on resources/read.
+        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_read, version))
     }
 
     /// Answers `resources/directory/read`: -32602 for a URI that is not a
@@ -214,6 +218,6 @@ impl Shared {
             next_cursor,
             ..Default::default()
         };
-        Ok(self.finish(id, r, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
     }
 }
