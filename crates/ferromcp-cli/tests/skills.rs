@@ -184,3 +184,38 @@ fn a_hostile_server_cannot_make_mcp_skill_save_write_outside_dir() {
             || std::fs::read("/tmp/escaped.txt").ok() != Some(b"pwned\n".to_vec())
     );
 }
+
+#[test]
+fn mcp_serve_docs_serves_the_skills_in_its_folder() {
+    let dir = folder("skills-docs");
+    let dir_s = dir.to_str().expect("utf-8");
+    for era in ERAS {
+        let r = run(&[
+            "skills",
+            "--era",
+            era,
+            "--",
+            MCP,
+            "serve",
+            "docs",
+            dir_s,
+            "--no-watch",
+        ]);
+        assert_eq!(r.code, 0, "{era}: {r:?}");
+        assert_eq!(
+            row(&r.stdout, "git-flow").get(1).map(String::as_str),
+            Some("skill://git-flow/SKILL.md"),
+            "{era}: {}",
+            r.stdout
+        );
+    }
+    // A folder whose skill breaks a rule is still served as documentation.
+    write(
+        &dir.join("bad/SKILL.md"),
+        "---\nname: not-bad\ndescription: d\n---\n",
+    );
+    let r = run(&["resources", "--", MCP, "serve", "docs", dir_s, "--no-watch"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("docs://"), "{}", r.stdout);
+    assert!(!r.stdout.contains("skill://"), "{}", r.stdout);
+}

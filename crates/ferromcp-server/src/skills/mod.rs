@@ -2,7 +2,7 @@
 //! instructions, each a `SKILL.md` (YAML front matter, then Markdown) with
 //! supporting files, served as `skill://` resources.
 //!
-//! Register skills defined in code with [`ServerBuilder::skill`], or a
+//! Register skills defined in code with [`ServerBuilder::skill`](crate::ServerBuilder::skill), or a
 //! folder of skill directories with `ServerBuilder::skills_dir` (feature
 //! `fs`, which also gives live reload with `skills::watch`). The server
 //! then declares the extension (`{"directoryRead": true}`) in both protocol
