@@ -308,3 +308,44 @@ async fn a_reload_swaps_the_skills_and_notifies() {
         "PDFs, v2"
     );
 }
+
+// The folder watcher: an edit is picked up (a reload, the new description
+// listed); an edit that breaks a rule is refused and the skills stay.
+#[cfg(feature = "fs")]
+#[tokio::test]
+async fn the_watcher_reloads_a_changed_folder_and_keeps_skills_on_a_bad_edit() {
+    let dir = std::env::temp_dir().join(format!("mcp-skills-watch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    let md = dir.join("notes/SKILL.md");
+    std::fs::write(&md, "---\nname: notes\ndescription: v1\n---\n").unwrap();
+    let server = Server::builder("w", "1").skills_dir(&dir).build().unwrap();
+    let svc = McpService::new(server.clone(), HttpConfig::default());
+    let watcher =
+        ferromcp_server::skills::watch(server.clone(), &dir, std::time::Duration::from_millis(50))
+            .unwrap();
+    std::fs::write(&md, "---\nname: notes\ndescription: v2\n---\n").unwrap();
+    let description = || async {
+        let l = testing::request(&svc, "skills/list", json!({})).await;
+        l["result"]["skills"][0]["frontmatter"]["description"].clone()
+    };
+    // Generous bound against a hang, not a timing assertion.
+    for _ in 0..200 {
+        if description().await == "v2" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(description().await, "v2");
+    assert!(watcher.reloads() >= 1);
+    std::fs::write(&md, "---\nname: Not-Valid\ndescription: v3\n---\n").unwrap();
+    for _ in 0..200 {
+        if watcher.refused() >= 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(watcher.refused() >= 1);
+    assert_eq!(description().await, "v2");
+    let _ = std::fs::remove_dir_all(&dir);
+}
