@@ -137,6 +137,20 @@ if ! bash scripts/ext-apps-peer.sh; then
   echo "!!! the ext-apps package is not installed: the MCP Apps schema check will be SKIPPED" >&2
 fi
 
+echo "== the MCP Inspector for the skills interop (scripts/inspector-peer.sh)"
+# npm @modelcontextprotocol/inspector 2.12.0, pinned in interop/inspector/,
+# in target/inspector-peer/ (about 40 s the first time; nothing once
+# installed). Its --cli drives `mcp serve skills` and the apps example
+# (crates/ferromcp-cli/tests/inspector.rs): the test fails in CI without it
+# and skips with a loud message elsewhere.
+if ! bash scripts/inspector-peer.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the MCP Inspector could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the MCP Inspector is not installed: the skills interop test will be SKIPPED" >&2
+fi
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

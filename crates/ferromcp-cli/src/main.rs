@@ -35,6 +35,7 @@ mod registry;
 mod registry_cmd;
 mod registry_publish;
 mod serve;
+mod skills;
 mod zip;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -147,6 +148,30 @@ enum Command {
         /// `[URL]`
         #[arg(value_name = "URL")]
         positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List the server's skills (skills extension, `skills/list`).
+    Skills {
+        /// `[URL]`
+        #[arg(value_name = "URL")]
+        positional: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Show a skill's SKILL.md and files, or save them:
+    /// `mcp skill [URL] NAME|URI [--save DIR]`.
+    ///
+    /// Every file is checked against the digest and size the server lists
+    /// for it. `--save DIR` writes them under DIR/NAME/; paths that would
+    /// leave DIR, or go through a symbolic link, are refused.
+    Skill {
+        /// `[URL] NAME|URI`
+        #[arg(value_name = "ARGS", required = true)]
+        positional: Vec<String>,
+        /// Write SKILL.md and the skill's files under DIR/NAME/.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -424,6 +449,30 @@ async fn run(cli: Cli) -> Result<u8, Failure> {
                 output::tools(&tools, common.json)
             }
             .await;
+            connect::close(&client, &r).await;
+            r
+        }
+        Command::Skills { positional, common } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            no_extra(&rest)?;
+            let client = connect::connect(&target, &common).await?;
+            let r = skills::list(&client, common.json).await;
+            connect::close(&client, &r).await;
+            r
+        }
+        Command::Skill {
+            positional,
+            save,
+            common,
+        } => {
+            let (target, rest) = connect::split_target(&common, positional)?;
+            let [which] = rest.as_slice() else {
+                return Err(Failure::usage(
+                    "usage: mcp skill [URL] NAME|URI [--save DIR]",
+                ));
+            };
+            let client = connect::connect(&target, &common).await?;
+            let r = skills::show(&client, which, save.as_deref(), common.json).await;
             connect::close(&client, &r).await;
             r
         }

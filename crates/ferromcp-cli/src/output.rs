@@ -208,7 +208,7 @@ fn is_const_union(p: &Value) -> bool {
     })
 }
 
-fn one_line(s: &str, max: usize) -> String {
+pub fn one_line(s: &str, max: usize) -> String {
     let first = s.lines().next().unwrap_or("");
     if first.chars().count() > max {
         let cut: String = first.chars().take(max.saturating_sub(1)).collect();

@@ -67,6 +67,76 @@ enum ServeWhat {
     /// as `docs://` resources (and sections, `docs://file#slug`), ranked
     /// search (`search_docs`), the `ask` prompt, live updates.
     Docs(DocsArgs),
+    /// A skills server: every directory under DIR holding a SKILL.md is a
+    /// skill, served as `skill://` resources with `skills/list`,
+    /// `skills/get` and `resources/directory/read` (skills extension),
+    /// reloaded when the folder changes.
+    Skills(SkillsArgs),
+}
+
+/// Arguments of `mcp serve skills`.
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// The skills folder.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Serve Streamable HTTP at http://ADDR/mcp (e.g. 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve over stdin/stdout (the default).
+    #[arg(long)]
+    stdio: bool,
+    /// Which protocol eras to serve.
+    #[arg(long, value_enum, value_name = "ERA", default_value_t = ServeEra::Both)]
+    era: ServeEra,
+    /// Serve at most this many skills.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_server::skills::SkillsLimits::default().max_skills)]
+    max_skills: usize,
+    /// Files per skill at most.
+    #[arg(long, value_name = "N", default_value_t = ferromcp_server::skills::SkillsLimits::default().max_files_per_skill)]
+    max_skill_files: usize,
+    /// Bytes per skill at most.
+    #[arg(long, value_name = "BYTES", default_value_t = ferromcp_server::skills::SkillsLimits::default().max_bytes_per_skill)]
+    max_skill_bytes: u64,
+    /// Quiet time in milliseconds after a change before the skills are
+    /// read again.
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    debounce_ms: u64,
+    /// Do not watch DIR for changes.
+    #[arg(long)]
+    no_watch: bool,
+}
+
+/// Runs `mcp serve skills`.
+async fn run_skills(a: SkillsArgs) -> Result<u8, Failure> {
+    let mut limits = ferromcp_server::skills::SkillsLimits::default();
+    limits.max_skills = a.max_skills;
+    limits.max_files_per_skill = a.max_skill_files;
+    limits.max_bytes_per_skill = a.max_skill_bytes;
+    let server = Server::builder("ferromcp-skills", env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "This server serves agent skills (skills extension): list them with skills/list, \
+             read a skill's SKILL.md and files with resources/read.",
+        )
+        .modern_era(a.era != ServeEra::Handshake)
+        .handshake_era(a.era != ServeEra::Modern)
+        .skills_limits(limits)
+        .skills_dir(&a.dir)
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot serve {}: {e}", a.dir.display())))?;
+    let _watch = if a.no_watch {
+        None
+    } else {
+        Some(
+            ferromcp_server::skills::watch(
+                server.clone(),
+                &a.dir,
+                std::time::Duration::from_millis(a.debounce_ms),
+            )
+            .map_err(|e| Failure::usage(e.to_string()))?,
+        )
+    };
+    transport(server, a.http).await
 }
 
 /// Arguments of `mcp serve docs`.
@@ -226,19 +296,49 @@ fn docs_options(a: &DocsArgs) -> Result<ferromcp_docs::Options, Failure> {
 /// Runs `mcp serve docs`.
 async fn run_docs(a: DocsArgs) -> Result<u8, Failure> {
     let opts = docs_options(&a)?;
+    let opts_debounce = opts.debounce;
     let lib = open_library(&a.dir, opts)?;
     let limits = drain_limits(a.drain_timeout, a.drain_grace)?;
-    let builder = Server::builder("ferromcp-docs", env!("CARGO_PKG_VERSION"))
-        .instructions(ferromcp_docs::instructions(&lib))
-        .limits(limits);
-    let server = ferromcp_docs::register(builder, &lib, true)
-        .build()
-        .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))?;
+    let builder = || {
+        let b = Server::builder("ferromcp-docs", env!("CARGO_PKG_VERSION"))
+            .instructions(ferromcp_docs::instructions(&lib))
+            .limits(limits.clone());
+        ferromcp_docs::register(b, &lib, true)
+    };
+    // The skills in the folder (directories holding a SKILL.md) are served
+    // too, as skill:// resources; a folder whose skills break a rule is
+    // still served as documentation.
+    let skills = ferromcp_server::skills::load_dir(&a.dir, &Default::default())
+        .ok()
+        .filter(|s| !s.is_empty());
+    let mut with_skills = false;
+    let built = match skills {
+        Some(found) => match builder().skills(found).build() {
+            Ok(server) => {
+                with_skills = true;
+                Ok(server)
+            }
+            Err(e) => {
+                eprintln!("mcp serve: the folder's skills are not served: {e}");
+                builder().build()
+            }
+        },
+        None => builder().build(),
+    };
+    let server = built.map_err(|e| Failure::usage(format!("cannot build the server: {e}")))?;
     let _watch = if a.no_watch {
         None
     } else {
         Some(
             ferromcp_docs::watch(lib.clone(), server.clone())
+                .map_err(|e| Failure::usage(e.to_string()))?,
+        )
+    };
+    let _skills_watch = if a.no_watch || !with_skills {
+        None
+    } else {
+        Some(
+            ferromcp_server::skills::watch(server.clone(), &a.dir, opts_debounce)
                 .map_err(|e| Failure::usage(e.to_string()))?,
         )
     };
@@ -331,8 +431,10 @@ pub(crate) async fn shutdown_signal() {
 
 /// Runs `mcp serve`.
 pub async fn run(a: ServeArgs) -> Result<u8, Failure> {
-    if let Some(ServeWhat::Docs(d)) = a.what {
-        return run_docs(d).await;
+    match a.what {
+        Some(ServeWhat::Docs(d)) => return run_docs(d).await,
+        Some(ServeWhat::Skills(s)) => return run_skills(s).await,
+        None => {}
     }
     let lib = match &a.docs {
         Some(dir) => Some(open_library(dir, ferromcp_docs::Options::default())?),

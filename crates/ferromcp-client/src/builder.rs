@@ -172,6 +172,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Declares the skills extension (`io.modelcontextprotocol/skills`,
+    /// `{}`) in both eras, for servers that adapt to hosts supporting it.
+    /// The skills methods ([`Client::list_skills`](crate::Client::list_skills),
+    /// [`Client::get_skill`](crate::Client::get_skill), …) work without it:
+    /// what they need is the server's declaration.
+    pub fn skills(mut self) -> Self {
+        use ferromcp_protocol::types::SKILLS_EXTENSION;
+        self.extra_capabilities
+            .extensions
+            .get_or_insert_with(JsonObject::new)
+            .insert(
+                SKILLS_EXTENSION.to_owned(),
+                serde_json::Value::Object(JsonObject::new()),
+            );
+        self
+    }
+
     /// Experimental capabilities to declare.
     pub fn experimental(mut self, experimental: JsonObject) -> Self {
         self.extra_capabilities.experimental = Some(experimental);

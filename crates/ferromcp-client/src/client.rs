@@ -144,7 +144,10 @@ impl Client {
     /// Follows `nextCursor` to the end, bounded by
     /// [`crate::Limits::max_list_pages`] (a server repeating a cursor must
     /// not loop the client forever; the specification allows any string, even "").
-    async fn all_pages<T, Fut>(&self, mut page: impl FnMut(Option<String>) -> Fut) -> Result<Vec<T>>
+    pub(crate) async fn all_pages<T, Fut>(
+        &self,
+        mut page: impl FnMut(Option<String>) -> Fut,
+    ) -> Result<Vec<T>>
     where
         Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>)>>,
     {
@@ -164,7 +167,7 @@ impl Client {
         )))
     }
 
-    async fn page<T: DeserializeOwned>(
+    pub(crate) async fn page<T: DeserializeOwned>(
         &self,
         method: &str,
         cursor: Option<String>,

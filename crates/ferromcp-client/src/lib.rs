@@ -61,6 +61,7 @@ mod otel;
 mod output;
 pub mod retry;
 pub use ferromcp_protocol::sse;
+mod skills;
 mod subscription;
 mod tasks;
 mod trace;

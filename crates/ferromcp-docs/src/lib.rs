@@ -196,7 +196,6 @@ pub mod index;
 mod library;
 pub mod markdown;
 mod mcp;
-mod open;
 mod watch;
 
 pub use library::{

@@ -3,9 +3,9 @@
 
 use crate::index::{Fields, Index, Query, Scored, Scratch, SectionId, Terms, relevance};
 use crate::markdown::{self, Outline};
-use crate::open::{Kind, OpenError, list_dir, open_regular, read_bounded};
 use crate::{DocsError, Options};
 use ferromcp_server::protocol::percent;
+use ferromcp_server::safe_fs::{Kind, OpenError, list_dir, open_regular, read_bounded};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};

@@ -470,3 +470,77 @@ async fn the_apps_example_metadata_matches_the_ext_apps_schema() {
     let caps = serde_json::Value::Object(UiClientCapability::html().to_settings());
     assert_valid(&client_caps, "client capability", &caps);
 }
+
+// SEP-2640: the skills example serves its folder over stdio and HTTP in
+// both eras: the declaration, skills/list, skills/get, directory reads and
+// files that match their listed digests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_skills_example_serves_its_folder_over_both_transports_and_eras() {
+    use ferromcp_client::EraPreference;
+    use ferromcp_client::protocol::types::SKILLS_EXTENSION;
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/skills");
+    let addr = free_addr();
+    let _http = start_with(
+        "skills_server",
+        &[folder.into(), "--http".into(), addr.to_string()],
+        addr,
+    );
+    let stdio = example("skills_server");
+    for http in [false, true] {
+        for era in [EraPreference::Modern, EraPreference::Handshake] {
+            let what = format!("http={http} {era:?}");
+            let builder = ferromcp_client::ClientBuilder::new("examples-run", "1")
+                .era(era)
+                .skills();
+            let client = if http {
+                builder.connect_url(&format!("http://{addr}/mcp")).await
+            } else {
+                builder
+                    .connect_command(ferromcp_client::StdioCommand::new(
+                        stdio.to_str().expect("utf-8 path"),
+                        vec![folder.to_owned()],
+                    ))
+                    .await
+            }
+            .expect("connect");
+            let caps = client.server_capabilities();
+            assert_eq!(
+                caps.extensions
+                    .as_ref()
+                    .and_then(|e| e.get(SKILLS_EXTENSION)),
+                Some(&serde_json::json!({"directoryRead": true})),
+                "{what}"
+            );
+            let skills = client.list_skills().await.expect("skills/list");
+            let names: Vec<&str> = skills.iter().filter_map(|s| s.name()).collect();
+            assert_eq!(names, ["git-workflow", "release-notes"], "{what}");
+            let git = client
+                .get_skill("skill://git-workflow/SKILL.md")
+                .await
+                .expect("skills/get");
+            assert_eq!(git, skills[0], "{what}");
+            assert_eq!(git.frontmatter["metadata"]["version"], "1.0", "{what}");
+            let md = client
+                .read_skill_file(&git, &git.uri)
+                .await
+                .expect("verified read");
+            assert_eq!(
+                md,
+                std::fs::read(format!("{folder}/git-workflow/SKILL.md")).expect("source"),
+                "{what}"
+            );
+            let kids = client
+                .read_directory("skill://release-notes/templates")
+                .await
+                .expect("resources/directory/read");
+            let uris: Vec<&str> = kids.iter().map(|r| r.uri.as_str()).collect();
+            assert_eq!(uris, ["skill://release-notes/templates/minor.md"], "{what}");
+            // A file the entry does not list is refused before use.
+            let other = &skills[1];
+            assert!(
+                client.read_skill_file(&git, &other.uri).await.is_err(),
+                "{what}"
+            );
+        }
+    }
+}

@@ -429,21 +429,24 @@ pub fn is_reserved_key(key: &str, version: ProtocolVersion) -> bool {
 /// Keys the specification itself defines, which may sit under reserved
 /// prefixes or be unprefixed.
 pub fn is_spec_key(key: &str) -> bool {
-    matches!(
-        key,
-        PROTOCOL_VERSION
-            | CLIENT_INFO
-            | CLIENT_CAPABILITIES
-            | LOG_LEVEL
-            | SERVER_INFO
-            | SUBSCRIPTION_ID
-            | PROGRESS_TOKEN
-            | TRACEPARENT
-            | TRACESTATE
-            | BAGGAGE
-            | "io.modelcontextprotocol/related-task"
-            | "io.modelcontextprotocol/model-immediate-response"
-    )
+    // SEP-2640 "Resource Metadata": a skill's extra front-matter fields
+    // on its SKILL.md resource.
+    key.starts_with(crate::types::SKILLS_META_PREFIX)
+        || matches!(
+            key,
+            PROTOCOL_VERSION
+                | CLIENT_INFO
+                | CLIENT_CAPABILITIES
+                | LOG_LEVEL
+                | SERVER_INFO
+                | SUBSCRIPTION_ID
+                | PROGRESS_TOKEN
+                | TRACEPARENT
+                | TRACESTATE
+                | BAGGAGE
+                | "io.modelcontextprotocol/related-task"
+                | "io.modelcontextprotocol/model-immediate-response"
+        )
 }
 
 // META-01

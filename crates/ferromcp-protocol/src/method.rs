@@ -38,6 +38,12 @@ pub const RESOURCES_LIST: &str = "resources/list";
 pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
 /// `resources/read`
 pub const RESOURCES_READ: &str = "resources/read";
+/// `skills/list` (skills extension, both eras).
+pub const SKILLS_LIST: &str = "skills/list";
+/// `skills/get` (skills extension, both eras).
+pub const SKILLS_GET: &str = "skills/get";
+/// `resources/directory/read` (skills extension, both eras).
+pub const RESOURCES_DIRECTORY_READ: &str = "resources/directory/read";
 /// `resources/subscribe` (handshake only).
 pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
 /// `resources/unsubscribe` (handshake only).
@@ -371,6 +377,12 @@ dispatch_enum! {
         UpdateTask(UpdateTaskRequestParams) = TASKS_UPDATE, required;
         /// `tasks/cancel` (tasks extension).
         CancelTask(TaskIdParams) = TASKS_CANCEL, required;
+        /// `skills/list` (skills extension).
+        ListSkills(ListSkillsRequestParams) = SKILLS_LIST, optional;
+        /// `skills/get` (skills extension).
+        GetSkill(GetSkillRequestParams) = SKILLS_GET, required;
+        /// `resources/directory/read` (skills extension).
+        ReadDirectory(ReadDirectoryRequestParams) = RESOURCES_DIRECTORY_READ, required;
     }
 }
 

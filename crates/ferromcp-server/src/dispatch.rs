@@ -216,6 +216,19 @@ impl Shared {
             ClientRequest::CancelTask(p) if self.tasks.is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_cancel(p, parts)));
             }
+            // Skills extension (crate::skills), both eras.
+            ClientRequest::ListSkills(p) if self.skills.is_some() => match &self.skills {
+                Some(s) => self.list_skills(s, &id, p, parts.version),
+                None => Err(ErrorObject::method_not_found("skills/list").into()),
+            },
+            ClientRequest::GetSkill(p) if self.skills.is_some() => match &self.skills {
+                Some(s) => self.get_skill(s, &id, p, parts.version),
+                None => Err(ErrorObject::method_not_found("skills/get").into()),
+            },
+            ClientRequest::ReadDirectory(p) if self.skills.is_some() => match &self.skills {
+                Some(s) => self.read_directory(s, &id, p, parts.version),
+                None => Err(ErrorObject::method_not_found("resources/directory/read").into()),
+            },
             ClientRequest::Ping(_) => Ok(self.finish(&id, EmptyResult::default(), parts.version)),
             ClientRequest::SetLevel(p) if self.logging_enabled => {
                 if let Some(s) = &legacy.session {
@@ -399,7 +412,7 @@ impl Shared {
         Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
     }
 
-    fn finish_cacheable<R: CacheableResult + Serialize>(
+    pub(crate) fn finish_cacheable<R: CacheableResult + Serialize>(
         &self,
         id: &RequestId,
         mut r: R,
@@ -466,7 +479,7 @@ impl Shared {
     // LEGACY-25
     /// One page of registered definitions: `item` copies a definition out
     /// (and sieves it for the request's revision).
-    fn page<D, T>(
+    pub(crate) fn page<D, T>(
         &self,
         all: &[D],
         cursor: Option<&str>,

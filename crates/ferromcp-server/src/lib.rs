@@ -82,6 +82,8 @@ mod outcome;
 mod prompt;
 pub mod request_state;
 mod resource;
+#[cfg(feature = "fs")]
+pub mod safe_fs;
 #[cfg(feature = "http")]
 mod serve_http;
 mod server;
@@ -89,6 +91,7 @@ mod session;
 pub mod shared_sessions;
 mod sieve;
 pub mod single_use;
+pub mod skills;
 mod state;
 pub mod tasks;
 mod tool;

@@ -136,7 +136,7 @@ impl Registry {
         before != self.prompts.len()
     }
 
-    fn add_resource(&mut self, def: ResourceDef) -> Result<(), Error> {
+    pub(crate) fn add_resource(&mut self, def: ResourceDef) -> Result<(), Error> {
         let uri = def.resource.uri.clone();
         check_meta(&format!("resource {uri:?}"), def.resource.meta.as_ref())?;
         if self.resource_index.contains_key(&uri) {
@@ -314,6 +314,8 @@ pub(crate) struct Shared {
     /// The middleware stack around the dispatcher ([`ServerBuilder::layer`]);
     /// `None` without middleware.
     pub(crate) rpc: Option<Arc<dyn crate::middleware::RpcService>>,
+    /// The skills extension, when skills are served.
+    pub(crate) skills: Option<Arc<crate::skills::wire::SkillsState>>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -741,6 +743,7 @@ pub struct ServerBuilder {
     app_state: StateMap,
     completion_needs: Vec<StateNeed>,
     layers: Vec<Arc<dyn crate::middleware::RpcLayer>>,
+    skills: crate::skills::wire::SkillsConfig,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -778,7 +781,13 @@ impl ServerBuilder {
             app_state: StateMap::new(),
             completion_needs: Vec::new(),
             layers: Vec::new(),
+            skills: crate::skills::wire::SkillsConfig::default(),
         }
+    }
+
+    /// The skills configuration (see [`crate::skills`]).
+    pub(crate) fn skills_config(&mut self) -> &mut crate::skills::wire::SkillsConfig {
+        &mut self.skills
     }
 
     /// Adds RPC-level middleware around the dispatcher: it sees every
@@ -1117,6 +1126,14 @@ impl ServerBuilder {
             return Err(e);
         }
         self.check_state_needs()?;
+        let skills = Self::build_skills(
+            std::mem::take(&mut self.skills),
+            &mut self.registry,
+            &mut self.extensions,
+        )?;
+        if skills.is_some() {
+            self.declare.resources = true;
+        }
         let reg = &self.registry;
         let registered = |uri: &str| {
             reg.resource_index.contains_key(uri)
@@ -1177,6 +1194,7 @@ impl ServerBuilder {
         .map(|c| Arc::new(crate::tasks::Tasks::new(c)));
         Ok(Server {
             shared: Arc::new(Shared {
+                skills,
                 tasks,
                 shared_sessions: self.shared_sessions,
                 app_state: self.app_state,

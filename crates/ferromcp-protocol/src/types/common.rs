@@ -188,6 +188,7 @@ macro_rules! impl_paginated {
     )*};
 }
 
+use super::skills::{GetSkillResult, ListSkillsResult, ReadDirectoryResult};
 use super::tasks::{CreateTaskResult, GetTaskResult};
 use super::{
     CallToolResult, CompleteResult, DiscoverResult, GetPromptResult, ListPromptsResult,
@@ -209,6 +210,9 @@ impl_result!(
     SubscriptionsListenResult,
     CreateTaskResult,
     GetTaskResult,
+    ListSkillsResult,
+    GetSkillResult,
+    ReadDirectoryResult,
 );
 
 impl_cacheable!(
@@ -218,6 +222,9 @@ impl_cacheable!(
     ListResourceTemplatesResult,
     ReadResourceResult,
     ListPromptsResult,
+    ListSkillsResult,
+    GetSkillResult,
+    ReadDirectoryResult,
 );
 
 impl_paginated!(
@@ -225,4 +232,6 @@ impl_paginated!(
     ListResourcesResult,
     ListResourceTemplatesResult,
     ListPromptsResult,
+    ListSkillsResult,
+    ReadDirectoryResult,
 );

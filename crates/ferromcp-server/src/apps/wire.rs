@@ -69,11 +69,15 @@ pub(crate) fn declare(extensions: &mut Option<JsonObject>) {
 }
 
 /// The extensions a handshake-era `initialize` result declares: only
-/// MCP Apps, which hosts negotiate on those revisions (capabilities are
-/// an open set there); the others are modern-era only.
+/// MCP Apps and Skills, which hosts negotiate on those revisions
+/// (capabilities are an open set there); the others are modern-era only.
 pub(crate) fn handshake_extensions(all: Option<JsonObject>) -> Option<JsonObject> {
-    let v = all?.remove(UI_EXTENSION)?;
+    let mut all = all?;
     let mut m = JsonObject::new();
-    m.insert(UI_EXTENSION.to_owned(), v);
-    Some(m)
+    for id in [UI_EXTENSION, ferromcp_protocol::types::SKILLS_EXTENSION] {
+        if let Some(v) = all.remove(id) {
+            m.insert(id.to_owned(), v);
+        }
+    }
+    (!m.is_empty()).then_some(m)
 }

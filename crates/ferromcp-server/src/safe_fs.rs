@@ -1,7 +1,8 @@
-//! Opening a document under the root without following symbolic links, and
-//! reading it with a bound on the bytes actually read.
+//! Opening a file under a root folder without following symbolic links, and
+//! reading it with a bound on the bytes actually read: what servers of a
+//! folder (the docs assistant, a skills folder) read their files with.
 //!
-//! Every read of a document's content (the start-up scan, the watcher's
+//! Every read of a served file's content (a start-up scan, a watcher's
 //! refresh, the explanation of a refused `resources/read`) goes through
 //! [`open_regular`]: the path is opened one component at a time from a
 //! descriptor of the root, each with `O_NOFOLLOW`, so a component swapped
@@ -16,7 +17,7 @@ use std::path::Path;
 
 /// Why a document could not be opened.
 #[derive(Debug)]
-pub(crate) enum OpenError {
+pub enum OpenError {
     /// No such file, a component that is not a directory, or it vanished.
     NotFound,
     /// The path is, or goes through, a symbolic link.
@@ -31,7 +32,7 @@ pub(crate) enum OpenError {
 
 impl OpenError {
     /// A short reason, for the scan's list of skipped files.
-    pub(crate) fn reason(&self) -> String {
+    pub fn reason(&self) -> String {
         match self {
             Self::NotFound => "vanished".into(),
             Self::Link => "symbolic link".into(),
@@ -45,7 +46,7 @@ impl OpenError {
 /// Opens `rel` (`/`-separated, no empty, `.` or `..` segment) under `root`
 /// without following a symbolic link at any component, and only when it is
 /// a regular file; the metadata is the opened descriptor's.
-pub(crate) fn open_regular(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), OpenError> {
+pub fn open_regular(root: &Path, rel: &str) -> Result<(File, std::fs::Metadata), OpenError> {
     let file = open_nofollow(root, rel)?;
     let meta = file.metadata().map_err(OpenError::Io)?;
     if meta.is_dir() {
@@ -111,10 +112,14 @@ fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
 
 /// What a directory entry is, not following symbolic links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// A regular file.
     File,
+    /// A directory.
     Dir,
+    /// A symbolic link (never followed).
     Link,
+    /// Anything else (FIFO, socket, device).
     Other,
 }
 
@@ -123,7 +128,7 @@ pub(crate) enum Kind {
 /// symbolic link at any component: a folder swapped for a link while the
 /// scan walks is not entered. Names that are not UTF-8 are left out.
 #[cfg(unix)]
-pub(crate) fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
+pub fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
     use rustix::fs::{AtFlags, Dir, FileType, statat};
     let dirs: Vec<&str> = if prefix.is_empty() {
         Vec::new()
@@ -162,7 +167,7 @@ pub(crate) fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>,
 }
 
 #[cfg(not(unix))]
-pub(crate) fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
+pub fn list_dir(root: &Path, prefix: &str) -> Result<Vec<(String, Kind)>, OpenError> {
     let mut path = root.to_path_buf();
     if !prefix.is_empty() {
         let (dirs, last) = segments(prefix)?;
@@ -239,7 +244,7 @@ fn open_nofollow(root: &Path, rel: &str) -> Result<File, OpenError> {
 
 /// Reads `r` to its end, but never more than `limit + 1` bytes: `None` when
 /// there is more than `limit` (whatever the file's size claimed).
-pub(crate) fn read_bounded(r: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+pub fn read_bounded(r: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut buf = Vec::new();
     r.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
     if u64::try_from(buf.len()).unwrap_or(u64::MAX) > limit {
@@ -289,7 +294,7 @@ mod unix_tests {
 
     #[test]
     fn opens_refuse_links_at_any_component_fifos_and_folders() {
-        let base = std::env::temp_dir().join(format!("mcp-docs-open-{}", std::process::id()));
+        let base = std::env::temp_dir().join(format!("mcp-safe-fs-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&base);
         let root = base.join("root");
         std::fs::create_dir_all(root.join("sub")).unwrap_or_default();
