@@ -32,6 +32,7 @@ mod pack;
 mod progress;
 mod registry;
 mod registry_publish;
+mod resource_auth;
 mod serve;
 mod zip;
 
