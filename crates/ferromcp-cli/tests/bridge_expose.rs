@@ -1061,3 +1061,106 @@ fn auth_issuer_without_expose_is_a_usage_error() {
         "{err}"
     );
 }
+
+/// The TypeScript SDK's everything server installed by
+/// scripts/ts-everything-peer.sh (`node ENTRY stdio`), or `None` after a
+/// loud message when it is not installed; panics instead when `CI` is set.
+fn ts_everything() -> Option<Vec<String>> {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("MCP_TS_EVERYTHING_PEER_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target/ts-everything-peer"));
+    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    if entry.is_file() {
+        return Some(vec![
+            "node".into(),
+            entry.to_string_lossy().into_owned(),
+            "stdio".into(),
+        ]);
+    }
+    let msg = format!(
+        "the TypeScript everything server is not installed in {}: run `bash scripts/ts-everything-peer.sh`",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("{msg} (CI must run the third-party --expose test)");
+    }
+    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+    None
+}
+
+// Issue 24: a stdio child nobody here wrote (npm
+// @modelcontextprotocol/server-everything, handshake era only) behind
+// --expose, driven by a 2026-07-28 client and a handshake client: the tool
+// list, echo and get-sum calls, a resource read, a prompt, and the
+// long-running operation's progress reaching the caller with its token.
+#[test]
+fn a_typescript_sdk_child_serves_both_eras_behind_expose() {
+    let Some(cmd) = ts_everything() else { return };
+    let x = Exposed::start(&[], &cmd, &[]);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&x.addr, era);
+        let names = tool_names(&c);
+        for want in ["echo", "get-sum", "trigger-long-running-operation"] {
+            assert!(names.iter().any(|n| n == want), "{era}: {names:?}");
+        }
+        let a = c.request(
+            json!(1),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "over the bridge"}}),
+        );
+        assert!(text_of(&a).contains("over the bridge"), "{era}: {a}");
+        let a = c.request(
+            json!(2),
+            "tools/call",
+            json!({"name": "get-sum", "arguments": {"a": 19, "b": 23}}),
+        );
+        assert!(text_of(&a).contains("42"), "{era}: {a}");
+        let uri = "demo://resource/static/document/architecture.md";
+        let a = c.request(json!(3), "resources/read", json!({"uri": uri}));
+        let contents = &a["result"]["contents"][0];
+        assert_eq!(contents["uri"], json!(uri), "{era}: {a}");
+        assert!(
+            contents["text"].as_str().is_some_and(|t| !t.is_empty()),
+            "{era}: {a}"
+        );
+        let a = c.request(
+            json!(4),
+            "prompts/get",
+            json!({"name": "args-prompt", "arguments": {"city": "Lyon"}}),
+        );
+        assert!(
+            a["result"]["messages"].to_string().contains("Lyon"),
+            "{era}: {a}"
+        );
+        let mut params = json!({"name": "trigger-long-running-operation",
+            "arguments": {"duration": 1, "steps": 3},
+            "_meta": {"progressToken": "ts-mine"}});
+        if era == MODERN {
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(MODERN);
+            params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        }
+        let (_, _, body) = c.send_raw(
+            "tools/call",
+            Some("trigger-long-running-operation"),
+            &json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":params}),
+        );
+        let msgs = messages(&body);
+        let progress: Vec<&Value> = msgs
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect();
+        assert_eq!(progress.len(), 3, "{era}: {body}");
+        assert!(
+            progress
+                .iter()
+                .all(|m| m["params"]["progressToken"] == "ts-mine"),
+            "{era}: {body}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m["id"] == 5 && m.get("result").is_some()),
+            "{era}: {body}"
+        );
+    }
+}
