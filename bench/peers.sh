@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs the pinned third-party bridges for bench/bridge.sh, never vendored:
+# Installs the pinned third-party bridges for bench/bridge.sh and
+# bench/expose.sh, never vendored:
 #
-#   npm/   supergateway 4.0.0 and mcp-remote 0.15.1 (npm, --ignore-scripts)
+#   npm/   supergateway 4.0.0, mcp-remote 0.15.1 and mcp-proxy 6.7.19
+#          (npm, punkpeye; --ignore-scripts)
 #   py/    mcp-proxy 0.13.0 (PyPI, sparfenyuk), in a venv
 #
 #   bash bench/peers.sh          # install what is missing
@@ -14,10 +16,11 @@ base="${BENCH_PEERS_DIR:-$here/target/bridge-peers}"
 SUPERGATEWAY=4.0.0
 MCP_REMOTE=0.15.1
 MCP_PROXY=0.13.0
+MCP_PROXY_NPM=6.7.19
 
 if [ "${1:-}" = --path ]; then echo "$base"; exit 0; fi
 mkdir -p "$base/npm"
-stamp="$base/npm/.stamp" want="supergateway@$SUPERGATEWAY mcp-remote@$MCP_REMOTE"
+stamp="$base/npm/.stamp" want="supergateway@$SUPERGATEWAY mcp-remote@$MCP_REMOTE mcp-proxy@$MCP_PROXY_NPM"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   command -v npm >/dev/null || { echo "peers.sh: npm is not on PATH" >&2; exit 2; }
   echo "peers.sh: installing $want into $base/npm" >&2

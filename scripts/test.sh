@@ -151,6 +151,20 @@ if ! bash scripts/inspector-peer.sh; then
   echo "!!! the MCP Inspector is not installed: the skills interop test will be SKIPPED" >&2
 fi
 
+echo "== the TypeScript everything server behind --expose (scripts/ts-everything-peer.sh)"
+# npm @modelcontextprotocol/server-everything 2026.8.31, pinned in
+# interop/server-everything/, in target/ts-everything-peer/ (about 15 s the
+# first time, nothing once installed). The stdio child of
+# a_typescript_sdk_child_serves_both_eras_behind_expose (bridge_expose.rs):
+# the test fails in CI without it and skips with a loud message elsewhere.
+if ! bash scripts/ts-everything-peer.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the TypeScript everything server could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the TypeScript everything server is not installed: its --expose test will be SKIPPED" >&2
+fi
+
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast

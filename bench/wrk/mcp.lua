@@ -6,6 +6,7 @@
 --                        a unique id per request (ids must not collide
 --                        with in-flight ones within a session)
 --   MCP_SESSION  the Mcp-Session-Id for MCP_MODE=session
+--   MCP_VERSION  its MCP-Protocol-Version header (default 2025-11-25)
 -- done() prints one machine-readable WRK_RESULT line.
 
 local mode = os.getenv("MCP_MODE") or "modern"
@@ -35,7 +36,8 @@ elseif mode == "session" then
   if sid and sid ~= "" then
     wrk.headers["Mcp-Session-Id"] = sid
   end
-  wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+  -- MCP_VERSION: the revision the initialize answer negotiated.
+  wrk.headers["MCP-Protocol-Version"] = os.getenv("MCP_VERSION") or "2025-11-25"
   local n = 0
   local fmt = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
     .. '"arguments":{"text":"hello"}}}'

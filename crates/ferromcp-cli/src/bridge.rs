@@ -138,6 +138,11 @@ pub async fn run(a: BridgeArgs) -> Result<u8, Failure> {
     if let Some(addr) = a.expose.expose.clone() {
         return crate::bridge_expose::run(a, addr).await;
     }
+    if a.expose.auth.enabled() {
+        return Err(Failure::usage(
+            "--auth-issuer protects the --expose endpoint; towards a remote URL use mcp login",
+        ));
+    }
     let bridge = build(&a, &|name| std::env::var(name).ok())?;
     bridge
         .run(tokio::io::stdin(), tokio::io::stdout())

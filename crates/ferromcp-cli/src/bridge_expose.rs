@@ -61,6 +61,9 @@ pub struct ExposeArgs {
         requires = "child_per_session"
     )]
     pub session_child_idle: u64,
+    /// With --expose: bearer protection of the HTTP endpoint.
+    #[command(flatten)]
+    pub auth: crate::resource_auth::ResourceAuthArgs,
 }
 
 /// The tool filter from --allow-tool/--deny-tool.
@@ -148,10 +151,21 @@ pub async fn run(a: BridgeArgs, addr: String) -> Result<u8, Failure> {
     let local = listener
         .local_addr()
         .map_err(|e| Failure::transport(e.to_string()))?;
-    eprintln!("mcp bridge --expose: listening on http://{local}/mcp for {program}");
-    expose
-        .run(listener, crate::serve::shutdown_signal())
-        .await
-        .map_err(|e| Failure::transport(e.message().to_owned()))?;
+    // The child is started with the bridge's own environment and the
+    // arguments after `--`; an inbound Authorization header stays in the
+    // HTTP layer (the token is checked there and never forwarded).
+    let auth = x.auth.layer(local)?;
+    let protected = if auth.is_some() {
+        " (bearer tokens required)"
+    } else {
+        ""
+    };
+    eprintln!("mcp bridge --expose: listening on http://{local}/mcp{protected} for {program}");
+    let shutdown = crate::serve::shutdown_signal();
+    match auth {
+        Some(layer) => expose.run_layered(listener, layer, shutdown).await,
+        None => expose.run(listener, shutdown).await,
+    }
+    .map_err(|e| Failure::transport(e.message().to_owned()))?;
     Ok(code::OK)
 }

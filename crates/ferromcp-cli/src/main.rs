@@ -34,6 +34,7 @@ mod progress;
 mod registry;
 mod registry_cmd;
 mod registry_publish;
+mod resource_auth;
 mod serve;
 mod skills;
 mod zip;

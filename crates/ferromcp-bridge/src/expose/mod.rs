@@ -29,7 +29,7 @@ use ferromcp_protocol::types::{
     ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
 use ferromcp_protocol::{ErrorObject, RequestId};
-use ferromcp_server::transport::http::{HttpConfig, McpService, serve_listener};
+use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use ferromcp_server::{
     HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext, ResourceDef,
     ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
@@ -166,6 +166,44 @@ impl Expose {
         listener: tokio::net::TcpListener,
         shutdown: impl std::future::Future<Output = ()> + Send,
     ) -> Result<(), crate::Error> {
+        let (service, running) = self.start().await?;
+        let r = serve_listener(service, listener, shutdown).await;
+        running.stop();
+        r.map_err(crate::Error::config)
+    }
+
+    /// Like [`Expose::run`], with `layer` wrapped around the HTTP service:
+    /// every request passes through it before the mirror sees it (for
+    /// example `ferromcp_auth::resource::AuthLayer` for bearer protection).
+    pub async fn run_layered<L, S, RB>(
+        self,
+        listener: tokio::net::TcpListener,
+        layer: L,
+        shutdown: impl std::future::Future<Output = ()> + Send,
+    ) -> Result<(), crate::Error>
+    where
+        L: tower_layer::Layer<McpService, Service = S>,
+        S: tower_service::Service<
+                http::Request<hyper::body::Incoming>,
+                Response = http::Response<RB>,
+            > + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+        RB: http_body::Body + Send + 'static,
+        RB::Data: Send,
+        RB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let (service, running) = self.start().await?;
+        let r = serve_layered(service, layer, listener, shutdown).await;
+        running.stop();
+        r.map_err(crate::Error::config)
+    }
+
+    /// Starts and initializes the child, builds the mirror server and its
+    /// background tasks; the HTTP service is ready to serve.
+    async fn start(self) -> Result<(McpService, Running), crate::Error> {
         let settings = Settings {
             max_in_flight: self.limits.max_in_flight,
             max_message: self.limits.max_message,
@@ -315,15 +353,32 @@ impl Expose {
             prompt_names,
             subscribe,
         ));
-        let r = serve_listener(McpService::new(server, self.http), listener, shutdown).await;
-        supervisor.abort();
-        refresher.abort();
-        others.abort();
-        if let Some(s) = &x.sessions {
+        let running = Running {
+            tasks: [supervisor, refresher, others],
+            shared: x,
+            link,
+        };
+        Ok((McpService::new(server, self.http), running))
+    }
+}
+
+/// The background tasks and the child of a started [`Expose`].
+struct Running {
+    tasks: [tokio::task::JoinHandle<()>; 3],
+    shared: Arc<Shared>,
+    link: Arc<Link>,
+}
+
+impl Running {
+    /// Stops the tasks and the children once HTTP serving has ended.
+    fn stop(self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        if let Some(s) = &self.shared.sessions {
             s.stop_all();
         }
-        link.stop();
-        r.map_err(crate::Error::config)
+        self.link.stop();
     }
 }
 

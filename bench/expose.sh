@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Hop cost of exposing a stdio server over Streamable HTTP (issue 24).
+#
+#   bash bench/expose.sh            3 interleaved rounds (~4 min on 2 cores)
+#   bash bench/expose.sh --quick    smoke run: 1 round, 2 s per measurement
+#   bash bench/expose.sh --rounds R --secs S --window W
+#
+# The same client (wrk with bench/wrk/mcp.lua, a 2025-11-25 session, one
+# `tools/call echo` after another, each with a fresh id) loads each
+# scenario at http://127.0.0.1:PORT/mcp:
+#
+#   direct        everything-server --http (no hop: the baseline)
+#   ours          mcp bridge --expose ADDR -- everything-server --stdio
+#   supergateway  supergateway --stdio CMD --outputTransport streamableHttp
+#                 --stateful   (npm)
+#   mcp-proxy     mcp-proxy --port P -- CMD   (PyPI, sparfenyuk)
+#   mcp-proxy-npm mcp-proxy --port P -- CMD   (npm, punkpeye)
+#
+# Per scenario and round: start it fresh (the server side pinned to core 0,
+# wrk to core 1), `initialize` with curl and check an echo answer, warm up,
+# then measure one connection (sequential calls: latency) and W
+# connections (throughput). The table shows the median over rounds and
+# what each hop adds over direct. Peers come from bench/peers.sh (pinned
+# versions). Not part of CI.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+rounds=3 secs=5 warm=1 window=16
+while (($#)); do
+  case "$1" in
+    --quick) rounds=1 secs=2 ;;
+    --rounds) rounds="$2"; shift ;;
+    --secs) secs="$2"; shift ;;
+    --window) window="$2"; shift ;;
+    *) echo "expose.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+echo "expose.sh: building mcp and everything-server…" >&2
+(cd "$root" && cargo build --release --quiet --bin mcp --bin everything-server)
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
+bash "$here/peers.sh"
+peers="$(bash "$here/peers.sh" --path)"
+for t in node wrk curl taskset; do
+  command -v "$t" >/dev/null || { echo "expose.sh: $t is not on PATH" >&2; exit 2; }
+done
+cores="$(nproc)"
+srv_cpu=0 cli_cpu=1
+[ "$cores" -lt 2 ] && cli_cpu=0
+
+work="$(mktemp -d)"
+pid=
+stop() {
+  if [ -n "$pid" ]; then
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=
+  fi
+}
+cleanup() { stop; rm -rf "$work"; }
+trap cleanup EXIT
+
+child="$bin/everything-server --stdio"
+# start NAME PORT: starts the scenario in its own process group.
+start() {
+  local p="$2" cmd
+  case "$1" in
+    direct) cmd="$bin/everything-server --http 127.0.0.1:$p" ;;
+    ours) cmd="$bin/mcp bridge --expose 127.0.0.1:$p -- $child" ;;
+    supergateway) cmd="node $peers/npm/node_modules/supergateway/dist/index.js --stdio '$child' --outputTransport streamableHttp --stateful --port $p --logLevel none" ;;
+    mcp-proxy) cmd="$peers/py/bin/mcp-proxy --host 127.0.0.1 --port $p --log-level WARNING -- $child" ;;
+    mcp-proxy-npm) cmd="node $peers/npm/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs --host 127.0.0.1 --port $p -- $child" ;;
+  esac
+  setsid taskset -c "$srv_cpu" bash -c "exec $cmd" >>"$work/$1.log" 2>&1 </dev/null &
+  pid=$!
+  for _ in $(seq 200); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1',$p),0.2)" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "expose.sh: $1 did not listen on $p" >&2
+  return 1
+}
+
+post() { # URL SID VERSION BODY -> headers in $work/h, body on stdout
+  curl -sS -m 10 -D "$work/h" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    ${2:+-H "Mcp-Session-Id: $2"} ${3:+-H "MCP-Protocol-Version: $3"} \
+    --data-binary "$4" "$1"
+}
+
+# session URL: initialize; prints "SID VERSION" (SID may be "-").
+session() {
+  local url="$1" body sid ver
+  body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
+  ver="$(printf '%s' "$body" | grep -o '"protocolVersion":"[^"]*"' | head -1 | cut -d'"' -f4)"
+  [ -n "$ver" ] || { echo "expose.sh: initialize failed: ${body:0:300}" >&2; return 1; }
+  sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
+  post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+  body="$(post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}')"
+  case "$body" in
+    *'"text":"hello"'*) ;;
+    *) echo "expose.sh: not an echo: ${body:0:300}" >&2; return 1 ;;
+  esac
+  echo "${sid:--} $ver"
+}
+
+# load URL SID VERSION CONNS SECS: one WRK_RESULT line.
+load() {
+  local sid="$2"; [ "$sid" = - ] && sid=
+  MCP_MODE=session MCP_SESSION="$sid" MCP_VERSION="$3" \
+    taskset -c "$cli_cpu" wrk -t1 -c"$4" -d"${5}s" --timeout 10s -s "$here/wrk/mcp.lua" "$1" |
+    grep '^WRK_RESULT'
+}
+
+names=(direct ours supergateway mcp-proxy mcp-proxy-npm)
+results="$work/results.jsonl"
+for r in $(seq "$rounds"); do
+  for name in "${names[@]}"; do
+    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    url="http://127.0.0.1:$port/mcp"
+    if ! start "$name" "$port" || ! s="$(session "$url")"; then
+      echo "round $r $name: FAILED (log: $work/$name.log)" >&2
+      tail -5 "$work/$name.log" >&2 || true
+      stop; continue
+    fi
+    read -r sid ver <<<"$s"
+    load "$url" "$sid" "$ver" "$window" "$warm" >/dev/null || true
+    for mode in seq window; do
+      c=1; [ "$mode" = window ] && c=$window
+      if out="$(load "$url" "$sid" "$ver" "$c" "$secs")" && ! grep -Eq 'err_[a-z]+=[1-9]' <<<"$out" &&
+          ! grep -q 'requests=0 ' <<<"$out"; then
+        echo "round $r $name $mode: $out" >&2
+        python3 - "$name" "$r" "$mode" "$out" >>"$results" <<'PY'
+import json, sys
+kv = dict(x.split("=") for x in sys.argv[4].split()[1:])
+secs = int(kv["duration_us"]) / 1e6
+print(json.dumps({"name": sys.argv[1], "round": int(sys.argv[2]), "mode": sys.argv[3],
+                  "rps": int(kv["requests"]) / secs, "p50_us": int(kv["p50_us"]), "p99_us": int(kv["p99_us"])}))
+PY
+      else
+        echo "round $r $name $mode: FAILED: ${out:-no output} (log: $work/$name.log)" >&2
+      fi
+    done
+    stop
+  done
+done
+
+python3 - "$results" "$rounds" "$window" "$secs" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rounds, window, secs = sys.argv[2], sys.argv[3], sys.argv[4]
+names = ["direct", "ours", "supergateway", "mcp-proxy", "mcp-proxy-npm"]
+def med(name, mode, key):
+    xs = [r[key] for r in rows if r["name"] == name and r["mode"] == mode]
+    return statistics.median(xs) if xs else None
+def f(x, nd=0):
+    return "failed" if x is None else f"{x:,.{nd}f}"
+def add(n, key):
+    a, b = med(n, "seq", key), med("direct", "seq", key)
+    return "–" if a is None or b is None or n == "direct" else f"{a - b:+,.0f}"
+def ratio(a, b):
+    return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+print(f"\nMedian of {rounds} round(s), {secs} s per measurement; window = {window} connections.\n")
+print("| Scenario | 1 conn req/s | p50 µs | p99 µs | added p50 µs | added p99 µs | window req/s | window ×direct | ours ÷ this (window) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in names:
+    s, w = med(n, "seq", "rps"), med(n, "window", "rps")
+    print(f"| {n} | {f(s)} | {f(med(n,'seq','p50_us'))} | {f(med(n,'seq','p99_us'))} | {add(n,'p50_us')} | {add(n,'p99_us')} | "
+          f"{f(w)} | {ratio(w, med('direct','window','rps'))} | {ratio(med('ours','window','rps'), w)} |")
+PY
