@@ -151,6 +151,20 @@ if ! bash scripts/inspector-peer.sh; then
   echo "!!! the MCP Inspector is not installed: the skills interop test will be SKIPPED" >&2
 fi
 
+echo "== the ext-apps example servers (scripts/ext-apps-servers-peer.sh)"
+# npm @modelcontextprotocol/server-basic-vanillajs and server-map 2.0.3,
+# pinned in interop/ext-apps-servers/, in target/ext-apps-servers-peer/
+# (about 5 s the first time, nothing once installed). Read by our client and
+# `mcp` in crates/ferromcp-cli/tests/ext_apps_servers.rs: the test fails in
+# CI without them and skips with a loud message elsewhere.
+if ! bash scripts/ext-apps-servers-peer.sh; then
+  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+    echo "the ext-apps example servers could not be installed" >&2
+    exit 1
+  fi
+  echo "!!! the ext-apps example servers are not installed: their interop test will be SKIPPED" >&2
+fi
+
 echo "== the TypeScript everything server behind --expose (scripts/ts-everything-peer.sh)"
 # npm @modelcontextprotocol/server-everything 2026.8.31, pinned in
 # interop/server-everything/, in target/ts-everything-peer/ (about 15 s the

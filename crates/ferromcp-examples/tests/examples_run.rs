@@ -544,3 +544,127 @@ async fn the_skills_example_serves_its_folder_over_both_transports_and_eras() {
         }
     }
 }
+
+/// The MCP Inspector's CLI entry point (npm `@modelcontextprotocol/inspector`,
+/// installed by scripts/inspector-peer.sh), or `None` after a loud message;
+/// panics instead when `CI` is set.
+fn inspector() -> Option<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::var_os("MCP_INSPECTOR_PEER_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/inspector-peer"));
+    let cli = dir.join("node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js");
+    if cli.exists() {
+        return Some(cli);
+    }
+    let msg = format!(
+        "the MCP Inspector is not installed ({} is missing): run `bash scripts/inspector-peer.sh`",
+        cli.display()
+    );
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("{msg} (CI must run the Inspector interop)");
+    }
+    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+    None
+}
+
+/// Runs the Inspector CLI with `--format json` against `target` (a URL, or
+/// a command and its arguments); returns its exit code, the JSON it printed
+/// (`{"result": …}` unwrapped) and its whole output for messages.
+fn inspect(
+    cli: &std::path::Path,
+    args: &[&str],
+    target: &[&str],
+) -> (i32, serde_json::Value, String) {
+    let out = Command::new("node")
+        .arg(cli)
+        .args(["--format", "json", "-q"])
+        .args(args)
+        .args(target)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run node");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let json = match serde_json::from_str(text.trim()) {
+        Ok(serde_json::Value::Object(mut o)) if o.contains_key("result") => {
+            o.remove("result").unwrap_or_default()
+        }
+        Ok(other) => other,
+        Err(_) => serde_json::Value::Null,
+    };
+    let all = format!("{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    (out.status.code().unwrap_or(-1), json, all)
+}
+
+// SEP-1865 interop: the MCP Inspector's --cli (which advertises the ui
+// extension with --advertise-apps) reads the real apps example's tool
+// metadata (--app-info, visibility included) and its ui:// resource, over
+// stdio and Streamable HTTP, in both eras.
+#[test]
+fn the_inspector_drives_the_apps_example_over_stdio_and_http_in_both_eras() {
+    let Some(cli) = inspector() else { return };
+    let addr = free_addr();
+    let _http = start_with("apps_server", &["--http".into(), addr.to_string()], addr);
+    let url = format!("http://{addr}/mcp");
+    let stdio = example("apps_server");
+    let stdio = stdio.to_str().expect("utf-8 path");
+    for era in ["legacy", "modern"] {
+        for (label, target) in [("stdio", stdio), ("http", url.as_str())] {
+            let what = format!("{label}/{era}");
+            let e = ["--protocol-era", era];
+            let info = |tool: &str| {
+                inspect(
+                    &cli,
+                    &[
+                        &e[..],
+                        &[
+                            "--method",
+                            "tools/call",
+                            "--tool-name",
+                            tool,
+                            "--app-info",
+                            "--advertise-apps",
+                        ],
+                    ]
+                    .concat(),
+                    &[target],
+                )
+            };
+            let (code, roll, out) = info("roll");
+            assert_eq!(code, 0, "{what}: {out}");
+            let app = &roll["appInfo"];
+            assert_eq!(app["hasApp"], true, "{what}: {out}");
+            assert_eq!(app["resourceUri"], "ui://dice/view.html", "{what}: {out}");
+            assert_eq!(
+                app["resourceMimeType"], "text/html;profile=mcp-app",
+                "{what}: {out}"
+            );
+            assert_eq!(app["prefersBorder"], true, "{what}: {out}");
+            let (code, reroll, out) = info("reroll");
+            assert_eq!(code, 0, "{what}: {out}");
+            assert_eq!(
+                reroll["appInfo"]["visibility"],
+                serde_json::json!(["app"]),
+                "{what}: {out}"
+            );
+            let (code, read, out) = inspect(
+                &cli,
+                &[
+                    &e[..],
+                    &["--method", "resources/read", "--uri", "ui://dice/view.html"],
+                ]
+                .concat(),
+                &[target],
+            );
+            assert_eq!(code, 0, "{what}: {out}");
+            let c = &read["contents"][0];
+            assert_eq!(c["mimeType"], "text/html;profile=mcp-app", "{what}: {out}");
+            assert_eq!(c["_meta"]["ui"]["prefersBorder"], true, "{what}: {out}");
+            assert_eq!(
+                c["text"].as_str(),
+                Some(include_str!("../examples/apps_server.html")),
+                "{what}: {out}"
+            );
+        }
+    }
+}
