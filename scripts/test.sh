@@ -83,19 +83,27 @@ for crate in ferromcp-server ferromcp-client; do
   fi
 done
 
+# peer SCRIPT FAILURE SKIPPED: runs a pinned third-party peer's install
+# script. In CI a failed install fails the run with FAILURE; elsewhere the
+# run goes on and says loudly what is SKIPPED.
+peer() {
+  if ! bash "$1"; then
+    if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
+      echo "$2" >&2
+      exit 1
+    fi
+    echo "!!! $3" >&2
+  fi
+}
+
 echo "== the Python SDK peers of the bridge interop tests (scripts/python-peer.sh)"
 # PyPI `mcp` 2.3.0 and 1.30.0, pinned in interop/python/, in two venvs under
 # target/python-peer/ (about a minute the first time, under a second once
 # installed).
 # crates/ferromcp-cli/tests/bridge_python.rs needs it: those tests fail in CI
 # without it and skip with a loud message elsewhere.
-if ! bash scripts/python-peer.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the Python SDK peers could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the Python SDK peers are not installed: the bridge's Python interop tests will be SKIPPED" >&2
-fi
+peer scripts/python-peer.sh "the Python SDK peers could not be installed" \
+  "the Python SDK peers are not installed: the bridge's Python interop tests will be SKIPPED"
 
 echo "== the gateway's third-party upstreams (scripts/gateway-peers.sh)"
 # npm @modelcontextprotocol/server-memory 2026.8.31 and PyPI mcp-server-time
@@ -103,39 +111,24 @@ echo "== the gateway's third-party upstreams (scripts/gateway-peers.sh)"
 # (about 30 s the first time, under a second once installed).
 # crates/ferromcp-cli/tests/gateway_peers.rs needs them (and the Python SDK
 # peer above): it fails in CI without them and skips loudly elsewhere.
-if ! bash scripts/gateway-peers.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the gateway's third-party upstreams could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the gateway's third-party upstreams are not installed: the gateway interop test will be SKIPPED" >&2
-fi
+peer scripts/gateway-peers.sh "the gateway's third-party upstreams could not be installed" \
+  "the gateway's third-party upstreams are not installed: the gateway interop test will be SKIPPED"
 
 echo "== the MCPB manifest schema for the mcp pack tests (scripts/mcpb-schema.sh)"
 # The JSON Schemas of the npm package @anthropic-ai/mcpb 2.1.2 (one small
 # tarball, checksum-pinned) in target/mcpb-schema/. Needed by
 # crates/ferromcp-cli/tests/dist.rs: it fails in CI without them and skips
 # the schema checks with a loud message elsewhere.
-if ! bash scripts/mcpb-schema.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the MCPB manifest schema could not be fetched" >&2
-    exit 1
-  fi
-  echo "!!! the MCPB manifest schema is not fetched: the mcp pack schema checks will be SKIPPED" >&2
-fi
+peer scripts/mcpb-schema.sh "the MCPB manifest schema could not be fetched" \
+  "the MCPB manifest schema is not fetched: the mcp pack schema checks will be SKIPPED"
 
 echo "== the MCP Apps package for the schema check (scripts/ext-apps-peer.sh)"
 # npm @modelcontextprotocol/ext-apps 2.0.4, pinned in interop/ext-apps/, in
 # target/ext-apps-peer/ (about a second; nothing once installed). Its JSON
 # Schema checks our _meta.ui (examples_run.rs): the test fails in CI without
 # it and skips with a loud message elsewhere.
-if ! bash scripts/ext-apps-peer.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the ext-apps package could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the ext-apps package is not installed: the MCP Apps schema check will be SKIPPED" >&2
-fi
+peer scripts/ext-apps-peer.sh "the ext-apps package could not be installed" \
+  "the ext-apps package is not installed: the MCP Apps schema check will be SKIPPED"
 
 echo "== the MCP Inspector for the skills interop (scripts/inspector-peer.sh)"
 # npm @modelcontextprotocol/inspector 2.12.0, pinned in interop/inspector/,
@@ -143,13 +136,8 @@ echo "== the MCP Inspector for the skills interop (scripts/inspector-peer.sh)"
 # installed). Its --cli drives `mcp serve skills` and the apps example
 # (crates/ferromcp-cli/tests/inspector.rs): the test fails in CI without it
 # and skips with a loud message elsewhere.
-if ! bash scripts/inspector-peer.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the MCP Inspector could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the MCP Inspector is not installed: the skills interop test will be SKIPPED" >&2
-fi
+peer scripts/inspector-peer.sh "the MCP Inspector could not be installed" \
+  "the MCP Inspector is not installed: the skills interop test will be SKIPPED"
 
 echo "== the ext-apps example servers (scripts/ext-apps-servers-peer.sh)"
 # npm @modelcontextprotocol/server-basic-vanillajs and server-map 2.0.3,
@@ -157,13 +145,8 @@ echo "== the ext-apps example servers (scripts/ext-apps-servers-peer.sh)"
 # (about 5 s the first time, nothing once installed). Read by our client and
 # `mcp` in crates/ferromcp-cli/tests/ext_apps_servers.rs: the test fails in
 # CI without them and skips with a loud message elsewhere.
-if ! bash scripts/ext-apps-servers-peer.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the ext-apps example servers could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the ext-apps example servers are not installed: their interop test will be SKIPPED" >&2
-fi
+peer scripts/ext-apps-servers-peer.sh "the ext-apps example servers could not be installed" \
+  "the ext-apps example servers are not installed: their interop test will be SKIPPED"
 
 echo "== the TypeScript everything server behind --expose (scripts/ts-everything-peer.sh)"
 # npm @modelcontextprotocol/server-everything 2026.8.31, pinned in
@@ -171,13 +154,8 @@ echo "== the TypeScript everything server behind --expose (scripts/ts-everything
 # first time, nothing once installed). The stdio child of
 # a_typescript_sdk_child_serves_both_eras_behind_expose (bridge_expose.rs):
 # the test fails in CI without it and skips with a loud message elsewhere.
-if ! bash scripts/ts-everything-peer.sh; then
-  if [ -n "${CI:-}" ] && [ "${CI}" != false ]; then
-    echo "the TypeScript everything server could not be installed" >&2
-    exit 1
-  fi
-  echo "!!! the TypeScript everything server is not installed: its --expose test will be SKIPPED" >&2
-fi
+peer scripts/ts-everything-peer.sh "the TypeScript everything server could not be installed" \
+  "the TypeScript everything server is not installed: its --expose test will be SKIPPED"
 
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
