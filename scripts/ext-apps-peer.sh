@@ -22,17 +22,7 @@ if [ "${1:-}" = --path ]; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "ext-apps-peer: npm is not on PATH" >&2; exit 2; }
-src="$root/interop/ext-apps"
-stamp="$dir/.ferromcp-stamp"
-schema="$dir/node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json"
-want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$schema" ]; then
-  exit 0
-fi
-echo "ext-apps-peer: installing interop/ext-apps into $dir" >&2
-mkdir -p "$dir"
-cp "$src/package.json" "$src/package-lock.json" "$dir/"
-(cd "$dir" && npm ci --ignore-scripts --omit=peer --no-audit --no-fund --loglevel=error >&2)
-[ -f "$schema" ] || { echo "ext-apps-peer: $schema is missing after the install" >&2; exit 1; }
-printf '%s\n' "$want" >"$stamp"
+# shellcheck source=lib/npm-peer.sh
+. "$root/scripts/lib/npm-peer.sh"
+npm_peer ext-apps-peer "$root/interop/ext-apps" "$dir" "--omit=peer" \
+  "$dir/node_modules/@modelcontextprotocol/ext-apps/dist/src/generated/schema.json"

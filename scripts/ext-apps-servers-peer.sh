@@ -21,22 +21,8 @@ if [ "${1:-}" = --path ]; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "ext-apps-servers-peer: npm is not on PATH" >&2; exit 2; }
-src="$root/interop/ext-apps-servers"
-stamp="$dir/.ferromcp-stamp"
-mods="$dir/node_modules/@modelcontextprotocol"
-entries=("$mods/server-basic-vanillajs/dist/index.js" "$mods/server-map/dist/index.js")
-want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
-present() {
-  local f
-  for f in "${entries[@]}"; do [ -f "$f" ] || return 1; done
-}
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && present; then
-  exit 0
-fi
-echo "ext-apps-servers-peer: installing interop/ext-apps-servers into $dir" >&2
-mkdir -p "$dir"
-cp "$src/package.json" "$src/package-lock.json" "$dir/"
-(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-present || { echo "ext-apps-servers-peer: an example server is missing after the install" >&2; exit 1; }
-printf '%s\n' "$want" >"$stamp"
+# shellcheck source=lib/npm-peer.sh
+. "$root/scripts/lib/npm-peer.sh"
+npm_peer ext-apps-servers-peer "$root/interop/ext-apps-servers" "$dir" "" \
+  "$dir/node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js" \
+  "$dir/node_modules/@modelcontextprotocol/server-map/dist/index.js"

@@ -20,17 +20,7 @@ if [ "${1:-}" = --path ]; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "inspector-peer: npm is not on PATH" >&2; exit 2; }
-src="$root/interop/inspector"
-stamp="$dir/.ferromcp-stamp"
-cli="$dir/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"
-want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$cli" ]; then
-  exit 0
-fi
-echo "inspector-peer: installing interop/inspector into $dir" >&2
-mkdir -p "$dir"
-cp "$src/package.json" "$src/package-lock.json" "$dir/"
-(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-[ -f "$cli" ] || { echo "inspector-peer: $cli is missing after the install" >&2; exit 1; }
-printf '%s\n' "$want" >"$stamp"
+# shellcheck source=lib/npm-peer.sh
+. "$root/scripts/lib/npm-peer.sh"
+npm_peer inspector-peer "$root/interop/inspector" "$dir" "" \
+  "$dir/node_modules/@modelcontextprotocol/inspector/clients/cli/build/index.js"

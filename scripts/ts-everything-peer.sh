@@ -21,17 +21,7 @@ if [ "${1:-}" = --path ]; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "ts-everything-peer: npm is not on PATH" >&2; exit 2; }
-src="$root/interop/server-everything"
-stamp="$dir/.ferromcp-stamp"
-entry="$dir/node_modules/@modelcontextprotocol/server-everything/package.json"
-want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$entry" ]; then
-  exit 0
-fi
-echo "ts-everything-peer: installing interop/server-everything into $dir" >&2
-mkdir -p "$dir"
-cp "$src/package.json" "$src/package-lock.json" "$dir/"
-(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-[ -f "$entry" ] || { echo "ts-everything-peer: $entry is missing after the install" >&2; exit 1; }
-printf '%s\n' "$want" >"$stamp"
+# shellcheck source=lib/npm-peer.sh
+. "$root/scripts/lib/npm-peer.sh"
+npm_peer ts-everything-peer "$root/interop/server-everything" "$dir" "" \
+  "$dir/node_modules/@modelcontextprotocol/server-everything/package.json"
