@@ -10,91 +10,16 @@
 
 mod common;
 
+use common::gateway::Gateway;
 use common::raw::{Client, HANDSHAKE, MODERN, WAIT, text_of, tool_names};
 use common::{HttpServer, MCP, free_port, run_with, scratch, wait_listening};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `mcp gateway --config F --http 127.0.0.1:0`; killed on drop.
-struct Gateway {
-    child: Child,
-    addr: String,
-    stderr: mpsc::Receiver<String>,
-    seen: String,
-}
-
-impl Gateway {
-    fn start(dir: &std::path::Path, config: &Value, env: &[(&str, &str)]) -> Self {
-        Self::start_at(dir, config, env, "127.0.0.1:0")
-    }
-
-    /// [`Gateway::start`] listening on `listen`.
-    fn start_at(dir: &std::path::Path, config: &Value, env: &[(&str, &str)], listen: &str) -> Self {
-        let file = dir.join("gateway.json");
-        std::fs::write(&file, config.to_string()).unwrap();
-        let mut child = Command::new(MCP)
-            .args(["gateway", "--config"])
-            .arg(&file)
-            .args(["--http", listen, "--restart-initial-ms", "100"])
-            .args(["--restart-max-ms", "500"])
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcp gateway");
-        let err = child.stderr.take().unwrap();
-        let (tx, stderr) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut g = Self {
-            child,
-            addr: String::new(),
-            stderr,
-            seen: String::new(),
-        };
-        assert!(g.stderr_until("listening on http://"), "{}", g.seen);
-        let at = g.seen.find("listening on http://").unwrap() + "listening on http://".len();
-        g.addr = g.seen[at..].split('/').next().unwrap().trim().to_owned();
-        wait_listening(&g.addr);
-        g
-    }
-
-    /// Waits up to WAIT for `needle` on stderr; everything read is kept in `seen`.
-    fn stderr_until(&mut self, needle: &str) -> bool {
-        let deadline = Instant::now() + WAIT;
-        while !self.seen.contains(needle) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.stderr.recv_timeout(left) {
-                Ok(s) => {
-                    self.seen.push_str(&s);
-                    self.seen.push('\n');
-                }
-                Err(_) => return false,
-            }
-        }
-        true
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// `recording_upstream.py`; killed on drop.
@@ -552,7 +477,7 @@ fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
                      "env": {"STARTS_FILE": starts.to_string_lossy()}});
     let config = json!({"mcpServers": {"ev": everything_stdio(), "kid": kid}});
     let mut g = Gateway::start(&dir, &config, &[]);
-    let pid = g.child.id().to_string();
+    let pid = g.pid().to_string();
     let hup = || {
         let s = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
         assert!(s.success());
@@ -970,7 +895,7 @@ fn inbound_tokens_are_checked_never_forwarded_and_scopes_govern_tools() {
         "gateway": {"auth": {"issuer": rs.authz.url, "resource": resource,
                              "requiredScopes": ["mcp"]}},
     });
-    let mut g = Gateway::start_at(&dir, &config, &[], &format!("127.0.0.1:{port}"));
+    let mut g = Gateway::start_at(&dir, &config, &[], &format!("127.0.0.1:{port}"), WAIT);
     assert!(g.stderr_until("bearer tokens required ("), "{}", g.seen);
     // The Protected Resource Metadata is served where stderr says.
     let at = g.seen.find("bearer tokens required (").unwrap() + "bearer tokens required (".len();

@@ -12,12 +12,12 @@
 
 mod common;
 
+use common::gateway::Gateway;
 use common::{MCP, scratch};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Long enough to never fire on a slow CI machine; only guards against a hang.
@@ -67,63 +67,6 @@ fn peers() -> Option<(PathBuf, PathBuf, PathBuf)> {
     }
     eprintln!("\n!!! SKIPPED: {msg} !!!\n");
     None
-}
-
-/// The gateway; killed on drop.
-struct Gateway {
-    child: Child,
-    addr: String,
-    seen: String,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &std::path::Path, config: &Value) -> Gateway {
-    let file = dir.join("gateway.json");
-    std::fs::write(&file, config.to_string()).unwrap();
-    let mut child = Command::new(MCP)
-        .args(["gateway", "--config"])
-        .arg(&file)
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcp gateway");
-    let err = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut g = Gateway {
-        child,
-        addr: String::new(),
-        seen: String::new(),
-    };
-    let deadline = Instant::now() + WAIT;
-    while !g.seen.contains("listening on http://") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(l) => {
-                g.seen.push_str(&l);
-                g.seen.push('\n');
-            }
-            Err(_) => panic!("the gateway did not start: {}", g.seen),
-        }
-    }
-    let at = g.seen.find("listening on http://").unwrap() + "listening on http://".len();
-    g.addr = g.seen[at..].split('/').next().unwrap().trim().to_owned();
-    g
 }
 
 /// Runs the Python SDK client script; its JSON lines by step.
@@ -204,7 +147,7 @@ fn third_party_upstreams_behind_the_gateway_serve_the_python_sdk() {
         "time": {"command": time, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
         "ev": {"command": MCP, "args": ["serve", "--stdio"]},
     }});
-    let g = start(&dir, &config);
+    let g = Gateway::start_at(&dir, &config, &[], "127.0.0.1:0", WAIT);
     assert!(
         g.seen.contains("3 of 3 upstream(s) connected"),
         "{}",

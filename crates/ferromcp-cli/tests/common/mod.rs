@@ -3,6 +3,7 @@
 //! each in the modern and the handshake era).
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+pub mod gateway;
 pub mod raw;
 
 use std::process::{Child, Command, Output, Stdio};
