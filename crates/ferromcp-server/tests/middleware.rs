@@ -14,6 +14,9 @@ use ferromcp_server::middleware::{self, RpcResponse};
 use ferromcp_server::protocol::{Era, ErrorCode, ErrorObject, Principal};
 use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{NoArgs, RequestContext, Server, testing, tool};
+mod common;
+
+use common::handshake_post;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -267,27 +270,6 @@ async fn stdio_in_both_eras_goes_through_the_same_layers() {
         "{seen:?}"
     );
     assert_eq!(f.secret_runs.load(Ordering::SeqCst), 0);
-}
-
-fn handshake_post(
-    body: Value,
-    session: Option<&str>,
-) -> http::Request<http_body_util::Full<bytes::Bytes>> {
-    let mut req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(s) = session {
-        req = req
-            .header("mcp-session-id", s)
-            .header("mcp-protocol-version", "2025-11-25");
-    }
-    req.body(http_body_util::Full::new(bytes::Bytes::from(
-        body.to_string(),
-    )))
-    .unwrap()
 }
 
 #[tokio::test]

@@ -9,6 +9,9 @@ use ferromcp_server::notify::Change;
 use ferromcp_server::skills::Skill;
 use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{Server, testing};
+mod common;
+
+use common::handshake_post;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -38,27 +41,6 @@ fn sha(bytes: &[u8]) -> String {
         "sha256:{}",
         h.iter().map(|b| format!("{b:02x}")).collect::<String>()
     )
-}
-
-fn handshake_post(
-    body: Value,
-    session: Option<&str>,
-) -> http::Request<http_body_util::Full<bytes::Bytes>> {
-    let mut req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream");
-    if let Some(s) = session {
-        req = req
-            .header("mcp-session-id", s)
-            .header("mcp-protocol-version", "2025-11-25");
-    }
-    req.body(http_body_util::Full::new(bytes::Bytes::from(
-        body.to_string(),
-    )))
-    .unwrap()
 }
 
 // SEP-2640 "Capability Declaration", "Enumeration via skills/list",
