@@ -307,8 +307,7 @@ impl Shared {
             info.title = None;
         }
         let mut capabilities = self.capabilities();
-        capabilities.extensions =
-            crate::apps::wire::handshake_extensions(capabilities.extensions.take());
+        capabilities.extensions = handshake_extensions(capabilities.extensions.take());
         let result = InitializeResult {
             protocol_version: version.as_str().to_owned(),
             capabilities,
@@ -1043,6 +1042,26 @@ struct ToolsPage<'a> {
 struct ServerInfoMeta<'a> {
     #[serde(rename = "io.modelcontextprotocol/serverInfo")]
     info: &'a ferromcp_protocol::types::Implementation,
+}
+
+/// The extensions a handshake-era `initialize` result declares: only
+/// MCP Apps and Skills, which hosts negotiate on those revisions
+/// (capabilities are an open set there); the others are modern-era only.
+pub(crate) fn handshake_extensions(
+    all: Option<ferromcp_protocol::types::JsonObject>,
+) -> Option<ferromcp_protocol::types::JsonObject> {
+    const HANDSHAKE_EXTENSIONS: [&str; 2] = [
+        ferromcp_protocol::types::UI_EXTENSION,
+        ferromcp_protocol::types::SKILLS_EXTENSION,
+    ];
+    let mut all = all?;
+    let mut m = ferromcp_protocol::types::JsonObject::new();
+    for id in HANDSHAKE_EXTENSIONS {
+        if let Some(v) = all.remove(id) {
+            m.insert(id.to_owned(), v);
+        }
+    }
+    (!m.is_empty()).then_some(m)
 }
 
 #[cfg(test)]

@@ -270,8 +270,9 @@ impl ServerBuilder {
 
 #[cfg(test)]
 mod tests {
-    use super::wire::{declare, handshake_extensions};
+    use super::wire::declare;
     use super::*;
+    use crate::dispatch::handshake_extensions;
     use crate::{NoArgs, Server, tool};
     use ferromcp_protocol::types::UI_EXTENSION;
     use serde_json::Value;

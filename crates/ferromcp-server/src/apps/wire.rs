@@ -67,17 +67,3 @@ pub(crate) fn declare(extensions: &mut Option<JsonObject>) {
         .entry(UI_EXTENSION)
         .or_insert_with(|| Value::Object(JsonObject::new()));
 }
-
-/// The extensions a handshake-era `initialize` result declares: only
-/// MCP Apps and Skills, which hosts negotiate on those revisions
-/// (capabilities are an open set there); the others are modern-era only.
-pub(crate) fn handshake_extensions(all: Option<JsonObject>) -> Option<JsonObject> {
-    let mut all = all?;
-    let mut m = JsonObject::new();
-    for id in [UI_EXTENSION, ferromcp_protocol::types::SKILLS_EXTENSION] {
-        if let Some(v) = all.remove(id) {
-            m.insert(id.to_owned(), v);
-        }
-    }
-    (!m.is_empty()).then_some(m)
-}
