@@ -38,10 +38,7 @@ fn inspector() -> Option<PathBuf> {
         "the MCP Inspector is not installed ({} is missing): run `bash scripts/inspector-peer.sh`",
         cli.display()
     );
-    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-        panic!("{msg} (CI must run the Inspector interop)");
-    }
-    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+    common::peer_missing(&msg, "CI must run the Inspector interop");
     None
 }
 

@@ -229,3 +229,13 @@ pub fn scripted(mode: &str) -> Vec<String> {
         mode.into(),
     ]
 }
+
+/// A pinned third-party peer the test needs is missing (`msg` says which
+/// and how to install it): with `CI` set (and not `false`) the test fails,
+/// giving `ci_reason`; elsewhere a loud SKIPPED line, and the caller returns.
+pub fn peer_missing(msg: &str, ci_reason: &str) {
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("{msg} ({ci_reason})");
+    }
+    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+}
