@@ -369,10 +369,7 @@ fn ext_apps_schema() -> Option<serde_json::Value> {
                 "the ext-apps package is not installed ({}: {e}): run `bash scripts/ext-apps-peer.sh`",
                 file.display()
             );
-            if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-                panic!("{msg} (CI must run the MCP Apps schema check)");
-            }
-            eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+            peer_missing(&msg, "CI must run the MCP Apps schema check");
             None
         }
     }
@@ -561,10 +558,7 @@ fn inspector() -> Option<PathBuf> {
         "the MCP Inspector is not installed ({} is missing): run `bash scripts/inspector-peer.sh`",
         cli.display()
     );
-    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
-        panic!("{msg} (CI must run the Inspector interop)");
-    }
-    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
+    peer_missing(&msg, "CI must run the Inspector interop");
     None
 }
 
@@ -667,4 +661,14 @@ fn the_inspector_drives_the_apps_example_over_stdio_and_http_in_both_eras() {
             );
         }
     }
+}
+
+/// A pinned third-party peer the test needs is missing (`msg` says which
+/// and how to install it): with `CI` set (and not `false`) the test fails,
+/// giving `ci_reason`; elsewhere a loud SKIPPED line, and the caller returns.
+fn peer_missing(msg: &str, ci_reason: &str) {
+    if std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false") {
+        panic!("{msg} ({ci_reason})");
+    }
+    eprintln!("\n!!! SKIPPED: {msg} !!!\n");
 }
