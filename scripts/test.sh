@@ -16,6 +16,12 @@ if ! command -v redis-server >/dev/null 2>&1; then
   fi
 fi
 
+# footprint: what the build has taken so far. A clean run filled the CI
+# machine's disk once; the log shows where the space goes.
+footprint() {
+  echo "-- disk: target $(du -sh target 2>/dev/null | cut -f1), free $(df -h . | awk 'NR==2 {print $4}')"
+}
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -180,6 +186,7 @@ else
   cargo test -p ferromcp-cli --features redis --test serve_redis
 fi
 
+footprint
 echo "== doc tests"
 cargo test --workspace --doc
 
@@ -197,11 +204,14 @@ echo "== fuzz smoke (each cargo-fuzz target for 10 s)"
 # that path is the one exercised on every run, not fuzz/target.
 CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target/fuzz}" bash scripts/fuzz-smoke.sh
 
+footprint
 echo "== official conformance suites"
 bash scripts/conformance.sh
 
 echo "== fleet.sh self-test (wait_port: dead, slow and silent replicas)"
 bash scripts/fleet-selftest.sh
 
+footprint
 echo "== scale-out: three replicas, Redis and nginx under load (scripts/scale-out.sh)"
 bash scripts/scale-out.sh --quick
+footprint
