@@ -40,6 +40,7 @@ mod filter;
 mod ids;
 mod message;
 mod relay;
+mod session_setup;
 mod upstream;
 
 pub use env::expand_env;
@@ -67,6 +68,7 @@ pub struct Limits {
     max_resource_subscriptions: usize,
     retries: u32,
     retry_max_wait: Duration,
+    stream_open_wait: Duration,
 }
 
 impl Default for Limits {
@@ -84,6 +86,7 @@ impl Default for Limits {
             max_resource_subscriptions: Self::DEFAULT_MAX_RESOURCE_SUBSCRIPTIONS,
             retries: Self::DEFAULT_RETRIES,
             retry_max_wait: Self::DEFAULT_RETRY_MAX_WAIT,
+            stream_open_wait: Self::DEFAULT_STREAM_OPEN_WAIT,
         }
     }
 }
@@ -113,6 +116,8 @@ impl Limits {
     pub const DEFAULT_RETRIES: u32 = 2;
     /// Default for [`Limits::retry_max_wait`].
     pub const DEFAULT_RETRY_MAX_WAIT: Duration = Duration::from_secs(10);
+    /// Default for [`Limits::stream_open_wait`].
+    pub const DEFAULT_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
     /// The host's requests waiting for the remote's answer at once; more
     /// are refused with a JSON-RPC error.
@@ -197,7 +202,9 @@ impl Limits {
 
     /// A handshake host in front of a 2026-07-28 remote: how many
     /// resources it may be subscribed to at once (the bridge's
-    /// `subscriptions/listen` carries them all); more are refused.
+    /// `subscriptions/listen` carries them all); more are refused. In
+    /// front of a handshake remote: how many of the host's subscriptions
+    /// are remembered to be sent again in a renewed session.
     pub fn max_resource_subscriptions(mut self, n: usize) -> Self {
         self.max_resource_subscriptions = n.max(1);
         self
@@ -207,6 +214,17 @@ impl Limits {
     /// cancelled at the remote and its `requestState` no longer accepted.
     pub fn input_wait(mut self, d: Duration) -> Self {
         self.input_wait = d.max(Duration::from_millis(1));
+        self
+    }
+
+    /// A handshake host: how long the host's messages after
+    /// `notifications/initialized` wait for the remote to answer the GET
+    /// stream the bridge opens then (`0`: they do not wait). A remote that
+    /// pushes a request on that stream right away and drops it when no
+    /// stream is open yet loses nothing; after the wait the messages go
+    /// on whatever the stream's state.
+    pub fn stream_open_wait(mut self, d: Duration) -> Self {
+        self.stream_open_wait = d;
         self
     }
 }

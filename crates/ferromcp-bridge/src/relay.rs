@@ -11,6 +11,7 @@
 use crate::filter::ToolFilter;
 use crate::ids::IdMap;
 use crate::message::{Classified, Invalid, Kind, RawObject, classify, raw_array, raw_str};
+use crate::session_setup::SessionSetup;
 use crate::upstream::{Failure, Inbound, Upstream};
 use crate::{Error, Limits};
 use ferromcp_protocol::framing::{Frame, LineFramer};
@@ -458,6 +459,10 @@ struct Relay {
     /// Host lines that arrived while that `initialize` was unanswered: they
     /// need the session id its answer brings (bounded by max_in_flight).
     held: std::collections::VecDeque<Vec<u8>>,
+    /// The GET stream opened after `notifications/initialized` has not
+    /// been answered yet: host lines are held meanwhile (at most
+    /// `stream_open_wait`).
+    opening_stream: bool,
     to_host: mpsc::Sender<Vec<u8>>,
     events: mpsc::Sender<Inbound>,
     /// Input rounds waiting for the host's retry: requestState → the
@@ -565,6 +570,7 @@ where
         listen: None,
         init_local: None,
         held: std::collections::VecDeque::new(),
+        opening_stream: false,
         to_host,
         events,
         tokens: HashMap::new(),
@@ -577,7 +583,7 @@ where
             line = lines.recv(), if host_open => match line {
                 Some(Frame::Line(l)) if relay.initializing() => {
                     if relay.held.len() >= relay.limits.max_in_flight {
-                        relay.answer(error_answer(None, -32600, "too many messages before the initialize answer")).await;
+                        relay.answer(error_answer(None, -32600, "too many messages before the remote's session is ready")).await;
                     } else {
                         relay.held.push_back(l);
                     }
@@ -656,10 +662,14 @@ impl Relay {
     }
 
     /// Whether a forwarded `initialize` is still unanswered.
+    /// Host lines wait: the `initialize` is unanswered, or the GET stream
+    /// opened after `notifications/initialized` is.
     fn initializing(&self) -> bool {
-        self.init_local
-            .as_ref()
-            .is_some_and(|l| self.host_ids.get(l).is_some())
+        self.opening_stream
+            || self
+                .init_local
+                .as_ref()
+                .is_some_and(|l| self.host_ids.get(l).is_some())
     }
 
     async fn answer(&self, bytes: Vec<u8>) {
@@ -790,6 +800,13 @@ impl Relay {
             },
             None => c,
         };
+        // LEGACY-12: what sets the host's session up is sent again in a
+        // session the bridge renews.
+        if self.handshake && self.translate.is_none() {
+            if let Some(member) = SessionSetup::member(&method) {
+                self.up.note_setup(&method, c.param_str(member).as_deref());
+            }
+        }
         let headers = if self.handshake {
             Vec::new()
         } else {
@@ -897,7 +914,27 @@ impl Relay {
         );
         if then_listen {
             self.listen = Some(task);
+            self.hold_until_stream_opens();
         }
+    }
+
+    // LEGACY-15, LEGACY-18
+    /// A remote may push a request on its GET stream as soon as the session
+    /// is ready and drop it when no stream is open yet (the TypeScript SDK
+    /// does): the host's next messages, which may cause such a push, wait
+    /// until the remote answered the GET (or `stream_open_wait` ran out).
+    fn hold_until_stream_opens(&mut self) {
+        let wait = self.limits.stream_open_wait;
+        if wait.is_zero() {
+            return;
+        }
+        self.opening_stream = true;
+        let up = self.up.clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let _ = tokio::time::timeout(wait, up.wait_get_stream()).await;
+            let _ = events.send(Inbound::StreamSettled).await;
+        });
     }
 
     // DISC-01, LADDER-01
@@ -1223,6 +1260,10 @@ impl Relay {
                 .is_some()
         {
             session.log_level.clone_from(&level);
+            self.up.note_setup(
+                method::LOGGING_SET_LEVEL,
+                level.as_ref().and_then(Value::as_str),
+            );
             let set = serde_json::json!({
                 "jsonrpc": "2.0", "id": "ferromcp-bridge/set-level",
                 "method": method::LOGGING_SET_LEVEL, "params": {"level": level}
@@ -1279,6 +1320,8 @@ impl Relay {
             );
         }
         for (n, uri) in subscribe.into_iter().enumerate() {
+            self.up
+                .note_setup(method::RESOURCES_SUBSCRIBE, uri.as_str());
             let body = serde_json::json!({
                 "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
                 "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
@@ -1529,6 +1572,7 @@ impl Relay {
                 local: None,
                 failure: None,
             } => {}
+            Inbound::StreamSettled => self.opening_stream = false,
         }
     }
 

@@ -10,6 +10,7 @@
 // HTTP-02, HTTP-03, HTTP-04, LEGACY-12, LEGACY-15
 
 use crate::Limits;
+use crate::session_setup::SessionSetup;
 use bytes::Bytes;
 use ferromcp_client::{AuthChallenge, AuthDecision, AuthRequest, HttpAuth};
 use ferromcp_protocol::RequestId;
@@ -52,6 +53,9 @@ pub(crate) enum Inbound {
         local: Option<RequestId>,
         failure: Option<Failure>,
     },
+    /// The handshake-era GET stream was answered (open or refused), or the
+    /// bridge stopped waiting for it: the host's held messages may go on.
+    StreamSettled,
 }
 
 /// The HTTP side of one bridge.
@@ -70,6 +74,9 @@ pub(crate) struct Upstream {
     reinit: Mutex<Option<Bytes>>,
     /// One session renewal at a time.
     renewing: tokio::sync::Mutex<()>,
+    /// The host's level and subscriptions, set up again in a renewed
+    /// session.
+    setup: Mutex<SessionSetup>,
     version: Mutex<Option<HeaderValue>>,
     /// Remote requests the host has not answered yet: while there are
     /// any, a quiet answer stream is waiting on the host's user (an
@@ -166,11 +173,21 @@ impl Upstream {
             session: Mutex::new(None),
             reinit: Mutex::new(None),
             renewing: tokio::sync::Mutex::new(()),
+            setup: Mutex::new(SessionSetup::new(limits.max_resource_subscriptions)),
             version: Mutex::new(None),
             waiting_on_host: AtomicUsize::new(0),
             get_stream: tokio::sync::watch::Sender::new(GetStream::Closed),
             limits,
         })
+    }
+
+    /// Notes a handshake host's request that sets its session up (level,
+    /// subscriptions) as it is sent, for a renewed session.
+    pub(crate) fn note_setup(&self, method: &str, value: Option<&str>) {
+        let kept = self.setup.lock().map(|mut s| s.note(method, value));
+        if matches!(kept, Ok(false)) {
+            tracing::warn!("too many subscriptions to remember; a renewed session will miss some");
+        }
     }
 
     /// Whether a handshake-era session is open.
@@ -475,6 +492,16 @@ impl Upstream {
         let done = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
         if self.gather(done, &[], plain(false)).await.is_err() {
             tracing::warn!("the remote refused notifications/initialized");
+        }
+        // The host's level and subscriptions were the old session's: the
+        // new one gets them before the host's request is sent again.
+        let setup = self.setup.lock().map(|s| s.replay()).unwrap_or_default();
+        for body in setup {
+            if self.gather(body, &[], plain(false)).await.is_err() {
+                tracing::warn!(
+                    "the remote refused the host's level or a subscription in the new session"
+                );
+            }
         }
         tracing::warn!("a new session with the remote is open; the request is sent again");
         true

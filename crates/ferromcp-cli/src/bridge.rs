@@ -70,6 +70,12 @@ pub struct BridgeArgs {
     /// further pushed request is refused at the remote.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_INPUT_WAITS)]
     pub max_input_waits: usize,
+    /// A handshake host: milliseconds its messages after
+    /// `notifications/initialized` wait for the remote to answer the GET
+    /// stream (a request the remote pushes there at once is not lost); 0
+    /// does not wait.
+    #[arg(long, value_name = "MS", default_value_t = Limits::DEFAULT_STREAM_OPEN_WAIT.as_millis() as u64)]
+    pub stream_open_wait: u64,
     /// What the bridge reports on stderr (never on stdout, the host's
     /// wire): off, error, warn, info, debug or trace.
     #[arg(long, value_enum, value_name = "LEVEL", env = "MCP_BRIDGE_LOG", default_value_t = LogLevel::Warn)]
@@ -127,6 +133,7 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         .max_in_flight(a.max_in_flight)
         .input_wait(std::time::Duration::from_secs(a.input_wait.max(1)))
         .max_input_waits(a.max_input_waits)
+        .stream_open_wait(std::time::Duration::from_millis(a.stream_open_wait))
         .retries(a.retries)
         .retry_max_wait(std::time::Duration::from_secs(a.retry_max_wait));
     Ok(bridge.filter(filter).limits(limits))

@@ -1800,6 +1800,67 @@ fn a_modern_host_never_sees_requests_a_handshake_remote_pushes_outside_a_call() 
     );
 }
 
+#[test]
+fn a_request_pushed_on_the_get_stream_right_after_initialized_is_not_lost() {
+    // LEGACY-15, LEGACY-18: the remote answers its GET stream after 1.5 s
+    // and drops a request tied to no call when no stream is open (as the
+    // TypeScript SDK does). A host that calls at once after
+    // `notifications/initialized` must still get that request: the bridge
+    // holds the call until the remote has answered the GET.
+    let remote = ScriptedRemote::start(&["slow-get", "1500"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+            "clientInfo": {"name": "eager", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "push", "arguments": {}}}),
+    ];
+    let all: Vec<String> = lines.iter().map(Value::to_string).collect();
+    host.send_raw(&all.join("\n"));
+    let mut done = None;
+    while done.is_none() {
+        let m = host.recv();
+        if m["method"] == "roots/list" {
+            host.send(json!({"jsonrpc": "2.0", "id": m["id"],
+                "result": {"roots": [{"uri": "file:///work", "name": "work"}]}}));
+        } else if m["id"] == 2 {
+            done = Some(m);
+        }
+    }
+    let done = done.unwrap_or_default();
+    assert!(
+        text_of(&done).starts_with("answered: ") && text_of(&done).contains("file:///work"),
+        "{done}"
+    );
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn stream_open_wait_zero_sends_at_once_and_the_push_is_lost() {
+    // The other side of the test above, and what the wait costs nothing
+    // to switch off: with `--stream-open-wait 0` the call overtakes the GET
+    // stream and this remote drops its push.
+    let remote = ScriptedRemote::start(&["slow-get", "1500"]);
+    let mut host = Host::start(&remote.url, &["--stream-open-wait", "0"]);
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
+            "clientInfo": {"name": "eager", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "push", "arguments": {}}}),
+    ];
+    let all: Vec<String> = lines.iter().map(Value::to_string).collect();
+    host.send_raw(&all.join("\n"));
+    let (_, done) = host.answer_for(&json!(2));
+    assert_eq!(text_of(&done), "lost", "{done}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+}
+
 /// The calls of `method` (and tool `name`) the remote received.
 fn attempts(remote: &ScriptedRemote, method: &str, name: Option<&str>) -> usize {
     remote
@@ -1945,6 +2006,74 @@ fn an_expired_remote_session_is_initialized_again_and_the_request_resent() {
         assert_eq!(code, Some(0), "{era}: {stderr}");
         assert!(stderr.contains("session expired"), "{era}: {stderr}");
     }
+}
+
+#[test]
+fn a_renewed_session_gets_the_hosts_level_and_subscriptions_again() {
+    // LEGACY-12: the remote forgets the session; the bridge's new session
+    // is set up as the host set up the old one (its last log level, the
+    // resources it is still subscribed to) before the host's request is
+    // sent again, so updates and the level survive the renewal.
+    let remote = ScriptedRemote::start(&["forgetful"]);
+    let mut host = Host::start(&remote.url, &[]);
+    open(&mut host, "handshake");
+    let ok = |host: &mut Host, id: &str, method: &str, params: Value| {
+        let a = host.call(req("handshake", json!(id), method, params));
+        assert!(a.get("result").is_some(), "{method}: {a}");
+    };
+    ok(
+        &mut host,
+        "l1",
+        "logging/setLevel",
+        json!({"level": "debug"}),
+    );
+    ok(
+        &mut host,
+        "l2",
+        "logging/setLevel",
+        json!({"level": "error"}),
+    );
+    for (i, uri) in ["file:///a", "file:///b", "file:///c"].iter().enumerate() {
+        ok(
+            &mut host,
+            &format!("s{i}"),
+            "resources/subscribe",
+            json!({"uri": uri}),
+        );
+    }
+    ok(
+        &mut host,
+        "u",
+        "resources/unsubscribe",
+        json!({"uri": "file:///b"}),
+    );
+    let call = |name: &str| json!({"name": name, "arguments": {}});
+    ok(&mut host, "f", "tools/call", call("forget"));
+    let after = host.call(req("handshake", json!("after"), "tools/call", call("noop")));
+    assert_eq!(text_of(&after), "done", "{after}");
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let new: Vec<Value> = remote
+        .recorded()
+        .into_iter()
+        .filter(|m| m["_session"] == "s-2" && m.get("id").is_some())
+        .collect();
+    let methods: Vec<&str> = new.iter().filter_map(|m| m["method"].as_str()).collect();
+    assert_eq!(
+        methods,
+        [
+            "logging/setLevel",
+            "resources/subscribe",
+            "resources/subscribe",
+            "tools/call"
+        ],
+        "{new:?}"
+    );
+    assert_eq!(new[0]["params"]["level"], "error", "{new:?}");
+    let uris: Vec<&Value> = new[1..3].iter().map(|m| &m["params"]["uri"]).collect();
+    assert_eq!(uris, [&json!("file:///a"), &json!("file:///c")], "{new:?}");
+    assert_eq!(new[3]["params"]["name"], "noop", "{new:?}");
 }
 
 /// Calls `tool` on the hostile remote through a bridge with a 2-second
