@@ -60,6 +60,26 @@ pub struct BridgeArgs {
     /// it. Bridges started together run one flow.
     #[arg(long, value_enum, value_name = "FLOW", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub login: Option<crate::auth::LoginFlow>,
+    /// Authenticate as a service, with no user: the OAuth
+    /// `client_credentials` grant for this client id, registered at the
+    /// remote's authorization server (found from the remote's metadata),
+    /// with the secret from `--client-secret-env`. Tokens are kept in
+    /// memory only and obtained again when they expire or are refused.
+    #[arg(
+        long,
+        value_name = "ID",
+        requires = "client_secret_env",
+        conflicts_with = "login"
+    )]
+    pub client_id: Option<String>,
+    /// The environment variable holding the `--client-id` secret (never
+    /// given on the command line, where other users can read it).
+    #[arg(long, value_name = "VAR", requires = "client_id")]
+    pub client_secret_env: Option<String>,
+    /// The scopes (space-separated) to ask for with `--client-id`;
+    /// without it, those the remote's metadata advertises.
+    #[arg(long = "client-scope", value_name = "SCOPES", requires = "client_id")]
+    pub client_scope: Option<String>,
     /// A 2026-07-28 host in front of a handshake-era remote: seconds a call
     /// waits for the host's retry of an `input_required` round (the
     /// remote's elicitation or sampling request held open); then it is
@@ -118,7 +138,23 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         h.split_once(':')
             .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
     });
-    if let (false, Some(url)) = (configured, a.url.as_deref()) {
+    if let (Some(id), Some(var)) = (&a.client_id, &a.client_secret_env) {
+        if configured {
+            return Err(Failure::usage(
+                "--client-id and an Authorization header: give one credential",
+            ));
+        }
+        let Some(url) = a.url.as_deref() else {
+            return Err(Failure::usage("--client-id needs the remote's URL"));
+        };
+        let secret = std::env::var(var).map_err(|_| {
+            Failure::usage(format!(
+                "--client-secret-env: environment variable {var} is not set"
+            ))
+        })?;
+        let hook = crate::auth::client_credentials(url, id, &secret, a.client_scope.as_deref())?;
+        bridge = bridge.auth(hook);
+    } else if let (false, Some(url)) = (configured, a.url.as_deref()) {
         let hook = match a.login {
             Some(flow) => crate::auth::interactive(url, flow, crate::auth::DEFAULT_LOGIN_TIMEOUT),
             None => crate::auth::stored(url),

@@ -791,3 +791,79 @@ fn revoked_tokens_get_an_error_naming_mcp_login_and_a_new_login_works() {
     let a = host.call(modern_echo(3, "again"));
     assert_eq!(text_of(&a), "again", "{a}");
 }
+
+// AUTH-14, AUTH-20
+#[test]
+fn client_credentials_authenticate_a_bridge_with_no_user_and_store_nothing() {
+    let s = Setup::start();
+    s.authz
+        .secrets
+        .lock()
+        .unwrap()
+        .insert("svc".into(), "svc-secret-42".into());
+    let flags = [
+        "--client-id",
+        "svc",
+        "--client-secret-env",
+        "SVC_SECRET",
+        "--client-scope",
+        "mcp",
+    ];
+    let mut host = s.bridge_env(&flags, &[("SVC_SECRET", "svc-secret-42")]);
+    let a = host.call(modern_echo(1, "service"));
+    assert_eq!(text_of(&a), "service", "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("svc-secret-42"), "{err}");
+    assert!(s.authz.grants("client_credentials") >= 1);
+    assert_eq!(s.authz.grants("authorization_code"), 0);
+    {
+        let log = s.authz.log.lock().unwrap();
+        assert!(log.authorize.is_empty(), "no user authorization");
+        let cc: Vec<_> = log
+            .token
+            .iter()
+            .filter(|(f, _)| f.get("grant_type").map(String::as_str) == Some("client_credentials"))
+            .collect();
+        assert!(
+            cc.iter()
+                .all(|(f, _)| f["scope"] == "mcp" && f["resource"] == s.url),
+            "{cc:?}"
+        );
+    }
+    // Nothing in the `mcp login` store: the tokens belong to this run.
+    let tokens = s.config.join("mcp").join("tokens");
+    let stored = std::fs::read_dir(&tokens).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(stored, 0, "tokens stored in {}", tokens.display());
+
+    // A wrong secret: the host's call fails with an error, the process
+    // stays up and the secret never reaches stderr.
+    let mut host = s.bridge_env(&flags, &[("SVC_SECRET", "wrong-secret-99")]);
+    let a = host.call(modern_echo(2, "refused"));
+    assert!(a.get("error").is_some(), "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("wrong-secret-99"), "{err}");
+
+    // The secret's variable must be set, and a second credential is refused.
+    let r: Run = mcp()
+        .args(["bridge", &s.url])
+        .args(flags)
+        .env_remove("SVC_SECRET")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into();
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("SVC_SECRET is not set"), "{r:?}");
+    let r: Run = mcp()
+        .args(["bridge", &s.url, "--header", "Authorization: Bearer x"])
+        .args(flags)
+        .env("SVC_SECRET", "svc-secret-42")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into();
+    assert_ne!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("give one credential"), "{r:?}");
+}
