@@ -337,6 +337,66 @@ fn a_slow_upstream_times_out_while_the_others_answer() {
 }
 
 #[test]
+fn a_breaker_stops_calls_to_a_stalled_upstream_then_one_trial_closes_it() {
+    // After `failures` requests in a row with no answer in time, calls to
+    // that upstream are refused at once without reaching it; the others
+    // are served; after `openMs` one trial goes through and closes it.
+    let dir = scratch("gateway-breaker");
+    let hangs = dir.join("hangs");
+    let config = json!({"mcpServers": {
+        "ev": everything_stdio(),
+        "kid": {"command": "python3", "args": [fixture("expose_child.py")],
+                "env": {"HANG_FILE": hangs.to_str().unwrap()},
+                "timeoutMs": 500, "breaker": {"failures": 2, "openMs": 2000}},
+    }});
+    let g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    until_tool(&c, "kid__hang", true);
+    until_tool(&c, "ev__greet", true);
+    let reached = || {
+        std::fs::read_to_string(&hangs)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    for i in 0..2 {
+        let a = c.call(json!(i), "kid__hang", json!({}));
+        assert!(text_of(&a).contains("within 500 ms"), "{a}");
+    }
+    assert_eq!(reached(), 2);
+    // Open: refused at once, naming the upstream and the breaker; the
+    // upstream never sees the call.
+    let a = c.call(json!(3), "kid__hang", json!({}));
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    let text = text_of(&a);
+    assert!(
+        text.contains("\"kid\"")
+            && text.contains("2 requests in a row")
+            && text.contains("breaker"),
+        "{text}"
+    );
+    assert_eq!(reached(), 2, "a refused call reached the upstream");
+    // The other upstream is served meanwhile, in both eras.
+    for era in [MODERN, HANDSHAKE] {
+        let a = Client::new(&g.addr, era).call(json!(4), "ev__greet", json!({"name": "other"}));
+        assert_eq!(text_of(&a), "Hello, other!", "{era}: {a}");
+    }
+    // After openMs: a trial call answers and the breaker closes (bounded
+    // by a count of attempts, not by a measured duration).
+    let mut closed = false;
+    for i in 0..40 {
+        let a = c.call(json!(10 + i), "kid__echo", json!({"text": "back"}));
+        if a["result"]["isError"] != true && text_of(&a) == "back" {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert!(closed, "the breaker never let a trial through");
+    let a = c.call(json!(99), "kid__echo", json!({"text": "closed"}));
+    assert_eq!(text_of(&a), "closed", "{a}");
+}
+
+#[test]
 fn a_stdio_upstream_killed_mid_call_fails_that_call_and_is_restarted() {
     let dir = scratch("gateway-kill");
     let starts = dir.join("starts");

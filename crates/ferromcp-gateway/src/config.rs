@@ -14,6 +14,7 @@
 //! }
 //! ```
 
+use crate::breaker::{self, BreakerConfig};
 pub use crate::config_error::ConfigError;
 use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
@@ -94,6 +95,7 @@ pub struct UpstreamConfig {
     timeout: Duration,
     auth: Option<UpstreamAuth>,
     scopes: Vec<ScopeRule>,
+    breaker: BreakerConfig,
 }
 
 impl UpstreamConfig {
@@ -121,6 +123,10 @@ impl UpstreamConfig {
     /// Its tool policy (`allowTools`/`denyTools`, globs on its own names).
     pub fn filter(&self) -> &ToolFilter {
         &self.filter
+    }
+    /// Its circuit breaker (`breaker`: `failures`, `openMs`).
+    pub fn breaker(&self) -> BreakerConfig {
+        self.breaker
     }
     /// How long one request to it may take (`timeoutMs`).
     pub fn timeout(&self) -> Duration {
@@ -280,8 +286,9 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 16] = [
     "auth",
+    "breaker",
     "scopes",
     "command",
     "args",
@@ -452,6 +459,10 @@ fn upstream(
         Some(s) => scopes::parse(s, &at("scopes"))?,
         None => Vec::new(),
     };
+    let breaker = match o.get("breaker") {
+        Some(b) => breaker::parse(b, &at("breaker"))?,
+        None => BreakerConfig::default(),
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
@@ -460,6 +471,7 @@ fn upstream(
         timeout,
         auth,
         scopes,
+        breaker,
     }))
 }
 

@@ -33,6 +33,7 @@
 //! ```
 
 mod aggregate;
+mod breaker;
 mod config;
 mod config_error;
 mod credentials;
@@ -42,6 +43,7 @@ mod scopes;
 mod upstream;
 
 pub use aggregate::Report;
+pub use breaker::BreakerConfig;
 pub use config::{
     Config, ConfigError, DEFAULT_SEPARATOR, DEFAULT_TIMEOUT, Transport, UpstreamConfig,
 };

@@ -8,6 +8,7 @@
 //! tokens, session ids) is ever copied into it; the handlers only pass
 //! the method's own parameters.
 
+use crate::breaker::{Breaker, Refused};
 use crate::config::{Transport, UpstreamConfig};
 use crate::credentials::UpstreamAuth;
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
@@ -43,6 +44,8 @@ pub(crate) enum Failure {
     Broken(String),
     /// Anything else (a malformed answer, …).
     Other(String),
+    /// Refused by its circuit breaker, without reaching it.
+    Open(Refused),
 }
 
 /// One configured upstream and its current connection.
@@ -65,11 +68,14 @@ pub(crate) struct Upstream {
     /// That hook, made at the first connection and kept (its tokens with
     /// it) across reconnections.
     auth: std::sync::OnceLock<Arc<dyn ferromcp_client::HttpAuth>>,
+    /// Stops requests to it after failures in a row (`breaker`).
+    breaker: Breaker,
 }
 
 impl Upstream {
     pub(crate) fn new(cfg: UpstreamConfig, updated: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
+            breaker: Breaker::new(cfg.breaker()),
             cfg,
             updated,
             uris: std::sync::Mutex::new(Vec::new()),
@@ -119,6 +125,10 @@ impl Upstream {
     }
 
     pub(crate) fn set(&self, c: Option<Client>) {
+        if c.is_some() {
+            // A new connection is tried whatever the old one did.
+            self.breaker.reset();
+        }
         *self.client.write().unwrap_or_else(|p| p.into_inner()) = c;
     }
 
@@ -221,6 +231,10 @@ impl Upstream {
         let Some(c) = self.current() else {
             return Err(Failure::Down);
         };
+        let permit = self
+            .breaker
+            .admit(std::time::Instant::now())
+            .map_err(Failure::Open)?;
         let t = self.cfg.timeout();
         let mut opts = RequestOptions::new().timeout(t).max_total_timeout(t);
         if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
@@ -245,6 +259,14 @@ impl Upstream {
         };
         if matches!(r, Err(Failure::Broken(_))) {
             self.wake.notify_one();
+        }
+        match &r {
+            // Cancelled by the client: says nothing about the upstream.
+            Err(Failure::Other(_)) if cancel.as_ref().is_some_and(|c| c.is_cancelled()) => {}
+            Err(Failure::Timeout | Failure::Broken(_)) => {
+                permit.record(false, std::time::Instant::now());
+            }
+            _ => permit.record(true, std::time::Instant::now()),
         }
         r
     }
@@ -293,6 +315,15 @@ impl Upstream {
             Failure::Rpc(e) => format!("upstream {name:?}: {}", e.message),
             Failure::Broken(m) => format!("upstream {name:?} connection failed: {m}"),
             Failure::Other(m) => format!("upstream {name:?}: {m}"),
+            Failure::Open(r) if r.retry_in.is_zero() => format!(
+                "upstream {name:?} failed {} requests in a row (no answer within its timeoutMs, or a lost connection); a trial request is under way, the others are refused until it answers",
+                r.failures
+            ),
+            Failure::Open(r) => format!(
+                "upstream {name:?} failed {} requests in a row (no answer within its timeoutMs, or a lost connection); requests to it are refused for {} ms more (its breaker)",
+                r.failures,
+                r.retry_in.as_millis().max(1)
+            ),
         }
     }
 }
