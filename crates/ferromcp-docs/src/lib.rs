@@ -192,7 +192,9 @@
 //! (FIFOs, sockets and devices are refused without a read). Reads for
 //! `resources/read` run on Tokio's blocking pool, never on its workers.
 
-pub mod index;
+/// The section index: the ranking core, shared with the gateway's tool
+/// search (the `ferromcp-rank` crate).
+pub use ferromcp_rank as index;
 mod library;
 pub mod markdown;
 mod mcp;
