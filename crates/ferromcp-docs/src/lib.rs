@@ -51,7 +51,8 @@
 //!
 //! ## Ranking
 //!
-//! [`index`] is this crate's own field-weighted BM25 (BM25F): each section
+//! [`index`] (the `ferromcp-rank` crate, which the gateway's tool search
+//! shares) is the project's own field-weighted BM25 (BM25F): each section
 //! is indexed as the document title, its heading, its heading path (the
 //! headings above it, so "Mitigation" under "Confused Deputy Problem" is
 //! found by both), its prose, its code and its link targets, each field
