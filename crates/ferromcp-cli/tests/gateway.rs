@@ -1115,3 +1115,297 @@ fn a_warm_tools_list_never_reaches_the_upstream() {
         "a client's tools/list reached the upstream"
     );
 }
+
+/// `search_tools` through `c`: the names found, best first (panics on an
+/// answer that is not a successful structured result).
+fn search(c: &Client, id: u64, query: &str, limit: Option<u64>) -> Vec<String> {
+    let mut args = json!({"query": query});
+    if let Some(l) = limit {
+        args["limit"] = json!(l);
+    }
+    let a = c.call(json!(id), "search_tools", args);
+    assert_ne!(a["result"]["isError"], true, "{query}: {a}");
+    let found = a["result"]["structuredContent"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{query}: {a}"));
+    // The same JSON as text, for clients that read only content.
+    let text: Value = serde_json::from_str(&text_of(&a)).unwrap();
+    assert_eq!(text, a["result"]["structuredContent"], "{a}");
+    for t in found {
+        assert!(t["inputSchema"].is_object(), "{t}");
+    }
+    found
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Polls `search_tools` until `name` is (or is not) among the results.
+fn until_found(c: &Client, query: &str, name: &str, present: bool) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let found = search(c, 90, query, None);
+        if found.iter().any(|n| n == name) == present {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} present={present}: {found:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+// TOOL-06
+/// An argument error of a meta-tool: a tool error the model reads,
+/// naming what is wrong.
+fn assert_invalid(a: &Value, what: &str) {
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    let text = text_of(a);
+    assert!(
+        text.starts_with("Invalid arguments") && text.contains(what),
+        "{what}: {text}"
+    );
+}
+
+// Issue 26, TOOL-06, TOOL-07
+/// `"toolMode": "search"`: `tools/list` offers only `search_tools` and
+/// `call_tool`; the search ranks every upstream's tools by their names and
+/// descriptions and returns their schemas; `call_tool` reaches tools of
+/// stdio and HTTP upstreams from clients of both eras; `limit` is bounded
+/// by `maxSearchResults`; a denied tool is neither found nor callable
+/// (direct name, case variant, invented name) and never reaches its
+/// upstream; an upstream's tool list change is searchable at once.
+#[test]
+fn search_mode_finds_and_calls_tools_of_every_upstream_under_policy() {
+    let handshake_http = HttpServer::start(&["--era", "handshake"]);
+    let dir = scratch("gateway-search");
+    let rec = Recorder::start(&dir);
+    let config = json!({
+        "mcpServers": {
+            "ev": everything_stdio(),
+            "old": {"url": handshake_http.url, "prefix": "legacy"},
+            "rec": {"url": rec.url, "denyTools": ["deniedtool"], "allowTools": ["whoami", "denied*"]},
+        },
+        "gateway": {"toolMode": "search", "maxSearchResults": 4},
+    });
+    let mut g = Gateway::start(&dir, &config, &[]);
+    assert!(g.stderr_until("3 of 3 upstream(s) connected"), "{}", g.seen);
+    for era in [MODERN, HANDSHAKE] {
+        let c = Client::new(&g.addr, era);
+        assert_eq!(tool_names(&c), ["search_tools", "call_tool"], "{era}");
+        let list = c.request(json!(1), "tools/list", json!({}));
+        assert!(list["result"].get("nextCursor").is_none(), "{list}");
+
+        // The right tool first, among three upstreams' tools.
+        let found = search(&c, 2, "echo the text back", None);
+        assert!(
+            ["ev__echo", "legacy__echo"].contains(&found[0].as_str()),
+            "{era}: {found:?}"
+        );
+        let found = search(&c, 3, "greet someone by name", Some(2));
+        let mut top: Vec<&str> = found.iter().map(String::as_str).collect();
+        top.sort_unstable();
+        assert_eq!(top, ["ev__greet", "legacy__greet"], "{era}");
+        assert_eq!(search(&c, 4, "whoami", None)[0], "rec__whoami", "{era}");
+        // `limit`: default and explicit, never above maxSearchResults.
+        assert_eq!(search(&c, 5, "test", None).len(), 4, "{era}");
+        assert_eq!(search(&c, 6, "test", Some(1)).len(), 1, "{era}");
+        assert!(search(&c, 7, "kubernetes", None).is_empty(), "{era}");
+
+        // call_tool reaches a stdio, a handshake-era HTTP and the
+        // recording upstream.
+        let a = c.call(
+            json!(8),
+            "call_tool",
+            json!({"name": "ev__echo", "arguments": {"text": "hi"}}),
+        );
+        assert_eq!(text_of(&a), "hi", "{era}: {a}");
+        let a = c.call(
+            json!(9),
+            "call_tool",
+            json!({"name": "legacy__greet", "arguments": {"name": era}}),
+        );
+        assert_eq!(text_of(&a), format!("Hello, {era}!"), "{era}: {a}");
+        let a = c.call(json!(10), "call_tool", json!({"name": "rec__whoami"}));
+        assert_eq!(text_of(&a), "ok", "{era}: {a}");
+
+        // Denied tools: never found, never callable.
+        for q in ["deniedtool", "rec deniedtool secret", "secret"] {
+            let found = search(&c, 11, q, Some(4));
+            assert!(
+                !found
+                    .iter()
+                    .any(|n| n == "rec__deniedtool" || n == "rec__secret"),
+                "{era} {q}: {found:?}"
+            );
+        }
+        let unknown = c.call(json!(12), "call_tool", json!({"name": "zz__nothing"}));
+        assert_eq!(unknown["error"]["code"], -32602, "{era}: {unknown}");
+        let unknown = unknown["error"]["message"].as_str().unwrap().to_owned();
+        assert!(unknown.contains("zz__nothing"), "{unknown}");
+        for name in [
+            "rec__deniedtool",
+            "rec__DeniedTool",
+            "rec__DENIEDTOOL",
+            "rec__secret",
+            "rec__nosuch",
+            "REC__whoami",
+            "rec__Whoami",
+            "deniedtool",
+            "whoami",
+            "search_tools",
+            "call_tool",
+        ] {
+            let a = c.call(json!(13), "call_tool", json!({"name": name}));
+            assert_eq!(a["error"]["code"], -32602, "{era} {name}: {a}");
+            assert_eq!(
+                a["error"]["message"],
+                unknown.replace("zz__nothing", name),
+                "{era} {name}: {a}"
+            );
+        }
+
+        // Bad arguments of the meta-tools are answered, naming the problem.
+        assert_invalid(&c.call(json!(14), "search_tools", json!({})), "query");
+        assert_invalid(
+            &c.call(json!(15), "search_tools", json!({"query": "x", "limit": 5})),
+            "limit",
+        );
+        assert_invalid(
+            &c.call(json!(16), "search_tools", json!({"query": "x", "limit": 0})),
+            "limit",
+        );
+        assert_invalid(
+            &c.call(json!(17), "search_tools", json!({"query": 3})),
+            "query",
+        );
+        assert_invalid(&c.call(json!(18), "call_tool", json!({})), "name");
+        assert_invalid(
+            &c.call(
+                json!(19),
+                "call_tool",
+                json!({"name": "ev__echo", "arguments": [1]}),
+            ),
+            "arguments",
+        );
+        let a = c.call(json!(20), "search_tools", json!({"query": "   "}));
+        assert_eq!(a["result"]["isError"], true, "{a}");
+    }
+    // Only the permitted tool reached the recording upstream.
+    assert_eq!(rec.calls(), ["whoami", "whoami"]);
+
+    // An upstream's tool list change re-indexes.
+    let c = Client::new(&g.addr, HANDSHAKE);
+    let q = "Added at run time";
+    assert!(
+        !search(&c, 30, q, None)
+            .iter()
+            .any(|n| n == "ev__dynamic_tool")
+    );
+    let a = c.call(
+        json!(31),
+        "call_tool",
+        json!({"name": "ev__test_trigger_tool_change"}),
+    );
+    assert_eq!(text_of(&a), "Tool list changed", "{a}");
+    until_found(&c, q, "ev__dynamic_tool", true);
+    let a = c.call(json!(32), "call_tool", json!({"name": "ev__dynamic_tool"}));
+    assert_eq!(text_of(&a), "dynamic", "{a}");
+    c.call(
+        json!(33),
+        "call_tool",
+        json!({"name": "ev__test_trigger_tool_change"}),
+    );
+    until_found(&c, q, "ev__dynamic_tool", false);
+}
+
+// Issue 26, AUTH-04
+/// Search mode under `scopes`: the search and `call_tool` make the
+/// middleware's decision, so a caller whose token lacks a tool's scope
+/// neither finds it nor calls it (direct name, case variants, invented
+/// names answered alike), while a caller with the scope does both.
+#[test]
+fn search_mode_hides_and_refuses_tools_a_callers_scopes_do_not_cover() {
+    let rs = Protected::start();
+    let dir = scratch("gateway-search-scopes");
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let config = json!({
+        "mcpServers": {
+            "ev": {"command": MCP, "args": ["serve", "--stdio"],
+                   "scopes": {"debug_*": ["ev:admin"], "*": ["ev:use"]}},
+        },
+        "gateway": {"auth": {"issuer": rs.authz.url, "resource": resource,
+                             "requiredScopes": ["mcp"]},
+                    "toolMode": "search"},
+    });
+    let mut g = Gateway::start_at(&dir, &config, &[], &format!("127.0.0.1:{port}"), WAIT);
+    assert!(g.stderr_until("1 of 1 upstream(s) connected"), "{}", g.seen);
+    let plain = rs.authz.mint(&resource, "mcp");
+    let user = rs.authz.mint(&resource, "mcp ev:use");
+    let admin = rs.authz.mint(&resource, "mcp ev:use ev:admin");
+    for era in [MODERN, HANDSHAKE] {
+        let client = |t: &str| {
+            let h = format!("Bearer {t}");
+            Client::with_headers(&g.addr, era, json!({}), &[("Authorization", h.as_str())])
+        };
+        let (p, u, a) = (client(&plain), client(&user), client(&admin));
+        for c in [&p, &u, &a] {
+            assert_eq!(tool_names(c), ["search_tools", "call_tool"], "{era}");
+        }
+        let q = "diagnostic debug cancellations";
+        let found = search(&a, 1, q, None);
+        assert_eq!(found[0], "ev__debug_cancellations", "{era}: {found:?}");
+        let found = search(&u, 2, q, None);
+        assert!(
+            !found.iter().any(|n| n.starts_with("ev__debug_")),
+            "{era}: {found:?}"
+        );
+        assert_eq!(search(&u, 3, "echo", None)[0], "ev__echo", "{era}");
+        assert!(search(&p, 4, "echo", None).is_empty(), "{era}");
+        assert!(search(&p, 5, q, None).is_empty(), "{era}");
+
+        let ok = a.call(
+            json!(6),
+            "call_tool",
+            json!({"name": "ev__debug_cancellations"}),
+        );
+        assert!(ok["result"].is_object(), "{era}: {ok}");
+        let ok = u.call(
+            json!(7),
+            "call_tool",
+            json!({"name": "ev__echo", "arguments": {"text": "hi"}}),
+        );
+        assert_eq!(text_of(&ok), "hi", "{era}: {ok}");
+        let unknown = a.call(json!(8), "call_tool", json!({"name": "zz__nothing"}));
+        let unknown = unknown["error"]["message"].as_str().unwrap().to_owned();
+        let refused = |c: &Client, name: &str| {
+            let r = c.call(
+                json!(9),
+                "call_tool",
+                json!({"name": name, "arguments": {"text": "x"}}),
+            );
+            assert_eq!(r["error"]["code"], -32602, "{era} {name}: {r}");
+            assert_eq!(
+                r["error"]["message"],
+                unknown.replace("zz__nothing", name),
+                "{era} {name}: {r}"
+            );
+        };
+        for name in [
+            "ev__debug_cancellations",
+            "EV__debug_cancellations",
+            "ev__DEBUG_CANCELLATIONS",
+            "ev__debug_invented",
+        ] {
+            refused(&u, name);
+        }
+        for name in ["ev__echo", "Ev__Echo", "ev__invented"] {
+            refused(&p, name);
+        }
+        // Direct calls of the hidden names are refused the same way.
+        let r = u.call(json!(10), "ev__debug_cancellations", json!({}));
+        assert_eq!(r["error"]["code"], -32602, "{era}: {r}");
+    }
+}

@@ -51,7 +51,8 @@
 //!
 //! ## Ranking
 //!
-//! [`index`] is this crate's own field-weighted BM25 (BM25F): each section
+//! [`index`] (the `ferromcp-rank` crate, which the gateway's tool search
+//! shares) is the project's own field-weighted BM25 (BM25F): each section
 //! is indexed as the document title, its heading, its heading path (the
 //! headings above it, so "Mitigation" under "Confused Deputy Problem" is
 //! found by both), its prose, its code and its link targets, each field
@@ -192,7 +193,9 @@
 //! (FIFOs, sockets and devices are refused without a read). Reads for
 //! `resources/read` run on Tokio's blocking pool, never on its workers.
 
-pub mod index;
+/// The section index: the ranking core, shared with the gateway's tool
+/// search (the `ferromcp-rank` crate).
+pub use ferromcp_rank as index;
 mod library;
 pub mod markdown;
 mod mcp;

@@ -1,7 +1,7 @@
 //! The document library: the files under the root, their outlines and the
 //! section index, kept consistent under one lock.
 
-use crate::index::{Fields, Index, Query, Scored, Scratch, SectionId, Terms, relevance};
+use crate::index::{Fields, Index, Query, Scratch, SectionId, Terms, relevance};
 use crate::markdown::{self, Outline};
 use crate::{DocsError, Options};
 use ferromcp_server::protocol::percent;
@@ -640,28 +640,18 @@ impl Library {
         }
         let st = self.read();
         let q = st.index.query(query);
-        let mut hits = SCRATCH.with(|s| st.index.score(&q, &mut s.borrow_mut()));
-        let total = hits.len();
-        let by_score = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id));
-        // The page and the re-rank depth, whichever reaches further; the
-        // rest is never sorted.
-        let rerank = crate::index::RERANK_DEPTH.min(total);
-        let keep = offset.saturating_add(limit).max(rerank).min(total);
-        if keep < hits.len() && keep > 0 {
-            hits.select_nth_unstable_by(keep - 1, by_score);
-            hits.truncate(keep);
-        }
-        hits.sort_unstable_by(by_score);
-        // Re-rank the best candidates by their best passage. A boost is at
-        // least 1, so they stay above every candidate not re-ranked.
         let mut path = String::new();
-        for h in hits.iter_mut().take(rerank) {
-            if let Some((doc, i)) = st.section(h.id) {
-                h.score *= st.index.passage_boost(&q, &doc.fields(i, &mut path))
-                    * (1.0 + crate::index::DOCUMENT_BOOST * h.doc_coverage);
-            }
-        }
-        hits[..rerank].sort_unstable_by(by_score);
+        let (hits, total) = SCRATCH.with(|s| {
+            st.index.rank(
+                &q,
+                &mut s.borrow_mut(),
+                offset.saturating_add(limit),
+                |id| {
+                    let (doc, i) = st.section(id)?;
+                    Some(st.index.passage_boost(&q, &doc.fields(i, &mut path)))
+                },
+            )
+        });
         let min_relevance = self.opts.min_relevance;
         let covered = hits
             .first()
@@ -921,18 +911,7 @@ fn plain(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The longest prefix of `s` of at most `max` bytes that ends at a
-/// character boundary.
-pub(crate) fn prefix_at_char(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while end > 0 && !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s.get(..end).unwrap_or("")
-}
+pub(crate) use crate::index::prefix_at_char;
 
 /// A passage of `range` of about `words` words around the densest run of
 /// matching words, matches in `**bold**`. Only the first `scan` bytes of

@@ -26,6 +26,7 @@ use ferromcp_server::{
 };
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Where problems are reported (the CLI prints to stderr).
@@ -103,6 +104,8 @@ struct Owner {
     name: String,
     up: Arc<Upstream>,
     own: String,
+    /// A tool's client-facing definition (what `search_tools` ranks).
+    tool: Option<Arc<Tool>>,
 }
 
 /// The gateway's server and who owns each client-facing name.
@@ -112,6 +115,9 @@ pub(crate) struct Aggregate {
     report: Report,
     /// The owner of each client-facing name.
     owners: Mutex<HashMap<(Kind, String), Owner>>,
+    /// Bumped whenever the catalogue may have changed (a sync, a removed
+    /// upstream): the tool search re-indexes when it moved.
+    generation: AtomicU64,
 }
 
 impl Aggregate {
@@ -121,7 +127,27 @@ impl Aggregate {
             separator,
             report,
             owners: Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// The catalogue's generation and its tools (client-facing
+    /// definitions), in name order.
+    pub(crate) fn tools(&self) -> (u64, Vec<Arc<Tool>>) {
+        let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self.generation.load(Ordering::Acquire);
+        let mut tools: Vec<Arc<Tool>> = owners.values().filter_map(|o| o.tool.clone()).collect();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        (generation, tools)
+    }
+
+    /// The upstream serving the client-facing tool `name` (compared
+    /// exactly, like the server's own registry) and its own name for it.
+    pub(crate) fn tool_route(&self, name: &str) -> Option<(Arc<Upstream>, String)> {
+        let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        owners
+            .get(&(Kind::Tool, name.to_owned()))
+            .map(|o| (o.up.clone(), o.own.clone()))
     }
 
     /// Makes the server's items of `up` match `snap`: new ones added,
@@ -145,6 +171,7 @@ impl Aggregate {
                 ));
                 continue;
             }
+            own_names.insert((Kind::Tool, exposed.clone()), t.name.clone());
             items.insert(
                 (Kind::Tool, exposed.clone()),
                 Item::Tool(tool_def(exposed, t, up)),
@@ -216,12 +243,17 @@ impl Aggregate {
                 Item::Tool(_) | Item::Prompt(_) => own_names.remove(&key).unwrap_or_default(),
                 Item::Resource(_) | Item::Template(_) => key.1.clone(),
             };
+            let tool = match &item {
+                Item::Tool(d) => Some(Arc::new(d.definition().clone())),
+                _ => None,
+            };
             batch.owners.push((
                 key.clone(),
                 Owner {
                     name: name.clone(),
                     up: up.clone(),
                     own,
+                    tool,
                 },
             ));
             batch.add(key, item);
@@ -240,6 +272,7 @@ impl Aggregate {
                 owners.insert(key, owner);
             }
         }
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Applies one batch: per kind, removals and additions in one swap;
@@ -334,6 +367,7 @@ impl Aggregate {
             owners.remove(&key);
             self.remove(&key);
         }
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Passes an upstream's `notifications/resources/updated` on to the
@@ -441,10 +475,10 @@ fn typed<T: serde::de::DeserializeOwned>(
     // upstream, not the gateway: the gateway's server stamps its own.
     if let Some(Value::Object(meta)) = v.get_mut("_meta") {
         meta.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
-        if meta.is_empty() {
-            if let Value::Object(o) = &mut v {
-                o.remove("_meta");
-            }
+        if meta.is_empty()
+            && let Value::Object(o) = &mut v
+        {
+            o.remove("_meta");
         }
     }
     if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
@@ -461,33 +495,39 @@ fn typed<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Forwards a `tools/call` to `up` under its own name `own`.
+pub(crate) async fn call_tool(
+    up: Arc<Upstream>,
+    own: String,
+    args: JsonObject,
+    cx: RequestContext,
+) -> Result<CallToolResult, HandlerError> {
+    let r = up
+        .request_for(
+            "tools/call",
+            params(json!({"name": own, "arguments": args})),
+            Some(&cx),
+        )
+        .await;
+    match r {
+        Ok(v) => typed::<CallToolResult>(&up, "tools/call", v),
+        // The upstream's own JSON-RPC errors (unknown tool, bad
+        // arguments) stay JSON-RPC errors, naming the upstream.
+        Err(f @ Failure::Rpc(_)) => Err(protocol_error(&up, "tools/call", f)),
+        // Everything else is a tool error the model can read.
+        Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(
+            up.explain("tools/call", &f),
+        )])),
+    }
+}
+
 /// A tool whose handler forwards `tools/call` under the upstream's own name.
 fn tool_def(exposed: String, t: Tool, up: &Arc<Upstream>) -> ToolDef {
     let own = t.name.clone();
     let b = tool_from(exposed, t);
     let up = up.clone();
     b.raw_handler(move |args: JsonObject, cx: RequestContext| {
-        let up = up.clone();
-        let own = own.clone();
-        async move {
-            let r = up
-                .request_for(
-                    "tools/call",
-                    params(json!({"name": own, "arguments": args})),
-                    Some(&cx),
-                )
-                .await;
-            match r {
-                Ok(v) => typed::<CallToolResult>(&up, "tools/call", v),
-                // The upstream's own JSON-RPC errors (unknown tool, bad
-                // arguments) stay JSON-RPC errors, naming the upstream.
-                Err(f @ Failure::Rpc(_)) => Err(protocol_error(&up, "tools/call", f)),
-                // Everything else is a tool error the model can read.
-                Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(
-                    up.explain("tools/call", &f),
-                )])),
-            }
-        }
+        call_tool(up.clone(), own.clone(), args, cx)
     })
 }
 

@@ -10,7 +10,7 @@
 //!     "github": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${GH_TOKEN}"},
 //!                "allowTools": ["search_*"], "prefix": "gh", "timeoutMs": 20000}
 //!   },
-//!   "gateway": {"separator": "__"}
+//!   "gateway": {"separator": "__", "toolMode": "search", "maxSearchResults": 20}
 //! }
 //! ```
 
@@ -20,6 +20,7 @@ use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
 use crate::naming;
 use crate::scopes::{self, ScopeRule};
+use crate::tool_mode::{self, ToolMode};
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -147,6 +148,8 @@ pub struct Config {
     upstreams: Vec<UpstreamConfig>,
     separator: String,
     auth: Option<InboundAuth>,
+    tool_mode: ToolMode,
+    max_search_results: usize,
 }
 
 impl Config {
@@ -167,9 +170,43 @@ impl Config {
         known_keys(root, "", &["mcpServers", "gateway"])?;
         let mut separator = DEFAULT_SEPARATOR.to_owned();
         let mut auth = None;
+        let mut tool_mode = ToolMode::All;
+        let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
-            known_keys(g, "gateway", &["separator", "auth"])?;
+            known_keys(
+                g,
+                "gateway",
+                &["separator", "auth", "toolMode", "maxSearchResults"],
+            )?;
+            if let Some(m) = g.get("toolMode") {
+                tool_mode = match string(m, "gateway.toolMode")? {
+                    "all" => ToolMode::All,
+                    "search" => ToolMode::Search,
+                    other => {
+                        return Err(ConfigError::new(
+                            "gateway.toolMode",
+                            format!(
+                                "{other:?} is not a tool mode (expected \"all\" or \"search\")"
+                            ),
+                        ));
+                    }
+                };
+            }
+            if let Some(n) = g.get("maxSearchResults") {
+                max_search_results = match n.as_u64() {
+                    Some(n) if (1..=tool_mode::MAX_RESULTS_LIMIT as u64).contains(&n) => n as usize,
+                    _ => {
+                        return Err(ConfigError::new(
+                            "gateway.maxSearchResults",
+                            format!(
+                                "must be a whole number from 1 to {}",
+                                tool_mode::MAX_RESULTS_LIMIT
+                            ),
+                        ));
+                    }
+                };
+            }
             if let Some(a) = g.get("auth") {
                 auth = Some(inbound::parse(a, valid_url)?);
             }
@@ -209,11 +246,41 @@ impl Config {
                 ));
             }
         }
+        if tool_mode == ToolMode::Search {
+            // The meta-tools' names must not fall under an upstream's
+            // prefix: its scope rules and tools would claim them.
+            for u in &upstreams {
+                let head = format!("{}{separator}", u.prefix);
+                if let Some(meta) = tool_mode::META_TOOLS.iter().find(|m| m.starts_with(&head)) {
+                    return Err(ConfigError::new(
+                        format!("mcpServers.{}.prefix", u.name),
+                        format!(
+                            "{:?} + {separator:?} would claim the meta-tool {meta:?} of gateway.toolMode \"search\"; set another \"prefix\"",
+                            u.prefix
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(Self {
             upstreams,
             separator,
             auth,
+            tool_mode,
+            max_search_results,
         })
+    }
+
+    /// How the aggregated tools are offered (`gateway.toolMode`, default
+    /// [`ToolMode::All`]).
+    pub fn tool_mode(&self) -> ToolMode {
+        self.tool_mode
+    }
+
+    /// The most tools one `search_tools` answer holds
+    /// (`gateway.maxSearchResults`).
+    pub fn max_search_results(&self) -> usize {
+        self.max_search_results
     }
 
     /// The upstreams, in name order (the order collisions are decided in).
@@ -314,12 +381,11 @@ fn upstream(
     let o = object(v, path)?;
     known_keys(o, path, &KEYS)?;
     let at = |k: &str| format!("{path}.{k}");
-    if let Some(d) = o.get("disabled") {
-        if d.as_bool()
+    if let Some(d) = o.get("disabled")
+        && d.as_bool()
             .ok_or_else(|| ConfigError::new(at("disabled"), "must be true or false"))?
-        {
-            return Ok(None);
-        }
+    {
+        return Ok(None);
     }
     if let Some(d) = o.get("description") {
         string(d, &at("description"))?;
@@ -571,6 +637,39 @@ mod tests {
             }
         );
         assert_eq!(ok(r#"{"mcpServers": {}}"#).separator(), "__");
+    }
+
+    #[test]
+    fn tool_mode_and_search_limit_are_validated_naming_the_key() {
+        let c = ok(r#"{"mcpServers": {}}"#);
+        assert_eq!(c.tool_mode(), ToolMode::All);
+        assert_eq!(c.max_search_results(), tool_mode::DEFAULT_MAX_RESULTS);
+        let c =
+            ok(r#"{"mcpServers": {}, "gateway": {"toolMode": "search", "maxSearchResults": 3}}"#);
+        assert_eq!(
+            (c.tool_mode(), c.max_search_results()),
+            (ToolMode::Search, 3)
+        );
+        let e = |g: &str| err(&format!(r#"{{"mcpServers": {{}}, "gateway": {g}}}"#));
+        assert!(e(r#"{"toolMode": "some"}"#).starts_with("gateway.toolMode: \"some\" is not"));
+        assert!(e(r#"{"toolMode": 1}"#).starts_with("gateway.toolMode: must be a string"));
+        for n in ["0", "101", "-1", "2.5", "\"5\""] {
+            let m = e(&format!(r#"{{"maxSearchResults": {n}}}"#));
+            assert!(
+                m.starts_with("gateway.maxSearchResults: must be"),
+                "{n}: {m}"
+            );
+        }
+        // An upstream prefix that would claim a meta-tool name.
+        let m = err(r#"{"mcpServers": {"x": {"command": "c", "prefix": "call"}},
+                        "gateway": {"toolMode": "search", "separator": "_"}}"#);
+        assert!(
+            m.starts_with("mcpServers.x.prefix: \"call\" + \"_\" would claim"),
+            "{m}"
+        );
+        ok(
+            r#"{"mcpServers": {"x": {"command": "c", "prefix": "call"}}, "gateway": {"separator": "_"}}"#,
+        );
     }
 
     #[test]

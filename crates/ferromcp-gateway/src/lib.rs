@@ -19,6 +19,10 @@
 //! - A dead upstream affects only its own items: it is retried with
 //!   backoff, requests to it fail within its `timeoutMs`, and a stdio
 //!   child that exits is started again.
+//! - With `"gateway": {"toolMode": "search"}`, `tools/list` offers only
+//!   the `search_tools` and `call_tool` meta-tools: a client finds tools by
+//!   BM25 over their names and descriptions and loads a handful of
+//!   schemas instead of hundreds, under the same policy.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,6 +44,8 @@ mod credentials;
 mod inbound;
 mod naming;
 mod scopes;
+mod search;
+mod tool_mode;
 mod upstream;
 
 pub use aggregate::Report;
@@ -52,6 +58,7 @@ pub use ferromcp_bridge::expose::Restart;
 pub use inbound::InboundAuth;
 pub use naming::{exposed, is_valid_tool_name};
 pub use scopes::ScopeRule;
+pub use tool_mode::{DEFAULT_LIMIT as DEFAULT_SEARCH_LIMIT, ToolMode};
 
 use aggregate::Aggregate;
 use ferromcp_server::Server;
@@ -175,7 +182,16 @@ impl Gateway {
         // AUTH-04: the per-scope tool policy, on the RPC middleware seam.
         let policy = scopes::ScopePolicy::default();
         policy.set(&self.config);
-        let server = builder.layer(policy.clone()).build()?;
+        let mut builder = builder.layer(policy.clone());
+        if self.config.tool_mode() == ToolMode::Search {
+            let search = search::ToolSearch::new(
+                cell.clone(),
+                policy.clone(),
+                self.config.max_search_results(),
+            );
+            builder = search::install(builder, &search);
+        }
+        let server = builder.build()?;
         let agg = Arc::new(Aggregate::new(
             server.clone(),
             self.config.separator().to_owned(),
@@ -186,6 +202,7 @@ impl Gateway {
             server,
             agg,
             policy,
+            tool_mode: (self.config.tool_mode(), self.config.max_search_results()),
             auth: self.auth,
             restart: self.restart,
             report: self.report,
@@ -209,6 +226,8 @@ pub struct Running {
     server: Server,
     agg: Arc<Aggregate>,
     policy: scopes::ScopePolicy,
+    /// `gateway.toolMode` and `gateway.maxSearchResults` (fixed at start).
+    tool_mode: (ToolMode, usize),
     auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
@@ -264,6 +283,12 @@ impl Running {
             (self.report)(&format!(
                 "gateway.separator cannot change on a reload (still {:?}); restart the gateway to change it",
                 self.agg.separator()
+            ));
+        }
+        if (config.tool_mode(), config.max_search_results()) != self.tool_mode {
+            (self.report)(&format!(
+                "gateway.toolMode and gateway.maxSearchResults cannot change on a reload (still {:?}, {}); restart the gateway to change them",
+                self.tool_mode.0, self.tool_mode.1
             ));
         }
         let mut out = Reloaded::default();

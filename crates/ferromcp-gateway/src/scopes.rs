@@ -145,7 +145,7 @@ impl ScopePolicy {
     }
 
     /// Whether `principal` may see and call the exposed tool `name`.
-    fn permits(&self, name: &str, principal: Option<&Principal>) -> bool {
+    pub(crate) fn permits(&self, name: &str, principal: Option<&Principal>) -> bool {
         let need = self.required(name);
         need.is_empty()
             || principal.is_some_and(|p| need.iter().all(|s| p.scopes.iter().any(|h| h == s)))

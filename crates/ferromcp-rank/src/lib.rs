@@ -1,4 +1,26 @@
-//! The section index: field-weighted BM25 (BM25F) with a passage re-rank.
+//! # ferromcp-rank
+//!
+//! A section index: field-weighted BM25 (BM25F) with a passage re-rank.
+//! Pure (no files, no I/O): `ferromcp-docs` ranks the sections of a
+//! documentation folder with it, the gateway the tools of its upstreams.
+//!
+//! ```
+//! use ferromcp_rank::{Fields, Index, Scratch};
+//! let docs = [
+//!     Fields { heading: "files__read_file", body: "Reads a file from disk.", ..Fields::default() },
+//!     Fields { heading: "time__now", body: "The current time in a timezone.", ..Fields::default() },
+//! ];
+//! let mut index = Index::new(&docs);
+//! for (id, d) in (0u32..).zip(&docs) {
+//!     let terms = index.terms(d);
+//!     index.insert(id, id, &terms);
+//! }
+//! let q = index.query("what time is it");
+//! let (hits, total) = index.rank(&q, &mut Scratch::default(), 10, |id| {
+//!     docs.get(id as usize).map(|d| index.passage_boost(&q, d))
+//! });
+//! assert_eq!((hits[0].id, total), (1, 1));
+//! ```
 //!
 //! A section is indexed as fields, each with its own weight and length
 //! normalisation ([`FIELDS`]): the document title, the section's own
@@ -918,7 +940,7 @@ impl Index {
     /// query word pair found as a phrase.
     pub fn passage_boost(&self, q: &Query, f: &Fields<'_>) -> f32 {
         let mut toks = Vec::new();
-        let body = crate::library::prefix_at_char(f.body, RERANK_SCAN_BYTES);
+        let body = prefix_at_char(f.body, RERANK_SCAN_BYTES);
         let head = format!("{} {}", f.path, f.heading);
         let pre = Some(&q.prefixes);
         let n = self.tokenizer.tokenize_near(&head, 0, pre, &mut toks);
@@ -986,12 +1008,62 @@ impl Index {
         1.0 + 0.5 * best / total + 0.15 * phrases.min(3) as f32
     }
 
+    /// The ranking: every section matching the query, BM25F-scored, the
+    /// best `keep` (at least [`RERANK_DEPTH`]) sorted best first and the
+    /// best [`RERANK_DEPTH`] of them re-ranked by `passage` (the
+    /// [`Index::passage_boost`] of a section, `None` for one that is
+    /// gone) and by their document's coverage ([`DOCUMENT_BOOST`]).
+    /// Returns the sorted hits (the rest is dropped) and how many sections
+    /// matched. Ties are broken by section id, so the order is stable.
+    pub fn rank(
+        &self,
+        q: &Query,
+        scratch: &mut Scratch,
+        keep: usize,
+        mut passage: impl FnMut(SectionId) -> Option<f32>,
+    ) -> (Vec<Scored>, usize) {
+        let mut hits = self.score(q, scratch);
+        let total = hits.len();
+        let by_score = |a: &Scored, b: &Scored| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id));
+        // The page and the re-rank depth, whichever reaches further; the
+        // rest is never sorted.
+        let rerank = RERANK_DEPTH.min(total);
+        let keep = keep.max(rerank).min(total);
+        if keep < hits.len() && keep > 0 {
+            hits.select_nth_unstable_by(keep - 1, by_score);
+            hits.truncate(keep);
+        }
+        hits.sort_unstable_by(by_score);
+        // Re-rank the best candidates by their best passage. A boost is at
+        // least 1, so they stay above every candidate not re-ranked.
+        for h in hits.iter_mut().take(rerank) {
+            if let Some(boost) = passage(h.id) {
+                h.score *= boost * (1.0 + DOCUMENT_BOOST * h.doc_coverage);
+            }
+        }
+        hits[..rerank].sort_unstable_by(by_score);
+        (hits, total)
+    }
+
     /// Whether a word of a document matches one of the query's terms.
     pub fn word_matches(&self, word: &str, q: &Query) -> bool {
         let mut toks = Vec::new();
         self.tokenizer.tokenize(word, 0, &mut toks);
         toks.iter().any(|t| q.has(t.term))
     }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends at a
+/// character boundary.
+pub fn prefix_at_char(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or("")
 }
 
 /// Tokens of every field, and each field's length in words (links: 0).
