@@ -26,9 +26,15 @@ struct Exposed {
 
 impl Exposed {
     fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    fn start_with(extra: &[&str]) -> Self {
         let addr = format!("127.0.0.1:{}", free_port());
         let child = Command::new(MCP)
-            .args(["bridge", "--expose", &addr, "--", "python3"])
+            .args(["bridge", "--expose", &addr])
+            .args(extra)
+            .args(["--", "python3"])
             .arg(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/tests/fixtures/expose_ext_child.py"
@@ -320,5 +326,33 @@ fn the_stdio_bridge_passes_extension_methods_to_an_exposed_child() {
             a["error"]["message"], "acme child has no acme/unknown",
             "{era}: {a}"
         );
+    }
+}
+
+/// Issue 24: the tool filter is enforced, not hidden. The bridge checks it
+/// on the methods it understands only, so with a filter extension methods
+/// are the mirror's -32601 and never reach the child (an extension could
+/// run a denied tool by another route); a known method in disguise
+/// (`TOOLS/CALL`) is never passed on either.
+#[test]
+fn with_a_tool_filter_extension_methods_do_not_reach_the_child() {
+    let x = Exposed::start_with(&["--deny-tool", "fields"]);
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        let a = send(&c, json!(1), "acme/ping", json!({}));
+        assert_eq!(a["error"]["code"], -32601, "{era}: {a}");
+        assert!(a["result"].is_null(), "{era}: {a}");
+        let message = a["error"]["message"].as_str().unwrap_or_default();
+        assert!(!message.contains("acme child"), "{era}: {a}");
+        let a = send(&c, json!(2), "tools/call", json!({"name": "fields"}));
+        assert!(a.get("result").is_none(), "{era}: {a}");
+    }
+    let open = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&open.addr, era);
+        let a = send(&c, json!(3), "TOOLS/CALL", json!({"name": "fields"}));
+        assert_eq!(a["error"]["code"], -32601, "{era}: {a}");
+        let message = a["error"]["message"].as_str().unwrap_or_default();
+        assert!(!message.contains("acme child"), "{era}: {a}");
     }
 }

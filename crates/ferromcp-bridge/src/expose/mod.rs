@@ -312,12 +312,17 @@ impl Expose {
             });
         }
         // Methods the mirror does not implement (extension and vendor
-        // methods, methods of newer revisions) go to the child as sent.
-        let fx = x.clone();
-        b = b.fallback(move |req: FallbackRequest, cx: RequestContext| {
-            let x = fx.clone();
-            async move { passthrough(&x, req, cx).await }
-        });
+        // methods, methods of newer revisions) go to the child as sent;
+        // not with a tool filter, which the bridge enforces only on the
+        // methods it understands (an extension may run tools by another
+        // route).
+        if self.filter.is_open() {
+            let fx = x.clone();
+            b = b.fallback(move |req: FallbackRequest, cx: RequestContext| {
+                let x = fx.clone();
+                async move { passthrough(&x, req, cx).await }
+            });
+        }
         let server = b.build().map_err(crate::Error::config)?;
         // Tools are added one by one, so one the server refuses (an
         // invalid schema) is reported and left out instead of stopping
@@ -852,6 +857,11 @@ async fn passthrough(
     cx: RequestContext,
 ) -> Result<Value, HandlerError> {
     let (method, params) = req.into_parts();
+    if is_disguised(&method) {
+        return Err(HandlerError::Protocol(ErrorObject::method_not_found(
+            &method,
+        )));
+    }
     // JSON-RPC params are an object or an array; none becomes `{}`.
     let mut params = params.unwrap_or_else(|| json!({}));
     if let Some(Value::Object(meta)) = params.get_mut("_meta") {
@@ -866,6 +876,14 @@ async fn passthrough(
     }
     let progress = progress_sink(&cx);
     forward(x, &method, params, &cx, progress).await
+}
+
+/// Whether `method` is a method the mirror serves itself in disguise
+/// (`TOOLS/CALL`, `tools/call `): not an extension, and not passed on,
+/// since a lenient child could serve it past the mirror's own checks.
+fn is_disguised(method: &str) -> bool {
+    let plain = method.trim().to_ascii_lowercase();
+    ferromcp_protocol::method::known_client_method(&plain).is_some()
 }
 
 /// A sink passing the child's progress on to `cx`'s caller, when it asked
@@ -1046,6 +1064,22 @@ mod tests {
             id: RequestId::number(1),
             method: method.to_owned(),
             params,
+        }
+    }
+
+    #[test]
+    fn known_methods_in_disguise_are_not_extensions() {
+        for m in [
+            "TOOLS/CALL",
+            "tools/call ",
+            " Tools/List",
+            "INITIALIZE",
+            "Ping",
+        ] {
+            assert!(is_disguised(m), "{m}");
+        }
+        for m in ["acme/ping", "io.example/thing", "tools/callx", "tools"] {
+            assert!(!is_disguised(m), "{m}");
         }
     }
 
