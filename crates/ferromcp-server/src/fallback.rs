@@ -22,7 +22,10 @@
 //! [`HandlerError::NeedInput`](crate::HandlerError::NeedInput) is served
 //! like a tool's (the
 //! server asks the client in the handshake era; an `input_required`
-//! result on the 2026-07-28 wire).
+//! result on the 2026-07-28 wire). The params' `inputResponses` and
+//! `requestState` members are read as a tool call's are: on the
+//! 2026-07-28 wire a `requestState` this server did not seal is refused
+//! with -32602 before the handler runs.
 //!
 //! Methods the server knows keep their meaning: a method of the other era
 //! (`ping` on the 2026-07-28 wire, `server/discover` in a handshake

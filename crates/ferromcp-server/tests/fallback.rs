@@ -199,6 +199,17 @@ async fn the_modern_ladder_runs_before_the_fallback() {
         (404, json!(-32601)),
         "{r}"
     );
+    // A `requestState` this server did not seal: -32602 (MRTR-08).
+    let (status, r) = http_status_and_body(
+        &svc,
+        testing::modern_request("acme/echo", json!({"requestState": "forged"})),
+    )
+    .await;
+    assert_eq!(
+        (status, r["error"]["code"].clone()),
+        (400, json!(-32602)),
+        "{r}"
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the handler never ran");
 }
 
