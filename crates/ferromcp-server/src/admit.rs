@@ -38,9 +38,38 @@ use crate::server::{Registry, Shared};
 /// was admitted against (and is served from).
 pub(crate) struct Call {
     /// The typed request.
-    pub(crate) request: ClientRequest<'static>,
+    pub(crate) request: CallRequest,
     /// The registry as loaded once for this request.
     pub(crate) registry: Arc<Registry>,
+}
+
+/// What an admitted request is: a method the server knows, typed, or one
+/// for the fallback handler ([`crate::fallback`]).
+#[derive(Debug)]
+pub(crate) enum CallRequest {
+    /// A method of this wire, with typed params.
+    Known(ClientRequest<'static>),
+    /// A method the protocol crate does not know, admitted because the
+    /// server has a fallback.
+    Unhandled(crate::fallback::Unhandled),
+}
+
+impl CallRequest {
+    /// The JSON-RPC method.
+    pub(crate) fn method(&self) -> &str {
+        match self {
+            Self::Known(r) => r.method(),
+            Self::Unhandled(u) => &u.method,
+        }
+    }
+
+    /// The typed request, for a known method.
+    pub(crate) fn known(&self) -> Option<&ClientRequest<'static>> {
+        match self {
+            Self::Known(r) => Some(r),
+            Self::Unhandled(_) => None,
+        }
+    }
 }
 
 impl std::fmt::Debug for Call {
@@ -110,14 +139,20 @@ pub(crate) fn admit_modern(
         } => {
             let members = probe.members();
             let route = ladder(id, method, probe)?;
-            match admit(method, params, Some(&members), Era::Modern)? {
-                ClientRequest::Listen(p) => return Ok(Modern::Listen(p.notifications)),
+            let fallback = shared.fallback.is_some();
+            match admit(method, params, Some(&members), Era::Modern, fallback)? {
+                CallRequest::Known(ClientRequest::Listen(p)) => {
+                    return Ok(Modern::Listen(p.notifications));
+                }
                 other => (other, route),
             }
         }
         ModernInput::ToolsCall(call) => {
             let route = ladder(&call.id, ferromcp_protocol::method::TOOLS_CALL, call.probe)?;
-            (ClientRequest::CallTool(call.params), route)
+            (
+                CallRequest::Known(ClientRequest::CallTool(call.params)),
+                route,
+            )
         }
     };
     Ok(Modern::Call(Call { request, registry }, route))
@@ -131,9 +166,15 @@ pub(crate) fn admit_handshake(
     method: &str,
     params: Option<&RawValue>,
 ) -> Result<Call, ErrorObject> {
-    match admit(method, params, None, Era::Handshake)? {
+    match admit(
+        method,
+        params,
+        None,
+        Era::Handshake,
+        shared.fallback.is_some(),
+    )? {
         // Unreachable: the era rule refuses it first.
-        ClientRequest::Listen(_) => Err(ErrorObject::method_not_found(method)),
+        CallRequest::Known(ClientRequest::Listen(_)) => Err(ErrorObject::method_not_found(method)),
         request => Ok(Call {
             request,
             registry: shared.registry.load_full(),
@@ -142,13 +183,16 @@ pub(crate) fn admit_handshake(
 }
 
 /// The era rule, then the typed decode of request `method` with `params`
-/// on `era`'s wire.
+/// on `era`'s wire. A method the protocol crate does not know is -32601,
+/// or, when the server has a `fallback`, admitted for it with its params
+/// as sent.
 fn admit(
     method: &str,
     params: Option<&RawValue>,
     members: Option<&ProbedMembers<'_>>,
     era: Era,
-) -> Result<ClientRequest<'static>, ErrorObject> {
+    fallback: bool,
+) -> Result<CallRequest, ErrorObject> {
     if !client_method_exists_in(method, era) {
         return Err(ErrorObject::method_not_found(method));
     }
@@ -156,7 +200,13 @@ fn admit(
         Some(m) => ClientRequest::decode_probed(method, params, m)?,
         None => ClientRequest::decode(method, params)?,
     };
-    typed.into_owned()
+    if fallback && typed.is_custom() {
+        return Ok(CallRequest::Unhandled(crate::fallback::Unhandled {
+            method: method.to_owned(),
+            params: params.map(ToOwned::to_owned),
+        }));
+    }
+    typed.into_owned().map(CallRequest::Known)
 }
 
 #[cfg(test)]
@@ -177,7 +227,7 @@ mod tests {
             "logging/setLevel",
             "resources/subscribe",
         ] {
-            let e = admit(m, junk, None, Era::Modern).unwrap_err();
+            let e = admit(m, junk, None, Era::Modern, true).unwrap_err();
             assert_eq!(
                 e.code,
                 ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND,
@@ -185,7 +235,7 @@ mod tests {
             );
         }
         for m in ["server/discover", "subscriptions/listen", "tasks/get"] {
-            let e = admit(m, junk, None, Era::Handshake).unwrap_err();
+            let e = admit(m, junk, None, Era::Handshake, true).unwrap_err();
             assert_eq!(
                 e.code,
                 ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND,
@@ -196,18 +246,34 @@ mod tests {
 
     #[test]
     fn unknown_methods_are_not_found_and_listen_is_typed() {
-        let e = admit("vendor/thing", None, None, Era::Modern).unwrap_err();
+        let e = admit("vendor/thing", None, None, Era::Modern, false).unwrap_err();
         assert_eq!(e.code, ferromcp_protocol::ErrorCode::METHOD_NOT_FOUND);
         let l = admit(
             "subscriptions/listen",
             raw(r#"{"notifications":{"toolsListChanged":true}}"#),
             None,
             Era::Modern,
+            false,
         );
-        assert!(matches!(l, Ok(ClientRequest::Listen(_))), "{l:?}");
-        let c = admit("tools/list", None, None, Era::Handshake);
-        assert!(matches!(c, Ok(ClientRequest::ListTools(_))));
-        let e = admit("tools/call", raw(r#"{"name": 5}"#), None, Era::Modern).unwrap_err();
+        assert!(
+            matches!(l, Ok(CallRequest::Known(ClientRequest::Listen(_)))),
+            "{l:?}"
+        );
+        // With a fallback, an unknown method is admitted for it with its
+        // params as sent; a known one is typed as before.
+        match admit("vendor/thing", raw(r#"{"a":[1]}"#), None, Era::Modern, true) {
+            Ok(CallRequest::Unhandled(u)) => {
+                assert_eq!(u.method, "vendor/thing");
+                assert_eq!(u.params.as_deref().map(RawValue::get), Some(r#"{"a":[1]}"#));
+            }
+            other => panic!("not for the fallback: {other:?}"),
+        }
+        let c = admit("tools/list", None, None, Era::Handshake, false);
+        assert!(matches!(
+            c,
+            Ok(CallRequest::Known(ClientRequest::ListTools(_)))
+        ));
+        let e = admit("tools/call", raw(r#"{"name": 5}"#), None, Era::Modern, true).unwrap_err();
         assert_eq!(e.code, ferromcp_protocol::ErrorCode::INVALID_PARAMS);
     }
 
@@ -315,7 +381,7 @@ mod tests {
         assert!(matches!(
             c,
             Ok(Call {
-                request: ClientRequest::ListTools(_),
+                request: CallRequest::Known(ClientRequest::ListTools(_)),
                 ..
             })
         ));

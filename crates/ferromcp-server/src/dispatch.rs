@@ -6,7 +6,7 @@
 //! that, and a per-revision sieve, on handshake-era results.
 // RESULT-01, META-08, CACHE-01, LEGACY-25
 
-use crate::admit::Call;
+use crate::admit::{Call, CallRequest};
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
 use crate::future::{BoxFuture, Dispatch, Reply};
@@ -76,7 +76,7 @@ impl crate::middleware::Admitted for ThroughMiddleware {
         self.call.request.method()
     }
     fn name(&self) -> Option<&str> {
-        match &self.call.request {
+        match self.call.request.known()? {
             ClientRequest::CallTool(p) => Some(&p.name),
             ClientRequest::GetPrompt(p) => Some(&p.name),
             ClientRequest::ReadResource(p) => Some(&p.uri),
@@ -147,6 +147,12 @@ impl Shared {
     ) -> Dispatch {
         let id = parts.id.clone();
         let Call { request, registry } = call;
+        let request = match request {
+            CallRequest::Known(r) => r,
+            CallRequest::Unhandled(u) => {
+                return Dispatch::Pending(Box::pin(self.fallback(u, parts, legacy)));
+            }
+        };
         let reg = &*registry;
         Dispatch::Ready(Some(match request {
             ClientRequest::Discover(_) => {
@@ -776,6 +782,86 @@ impl Shared {
         }
     }
 
+    // ERR-08, RESULT-01, META-08
+    /// Serves a method the server does not implement with the fallback
+    /// handler, under MRTR rules like a tool (`inputResponses` and
+    /// `requestState` are read from the params). The result is sent as
+    /// the handler returned it, with `resultType` and the `serverInfo`
+    /// stamp added on the modern wire when missing.
+    async fn fallback(
+        self: Arc<Self>,
+        u: crate::fallback::Unhandled,
+        parts: ContextParts,
+        legacy: Legacy,
+    ) -> Reply {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let Some(handler) = self.fallback.clone() else {
+            return Err(ErrorObject::method_not_found(&u.method).into());
+        };
+        let params = u.params_value();
+        let member = |k: &str| match &params {
+            Some(Value::Object(m)) => m.get(k),
+            _ => None,
+        };
+        let input = member("inputResponses")
+            .and_then(|v| serde_json::from_value::<InputResponses>(v.clone()).ok());
+        let state = member("requestState")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let method = u.method.clone();
+        let runner = move |_v: &Value, cx: RequestContext| {
+            handler.call(
+                crate::fallback::FallbackRequest::new(method.clone(), params.clone()),
+                cx,
+            )
+        };
+        match self
+            .clone()
+            .run_mrtr(
+                &u.method,
+                "",
+                Value::Null,
+                input,
+                state,
+                parts,
+                legacy,
+                runner,
+            )
+            .await?
+        {
+            Mrtr::Complete(r) => Ok(self.finish_value(&id, r, version)),
+            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+        }
+    }
+
+    // RESULT-01, META-08
+    /// Serializes a fallback handler's result: on the modern wire an
+    /// object gets `resultType: "complete"` and the `serverInfo` stamp
+    /// when it has neither; anything else is sent as is.
+    fn finish_value(&self, id: &RequestId, mut r: Value, version: ProtocolVersion) -> Bytes {
+        if version.is_modern() {
+            if let Value::Object(m) = &mut r {
+                m.entry("resultType")
+                    .or_insert_with(|| Value::from("complete"));
+                if self.stamp_server_info {
+                    let meta = m
+                        .entry("_meta")
+                        .or_insert_with(|| Value::Object(Default::default()));
+                    if let Value::Object(meta) = meta {
+                        if !meta.contains_key(ferromcp_protocol::meta::SERVER_INFO) {
+                            if let Ok(info) = serde_json::to_value(&self.info) {
+                                meta.insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), info);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Bytes::from(to_vec(&OutgoingResult::new(id, &r)))
+    }
+
     async fn complete(self: Arc<Self>, p: CompleteRequestParams, parts: ContextParts) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
@@ -814,7 +900,7 @@ impl Shared {
     #[allow(clippy::too_many_arguments)]
     async fn run_mrtr<T, F>(
         self: Arc<Self>,
-        method: &'static str,
+        method: &str,
         target: &str,
         args: Value,
         input: Option<InputResponses>,

@@ -70,6 +70,7 @@ mod context;
 mod dispatch;
 mod elicit;
 mod error;
+pub mod fallback;
 mod field_order;
 mod future;
 mod limits;
@@ -103,6 +104,7 @@ pub use apps::{UiResourceBuilder, ui_resource};
 pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
+pub use fallback::FallbackRequest;
 pub use limits::Limits;
 pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
@@ -114,7 +116,7 @@ pub use resource::{
 };
 #[cfg(feature = "http")]
 pub use serve_http::shutdown_signal;
-pub use server::{AnyResourceDef, CacheHints, Server, ServerBuilder};
+pub use server::{AnyResourceDef, CacheHints, FallbackHandler, Server, ServerBuilder};
 pub use session::SessionState;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};

@@ -14,6 +14,11 @@
 //! here, once, for stdio and HTTP, the 2026-07-28 wire and handshake-era
 //! sessions alike.
 //!
+//! Requests for methods the server does not implement pass through the
+//! stack too when the server has a fallback handler
+//! ([`ServerBuilder::fallback`](crate::ServerBuilder::fallback)); without
+//! one the admission refuses them.
+//!
 //! What middleware does not see: the `initialize` handshake and
 //! `subscriptions/listen` (answered by the transport, not the dispatcher),
 //! notifications, and requests the transport or the admission refused

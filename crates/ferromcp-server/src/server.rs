@@ -3,6 +3,8 @@
 use crate::context::RequestContext;
 use crate::error::Error;
 use crate::error::HandlerError;
+use crate::fallback::FallbackRequest;
+use crate::future::BoxFuture;
 use crate::limits::Limits;
 use crate::notify::{Change, ChangeBus, LocalBus};
 use crate::prompt::{CompletionHandler, FnCompletion, PromptDef};
@@ -286,6 +288,33 @@ impl Default for CacheHints {
     }
 }
 
+/// A handler for the methods the server does not implement (see
+/// [`crate::fallback`]). Implemented for every
+/// `Fn(FallbackRequest, RequestContext) -> impl Future<Output =
+/// Result<serde_json::Value, HandlerError>>`.
+pub trait FallbackHandler: Send + Sync + 'static {
+    /// Serves one request; resolves with its `result` object.
+    fn call(
+        &self,
+        req: FallbackRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<serde_json::Value, HandlerError>>;
+}
+
+impl<F, Fut> FallbackHandler for F
+where
+    F: Fn(FallbackRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        req: FallbackRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<serde_json::Value, HandlerError>> {
+        Box::pin(self(req, cx))
+    }
+}
+
 /// State shared by every request, connection and transport.
 pub(crate) struct Shared {
     pub(crate) info: Implementation,
@@ -316,6 +345,9 @@ pub(crate) struct Shared {
     pub(crate) rpc: Option<Arc<dyn crate::middleware::RpcService>>,
     /// The skills extension, when skills are served.
     pub(crate) skills: Option<Arc<crate::skills::wire::SkillsState>>,
+    /// The handler of methods the server does not implement
+    /// ([`ServerBuilder::fallback`]); `None`: they are -32601.
+    pub(crate) fallback: Option<Arc<dyn FallbackHandler>>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -744,6 +776,7 @@ pub struct ServerBuilder {
     completion_needs: Vec<StateNeed>,
     layers: Vec<Arc<dyn crate::middleware::RpcLayer>>,
     skills: crate::skills::wire::SkillsConfig,
+    fallback: Option<Arc<dyn FallbackHandler>>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -782,6 +815,7 @@ impl ServerBuilder {
             completion_needs: Vec::new(),
             layers: Vec::new(),
             skills: crate::skills::wire::SkillsConfig::default(),
+            fallback: None,
         }
     }
 
@@ -796,6 +830,17 @@ impl ServerBuilder {
     /// a request first and its answer last.
     pub fn layer(mut self, layer: impl crate::middleware::RpcLayer) -> Self {
         self.layers.push(Arc::new(layer));
+        self
+    }
+
+    /// Serves every request method the server does not implement (an
+    /// extension or vendor method) with `handler`, instead of answering
+    /// -32601. The request is admitted like any other first (on the
+    /// 2026-07-28 wire, the whole validation ladder and the routing
+    /// headers), and middleware sees it; see [`crate::fallback`]. A second
+    /// call replaces the handler.
+    pub fn fallback(mut self, handler: impl FallbackHandler) -> Self {
+        self.fallback = Some(Arc::new(handler));
         self
     }
 
@@ -1199,6 +1244,7 @@ impl ServerBuilder {
                 shared_sessions: self.shared_sessions,
                 app_state: self.app_state,
                 rpc: crate::middleware::stack(&self.layers),
+                fallback: self.fallback,
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

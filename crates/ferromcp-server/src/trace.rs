@@ -97,11 +97,11 @@ fn era_name(modern: bool) -> &'static str {
 
 /// Creates the request span for `req` (disabled, and free, without an
 /// interested subscriber).
-pub(crate) fn request_span(req: &ClientRequest<'static>, parts: &ContextParts) -> Span {
-    let name: Option<&str> = match req {
-        ClientRequest::CallTool(p) => Some(&p.name),
-        ClientRequest::GetPrompt(p) => Some(&p.name),
-        ClientRequest::ReadResource(p) => Some(&p.uri),
+pub(crate) fn request_span(req: &crate::admit::CallRequest, parts: &ContextParts) -> Span {
+    let name: Option<&str> = match req.known() {
+        Some(ClientRequest::CallTool(p)) => Some(&p.name),
+        Some(ClientRequest::GetPrompt(p)) => Some(&p.name),
+        Some(ClientRequest::ReadResource(p)) => Some(&p.uri),
         _ => None,
     };
     let span = tracing::info_span!(

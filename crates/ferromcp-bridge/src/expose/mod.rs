@@ -31,8 +31,8 @@ use ferromcp_protocol::types::{
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use ferromcp_server::{
-    HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext, ResourceDef,
-    ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
+    FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext,
+    ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -311,6 +311,18 @@ impl Expose {
                 }
             });
         }
+        // Methods the mirror does not implement (extension and vendor
+        // methods, methods of newer revisions) go to the child as sent;
+        // not with a tool filter, which the bridge enforces only on the
+        // methods it understands (an extension may run tools by another
+        // route).
+        if self.filter.is_open() {
+            let fx = x.clone();
+            b = b.fallback(move |req: FallbackRequest, cx: RequestContext| {
+                let x = fx.clone();
+                async move { passthrough(&x, req, cx).await }
+            });
+        }
         let server = b.build().map_err(crate::Error::config)?;
         // Tools are added one by one, so one the server refuses (an
         // invalid schema) is reported and left out instead of stopping
@@ -514,6 +526,8 @@ async fn forward<T: serde::de::DeserializeOwned>(
     progress: Option<child::ProgressSink>,
 ) -> Result<T, HandlerError> {
     let cancel = cx.cancellation_token();
+    let mut params = params;
+    pass_meta(&mut params, cx);
     let resumed = cx
         .state()
         .and_then(|s| std::str::from_utf8(s).ok())
@@ -523,7 +537,6 @@ async fn forward<T: serde::de::DeserializeOwned>(
             // The retry of a 2026-07-28 child's input_required round: the
             // same request again, with the client's answers and the
             // child's requestState.
-            let mut params = params;
             if let Value::Object(p) = &mut params {
                 let answers = cx.input_responses().map(|i| Value::Object(i.0.clone()));
                 p.insert(
@@ -596,6 +609,40 @@ async fn forward<T: serde::de::DeserializeOwned>(
                 }
                 Err(e) => call.link().respond(&ask.id, Err(e)).await,
             },
+        }
+    }
+}
+
+/// Adds the caller's own `_meta` entries (those the protocol does not
+/// define, and the W3C trace context) to `params`' `_meta`, keeping any
+/// entry `params` already has: the mirror's typed params carry no
+/// `_meta`, so without this a vendor entry a client put on `tools/call`
+/// would not reach the child.
+fn pass_meta(params: &mut Value, cx: &RequestContext) {
+    let m = cx.meta();
+    let trace = [
+        ("traceparent", &m.traceparent),
+        ("tracestate", &m.tracestate),
+        ("baggage", &m.baggage),
+    ];
+    if m.other.is_empty() && trace.iter().all(|(_, v)| v.is_none()) {
+        return;
+    }
+    let Value::Object(p) = params else {
+        return;
+    };
+    let meta = p
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    let Value::Object(meta) = meta else {
+        return;
+    };
+    for (k, v) in &m.other {
+        meta.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    for (k, v) in trace {
+        if let Some(v) = v {
+            meta.entry(k).or_insert_with(|| Value::String(v.clone()));
         }
     }
 }
@@ -778,12 +825,7 @@ async fn call(
     args: ferromcp_protocol::types::JsonObject,
     cx: RequestContext,
 ) -> Result<CallToolResult, HandlerError> {
-    let progress: Option<child::ProgressSink> = cx.progress_token().is_some().then(|| {
-        let cx = cx.clone();
-        Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
-            cx.progress(p, total, message.as_deref());
-        }) as child::ProgressSink
-    });
+    let progress = progress_sink(&cx);
     forward(
         x,
         "tools/call",
@@ -792,6 +834,67 @@ async fn call(
         progress,
     )
     .await
+}
+
+/// The `_meta` keys of the 2026-07-28 envelope: the mirror answers for
+/// them (the link writes its own for a 2026-07-28 child; a handshake
+/// child has no use for them).
+const ENVELOPE_KEYS: [&str; 4] = [
+    ferromcp_protocol::meta::PROTOCOL_VERSION,
+    ferromcp_protocol::meta::CLIENT_CAPABILITIES,
+    ferromcp_protocol::meta::CLIENT_INFO,
+    ferromcp_protocol::meta::LOG_LEVEL,
+];
+
+/// Forwards a method the mirror does not implement to the child: the
+/// params as the client sent them (unknown members and `_meta` entries
+/// included; the envelope is the link's), and the child's result or error
+/// back unchanged. The child's requests meanwhile reach this caller as
+/// for a tool call.
+async fn passthrough(
+    x: &Shared,
+    req: FallbackRequest,
+    cx: RequestContext,
+) -> Result<Value, HandlerError> {
+    let (method, params) = req.into_parts();
+    if is_disguised(&method) {
+        return Err(HandlerError::Protocol(ErrorObject::method_not_found(
+            &method,
+        )));
+    }
+    // JSON-RPC params are an object or an array; none becomes `{}`.
+    let mut params = params.unwrap_or_else(|| json!({}));
+    if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+        for k in ENVELOPE_KEYS {
+            meta.remove(k);
+        }
+        if meta.is_empty() {
+            if let Value::Object(p) = &mut params {
+                p.remove("_meta");
+            }
+        }
+    }
+    let progress = progress_sink(&cx);
+    forward(x, &method, params, &cx, progress).await
+}
+
+/// Whether `method` is a method the mirror serves itself in disguise
+/// (`TOOLS/CALL`, `tools/call `): not an extension, and not passed on,
+/// since a lenient child could serve it past the mirror's own checks.
+fn is_disguised(method: &str) -> bool {
+    let plain = method.trim().to_ascii_lowercase();
+    ferromcp_protocol::method::known_client_method(&plain).is_some()
+}
+
+/// A sink passing the child's progress on to `cx`'s caller, when it asked
+/// for progress.
+fn progress_sink(cx: &RequestContext) -> Option<child::ProgressSink> {
+    cx.progress_token().is_some().then(|| {
+        let cx = cx.clone();
+        Box::new(move |p: f64, total: Option<f64>, message: Option<String>| {
+            cx.progress(p, total, message.as_deref());
+        }) as child::ProgressSink
+    })
 }
 
 /// Restarts the child whenever it exits, with backoff, and initializes it
@@ -961,6 +1064,22 @@ mod tests {
             id: RequestId::number(1),
             method: method.to_owned(),
             params,
+        }
+    }
+
+    #[test]
+    fn known_methods_in_disguise_are_not_extensions() {
+        for m in [
+            "TOOLS/CALL",
+            "tools/call ",
+            " Tools/List",
+            "INITIALIZE",
+            "Ping",
+        ] {
+            assert!(is_disguised(m), "{m}");
+        }
+        for m in ["acme/ping", "io.example/thing", "tools/callx", "tools"] {
+            assert!(!is_disguised(m), "{m}");
         }
     }
 

@@ -718,7 +718,7 @@ fn prepare(
         }
         StdioEra::Handshake => {
             let call = admit_handshake(shared, &req.method, req.params)?;
-            if let ClientRequest::Initialize(p) = &call.request {
+            if let Some(ClientRequest::Initialize(p)) = call.request.known() {
                 let (result, session) = shared.initialize(p)?;
                 let session = Arc::new(session);
                 let first = match conn.session.lock() {

@@ -428,11 +428,15 @@ enum RecordRefusal {
 async fn update_shared_record(
     inner: &Arc<HttpInner>,
     session: &HttpSession,
-    typed: &ClientRequest<'_>,
+    typed: &crate::admit::CallRequest,
 ) -> Result<(), RecordRefusal> {
     use crate::shared_sessions::{SessionUpdate, UpdateOutcome};
     let shared = &inner.shared;
     let Some(store) = &shared.shared_sessions else {
+        return Ok(());
+    };
+    // A fallback method changes nothing the session record holds.
+    let Some(typed) = typed.known() else {
         return Ok(());
     };
     let update = match typed {
