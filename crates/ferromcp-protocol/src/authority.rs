@@ -27,6 +27,7 @@
 //! assert!(Authority::from_url("http://LOCALHOST/mcp").unwrap().is_loopback());
 //! ```
 
+use crate::percent::{is_sub_delim, is_unreserved};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -184,25 +185,7 @@ impl fmt::Display for Authority<'_> {
 /// RFC 3986 `reg-name`: unreserved, `%` of a pct-encoding, sub-delims.
 /// (IPv4 dotted-quads are made of these too.)
 fn reg_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-        || matches!(
-            b,
-            b'-' | b'.'
-                | b'_'
-                | b'~'
-                | b'%'
-                | b'!'
-                | b'$'
-                | b'&'
-                | b'\''
-                | b'('
-                | b')'
-                | b'*'
-                | b'+'
-                | b','
-                | b';'
-                | b'='
-        )
+    is_unreserved(b) || b == b'%' || is_sub_delim(b)
 }
 
 /// ASCII digits (at least one) whose value fits a `u16` (`u16::from_str`
