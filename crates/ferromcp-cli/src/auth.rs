@@ -26,6 +26,7 @@ use ferromcp_auth::client::{
     OAuthError, OAuthErrorKind, StoreKey, StoredCredentials, TokenResponse, TokenStore,
     revoke_stored,
 };
+use ferromcp_protocol::authority::Authority;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -74,24 +75,11 @@ fn policy_for(url: &str) -> NetPolicy {
     }
 }
 
-/// Whether `url`'s host is `localhost` or a loopback address.
+/// Whether `url`'s host is `localhost` or a loopback address (127.0.0.0/8,
+/// `[::1]`). A URL with userinfo, or one whose authority does not parse, is
+/// not: the strict policy applies to it.
 pub fn is_loopback_url(url: &str) -> bool {
-    let host = url
-        .split_once("://")
-        .map_or("", |(_, rest)| rest)
-        .split(['/', '?', '#'])
-        .next()
-        .unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let name = if host.starts_with('[') {
-        host.split(']').next().map_or(host, |h| &h[1..])
-    } else {
-        host.split(':').next().unwrap_or(host)
-    };
-    name == "localhost"
-        || name
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    Authority::from_url(url).is_ok_and(|a| a.is_loopback())
 }
 
 /// What the store has seen of this URL's token, for the message when a
@@ -553,6 +541,8 @@ mod tests {
             "http://127.0.0.1:8080/mcp",
             "http://localhost/mcp",
             "http://[::1]:9/x",
+            "http://LOCALHOST:1/mcp",
+            "http://127.9.9.9/",
         ] {
             assert_eq!(policy_for(u), NetPolicy::loopback_allowed(), "{u}");
         }
@@ -560,6 +550,14 @@ mod tests {
             "https://example.com/mcp",
             "http://10.0.0.1/mcp",
             "http://127.0.0.1.evil.example/",
+            // Regression (issue 25): the old copy skipped userinfo, so a
+            // URL naming two hosts counted as loopback.
+            "http://evil.example@localhost/mcp",
+            "http://127.0.0.1:80@evil.example/mcp",
+            "http://localhost./mcp",
+            "http://a.localhost/mcp",
+            "http://[::ffff:127.0.0.1]/mcp",
+            "http://localhost:99999/mcp",
         ] {
             assert_eq!(policy_for(u), NetPolicy::strict(), "{u}");
         }

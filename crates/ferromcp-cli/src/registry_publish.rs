@@ -40,24 +40,6 @@ pub struct PublishArgs {
     pub timeout: u64,
 }
 
-/// Whether `url`'s host is loopback (`localhost`, 127.0.0.0/8, `[::1]`).
-fn loopback(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .unwrap_or_default();
-    let host = rest.split('/').next().unwrap_or_default();
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.split(']').next())
-        .unwrap_or_else(|| host.rsplit_once(':').map_or(host, |(h, _)| h));
-    host == "localhost"
-        || host == "::1"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|a| a.is_loopback())
-}
-
 /// What the registry said, for the user: `detail`, then each error.
 fn explain(body: &[u8]) -> String {
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
@@ -103,7 +85,7 @@ pub async fn run(a: PublishArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::usage(format!("cannot read {}: {e}", a.file.display())))?;
     let base = a.registry.trim_end_matches('/');
     let url = format!("{base}/v0/publish");
-    let policy = if loopback(base) {
+    let policy = if crate::auth::is_loopback_url(base) {
         NetPolicy::loopback_allowed()
     } else {
         NetPolicy::strict()
@@ -146,6 +128,7 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
+        let loopback = crate::auth::is_loopback_url;
         for u in [
             "http://127.0.0.1:8080",
             "http://localhost/x",
@@ -158,6 +141,11 @@ mod tests {
             DEFAULT_REGISTRY,
             "http://10.0.0.1",
             "http://localhost.evil.com",
+            // Regression (issue 25): this file's own parser read the
+            // userinfo of these URLs as their host, so a registry at
+            // evil.example counted as loopback.
+            "http://localhost:80@evil.example/",
+            "http://[::1]@evil.example/",
         ] {
             assert!(!loopback(u), "{u}");
         }

@@ -22,6 +22,7 @@ use crate::naming;
 use crate::scopes::{self, ScopeRule};
 use crate::tool_mode::{self, ToolMode};
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
+use ferromcp_protocol::authority::Authority;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -557,28 +558,17 @@ fn check_type(o: &Map<String, Value>, path: &str, ok: &[&str]) -> Result<(), Con
     Ok(())
 }
 
-/// An `http`/`https` URL with a host (the client parses it again when it
-/// connects).
+/// An `http`/`https` URL with a host, a port that fits and no userinfo
+/// (the client parses it again when it connects, and would drop userinfo).
 fn valid_url(url: &str) -> bool {
     if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return false;
     }
-    match url.parse::<http::Uri>() {
-        Ok(u) => {
-            matches!(u.scheme_str(), Some("http" | "https"))
-                && u.host().is_some_and(|h| !h.is_empty())
-                && u.authority().is_some_and(|a| {
-                    // A port, when given, is a number that fits (`port()`
-                    // hides one that does not).
-                    let host_port = a.as_str().rsplit('@').next().unwrap_or_default();
-                    match host_port.rsplit_once(':') {
-                        Some((_, p)) if !host_port.ends_with(']') => p.parse::<u16>().is_ok(),
-                        _ => true,
-                    }
-                })
-        }
-        Err(_) => false,
-    }
+    url.parse::<http::Uri>().is_ok_and(|u| {
+        matches!(u.scheme_str(), Some("http" | "https"))
+            && u.authority()
+                .is_some_and(|a| Authority::parse(a.as_str()).is_ok())
+    })
 }
 
 #[cfg(test)]
@@ -777,6 +767,16 @@ mod tests {
             ),
             (
                 r#"{"github": {"url": "http://h:99999/x"}}"#,
+                "mcpServers.github.url: not a valid URL",
+            ),
+            // Regression (issue 25): this file's own port check read `+80`
+            // as a port and let userinfo through (the client drops it).
+            (
+                r#"{"github": {"url": "http://h:+80/x"}}"#,
+                "mcpServers.github.url: not a valid URL",
+            ),
+            (
+                r#"{"github": {"url": "https://user:pw@h/x"}}"#,
                 "mcpServers.github.url: not a valid URL",
             ),
             (

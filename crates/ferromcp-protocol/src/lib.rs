@@ -6,7 +6,8 @@
 //!
 //! Also the pure parsers both ends share with the fuzzers: the stdio line
 //! framer ([`framing`]), the incremental SSE parser ([`sse`]) and the RFC
-//! 6570 URI-template engine ([`uri_template`]).
+//! 6570 URI-template engine ([`uri_template`]), and the one `host[:port]`
+//! parser ([`authority`]) behind every Host/Origin and loopback check.
 //!
 //! This crate performs no I/O and depends on no async runtime; the server,
 //! client and transports build on it so that both ends agree by construction.
@@ -14,6 +15,7 @@
 //! Revisions covered: `2026-07-28` (modern, stateless) and the handshake
 //! revisions `2025-11-25`, `2025-06-18`, `2025-03-26`.
 
+pub mod authority;
 pub mod base64;
 pub mod era;
 pub mod error;

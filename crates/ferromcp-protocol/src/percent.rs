@@ -52,6 +52,19 @@ pub fn decode_form(raw: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// RFC 3986 §2.3 `unreserved`: ALPHA / DIGIT / `-` / `.` / `_` / `~`.
+pub(crate) fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+/// RFC 3986 §2.2 `sub-delims`: `!$&'()*+,;=`.
+pub(crate) fn is_sub_delim(b: u8) -> bool {
+    matches!(
+        b,
+        b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+    )
+}
+
 fn hex_value(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),

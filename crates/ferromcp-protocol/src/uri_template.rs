@@ -59,6 +59,7 @@
 //! file paths.
 // RES-04, RES-05
 
+use crate::percent::{is_sub_delim, is_unreserved};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -554,31 +555,9 @@ fn is_matchable(parts: &[Part]) -> bool {
 // Expansion (RFC 6570 §3.2, Appendix A)
 // ---------------------------------------------------------------------------
 
-fn is_unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
-
+/// RFC 3986 §2.2 `reserved`: gen-delims and sub-delims.
 fn is_reserved(b: u8) -> bool {
-    matches!(
-        b,
-        b':' | b'/'
-            | b'?'
-            | b'#'
-            | b'['
-            | b']'
-            | b'@'
-            | b'!'
-            | b'$'
-            | b'&'
-            | b'\''
-            | b'('
-            | b')'
-            | b'*'
-            | b'+'
-            | b','
-            | b';'
-            | b'='
-    )
+    matches!(b, b':' | b'/' | b'?' | b'#' | b'[' | b']' | b'@') || is_sub_delim(b)
 }
 
 fn push_pct_encoded(out: &mut String, bytes: &[u8]) {

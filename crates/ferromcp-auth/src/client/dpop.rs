@@ -29,6 +29,7 @@ use super::error::OAuthError;
 use super::es256::{Es256Key, KeyError, random_token, unix_now};
 use super::proof::RequestProof;
 use crate::core::b64;
+use ferromcp_protocol::authority::Authority;
 use serde::Serialize;
 use sha2::Digest as _;
 use std::collections::HashMap;
@@ -274,12 +275,8 @@ pub fn htu(url: &str) -> Result<String, DpopError> {
     if crate::core::uri::default_port_suffix(&scheme).is_none() {
         return Err(bad());
     }
-    if authority.is_empty()
-        || authority.contains('@')
-        || authority
-            .bytes()
-            .any(|b| b.is_ascii_whitespace() || b < 0x20)
-    {
+    // No userinfo, a host, a port that fits: the workspace's one parser.
+    if Authority::parse(authority).is_err() {
         return Err(bad());
     }
     let path = if path.is_empty() { "/" } else { path };
@@ -470,6 +467,11 @@ mod tests {
             "http://",
             "http://u@h/",
             "http:// h/",
+            // Regression (issue 25): a proof must not name an authority
+            // no request can have been sent to.
+            "http://h:99999/",
+            "http://h:+1/",
+            "http://[::1/",
         ] {
             assert!(htu(bad).is_err(), "{bad:?}");
         }

@@ -16,6 +16,7 @@
 // AUTH-28
 
 use super::error::OAuthError;
+use ferromcp_protocol::authority::Authority;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
@@ -146,17 +147,11 @@ impl NetPolicy {
         let authority = uri
             .authority()
             .ok_or_else(|| OAuthError::policy(format!("{url}: not an absolute URL")))?;
-        if authority.as_str().contains('@') {
-            return Err(OAuthError::policy(format!(
-                "{url}: userinfo is not allowed"
-            )));
-        }
-        let host = authority.host();
-        let literal = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<IpAddr>()
-            .ok();
+        // One parser for every authority (userinfo, port and IPv6 brackets
+        // included); the `http` crate's is more lenient.
+        let parsed = Authority::parse(authority.as_str())
+            .map_err(|e| OAuthError::policy(format!("{url}: {e}")))?;
+        let literal = parsed.ip();
         if let Some(ip) = literal {
             let class = classify(ip);
             if !self.allows(class) {
@@ -165,10 +160,10 @@ impl NetPolicy {
                 )));
             }
         }
-        let loopback_host = match literal {
-            Some(ip) => classify(ip) == AddrClass::Loopback,
-            None => is_localhost_name(host),
-        };
+        // `localhost`, 127.0.0.0/8 or `[::1]` as written: not
+        // `*.localhost`, `localhost.` or an IPv4-mapped address, which a
+        // resolver need not send to loopback.
+        let loopback_host = parsed.is_loopback();
         match uri.scheme_str() {
             Some("https") => Ok(uri),
             Some("http") if self.allow_loopback && loopback_host => Ok(uri),
@@ -178,12 +173,6 @@ impl NetPolicy {
             _ => Err(OAuthError::policy(format!("{url}: not an http(s) URL"))),
         }
     }
-}
-
-/// `localhost` and `*.localhost` (RFC 6761 §6.3).
-pub(crate) fn is_localhost_name(host: &str) -> bool {
-    let h = host.trim_end_matches('.').to_ascii_lowercase();
-    h == "localhost" || h.ends_with(".localhost")
 }
 
 /// A DNS resolver for hyper's connector that drops every address the
@@ -284,6 +273,20 @@ mod tests {
         assert!(dev.check_url("http://as.example.com/x").is_err());
         assert!(dev.check_url("https://10.0.0.1/x").is_err());
         assert!(dev.check_url("https://169.254.169.254/x").is_err());
+        assert!(dev.check_url("http://LOCALHOST:3000/x").is_ok());
+        // Regression (issue 25): plain `http` went to any `*.localhost`
+        // name or `localhost.` (which DNS may answer with a public
+        // address the resolver lets through) and to IPv4-mapped loopback.
+        for u in [
+            "http://evil.localhost/x",
+            "http://localhost./x",
+            "http://LOCALHOST.evil.example/x",
+            "http://[::ffff:127.0.0.1]/x",
+            "http://localhost:99999/x",
+        ] {
+            assert!(dev.check_url(u).is_err(), "{u}");
+        }
+        assert!(dev.check_url("https://user@localhost/x").is_err());
         let lan = NetPolicy {
             allow_loopback: false,
             allow_private: true,

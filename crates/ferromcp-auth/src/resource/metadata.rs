@@ -7,6 +7,7 @@ pub use crate::core::discovery::PRM_WELL_KNOWN;
 use crate::core::discovery::prm_url;
 pub use crate::core::metadata::ProtectedResourceMetadata;
 use crate::core::uri;
+use ferromcp_protocol::authority::Authority;
 
 // AUTH-22, AUTH-21
 /// This server's canonical resource URI (RFC 8707): absolute,
@@ -54,19 +55,7 @@ impl ResourceUri {
         if authority.ends_with(default_port) {
             authority.truncate(authority.len() - default_port.len());
         }
-        // The port, if any, follows the last ':' outside an IPv6 literal.
-        let port = match authority.rfind(':') {
-            Some(i) if !authority[i..].contains(']') => authority.get(i + 1..),
-            _ => None,
-        };
-        let port_ok = port.is_none_or(|p| {
-            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
-        });
-        let valid = port_ok
-            && authority
-                .parse::<http::uri::Authority>()
-                .is_ok_and(|a| !a.host().is_empty());
-        if !valid {
+        if Authority::parse(&authority).is_err() {
             return Err(bad("has an invalid host or port"));
         }
         let path = path.trim_end_matches('/');

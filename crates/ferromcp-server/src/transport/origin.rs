@@ -3,6 +3,8 @@
 //! until the operator configures others.
 // SEC-01, SEC-04, LADDER-01
 
+use ferromcp_protocol::authority::Authority;
+
 /// Where a request came from, as far as the browser-facing headers tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginVerdict {
@@ -25,42 +27,22 @@ impl HostPattern {
     /// Parses `"localhost"`, `"localhost:*"`, `"example.com:8443"`,
     /// `"[::1]:*"`. Hosts compare case-insensitively.
     pub fn parse(s: &str) -> Option<Self> {
-        let (host, port) = split_host_port(s)?;
-        let port = match port {
-            None | Some("*") => None,
-            Some(p) => Some(p.parse().ok()?),
+        let (text, any_port) = match s.strip_suffix(":*") {
+            Some(h) => (h, true),
+            None => (s, false),
         };
-        if host.is_empty() {
+        let a = Authority::parse(text).ok()?;
+        if any_port && a.port().is_some() {
             return None;
         }
         Some(Self {
-            host: host.to_ascii_lowercase(),
-            port,
+            host: a.host().to_ascii_lowercase(),
+            port: a.port(),
         })
     }
 
-    fn matches(&self, host: &str, port: Option<u16>) -> bool {
-        self.host.eq_ignore_ascii_case(host) && (self.port.is_none() || self.port == port)
-    }
-}
-
-/// Splits `host[:port]`, handling bracketed IPv6 literals. Returns the host
-/// (brackets kept) and the port text.
-fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
-    if s.starts_with('[') {
-        let end = s.find(']')?;
-        let host = &s[..=end];
-        let rest = &s[end + 1..];
-        return match rest.strip_prefix(':') {
-            Some(p) => Some((host, Some(p))),
-            None if rest.is_empty() => Some((host, None)),
-            None => None,
-        };
-    }
-    match s.rsplit_once(':') {
-        Some((h, p)) if !h.contains(':') => Some((h, Some(p))),
-        Some(_) => None,
-        None => Some((s, None)),
+    fn matches(&self, a: &Authority<'_>) -> bool {
+        a.host_eq(&self.host) && (self.port.is_none() || self.port == a.port())
     }
 }
 
@@ -147,34 +129,24 @@ impl OriginPolicy {
     }
 
     fn host_allowed(&self, value: &str) -> Option<bool> {
-        let (host, port) = split_host_port(value)?;
-        let port = match port {
-            None => None,
-            Some(p) => Some(p.parse::<u16>().ok()?),
-        };
-        Some(self.hosts.iter().any(|p| p.matches(host, port)))
+        let a = Authority::parse(value).ok()?;
+        Some(self.hosts.iter().any(|p| p.matches(&a)))
     }
 
     fn origin_allowed(&self, value: &str) -> bool {
         let Some((scheme, rest)) = value.split_once("://") else {
             return false; // includes the opaque origin "null"
         };
-        if rest.contains('/') || rest.contains('@') {
+        if rest.contains('/') {
             return false;
         }
-        let Some((host, port)) = split_host_port(rest) else {
+        // Refuses userinfo, a bad port and anything that is no host.
+        let Ok(a) = Authority::parse(rest) else {
             return false;
-        };
-        let port = match port {
-            None => None,
-            Some(p) => match p.parse::<u16>() {
-                Ok(p) => Some(p),
-                Err(_) => return false,
-            },
         };
         self.origins
             .iter()
-            .any(|(s, p)| s.eq_ignore_ascii_case(scheme) && p.matches(host, port))
+            .any(|(s, p)| s.eq_ignore_ascii_case(scheme) && p.matches(&a))
     }
 }
 
@@ -207,6 +179,12 @@ mod tests {
             "[::1",
             "",
             "0.0.0.0:80",
+            // Regression (issue 25): the old splitter took `+80` as port 80
+            // (the other three were refused before too, and still are).
+            "localhost:+80",
+            "user@localhost",
+            "[::1]:+9",
+            "localhost:65536",
         ] {
             assert_eq!(
                 p.check(Some(h.as_bytes()), None),
@@ -230,6 +208,11 @@ mod tests {
             "http://user@localhost",
             "http://localhost/x",
             "ftp://localhost",
+            // Regression (issue 25): the old splitter read `+80` as port 80,
+            // and took a non-ASCII look-alike or a bad IPv6 literal as a host.
+            "http://localhost:+80",
+            "http://127.0.0.1:+1",
+            "http://[::1]:+9",
         ] {
             assert_eq!(
                 p.check(None, Some(o.as_bytes())),
@@ -256,6 +239,21 @@ mod tests {
         assert_eq!(
             p.check(Some(b"mcp.example.com"), Some(b"http://app.example.com")),
             OriginVerdict::BadOrigin
+        );
+        // Regression (issue 25): patterns the old splitter accepted.
+        for bad in [
+            "user@localhost",
+            "localhost:+80",
+            "localhost:80:*",
+            "",
+            "[::1",
+        ] {
+            assert_eq!(HostPattern::parse(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            HostPattern::parse("[::1]:*"),
+            HostPattern::parse("[::1]"),
+            "no port and `*` are the same pattern"
         );
         assert_eq!(
             OriginPolicy::disabled().check(Some(b"evil"), Some(b"null")),

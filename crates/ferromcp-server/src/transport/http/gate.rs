@@ -227,55 +227,11 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
 }
 
 /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): an authority without
-/// userinfo. Empty is allowed (RFC 9112 §3.2: a target without authority).
+/// userinfo, as the workspace's one authority parser reads it (a port that
+/// fits 16 bits, an IPv6 literal that is one). Empty is allowed (RFC 9112
+/// §3.2: a target without authority).
 pub(super) fn valid_host_value(v: &[u8]) -> bool {
-    let (host, port) = if v.first() == Some(&b'[') {
-        // IP-literal: `[` IPv6address / IPvFuture `]`.
-        let Some(end) = v.iter().position(|b| *b == b']') else {
-            return false;
-        };
-        let (lit, rest) = v.split_at(end + 1);
-        let inner = &lit[1..lit.len() - 1];
-        if inner.is_empty()
-            || !inner
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'-' | b'_' | b'~'))
-        {
-            return false;
-        }
-        match rest.split_first() {
-            None => return true,
-            Some((b':', port)) => (&[][..], port),
-            Some(_) => return false,
-        }
-    } else {
-        match v.iter().rposition(|b| *b == b':') {
-            Some(i) => (&v[..i], &v[i + 1..]),
-            None => (v, &[][..]),
-        }
-    };
-    // reg-name / IPv4address: unreserved, pct-encoded, sub-delims.
-    host.iter().all(|b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-            )
-    }) && port.iter().all(u8::is_ascii_digit)
+    v.is_empty() || ferromcp_protocol::authority::Authority::parse_bytes(v).is_ok()
 }
 
 /// The host the request is addressed to: the authority of an absolute-form

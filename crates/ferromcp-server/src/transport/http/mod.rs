@@ -584,6 +584,13 @@ mod tests {
             "local host",
             "localhost/path",
             "localhost:-1",
+            // Regression (issue 25): the gate's own copy of the parser let
+            // these through to the allow-list as "valid" Host values.
+            "localhost:",
+            "localhost:65536",
+            "[::1]:",
+            "[v1.fe]",
+            "[not-ipv6]",
         ] {
             assert!(!valid_host_value(bad.as_bytes()), "{bad:?}");
         }
