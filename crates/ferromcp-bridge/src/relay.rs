@@ -11,7 +11,7 @@
 use crate::filter::ToolFilter;
 use crate::ids::IdMap;
 use crate::message::{Classified, Invalid, Kind, RawObject, classify, raw_array, raw_str};
-use crate::upstream::{Failure, Inbound, Upstream};
+use crate::upstream::{Failure, Inbound, Retries, Upstream};
 use crate::{Error, Limits};
 use ferromcp_protocol::framing::{Frame, LineFramer};
 use ferromcp_protocol::header::codec::encode_header_value;
@@ -70,7 +70,7 @@ const ENVELOPE_KEYS: [&str; 4] = [
 /// The host's request without the 2026-07-28 envelope members (other
 /// `_meta` keys, like `progressToken`, stay); `None` when params is not
 /// an object.
-fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
+pub(crate) fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
     let Some(raw) = c.member("params") else {
         return Some(c.bytes().to_vec());
     };
@@ -101,7 +101,7 @@ const CACHED: [&str; 5] = [
 /// `complete` when missing and, for the cacheable methods, `ttlMs: 0` and
 /// `cacheScope: "private"` when missing (the remote gave no hint, so the
 /// bridge claims none). Error answers are unchanged.
-fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
+pub(crate) fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
     let Ok(c) = classify(&body) else { return body };
     let Some(raw) = c.member("result") else {
         return body;
@@ -253,8 +253,31 @@ impl Translate {
     }
 }
 
+/// The host's request as a 2026-07-28 remote gets it from the bridge
+/// (the `fuzzing` feature): the envelope of a handshake host that
+/// declared `client_info` and `capabilities`, with `log_level` set.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn with_envelope(
+    c: &Classified<'_>,
+    client_info: Value,
+    capabilities: Option<&Value>,
+    log_level: Option<Value>,
+) -> Option<Vec<u8>> {
+    Translate {
+        client_info,
+        capabilities: translated_capabilities(capabilities),
+        log_level,
+        listen: Map::new(),
+        subscribe: false,
+        resources: Vec::new(),
+        listen_gen: 0,
+        waiters: Vec::new(),
+    }
+    .envelope(c)
+}
+
 /// The result of an `input_required` answer, if this is one.
-fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
+pub(crate) fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
     let raw = c.member("result")?;
     if !raw.get().contains("input_required") {
         return None;
@@ -266,7 +289,7 @@ fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
 // MRTR-03
 /// `sent` (a request) with `params.inputResponses` and
 /// `params.requestState` set for the next round.
-fn with_input_responses(
+pub(crate) fn with_input_responses(
     sent: &[u8],
     responses: Map<String, Value>,
     state: Option<Value>,
@@ -366,7 +389,7 @@ struct Parked {
 /// A notification without the `subscriptionId` of its listen stream in
 /// `_meta` (dropped with `_meta` when it was the only key); `None` when
 /// it has none.
-fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
+pub(crate) fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
     let raw = c.member("params")?;
     let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
     let Some(Value::Object(m)) = params.get_mut("_meta") else {
@@ -796,9 +819,15 @@ impl Relay {
             self.modern_headers(c, &method)
         };
         let retries = if self.safe_to_repeat(c, &method) {
-            self.limits.retries
+            Retries {
+                max: self.limits.retries,
+                // A timeout is retried for the read-only methods only,
+                // never for a tools/call (annotations or not): the remote
+                // may still be running the first one.
+                on_timeout: REPEATABLE.contains(&method.as_str()),
+            }
         } else {
-            0
+            Retries::NONE
         };
         let pending = Pending {
             method,
@@ -1283,7 +1312,13 @@ impl Relay {
                 "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
                 "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
             });
-            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false, 0);
+            self.spawn_exchange(
+                body.to_string().into_bytes(),
+                Vec::new(),
+                None,
+                false,
+                Retries::NONE,
+            );
         }
         serde_json::json!({
             "jsonrpc": "2.0",
@@ -1408,7 +1443,7 @@ impl Relay {
         headers: Vec<(String, String)>,
         local: Option<RequestId>,
         initialize: bool,
-        retries: u32,
+        retries: Retries,
     ) -> AbortHandle {
         let up = self.up.clone();
         let tx = self.events.clone();
@@ -1437,7 +1472,9 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, false, None, &tx, 0).await;
+            let r = up
+                .post(body, &headers, false, None, &tx, Retries::NONE)
+                .await;
             if let Err(f) = r {
                 let _ = tx
                     .send(Inbound::Ended {
@@ -2196,7 +2233,7 @@ impl Relay {
         };
         let Ok(c) = classify(&body) else { return };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, Retries::NONE);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2239,7 +2276,7 @@ impl Relay {
             Err(_) => return false,
         };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, Retries::NONE);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
