@@ -69,9 +69,9 @@ const ENVELOPE_KEYS: [&str; 4] = [
 // META-03, BASE-12
 /// The host's request without the 2026-07-28 envelope members (other
 /// `_meta` keys, like `progressToken`, stay); `None` when params is not
-/// an object.
+/// an object or appears twice.
 pub(crate) fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
-    let Some(raw) = c.member("params") else {
+    let Some(raw) = c.member_once("params").ok()? else {
         return Some(c.bytes().to_vec());
     };
     let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
@@ -223,9 +223,10 @@ impl Translate {
     // META-03
     /// The host's request with the 2026-07-28 `_meta` envelope added to its
     /// params (keys the host set itself are kept); `None` when params is
-    /// not an object.
+    /// not an object or appears twice (a second copy would be left
+    /// without the envelope).
     fn envelope(&self, c: &Classified<'_>) -> Option<Vec<u8>> {
-        let raw = c.member("params");
+        let raw = c.member_once("params").ok()?;
         let mut params: Map<String, Value> = match raw {
             Some(p) => serde_json::from_str(p.get()).ok()?,
             None => Map::new(),
@@ -807,7 +808,7 @@ impl Relay {
                     }
                 }
                 None => {
-                    let msg = "params must be an object";
+                    let msg = "params must be one object";
                     return self.answer(error_answer(Some(&id), -32602, msg)).await;
                 }
             },
@@ -2423,6 +2424,31 @@ impl Relay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duplicated_params_is_not_translated() {
+        // Found by the bridge_message fuzz target: with params twice, the
+        // envelope was added as a third params member (a last-wins remote
+        // saw none of it) and nothing was stripped. Now refused (-32602).
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        assert!(strip_envelope(&c).is_none());
+        let t = Translate {
+            client_info: serde_json::json!({"name": "h", "version": "1"}),
+            capabilities: serde_json::json!({}),
+            log_level: None,
+            listen: Map::new(),
+            subscribe: false,
+            resources: Vec::new(),
+            listen_gen: 0,
+            waiters: Vec::new(),
+        };
+        assert!(t.envelope(&c).is_none());
+        // Once is translated.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        assert!(t.envelope(&c).is_some() && strip_envelope(&c).is_some());
+    }
 
     #[test]
     fn the_envelope_is_stripped_and_other_meta_keys_stay() {
