@@ -44,6 +44,9 @@ for f in stdio http rustls output-validation ""; do
   cargo clippy -p ferromcp-client --no-default-features ${f:+--features "$f"} -- -D warnings
 done
 
+echo "== ferromcp-bridge with its fuzzing feature (the fuzz targets' entry points)"
+cargo clippy -p ferromcp-bridge --all-targets --features fuzzing -- -D warnings
+
 echo "== rust-version declarations (each at least what its dependencies declare)"
 python3 scripts/check-rust-version.py
 

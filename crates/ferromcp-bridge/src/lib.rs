@@ -37,6 +37,8 @@
 mod env;
 pub mod expose;
 mod filter;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod ids;
 mod message;
 mod relay;
@@ -185,16 +187,19 @@ impl Limits {
     /// 504 (`0`: never). Safe to repeat: `server/discover`, the lists,
     /// `resources/read`, `prompts/get`, `completion/complete`, and
     /// `tools/call` of a tool whose `tools/list` annotations say
-    /// `readOnlyHint` or `idempotentHint`. Never after a JSON-RPC error,
-    /// another HTTP error, or once any of the answer was relayed.
+    /// `readOnlyHint` or `idempotentHint`. The same methods except
+    /// `tools/call` are also sent again, within the same count, when no
+    /// answer came within [`Limits::timeout`] (the remote may still be
+    /// running a tool call, so that one never is). Never after a JSON-RPC
+    /// error, another HTTP error, or once any of the answer was relayed.
     pub fn retries(mut self, n: u32) -> Self {
         self.retries = n;
         self
     }
 
     /// The longest wait before sending a request again: the bound of the
-    /// backoff, and a remote whose `Retry-After` asks for longer is not
-    /// retried (its answer stands).
+    /// backoff, and a remote whose `Retry-After` (seconds or an HTTP date)
+    /// asks for longer is not retried (its answer stands).
     pub fn retry_max_wait(mut self, d: Duration) -> Self {
         self.retry_max_wait = d;
         self

@@ -247,6 +247,13 @@ impl<'a> Classified<'a> {
         self.object.get(name).ok().flatten()
     }
 
+    /// A top-level member, raw, that must appear at most once: `Err`
+    /// when it appears twice (a rewrite of one copy would leave the other,
+    /// and peers disagree on which counts).
+    pub(crate) fn member_once(&self, name: &str) -> Result<Option<&'a RawValue>, Duplicate> {
+        self.object.get(name)
+    }
+
     /// A member of `params`, raw.
     pub(crate) fn param(&self, name: &str) -> Option<&'a RawValue> {
         let params = self.member("params")?;

@@ -12,7 +12,7 @@ use crate::filter::ToolFilter;
 use crate::ids::IdMap;
 use crate::message::{Classified, Invalid, Kind, RawObject, classify, raw_array, raw_str};
 use crate::session_setup::SessionSetup;
-use crate::upstream::{Failure, Inbound, Upstream};
+use crate::upstream::{Failure, Inbound, Retries, Upstream};
 use crate::{Error, Limits};
 use ferromcp_protocol::framing::{Frame, LineFramer};
 use ferromcp_protocol::header::codec::encode_header_value;
@@ -70,9 +70,9 @@ const ENVELOPE_KEYS: [&str; 4] = [
 // META-03, BASE-12
 /// The host's request without the 2026-07-28 envelope members (other
 /// `_meta` keys, like `progressToken`, stay); `None` when params is not
-/// an object.
-fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
-    let Some(raw) = c.member("params") else {
+/// an object or appears twice.
+pub(crate) fn strip_envelope(c: &Classified<'_>) -> Option<Vec<u8>> {
+    let Some(raw) = c.member_once("params").ok()? else {
         return Some(c.bytes().to_vec());
     };
     let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
@@ -102,7 +102,7 @@ const CACHED: [&str; 5] = [
 /// `complete` when missing and, for the cacheable methods, `ttlMs: 0` and
 /// `cacheScope: "private"` when missing (the remote gave no hint, so the
 /// bridge claims none). Error answers are unchanged.
-fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
+pub(crate) fn modern_result(body: Vec<u8>, method: &str) -> Vec<u8> {
     let Ok(c) = classify(&body) else { return body };
     let Some(raw) = c.member("result") else {
         return body;
@@ -224,9 +224,10 @@ impl Translate {
     // META-03
     /// The host's request with the 2026-07-28 `_meta` envelope added to its
     /// params (keys the host set itself are kept); `None` when params is
-    /// not an object.
+    /// not an object or appears twice (a second copy would be left
+    /// without the envelope).
     fn envelope(&self, c: &Classified<'_>) -> Option<Vec<u8>> {
-        let raw = c.member("params");
+        let raw = c.member_once("params").ok()?;
         let mut params: Map<String, Value> = match raw {
             Some(p) => serde_json::from_str(p.get()).ok()?,
             None => Map::new(),
@@ -254,8 +255,31 @@ impl Translate {
     }
 }
 
+/// The host's request as a 2026-07-28 remote gets it from the bridge
+/// (the `fuzzing` feature): the envelope of a handshake host that
+/// declared `client_info` and `capabilities`, with `log_level` set.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn with_envelope(
+    c: &Classified<'_>,
+    client_info: Value,
+    capabilities: Option<&Value>,
+    log_level: Option<Value>,
+) -> Option<Vec<u8>> {
+    Translate {
+        client_info,
+        capabilities: translated_capabilities(capabilities),
+        log_level,
+        listen: Map::new(),
+        subscribe: false,
+        resources: Vec::new(),
+        listen_gen: 0,
+        waiters: Vec::new(),
+    }
+    .envelope(c)
+}
+
 /// The result of an `input_required` answer, if this is one.
-fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
+pub(crate) fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
     let raw = c.member("result")?;
     if !raw.get().contains("input_required") {
         return None;
@@ -267,7 +291,7 @@ fn input_required(c: &Classified<'_>) -> Option<Map<String, Value>> {
 // MRTR-03
 /// `sent` (a request) with `params.inputResponses` and
 /// `params.requestState` set for the next round.
-fn with_input_responses(
+pub(crate) fn with_input_responses(
     sent: &[u8],
     responses: Map<String, Value>,
     state: Option<Value>,
@@ -367,7 +391,7 @@ struct Parked {
 /// A notification without the `subscriptionId` of its listen stream in
 /// `_meta` (dropped with `_meta` when it was the only key); `None` when
 /// it has none.
-fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
+pub(crate) fn without_subscription_id(c: &Classified<'_>) -> Option<Vec<u8>> {
     let raw = c.member("params")?;
     let mut params: Map<String, Value> = serde_json::from_str(raw.get()).ok()?;
     let Some(Value::Object(m)) = params.get_mut("_meta") else {
@@ -794,7 +818,7 @@ impl Relay {
                     }
                 }
                 None => {
-                    let msg = "params must be an object";
+                    let msg = "params must be one object";
                     return self.answer(error_answer(Some(&id), -32602, msg)).await;
                 }
             },
@@ -813,9 +837,15 @@ impl Relay {
             self.modern_headers(c, &method)
         };
         let retries = if self.safe_to_repeat(c, &method) {
-            self.limits.retries
+            Retries {
+                max: self.limits.retries,
+                // A timeout is retried for the read-only methods only,
+                // never for a tools/call (annotations or not): the remote
+                // may still be running the first one.
+                on_timeout: REPEATABLE.contains(&method.as_str()),
+            }
         } else {
-            0
+            Retries::NONE
         };
         let pending = Pending {
             method,
@@ -1326,7 +1356,13 @@ impl Relay {
                 "jsonrpc": "2.0", "id": format!("ferromcp-bridge/subscribe/{id:?}/{n}"),
                 "method": method::RESOURCES_SUBSCRIBE, "params": {"uri": uri}
             });
-            self.spawn_exchange(body.to_string().into_bytes(), Vec::new(), None, false, 0);
+            self.spawn_exchange(
+                body.to_string().into_bytes(),
+                Vec::new(),
+                None,
+                false,
+                Retries::NONE,
+            );
         }
         serde_json::json!({
             "jsonrpc": "2.0",
@@ -1451,7 +1487,7 @@ impl Relay {
         headers: Vec<(String, String)>,
         local: Option<RequestId>,
         initialize: bool,
-        retries: u32,
+        retries: Retries,
     ) -> AbortHandle {
         let up = self.up.clone();
         let tx = self.events.clone();
@@ -1480,7 +1516,9 @@ impl Relay {
         let up = self.up.clone();
         let tx = self.events.clone();
         tokio::spawn(async move {
-            let r = up.post(body, &headers, false, None, &tx, 0).await;
+            let r = up
+                .post(body, &headers, false, None, &tx, Retries::NONE)
+                .await;
             if let Err(f) = r {
                 let _ = tx
                     .send(Inbound::Ended {
@@ -2240,7 +2278,7 @@ impl Relay {
         };
         let Ok(c) = classify(&body) else { return };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, Retries::NONE);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2283,7 +2321,7 @@ impl Relay {
             Err(_) => return false,
         };
         let body = c.with_id(&next);
-        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, 0);
+        let task = self.spawn_exchange(body, headers, Some(next.clone()), false, Retries::NONE);
         if let Some(p) = self.host_ids.get_mut(&next) {
             p.task = Some(task);
         }
@@ -2430,6 +2468,31 @@ impl Relay {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duplicated_params_is_not_translated() {
+        // Found by the bridge_message fuzz target: with params twice, the
+        // envelope was added as a third params member (a last-wins remote
+        // saw none of it) and nothing was stripped. Now refused (-32602).
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        assert!(strip_envelope(&c).is_none());
+        let t = Translate {
+            client_info: serde_json::json!({"name": "h", "version": "1"}),
+            capabilities: serde_json::json!({}),
+            log_level: None,
+            listen: Map::new(),
+            subscribe: false,
+            resources: Vec::new(),
+            listen_gen: 0,
+            waiters: Vec::new(),
+        };
+        assert!(t.envelope(&c).is_none());
+        // Once is translated.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
+        let c = classify(line).unwrap_or_else(|_| panic!("classify"));
+        assert!(t.envelope(&c).is_some() && strip_envelope(&c).is_some());
+    }
 
     #[test]
     fn the_envelope_is_stripped_and_other_meta_keys_stay() {

@@ -356,21 +356,25 @@ impl Upstream {
                     self.shown
                 )),
                 connection: true,
+                timeout: false,
             }),
-            Err(_) => Err(Failure::Transport(format!(
-                "no answer from {} within {:?}",
-                self.shown, self.limits.timeout
-            ))
-            .into()),
+            // The remote may still be working on it: sent again only for
+            // a read-only method (`Retries::on_timeout`).
+            Err(_) => Err(SendError {
+                failure: Failure::Transport(format!(
+                    "no answer from {} within {:?}",
+                    self.shown, self.limits.timeout
+                )),
+                connection: false,
+                timeout: true,
+            }),
         }
     }
 
     /// POSTs one message and hands every message of the answer to `tx`.
     /// `initialize` captures the session id; `Ok` means the answer ended
     /// normally (which need not have carried a response).
-    /// `retries`: how many times the POST may be sent again when no
-    /// answer came (a connection error) or the remote answered 429, 502,
-    /// 503 or 504 (only for requests that are safe to repeat).
+    /// `retries`: when the POST may be sent again (see [`Retries`]).
     pub(crate) async fn post(
         &self,
         body: Vec<u8>,
@@ -378,7 +382,7 @@ impl Upstream {
         initialize: bool,
         origin: Option<&RequestId>,
         tx: &mpsc::Sender<Inbound>,
-        retries: u32,
+        retries: Retries,
     ) -> Result<(), Failure> {
         let how = Post {
             initialize,
@@ -400,20 +404,25 @@ impl Upstream {
         let how = Post {
             initialize: false,
             idle_timeout: false,
-            retries: 0,
+            retries: Retries::NONE,
             renew: true,
         };
         self.post_inner(body, mcp, None, tx, how).await
     }
 
-    /// Sends one POST, again after a connection error or a 429, 502, 503
-    /// or 504 answer, at most `retries` times (see [`Upstream::post`]).
+    /// Sends one POST, again after a connection error, a 429, 502, 503
+    /// or 504 answer, or (`retries.on_timeout`) no answer within the
+    /// timeout, at most `retries.max` times in all (see [`Retries`]).
     async fn send_retrying(
         &self,
         body: &Bytes,
         mcp: &[(String, String)],
-        retries: u32,
+        retries: Retries,
     ) -> Result<http::Response<Incoming>, Failure> {
+        let Retries {
+            max: retries,
+            on_timeout,
+        } = retries;
         let mut attempt = 0u32;
         loop {
             let sent = self
@@ -431,6 +440,10 @@ impl Upstream {
                     Some((format!("HTTP {}", r.status()), retry_after(r)))
                 }
                 Err(e) if e.connection => Some(("a connection error".to_owned(), None)),
+                // The same budget as the other causes.
+                Err(e) if e.timeout && on_timeout => {
+                    Some(("no answer within the timeout".to_owned(), None))
+                }
                 _ => None,
             };
             let wait = again.as_ref().and_then(|(_, after)| {
@@ -477,7 +490,7 @@ impl Upstream {
         let plain = |initialize| Post {
             initialize,
             idle_timeout: true,
-            retries: 0,
+            retries: Retries::NONE,
             renew: false,
         };
         let answers = self.gather(init.to_vec(), &[], plain(true)).await;
@@ -602,7 +615,7 @@ impl Upstream {
         let how = Post {
             initialize,
             idle_timeout: true,
-            retries: 0,
+            retries: Retries::NONE,
             renew: true,
         };
         self.gather(body, mcp, how).await
@@ -848,17 +861,38 @@ struct Post {
     initialize: bool,
     /// The answer stream fails after `Limits::timeout` without bytes.
     idle_timeout: bool,
-    /// How many times it may be sent again (see [`Upstream::post`]).
-    retries: u32,
+    /// When it may be sent again.
+    retries: Retries,
     /// A 404 for the session re-initializes it and sends the POST again.
     renew: bool,
 }
 
-/// A failed HTTP exchange; `connection`: no answer came at all.
+/// When a POST may be sent again: at most `max` times in all after a
+/// connection error (no answer came) or a 429, 502, 503 or 504 answer
+/// (for requests that are safe to repeat), and, with `on_timeout`, also
+/// after no answer came within `Limits::timeout` (read-only methods only:
+/// the remote may still be working on the first one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Retries {
+    pub(crate) max: u32,
+    pub(crate) on_timeout: bool,
+}
+
+impl Retries {
+    /// Sent once.
+    pub(crate) const NONE: Self = Self {
+        max: 0,
+        on_timeout: false,
+    };
+}
+
+/// A failed HTTP exchange; `connection`: no answer came at all (refused,
+/// reset); `timeout`: none came within `Limits::timeout`.
 #[derive(Debug)]
 struct SendError {
     failure: Failure,
     connection: bool,
+    timeout: bool,
 }
 
 impl From<Failure> for SendError {
@@ -866,21 +900,21 @@ impl From<Failure> for SendError {
         Self {
             failure,
             connection: false,
+            timeout: false,
         }
     }
 }
 
-/// A `Retry-After` given in seconds (an HTTP date is not honoured: the
-/// bridge's own backoff is used then).
+// RFC 9110 section 10.2.3: delay-seconds or an HTTP-date.
+/// The wait the answer's `Retry-After` asks for, in either form (a date
+/// in the past is no wait).
 fn retry_after(resp: &http::Response<Incoming>) -> Option<Duration> {
-    resp.headers()
+    let value = resp
+        .headers()
         .get(http::header::RETRY_AFTER)?
         .to_str()
-        .ok()?
-        .trim()
-        .parse::<u64>()
-        .ok()
-        .map(Duration::from_secs)
+        .ok()?;
+    ferromcp_client::retry::parse_retry_after(value, std::time::SystemTime::now())
 }
 
 impl Upstream {

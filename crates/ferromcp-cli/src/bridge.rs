@@ -44,11 +44,13 @@ pub struct BridgeArgs {
     /// `resources/read`, `prompts/get`, `completion/complete`,
     /// `server/discover`, and `tools/call` of a tool annotated
     /// `readOnlyHint` or `idempotentHint`) is sent again when the remote
-    /// cannot be reached or answers HTTP 429, 502, 503 or 504; 0 never.
+    /// cannot be reached or answers HTTP 429, 502, 503 or 504, and (not
+    /// `tools/call`) when it sent no answer within `--timeout`; 0 never.
     #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_RETRIES)]
     pub retries: u32,
     /// The longest wait before such a retry (the backoff's bound); a
-    /// remote whose `Retry-After` asks for longer is not retried.
+    /// remote whose `Retry-After` (seconds or an HTTP date) asks for
+    /// longer is not retried.
     #[arg(long, value_name = "SECS", default_value_t = Limits::DEFAULT_RETRY_MAX_WAIT.as_secs())]
     pub retry_max_wait: u64,
     /// When the remote needs authorization and no stored credentials are

@@ -1925,6 +1925,84 @@ fn retries_stop_at_the_configured_count() {
     assert_eq!(attempts(&remote, "prompts/list", None), 1);
 }
 
+#[test]
+fn a_read_only_request_is_retried_after_a_timeout_and_a_tool_call_is_not() {
+    // The remote answers the first attempt of each request after 4 s,
+    // past the bridge's --timeout of 1 s; the second attempt at once.
+    let remote = ScriptedRemote::start(&["slow", "1"]);
+    let mut host = Host::start(&remote.url, &["--timeout", "1", "--log-level", "info"]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 2);
+    // A tool call is never sent again after a timeout, even for a tool
+    // annotated readOnlyHint (retried on a 503): the remote may still be
+    // running the first one.
+    let done = host.call(req(
+        "modern",
+        json!(2),
+        "tools/call",
+        json!({"name": "ro", "arguments": {}}),
+    ));
+    assert!(done.get("error").is_some(), "{done}");
+    assert_eq!(attempts(&remote, "tools/call", Some("ro")), 1);
+    let (code, stderr) = host.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no answer within the timeout; sending the request again"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn retries_with_a_timeout_stay_within_the_retry_count() {
+    // Two slow answers in a row and --retries 1: two attempts, then the
+    // host gets the timeout error.
+    let remote = ScriptedRemote::start(&["slow", "2"]);
+    let mut host = Host::start(&remote.url, &["--timeout", "1", "--retries", "1"]);
+    let list = host.call(req("modern", json!(1), "prompts/list", json!({})));
+    assert!(
+        list["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no answer"),
+        "{list}"
+    );
+    assert_eq!(attempts(&remote, "prompts/list", None), 2);
+}
+
+#[test]
+fn a_retry_after_http_date_is_honoured_and_one_past_the_max_wait_is_not() {
+    // 503 with `Retry-After: <HTTP-date>` (RFC 9110 section 10.2.3).
+    // A date in the past asks for no wait: sent again.
+    let remote = ScriptedRemote::start(&["dated", "1", "-60"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 2);
+    drop(host);
+    // A date two seconds ahead, within --retry-max-wait: waited for, then
+    // sent again.
+    let remote = ScriptedRemote::start(&["dated", "1", "2"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert_eq!(tool_names(&list), ["ro", "idem", "rw"], "{list}");
+    assert_eq!(attempts(&remote, "tools/list", None), 2);
+    drop(host);
+    // An hour ahead, past --retry-max-wait (10 s): not retried (the
+    // bridge's own short backoff would be earlier than the remote asked),
+    // the 503 stands.
+    let remote = ScriptedRemote::start(&["dated", "1", "3600"]);
+    let mut host = Host::start(&remote.url, &[]);
+    let list = host.call(req("modern", json!(1), "tools/list", json!({})));
+    assert!(
+        list["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("503")),
+        "{list}"
+    );
+    assert_eq!(attempts(&remote, "tools/list", None), 1);
+}
+
 /// `mcp serve --http ADDR ARGS…` on a fixed address (to be started again
 /// on the same one); killed on drop.
 struct FixedServer(Child);

@@ -117,14 +117,16 @@ impl Error {
         }
     }
 
-    /// Records the server's `Retry-After` (delay-seconds form).
+    /// Records the server's `Retry-After` (either form, see
+    /// [`crate::retry::parse_retry_after`]).
     pub(crate) fn with_retry_after(mut self, after: Option<Duration>) -> Self {
         self.retry_after = after;
         self
     }
 
     /// How long the server asked to wait before trying again (its
-    /// `Retry-After` header, in seconds form), when it said.
+    /// `Retry-After` header, given in seconds or as an HTTP date), when
+    /// it said.
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }

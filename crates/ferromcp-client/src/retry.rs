@@ -21,7 +21,7 @@
 //! and stdio is never retried (a dead child process does not come back).
 
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// Default for [`RetryPolicy::max_attempts`]: 3 attempts in all.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -143,6 +143,35 @@ impl RetryPolicy {
     }
 }
 
+// RFC 9110 section 10.2.3: Retry-After = HTTP-date / delay-seconds.
+/// The wait a `Retry-After` header value asks for, counted from `now`:
+/// either delay-seconds (`120`) or an HTTP date (`Fri, 27 Nov 2026
+/// 23:30:00 GMT`, and the obsolete RFC 850 and asctime forms). A date in
+/// the past asks for no wait; a number of seconds too large to represent
+/// saturates (callers cap it by their own maximum). `None` when the value
+/// is neither form.
+///
+/// ```
+/// use ferromcp_client::retry::parse_retry_after;
+/// use std::time::{Duration, SystemTime};
+/// let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+/// assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+/// // 2001-09-09T01:46:40Z is `now`: ten seconds later.
+/// let date = "Sun, 09 Sep 2001 01:46:50 GMT";
+/// assert_eq!(parse_retry_after(date, now), Some(Duration::from_secs(10)));
+/// assert_eq!(parse_retry_after("Sun, 09 Sep 2001 01:46:00 GMT", now), Some(Duration::ZERO));
+/// assert_eq!(parse_retry_after("soon", now), None);
+/// ```
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let v = value.trim();
+    if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+        // Only digits: the parse fails on overflow alone.
+        return Some(Duration::from_secs(v.parse::<u64>().unwrap_or(u64::MAX)));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
 /// A number in [0, 1) that differs between calls and processes (std's
 /// randomly keyed hasher over a counter and the clock); spreading retries
 /// needs no cryptographic quality.
@@ -197,5 +226,67 @@ mod tests {
         );
         assert_eq!(p.delay(1, Some(Duration::ZERO)), Duration::ZERO);
         assert_eq!(RetryPolicy::new().max_attempts(0).attempts(), 1);
+    }
+
+    #[test]
+    fn retry_after_is_read_in_both_forms() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        let at = |s| parse_retry_after(s, now);
+        assert_eq!(at(" 7 "), Some(Duration::from_secs(7)));
+        assert_eq!(at("0"), Some(Duration::ZERO));
+        // Larger than u64 seconds: saturates, never wraps to a short wait.
+        assert_eq!(
+            at("99999999999999999999999999"),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        // IMF-fixdate, RFC 850 and asctime, all ten seconds after `now`.
+        for date in [
+            "Sun, 09 Sep 2001 01:46:50 GMT",
+            "Sunday, 09-Sep-01 01:46:50 GMT",
+            "Sun Sep  9 01:46:50 2001",
+        ] {
+            assert_eq!(at(date), Some(Duration::from_secs(10)), "{date}");
+        }
+        for bad in [
+            "",
+            "-1",
+            "+5",
+            "1.5",
+            "5 s",
+            "soon",
+            "Sun, 32 Sep 2001 01:46:50 GMT",
+        ] {
+            assert_eq!(at(bad), None, "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn retry_after_never_panics(value in ".{0,64}", now in 0u64..8_000_000_000) {
+            let _ = parse_retry_after(&value, SystemTime::UNIX_EPOCH + Duration::from_secs(now));
+        }
+
+        #[test]
+        fn retry_after_dates_give_the_time_until_them(
+            date in 0u64..250_000_000_000,
+            now in 0u64..250_000_000_000,
+        ) {
+            let when = SystemTime::UNIX_EPOCH + Duration::from_secs(date);
+            let now_t = SystemTime::UNIX_EPOCH + Duration::from_secs(now);
+            let text = httpdate::fmt_http_date(when);
+            // A past date (or now) is no wait, a future one the difference.
+            proptest::prop_assert_eq!(
+                parse_retry_after(&text, now_t),
+                Some(Duration::from_secs(date.saturating_sub(now)))
+            );
+        }
+
+        #[test]
+        fn retry_after_seconds_are_taken_as_given(secs: u64) {
+            proptest::prop_assert_eq!(
+                parse_retry_after(&secs.to_string(), SystemTime::UNIX_EPOCH),
+                Some(Duration::from_secs(secs))
+            );
+        }
     }
 }

@@ -405,8 +405,7 @@ impl Inner {
             .headers()
             .get(http::header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(std::time::Duration::from_secs);
+            .and_then(|v| crate::retry::parse_retry_after(v, std::time::SystemTime::now()));
         let body = read_body(resp.into_body(), self.limits.max_body)
             .await
             .unwrap_or_default();
