@@ -4,6 +4,10 @@
 #   bash bench/expose.sh            3 interleaved rounds (~4 min on 2 cores)
 #   bash bench/expose.sh --quick    smoke run: 1 round, 2 s per measurement
 #   bash bench/expose.sh --rounds R --secs S --window W
+#   bash bench/expose.sh --baseline OLD/mcp   also "ours-before": the same
+#                                   scenario with another build of mcp
+#                                   (say, before a change), interleaved in
+#                                   the same rounds
 #
 # The same client (wrk with bench/wrk/mcp.lua, a 2025-11-25 session, one
 # `tools/call echo` after another, each with a fresh id) loads each
@@ -25,13 +29,14 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
-rounds=3 secs=5 warm=1 window=16
+rounds=3 secs=5 warm=1 window=16 baseline=
 while (($#)); do
   case "$1" in
     --quick) rounds=1 secs=2 ;;
     --rounds) rounds="$2"; shift ;;
     --secs) secs="$2"; shift ;;
     --window) window="$2"; shift ;;
+    --baseline) baseline="$2"; shift ;;
     *) echo "expose.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -68,6 +73,7 @@ start() {
   case "$1" in
     direct) cmd="$bin/everything-server --http 127.0.0.1:$p" ;;
     ours) cmd="$bin/mcp bridge --expose 127.0.0.1:$p -- $child" ;;
+    ours-before) cmd="$baseline bridge --expose 127.0.0.1:$p -- $child" ;;
     supergateway) cmd="node $peers/npm/node_modules/supergateway/dist/index.js --stdio '$child' --outputTransport streamableHttp --stateful --port $p --logLevel none" ;;
     mcp-proxy) cmd="$peers/py/bin/mcp-proxy --host 127.0.0.1 --port $p --log-level WARNING -- $child" ;;
     mcp-proxy-npm) cmd="node $peers/npm/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs --host 127.0.0.1 --port $p -- $child" ;;
@@ -114,6 +120,10 @@ load() {
 }
 
 names=(direct ours supergateway mcp-proxy mcp-proxy-npm)
+if [ -n "$baseline" ]; then
+  [ -x "$baseline" ] || { echo "expose.sh: --baseline $baseline is not executable" >&2; exit 2; }
+  names=(direct ours-before ours supergateway mcp-proxy mcp-proxy-npm)
+fi
 results="$work/results.jsonl"
 for r in $(seq "$rounds"); do
   for name in "${names[@]}"; do
@@ -150,7 +160,8 @@ python3 - "$results" "$rounds" "$window" "$secs" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 rounds, window, secs = sys.argv[2], sys.argv[3], sys.argv[4]
-names = ["direct", "ours", "supergateway", "mcp-proxy", "mcp-proxy-npm"]
+names = [n for n in ["direct", "ours-before", "ours", "supergateway", "mcp-proxy", "mcp-proxy-npm"]
+         if any(r["name"] == n for r in rows)]
 def med(name, mode, key):
     xs = [r[key] for r in rows if r["name"] == name and r["mode"] == mode]
     return statistics.median(xs) if xs else None
@@ -168,4 +179,16 @@ for n in names:
     s, w = med(n, "seq", "rps"), med(n, "window", "rps")
     print(f"| {n} | {f(s)} | {f(med(n,'seq','p50_us'))} | {f(med(n,'seq','p99_us'))} | {add(n,'p50_us')} | {add(n,'p99_us')} | "
           f"{f(w)} | {ratio(w, med('direct','window','rps'))} | {ratio(med('ours','window','rps'), w)} |")
+def one(name, rnd, mode, key):
+    xs = [r[key] for r in rows if r["name"] == name and r["round"] == rnd and r["mode"] == mode]
+    return xs[0] if xs else None
+print("\nPer round (window rate over supergateway's; added p50 at one connection over direct's):\n")
+for n in [n for n in ("ours-before", "ours") if n in names]:
+    per = []
+    for rnd in sorted({r["round"] for r in rows}):
+        a, b = one(n, rnd, "window", "rps"), one("supergateway", rnd, "window", "rps")
+        p, d = one(n, rnd, "seq", "p50_us"), one("direct", rnd, "seq", "p50_us")
+        added = "–" if p is None or d is None else f"{p - d:+,} µs"
+        per.append(f"round {rnd}: {ratio(a, b)}, {added}")
+    print(f"- {n}: " + "; ".join(per))
 PY

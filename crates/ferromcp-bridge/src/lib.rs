@@ -135,7 +135,9 @@ impl Limits {
         self
     }
 
-    /// The largest message in either direction, in bytes.
+    /// The largest message in either direction, in bytes. With
+    /// `--expose` it also bounds what waits for the child's stdin while
+    /// the child is not reading (twice this; a call beyond it is refused).
     pub fn max_message(mut self, n: usize) -> Self {
         self.max_message = n.max(1024);
         self

@@ -317,6 +317,35 @@ fn a_crashing_child_fails_in_flight_calls_and_is_restarted() {
     let _ = std::fs::remove_file(&hangs);
 }
 
+// Issue 24: a child that closed its stdin but stays up: a call whose write
+// meets the closed pipe fails at once with a clear error (it used to wait
+// for --timeout), in both eras, and the bridge keeps answering.
+#[test]
+fn a_call_written_to_a_closed_stdin_fails_at_once() {
+    let x = Exposed::start(&["--timeout", "600"], &fixture(), &[]);
+    let c = Client::new(&x.addr, MODERN);
+    let a = c.call(json!(1), "close_stdin", json!({}));
+    assert_eq!(text_of(&a), "closed", "{a}");
+    for era in [MODERN, HANDSHAKE] {
+        let addr = x.addr.clone();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let c = Client::new(&addr, era);
+            let _ = tx.send(c.call(json!(2), "echo", json!({"text": "lost"})));
+        });
+        let a = rx
+            .recv_timeout(WAIT)
+            .expect("a call written to a closed stdin hung");
+        assert!(
+            a["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("stdin is closed"),
+            "{era}: {a}"
+        );
+    }
+}
+
 // Issue 24: a child writing garbage on stdout is reported, not trusted.
 #[test]
 fn garbage_on_the_childs_stdout_is_reported_and_not_forwarded() {

@@ -7,14 +7,21 @@
 //! same way. Every line the child writes is classified; a line that is not
 //! a JSON-RPC message is reported and dropped, never forwarded. When the
 //! child's stdout ends every call still waiting fails at once.
+//!
+//! A call writes its request to the child's stdin itself ([`Outbox`]) and
+//! waits on a oneshot that the reader task completes with the answer.
+
+mod outbox;
 
 use crate::ids::IdMap;
 use crate::message::{Kind, classify};
 use ferromcp_protocol::{ErrorObject, RequestId};
+use outbox::Outbox;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Report, Settings};
@@ -30,7 +37,7 @@ pub(crate) struct Pending {
 
 /// The running child's side of the link (None while it is down).
 struct Running {
-    tx: mpsc::Sender<Vec<u8>>,
+    stdin: Arc<Outbox>,
     generation: u64,
 }
 
@@ -162,9 +169,9 @@ impl Link {
         let (done, rx) = oneshot::channel();
         let wants_progress = progress.is_some();
         let (ask_tx, ask_rx) = mpsc::channel(4);
-        let (local, tx) = {
+        let (local, stdin) = {
             let mut st = self.lock();
-            let Some(tx) = st.running.as_ref().map(|r| r.tx.clone()) else {
+            let Some(stdin) = st.running.as_ref().map(|r| r.stdin.clone()) else {
                 return Err(ErrorObject::internal(CHILD_DOWN));
             };
             st.next_key += 1;
@@ -176,7 +183,7 @@ impl Link {
             if asks {
                 st.asking.insert(local.clone(), ask_tx);
             }
-            (local, tx)
+            (local, stdin)
         };
         if self.modern.load(std::sync::atomic::Ordering::Relaxed) {
             if let Value::Object(p) = &mut params {
@@ -210,18 +217,23 @@ impl Link {
                 m.remove("progressToken");
             }
         }
-        let msg =
-            json!({"jsonrpc": "2.0", "id": local.to_value(), "method": method, "params": params});
-        let mut line = msg.to_string().into_bytes();
-        line.push(b'\n');
-        if tx.send(line).await.is_err() {
+        let line = encode(&Outgoing {
+            jsonrpc: "2.0",
+            id: Some(&local),
+            method: Some(method),
+            params: Some(&params),
+            result: None,
+            error: None,
+        });
+        if let Err(e) = stdin.send(&line) {
+            // This call fails; calls already sent wait for their answers.
             self.lock().remove(&local);
-            return Err(ErrorObject::internal(CHILD_DOWN));
+            return Err(ErrorObject::internal(format!("{e}; the call was not sent")));
         }
         Ok(Call {
             link: self.clone(),
             local,
-            tx,
+            stdin,
             rx,
             asks: ask_rx,
             finished: false,
@@ -230,26 +242,40 @@ impl Link {
 
     /// Answers a request the child sent.
     pub(crate) async fn respond(&self, id: &RequestId, answer: Result<Value, ErrorObject>) {
-        let msg = match answer {
-            Ok(result) => json!({"jsonrpc": "2.0", "id": id.to_value(), "result": result}),
-            Err(e) => json!({"jsonrpc": "2.0", "id": id.to_value(), "error": e}),
+        let (result, error) = match &answer {
+            Ok(result) => (Some(result), None),
+            Err(e) => (None, Some(e)),
         };
-        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
-        if let Some(tx) = tx {
-            let mut line = msg.to_string().into_bytes();
-            line.push(b'\n');
-            let _ = tx.send(line).await;
-        }
+        self.send(&Outgoing {
+            jsonrpc: "2.0",
+            id: Some(id),
+            method: None,
+            params: None,
+            result,
+            error,
+        });
     }
 
     /// Sends a notification to the child (dropped while it is down).
     pub(crate) async fn notify(&self, method: &str, params: Value) {
-        let tx = self.lock().running.as_ref().map(|r| r.tx.clone());
-        if let Some(tx) = tx {
-            let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-            let mut line = msg.to_string().into_bytes();
-            line.push(b'\n');
-            let _ = tx.send(line).await;
+        self.send(&Outgoing {
+            jsonrpc: "2.0",
+            id: None,
+            method: Some(method),
+            params: Some(&params),
+            result: None,
+            error: None,
+        });
+    }
+
+    /// Sends a message no call waits on: dropped while the child is down,
+    /// reported when its stdin refuses it.
+    fn send(&self, msg: &Outgoing<'_>) {
+        let stdin = self.lock().running.as_ref().map(|r| r.stdin.clone());
+        if let Some(stdin) = stdin {
+            if let Err(e) = stdin.send(&encode(msg)) {
+                (self.report)(&format!("{e}; a message to it was dropped"));
+            }
         }
     }
 
@@ -271,7 +297,9 @@ impl Link {
     /// Stops the child for good: its stdin is closed, waiting calls fail,
     /// and it is killed if it has not exited within a few seconds.
     pub(crate) fn stop(&self) {
-        self.lock().running = None;
+        if let Some(r) = self.lock().running.take() {
+            r.stdin.close("the bridge is stopping");
+        }
         self.stop.cancel();
     }
 
@@ -290,26 +318,19 @@ impl Link {
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| format!("cannot start {program}: {e}"))?;
-        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(format!("{program}: no stdin/stdout pipe"));
         };
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(self.settings.max_in_flight.max(16));
+        let stdin = Outbox::new(Box::pin(stdin), self.settings.max_queued());
         let generation = {
             let mut st = self.lock();
             st.generation += 1;
             st.running = Some(Running {
-                tx,
+                stdin: stdin.clone(),
                 generation: st.generation,
             });
             st.generation
         };
-        tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
         let (exited, exit_rx) = oneshot::channel();
         let link = self.clone();
         let stop = self.stop.clone();
@@ -320,9 +341,10 @@ impl Link {
                 // killed below if it does not.
                 _ = stop.cancelled() => {}
             }
-            // The child's stdout ended: fail every waiting call now, then
-            // reap the process for its status.
+            // The child's stdout ended: fail every waiting call now, close
+            // its stdin, then reap the process for its status.
             let failed = link.down(generation);
+            stdin.close("the stdio server exited");
             let status = match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
                 Ok(Ok(s)) => s.to_string(),
                 Ok(Err(e)) => e.to_string(),
@@ -409,17 +431,7 @@ impl Link {
                     );
                     return;
                 };
-                let v: Value = serde_json::from_slice(msg.bytes()).unwrap_or(Value::Null);
-                let answer = if let Some(e) = v.get("error") {
-                    Err(
-                        serde_json::from_value::<ErrorObject>(e.clone()).unwrap_or_else(|_| {
-                            ErrorObject::internal("the stdio server sent a malformed error")
-                        }),
-                    )
-                } else {
-                    Ok(v.get("result").cloned().unwrap_or(Value::Null))
-                };
-                let _ = p.done.send(answer);
+                let _ = p.done.send(answer(msg.bytes()));
             }
             Kind::Response { id: None } => {
                 (self.report)("the stdio server sent an error answer with a null id; dropped");
@@ -535,7 +547,7 @@ pub(crate) enum Wait {
 pub(crate) struct Call {
     link: Arc<Link>,
     local: RequestId,
-    tx: mpsc::Sender<Vec<u8>>,
+    stdin: Arc<Outbox>,
     rx: oneshot::Receiver<Result<Value, ErrorObject>>,
     asks: mpsc::Receiver<Ask>,
     finished: bool,
@@ -589,12 +601,16 @@ impl Call {
     fn abandon(&mut self, reason: &str) {
         self.finished = true;
         if self.link.lock().remove(&self.local).is_some() {
-            let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": self.local.to_value(), "reason": reason}});
-            let mut line = msg.to_string().into_bytes();
-            line.push(b'\n');
+            let params = json!({"requestId": self.local.to_value(), "reason": reason});
             // Best effort: a full queue means the child is not reading.
-            let _ = self.tx.try_send(line);
+            let _ = self.stdin.send(&encode(&Outgoing {
+                jsonrpc: "2.0",
+                id: None,
+                method: Some("notifications/cancelled"),
+                params: Some(&params),
+                result: None,
+                error: None,
+            }));
         }
     }
 }
@@ -607,8 +623,69 @@ impl Drop for Call {
     }
 }
 
+impl Settings {
+    /// Bytes the child's stdin queues at most while the child is not
+    /// reading: two of the largest messages.
+    fn max_queued(&self) -> usize {
+        self.max_message.saturating_mul(2)
+    }
+}
+
 /// The error of a call whose child exited before answering.
 const EXITED: &str = "the stdio server behind the bridge exited before answering; the call may or may not have taken effect";
+
+/// A message to the child, serialized straight from borrowed parts.
+#[derive(serde::Serialize)]
+struct Outgoing<'a> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a RequestId>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorObject>,
+}
+
+/// One line for the child's stdin, newline included.
+fn encode(msg: &Outgoing<'_>) -> Vec<u8> {
+    let mut line = Vec::with_capacity(256);
+    // Serializing a Value, an id and strings into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut line, msg);
+    line.push(b'\n');
+    line
+}
+
+/// The members of an answer the call needs (the line is known to be a
+/// JSON-RPC response with exactly one of them).
+#[derive(serde::Deserialize)]
+struct Answer<'a> {
+    #[serde(default)]
+    result: Option<Value>,
+    // `"error": null` is an error too (a malformed one), not an absent one.
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// The outcome a call gets from the child's answer: its `result` parsed
+/// once and moved, not copied, or its `error`.
+fn answer(bytes: &[u8]) -> Result<Value, ErrorObject> {
+    let malformed = || ErrorObject::internal("the stdio server sent a malformed error");
+    match serde_json::from_slice::<Answer<'_>>(bytes) {
+        Ok(Answer { error: Some(e), .. }) => {
+            Err(serde_json::from_str::<ErrorObject>(e.get()).unwrap_or_else(|_| malformed()))
+        }
+        Ok(Answer { result, .. }) => Ok(result.unwrap_or(Value::Null)),
+        Err(_) => Err(malformed()),
+    }
+}
 
 fn trim_line(b: &[u8]) -> &[u8] {
     let mut end = b.len();
@@ -620,13 +697,57 @@ fn trim_line(b: &[u8]) -> &[u8] {
 
 #[cfg(test)]
 impl Link {
-    /// A link whose "child" is the returned receiver (no process).
-    pub(crate) fn fake(settings: Settings) -> (Arc<Self>, mpsc::Receiver<Vec<u8>>) {
+    /// A link whose "child" is the returned stdin (no process).
+    pub(crate) fn fake(settings: Settings) -> (Arc<Self>, FakeStdin) {
         let link = Self::new(settings, Arc::new(|_| {}));
-        let (tx, rx) = mpsc::channel(64);
-        link.lock().running = Some(Running { tx, generation: 1 });
-        (link, rx)
+        let (tx, rx) = tokio::io::duplex(64 << 10);
+        let stdin = Outbox::new(Box::pin(tx), link.settings.max_queued());
+        link.lock().running = Some(Running {
+            stdin,
+            generation: 1,
+        });
+        (
+            link,
+            FakeStdin {
+                rx,
+                buf: Vec::new(),
+            },
+        )
     }
+}
+
+/// What a fake child reads on its stdin.
+#[cfg(test)]
+pub(crate) struct FakeStdin {
+    rx: tokio::io::DuplexStream,
+    buf: Vec<u8>,
+}
+
+#[cfg(test)]
+impl FakeStdin {
+    /// The next line written so far (without its newline), if any.
+    pub(crate) fn try_recv(&mut self) -> Result<Vec<u8>, &'static str> {
+        use tokio::io::AsyncRead;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let mut line: Vec<u8> = self.buf.drain(..=i).collect();
+                line.pop();
+                return Ok(line);
+            }
+            let mut chunk = [0u8; 4096];
+            let mut rb = tokio::io::ReadBuf::new(&mut chunk);
+            match std::pin::Pin::new(&mut self.rx).poll_read(&mut cx, &mut rb) {
+                std::task::Poll::Ready(Ok(())) if !rb.filled().is_empty() => {
+                    self.buf.extend_from_slice(rb.filled());
+                }
+                _ => return Err("no whole line written"),
+            }
+        }
+    }
+
+    /// Stops reading: the child closed its stdin.
+    pub(crate) fn close(self) {}
 }
 
 #[cfg(test)]
@@ -641,7 +762,7 @@ mod tests {
         }
     }
 
-    fn line(rx: &mut mpsc::Receiver<Vec<u8>>) -> Value {
+    fn line(rx: &mut FakeStdin) -> Value {
         let bytes = rx
             .try_recv()
             .unwrap_or_else(|e| panic!("nothing sent: {e}"));
@@ -709,6 +830,54 @@ mod tests {
         match call.wait(None).await {
             Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": true})),
             _ => panic!("no answer"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_write_fails_its_call_not_the_link() {
+        let (link, mut rx) = Link::fake(settings());
+        let mut sent = match link.start("tools/call", json!({}), None, false).await {
+            Ok(c) => c,
+            Err(e) => panic!("{e:?}"),
+        };
+        let id = line(&mut rx)["id"].clone();
+        // The child closes its stdin but still answers what it read.
+        rx.close();
+        for _ in 0..3 {
+            // Each call whose write is refused fails at once (never waits
+            // for the timeout) and frees its slot: max_in_flight is 2.
+            match link.start("tools/call", json!({}), None, false).await {
+                Err(e) => assert!(e.message.contains("stdin is closed"), "{e:?}"),
+                Ok(_) => panic!("a call was sent to a closed stdin"),
+            }
+        }
+        assert!(link.is_running());
+        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": 1}}).to_string();
+        link.line(answer.as_bytes()).await;
+        match sent.wait(None).await {
+            Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": 1})),
+            _ => panic!("the call sent before lost its answer"),
+        }
+    }
+
+    #[test]
+    fn answers_are_parsed_once_and_a_null_error_is_malformed() {
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}"#),
+            Ok(json!({"a": [1, 2]}))
+        );
+        assert_eq!(
+            answer(br#"{"jsonrpc":"2.0","id":1,"result":null}"#),
+            Ok(Value::Null)
+        );
+        let e = answer(br#"{"id":1,"jsonrpc":"2.0","error":{"code":-32602,"message":"bad"}}"#);
+        assert_eq!(e.map_err(|e| e.message), Err("bad".to_owned()));
+        for malformed in [
+            &br#"{"jsonrpc":"2.0","id":1,"error":null}"#[..],
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,
+        ] {
+            let e = answer(malformed).map_err(|e| e.message);
+            assert!(matches!(&e, Err(m) if m.contains("malformed")), "{e:?}");
         }
     }
 
