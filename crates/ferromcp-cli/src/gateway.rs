@@ -7,6 +7,7 @@
 
 use crate::bridge_expose::origin_policy;
 use crate::exit::{Failure, code};
+use crate::gateway_reload::{Reloader, Settle};
 use clap::Args;
 use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
 use ferromcp_gateway::{Config, Gateway, InboundAuth, Restart, UpstreamAuth};
@@ -26,6 +27,7 @@ The config file uses the mcpServers format hosts already use:
 Tools and prompts are exposed as NAME__TOOL; resources keep their URIs.
 allowTools/denyTools are enforced on calls, not only hidden from tools/list.
 Each upstream gets only its configured headers; a client's are never forwarded.
+The file is read again on SIGHUP and when it changes (--no-watch: SIGHUP only).
 See docs/GATEWAY.md for every key and what is not implemented yet.")]
 pub struct GatewayArgs {
     /// The JSON configuration file (`{"mcpServers": {…}}`).
@@ -56,6 +58,14 @@ pub struct GatewayArgs {
     /// that finds it broken triggers one at once).
     #[arg(long, value_name = "SECS", default_value_t = 5)]
     pub health_interval: u64,
+    /// Milliseconds the config file must stay unchanged before a change
+    /// is applied (an editor's burst of writes makes one reload; a file
+    /// changing without pause is read after five times this).
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    pub reload_debounce_ms: u64,
+    /// Do not watch the config file: reload on SIGHUP only.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 /// Runs the gateway until SIGINT/SIGTERM (or, with --stdio, until stdin
@@ -88,6 +98,11 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         (None, _) => None,
     };
     let initial_auth = config.auth().cloned();
+    // Before the upstreams start: a save meanwhile is applied once they run.
+    let reloader = Reloader::new(
+        &a.config,
+        (!a.no_watch).then(|| Settle::new(Duration::from_millis(a.reload_debounce_ms))),
+    );
     let n = config.upstreams().len();
     let running = Gateway::new(config)
         .auth_provider(Arc::new(upstream_auth))
@@ -109,11 +124,7 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     );
     let server = running.server();
     let running = Arc::new(running);
-    let reloader = tokio::spawn(reload_on_hangup(
-        running.clone(),
-        a.config.clone(),
-        initial_auth,
-    ));
+    let reloader = tokio::spawn(reloader.run(running.clone(), initial_auth));
     let r = match listener {
         Some(listener) => {
             let local = listener
@@ -219,50 +230,5 @@ fn upstream_auth(
     match hook {
         Ok(h) => Ok(h),
         Err(e) => Err(format!("mcpServers.{}.auth: {}", u.name(), e.message)),
-    }
-}
-
-/// Reads the configuration again on each SIGHUP and applies it; a file
-/// that does not validate is reported and the running configuration kept.
-async fn reload_on_hangup(
-    running: Arc<ferromcp_gateway::Running>,
-    path: PathBuf,
-    auth: Option<InboundAuth>,
-) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let Ok(mut hup) = signal(SignalKind::hangup()) else {
-            eprintln!("mcp gateway: cannot install the SIGHUP handler; reload is off");
-            return;
-        };
-        while hup.recv().await.is_some() {
-            match Config::load(&path) {
-                Ok(config) => {
-                    if config.auth() != auth.as_ref() {
-                        eprintln!(
-                            "mcp gateway: gateway.auth cannot change on a reload (the running one stays); restart the gateway to change it"
-                        );
-                    }
-                    let r = running.reload(config).await;
-                    eprintln!(
-                        "mcp gateway: reloaded {}: added [{}], removed [{}], changed [{}]",
-                        path.display(),
-                        r.added.join(", "),
-                        r.removed.join(", "),
-                        r.changed.join(", ")
-                    );
-                }
-                Err(e) => eprintln!(
-                    "mcp gateway: not reloaded, the running configuration stays: {}: {e}",
-                    path.display()
-                ),
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = (running, path, auth);
-        std::future::pending::<()>().await;
     }
 }

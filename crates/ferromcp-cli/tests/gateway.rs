@@ -536,7 +536,8 @@ fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
     let kid = json!({"command": "python3", "args": [fixture("expose_child.py")],
                      "env": {"STARTS_FILE": starts.to_string_lossy()}});
     let config = json!({"mcpServers": {"ev": everything_stdio(), "kid": kid}});
-    let mut g = Gateway::start(&dir, &config, &[]);
+    // No file watch: the signal alone reloads.
+    let mut g = Gateway::start_with_args(&dir, &config, &["--no-watch"]);
     let pid = g.pid().to_string();
     let hup = || {
         let s = Command::new("kill").args(["-HUP", &pid]).status().unwrap();
@@ -578,6 +579,116 @@ fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
     assert!(g.seen.contains("mcpServers.x"), "{}", g.seen);
     let a = session.call(json!(5), "ev2__greet", json!({"name": "still"}));
     assert_eq!(text_of(&a), "Hello, still!");
+}
+
+/// Opens `c`'s GET stream (a handshake session's notifications tied to no
+/// request); its status line is checked.
+fn get_stream(addr: &str, c: &Client) -> std::io::Lines<BufReader<std::net::TcpStream>> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s).lines();
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    lines
+}
+
+/// Reads `stream` until a message with `method` arrives (keep-alive
+/// comments and other messages are skipped), within [`WAIT`].
+fn until_message(stream: &mut std::io::Lines<BufReader<std::net::TcpStream>>, method: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "no {method} within {WAIT:?}");
+        let line = stream
+            .next()
+            .expect("the GET stream ended")
+            .unwrap_or_else(|e| panic!("no {method} ({e})"));
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == method {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_saved_config_file_reloads_without_dropping_the_others_or_the_clients() {
+    // As `sighup_reloads_...`, with no signal: saving the file is enough.
+    let dir = scratch("gateway-watch");
+    let starts = dir.join("starts");
+    let kid = json!({"command": "python3", "args": [fixture("expose_child.py")],
+                     "env": {"STARTS_FILE": starts.to_string_lossy()}});
+    let config = json!({"mcpServers": {"ev": everything_stdio(), "kid": kid}});
+    let mut g = Gateway::start_with_args(&dir, &config, &["--reload-debounce-ms", "100"]);
+    // Saved as editors do: a temporary file renamed over the config (a
+    // watch of the file itself would lose it).
+    let save = |text: &str| {
+        let tmp = dir.join(".gateway.json.swp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, dir.join("gateway.json")).unwrap();
+    };
+    let session = Client::new(&g.addr, HANDSHAKE);
+    let modern = Client::new(&g.addr, MODERN);
+    let mut stream = get_stream(&g.addr, &session);
+    let kid_pid = text_of(&session.call(json!(1), "kid__pid", json!({})));
+    // Add "ev2" and remove "ev"; "kid" unchanged.
+    save(&json!({"mcpServers": {"kid": kid, "ev2": everything_stdio()}}).to_string());
+    assert!(
+        g.stderr_until("added [ev2], removed [ev], changed []"),
+        "{}",
+        g.seen
+    );
+    until_tool(&session, "ev2__greet", true);
+    until_tool(&modern, "ev__greet", false);
+    let a = session.call(json!(2), "ev2__greet", json!({"name": "again"}));
+    assert_eq!(text_of(&a), "Hello, again!");
+    let a = modern.call(json!(3), "ev__greet", json!({"name": "gone"}));
+    assert!(
+        a.get("error").is_some(),
+        "a removed upstream's tool answered: {a}"
+    );
+    // The listening session was told.
+    until_message(&mut stream, "notifications/tools/list_changed");
+    // The unchanged upstream was not restarted.
+    assert_eq!(
+        text_of(&session.call(json!(4), "kid__pid", json!({}))),
+        kid_pid
+    );
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
+    // Saved mid-edit: reported, the running configuration stays.
+    save(r#"{"mcpServers": {"kid": "#);
+    assert!(g.stderr_until("not reloaded"), "{}", g.seen);
+    assert!(g.seen.contains("not valid JSON"), "{}", g.seen);
+    let a = session.call(json!(5), "ev2__greet", json!({"name": "still"}));
+    assert_eq!(text_of(&a), "Hello, still!");
+    let a = modern.call(json!(6), "kid__pid", json!({}));
+    assert_eq!(text_of(&a), kid_pid);
+    // The next valid save applies.
+    save(
+        &json!({"mcpServers": {"kid": kid, "ev2": everything_stdio(), "ev": everything_stdio()}})
+            .to_string(),
+    );
+    assert!(
+        g.stderr_until("added [ev], removed [], changed []"),
+        "{}",
+        g.seen
+    );
+    until_tool(&modern, "ev__greet", true);
+    let a = modern.call(json!(7), "ev__greet", json!({"name": "back"}));
+    assert_eq!(text_of(&a), "Hello, back!");
+    let a = session.call(json!(8), "ev2__greet", json!({"name": "kept"}));
+    assert_eq!(text_of(&a), "Hello, kept!");
+    assert_eq!(std::fs::read_to_string(&starts).unwrap().lines().count(), 1);
 }
 
 #[test]

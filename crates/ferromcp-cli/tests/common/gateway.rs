@@ -34,6 +34,22 @@ impl Gateway {
         listen: &str,
         wait: Duration,
     ) -> Self {
+        Self::spawn(dir, config, env, listen, wait, &[])
+    }
+
+    /// On `127.0.0.1:0` with `args` added to the command line.
+    pub fn start_with_args(dir: &std::path::Path, config: &Value, args: &[&str]) -> Self {
+        Self::spawn(dir, config, &[], "127.0.0.1:0", WAIT, args)
+    }
+
+    fn spawn(
+        dir: &std::path::Path,
+        config: &Value,
+        env: &[(&str, &str)],
+        listen: &str,
+        wait: Duration,
+        args: &[&str],
+    ) -> Self {
         let file = dir.join("gateway.json");
         std::fs::write(&file, config.to_string()).unwrap();
         let mut child = Command::new(MCP)
@@ -41,6 +57,7 @@ impl Gateway {
             .arg(&file)
             .args(["--http", listen, "--restart-initial-ms", "100"])
             .args(["--restart-max-ms", "500"])
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
