@@ -1800,15 +1800,9 @@ fn a_modern_host_never_sees_requests_a_handshake_remote_pushes_outside_a_call() 
     );
 }
 
-#[test]
-fn a_request_pushed_on_the_get_stream_right_after_initialized_is_not_lost() {
-    // LEGACY-15, LEGACY-18: the remote answers its GET stream after 1.5 s
-    // and drops a request tied to no call when no stream is open (as the
-    // TypeScript SDK does). A host that calls at once after
-    // `notifications/initialized` must still get that request: the bridge
-    // holds the call until the remote has answered the GET.
-    let remote = ScriptedRemote::start(&["slow-get", "1500"]);
-    let mut host = Host::start(&remote.url, &[]);
+/// A handshake host's `initialize`, `notifications/initialized` and
+/// `tools/call push` (id 2) written at once, without waiting for answers.
+fn initialize_then_call_at_once(host: &mut Host) {
     let lines = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
@@ -1819,6 +1813,18 @@ fn a_request_pushed_on_the_get_stream_right_after_initialized_is_not_lost() {
     ];
     let all: Vec<String> = lines.iter().map(Value::to_string).collect();
     host.send_raw(&all.join("\n"));
+}
+
+#[test]
+fn a_request_pushed_on_the_get_stream_right_after_initialized_is_not_lost() {
+    // LEGACY-15, LEGACY-18: the remote answers its GET stream after 1.5 s
+    // and drops a request tied to no call when no stream is open (as the
+    // TypeScript SDK does). A host that calls at once after
+    // `notifications/initialized` must still get that request: the bridge
+    // holds the call until the remote has answered the GET.
+    let remote = ScriptedRemote::start(&["slow-get", "1500"]);
+    let mut host = Host::start(&remote.url, &[]);
+    initialize_then_call_at_once(&mut host);
     let mut done = None;
     while done.is_none() {
         let m = host.recv();
@@ -1845,16 +1851,7 @@ fn stream_open_wait_zero_sends_at_once_and_the_push_is_lost() {
     // stream and this remote drops its push.
     let remote = ScriptedRemote::start(&["slow-get", "1500"]);
     let mut host = Host::start(&remote.url, &["--stream-open-wait", "0"]);
-    let lines = [
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
-            "clientInfo": {"name": "eager", "version": "1"}}}),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "push", "arguments": {}}}),
-    ];
-    let all: Vec<String> = lines.iter().map(Value::to_string).collect();
-    host.send_raw(&all.join("\n"));
+    initialize_then_call_at_once(&mut host);
     let (_, done) = host.answer_for(&json!(2));
     assert_eq!(text_of(&done), "lost", "{done}");
     let (code, err) = host.finish();

@@ -18,9 +18,8 @@ use ferromcp_server::{
 };
 mod common;
 
-use common::handshake_post;
+use common::{handshake_post, stdio};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A server whose fallback echoes `acme/echo` (method, params as sent) and
 /// answers any other method with its own error, counting its runs; with
@@ -256,31 +255,6 @@ async fn handshake_sessions_reach_the_fallback_and_results_pass_as_returned() {
     .await;
     assert_eq!(r["error"]["code"], -32601, "{r}");
     assert_eq!(runs.load(Ordering::SeqCst), 2);
-}
-
-/// Sends `lines` over the stdio wire, returns the answers to requests.
-async fn stdio(server: Server, lines: &[Value], answers: usize) -> Vec<Value> {
-    let (read, mut write) = server.serve_in_memory();
-    let mut input = String::new();
-    for l in lines {
-        input.push_str(&l.to_string());
-        input.push('\n');
-    }
-    write.write_all(input.as_bytes()).await.unwrap();
-    let mut reader = BufReader::new(read).lines();
-    let mut out = Vec::new();
-    while out.len() < answers {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(10), reader.next_line())
-            .await
-            .expect("an answer in time")
-            .unwrap()
-            .expect("a line");
-        let v: Value = serde_json::from_str(&line).unwrap();
-        if v.get("id").is_some() {
-            out.push(v);
-        }
-    }
-    out
 }
 
 #[tokio::test]

@@ -16,9 +16,8 @@ use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{NoArgs, RequestContext, Server, testing, tool};
 mod common;
 
-use common::handshake_post;
+use common::{handshake_post, stdio};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// What the recording layer saw: (layer, method, name, era, subject, id,
 /// answered with an error code).
@@ -178,31 +177,6 @@ async fn a_refusal_is_answered_over_http_and_the_handler_does_not_run() {
     let r = testing::send(&svc, call).await;
     assert_eq!(r["result"]["content"][0]["text"], "the secret", "{r}");
     assert_eq!(f.secret_runs.load(Ordering::SeqCst), 1);
-}
-
-/// Sends `lines` over the stdio wire, returns the answers to requests.
-async fn stdio(server: Server, lines: &[Value], answers: usize) -> Vec<Value> {
-    let (read, mut write) = server.serve_in_memory();
-    let mut input = String::new();
-    for l in lines {
-        input.push_str(&l.to_string());
-        input.push('\n');
-    }
-    write.write_all(input.as_bytes()).await.unwrap();
-    let mut reader = BufReader::new(read).lines();
-    let mut out = Vec::new();
-    while out.len() < answers {
-        let line = tokio::time::timeout(std::time::Duration::from_secs(10), reader.next_line())
-            .await
-            .expect("an answer in time")
-            .unwrap()
-            .expect("a line");
-        let v: Value = serde_json::from_str(&line).unwrap();
-        if v.get("id").is_some() {
-            out.push(v);
-        }
-    }
-    out
 }
 
 #[tokio::test]
