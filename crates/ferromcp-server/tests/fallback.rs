@@ -18,7 +18,7 @@ use ferromcp_server::{
 };
 mod common;
 
-use common::{handshake_post, stdio};
+use common::{handshake_post, handshake_session, message_of, stdio};
 use serde_json::{Value, json};
 
 /// A server whose fallback echoes `acme/echo` (method, params as sent) and
@@ -58,35 +58,7 @@ async fn http_status_and_body(
 ) -> (u16, Value) {
     let resp = svc.handle(req).await;
     let status = resp.status().as_u16();
-    let body = http_body_util::BodyExt::collect(resp.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    let text = String::from_utf8_lossy(&body);
-    let v = text
-        .lines()
-        .rev()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|v| v.get("id").is_some())
-        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(Value::Null));
-    (status, v)
-}
-
-async fn handshake_session(svc: &McpService) -> String {
-    let init = svc
-        .handle(handshake_post(
-            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                "protocolVersion":"2025-11-25","capabilities":{},
-                "clientInfo":{"name":"t","version":"1"}}}),
-            None,
-        ))
-        .await;
-    init.headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session")
-        .to_owned()
+    (status, message_of(resp).await)
 }
 
 #[tokio::test]
@@ -100,7 +72,7 @@ async fn without_a_fallback_unknown_methods_are_still_method_not_found() {
         (404, json!(-32601)),
         "{r}"
     );
-    let session = handshake_session(&svc).await;
+    let (session, _) = handshake_session(&svc).await;
     let r = testing::send(
         &svc,
         handshake_post(
@@ -172,18 +144,8 @@ async fn the_modern_ladder_runs_before_the_fallback() {
     assert_eq!(status, 400, "{r}");
     // No `_meta` envelope: -32602, 400 (LADDER-08).
     let body = json!({"jsonrpc":"2.0","id":1,"method":"acme/echo","params":{}});
-    let req = http::Request::builder()
-        .method(http::Method::POST)
-        .uri("/mcp")
-        .header("host", "localhost")
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "acme/echo")
-        .body(http_body_util::Full::new(bytes::Bytes::from(
-            body.to_string(),
-        )))
-        .unwrap();
+    let mut req = testing::modern_request("acme/echo", json!({}));
+    *req.body_mut() = http_body_util::Full::new(bytes::Bytes::from(body.to_string()));
     let (status, r) = http_status_and_body(&svc, req).await;
     assert_eq!(
         (status, r["error"]["code"].clone()),
@@ -216,7 +178,7 @@ async fn the_modern_ladder_runs_before_the_fallback() {
 async fn handshake_sessions_reach_the_fallback_and_results_pass_as_returned() {
     let runs = Arc::new(AtomicUsize::new(0));
     let svc = McpService::new(server(true, runs.clone()), HttpConfig::default());
-    let session = handshake_session(&svc).await;
+    let (session, _) = handshake_session(&svc).await;
     let r = testing::send(
         &svc,
         handshake_post(

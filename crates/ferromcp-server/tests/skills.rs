@@ -11,8 +11,8 @@ use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{Server, testing};
 mod common;
 
-use common::handshake_post;
-use serde_json::{Value, json};
+use common::{handshake_post, handshake_session};
+use serde_json::json;
 use sha2::{Digest, Sha256};
 
 fn server() -> Server {
@@ -171,28 +171,7 @@ async fn the_skills_methods_on_the_modern_wire() {
 #[tokio::test]
 async fn the_skills_methods_in_a_handshake_session() {
     let svc = McpService::new(server(), HttpConfig::default());
-    let init = svc
-        .handle(handshake_post(
-            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-                "protocolVersion":"2025-11-25","capabilities":{},
-                "clientInfo":{"name":"t","version":"1"}}}),
-            None,
-        ))
-        .await;
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session")
-        .to_owned();
-    use http_body_util::BodyExt;
-    let body = init.into_body().collect().await.expect("body").to_bytes();
-    let text = String::from_utf8_lossy(&body);
-    let init: Value = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .find_map(|d| serde_json::from_str(d.trim()).ok())
-        .unwrap_or_else(|| serde_json::from_str(&text).expect("json"));
+    let (session, init) = handshake_session(&svc).await;
     assert_eq!(
         init["result"]["capabilities"]["extensions"],
         json!({"io.modelcontextprotocol/skills": {"directoryRead": true}}),

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 use ferromcp_server::Server;
+use ferromcp_server::transport::http::{McpBody, McpService};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -51,4 +52,40 @@ pub async fn stdio(server: Server, lines: &[Value], answers: usize) -> Vec<Value
         }
     }
     out
+}
+
+/// The JSON-RPC message of an HTTP answer: the last SSE `data:` event
+/// carrying an id, else the whole body as JSON (`Null` when neither).
+pub async fn message_of(resp: http::Response<McpBody>) -> Value {
+    let body = http_body_util::BodyExt::collect(resp.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let text = String::from_utf8_lossy(&body);
+    text.lines()
+        .rev()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Opens a handshake-era session (`initialize` at 2025-11-25): its
+/// `Mcp-Session-Id` and the `initialize` answer.
+pub async fn handshake_session(svc: &McpService) -> (String, Value) {
+    let init = svc
+        .handle(handshake_post(
+            serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25","capabilities":{},
+                "clientInfo":{"name":"t","version":"1"}}}),
+            None,
+        ))
+        .await;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    (session, message_of(init).await)
 }
