@@ -15,7 +15,6 @@ use common::raw::{Client, HANDSHAKE, MODERN, WAIT, answer};
 use common::{MCP, free_port, wait_listening};
 use serde_json::{Value, json};
 use std::io::Write;
-use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 
 /// `mcp bridge --expose` in front of the extension child; killed on drop.
@@ -156,44 +155,19 @@ fn vendor_meta_entries_of_a_tools_call_cross_the_mirror() {
 /// request's stream; 2026-07-28: as an `input_required` round).
 #[test]
 fn a_childs_request_during_an_extension_method_reaches_its_caller() {
-    use std::io::BufRead;
     let x = Exposed::start();
     let c = Client::with_caps(&x.addr, HANDSHAKE, json!({"elicitation": {"form": {}}}));
-    let body = json!({"jsonrpc":"2.0","id":"ask-1","method":"acme/ask","params":{"text":"which?"}})
-        .to_string();
-    let mut s = TcpStream::connect(&c.addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    let req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\nContent-Length: {}\r\n\r\n{body}",
-        c.addr,
-        c.session.as_deref().unwrap_or_default(),
-        body.len()
+    let (asked, m) = c.request_answering(
+        json!("ask-1"),
+        "acme/ask",
+        json!({"text": "which?"}),
+        |_| json!({"action": "accept", "content": {"r": "this one"}}),
     );
-    s.write_all(req.as_bytes()).unwrap();
-    let mut asked = Vec::new();
-    let mut seen = Vec::new();
-    for line in std::io::BufReader::new(s).lines() {
-        let line = line.expect("the bridge's answer stream broke (hang?)");
-        seen.push(line.clone());
-        let data = line.strip_prefix("data:").unwrap_or(&line);
-        let Ok(m) = serde_json::from_str::<Value>(data.trim()) else {
-            continue;
-        };
-        if m.get("method").is_some() && m.get("id").is_some() {
-            assert_eq!(m["method"], "elicitation/create", "{m}");
-            assert_eq!(m["params"]["message"], "which?", "{m}");
-            let reply = json!({"jsonrpc":"2.0","id":m["id"],
-                "result":{"action":"accept","content":{"r":"this one"}}});
-            let (status, _, b) = c.send_raw("", None, &reply);
-            assert!(status == 202 || status == 200, "{status}: {b}");
-            asked.push(m);
-        } else if m["id"] == "ask-1" && m.get("method").is_none() {
-            assert_eq!(asked.len(), 1, "{asked:?}");
-            assert_eq!(m["result"]["answer"]["content"]["r"], "this one", "{m}");
-            return modern_round(&x);
-        }
-    }
-    panic!("the stream ended without an answer; asked {asked:?}; read {seen:?}");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create", "{}", asked[0]);
+    assert_eq!(asked[0]["params"]["message"], "which?", "{}", asked[0]);
+    assert_eq!(m["result"]["answer"]["content"]["r"], "this one", "{m}");
+    modern_round(&x);
 }
 
 /// The same on the 2026-07-28 wire: an `input_required` round, then the

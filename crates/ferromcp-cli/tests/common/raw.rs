@@ -203,6 +203,51 @@ impl Client {
     pub fn call(&self, id: Value, tool: &str, args: Value) -> Value {
         self.request(id, "tools/call", json!({"name": tool, "arguments": args}))
     }
+
+    /// A handshake-era request (`id`, `method`, `params`) whose SSE answer
+    /// is read as it comes: each server→client request on it is answered
+    /// with `reply(request)` (a POST on the session); returns (the
+    /// requests seen, the final answer).
+    pub fn request_answering(
+        &self,
+        id: Value,
+        method: &str,
+        params: Value,
+        reply: impl Fn(&Value) -> Value,
+    ) -> (Vec<Value>, Value) {
+        let c = self;
+        use std::io::BufRead;
+        let body = json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string();
+        let mut s = TcpStream::connect(&c.addr).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        let req = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\nContent-Length: {}\r\n\r\n{body}",
+            c.addr,
+            c.session.as_deref().unwrap_or_default(),
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut asked = Vec::new();
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(s).lines() {
+            let line = line.expect("the bridge's answer stream broke (hang?)");
+            seen.push(line.clone());
+            // An SSE event's data, or a plain JSON answer.
+            let data = line.strip_prefix("data:").unwrap_or(&line);
+            let Ok(m) = serde_json::from_str::<Value>(data.trim()) else {
+                continue;
+            };
+            if m.get("method").is_some() && m.get("id").is_some() {
+                let answer = json!({"jsonrpc":"2.0","id":m["id"],"result":reply(&m)});
+                let (status, _, b) = c.send_raw("", None, &answer);
+                assert!(status == 202 || status == 200, "{status}: {b}");
+                asked.push(m);
+            } else if m["id"] == id && m.get("method").is_none() {
+                return (asked, m);
+            }
+        }
+        panic!("the stream ended without an answer; asked {asked:?}; read {seen:?}");
+    }
 }
 
 pub fn text_of(answer: &Value) -> String {
