@@ -15,6 +15,9 @@ mod outbox;
 
 use crate::ids::IdMap;
 use crate::message::{Kind, classify};
+use ferromcp_protocol::jsonrpc::{
+    OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult,
+};
 use ferromcp_protocol::{ErrorObject, RequestId};
 use outbox::Outbox;
 use serde_json::value::RawValue;
@@ -217,14 +220,7 @@ impl Link {
                 m.remove("progressToken");
             }
         }
-        let line = encode(&Outgoing {
-            jsonrpc: "2.0",
-            id: Some(&local),
-            method: Some(method),
-            params: Some(&params),
-            result: None,
-            error: None,
-        });
+        let line = encode(&OutgoingRequest::new(&local, method, Some(&params)));
         if let Err(e) = stdin.send(&line) {
             // This call fails; calls already sent wait for their answers.
             self.lock().remove(&local);
@@ -242,35 +238,20 @@ impl Link {
 
     /// Answers a request the child sent.
     pub(crate) async fn respond(&self, id: &RequestId, answer: Result<Value, ErrorObject>) {
-        let (result, error) = match &answer {
-            Ok(result) => (Some(result), None),
-            Err(e) => (None, Some(e)),
-        };
-        self.send(&Outgoing {
-            jsonrpc: "2.0",
-            id: Some(id),
-            method: None,
-            params: None,
-            result,
-            error,
-        });
+        match &answer {
+            Ok(result) => self.send(&OutgoingResult::new(id, result)),
+            Err(e) => self.send(&OutgoingError::new(Some(id), e)),
+        }
     }
 
     /// Sends a notification to the child (dropped while it is down).
     pub(crate) async fn notify(&self, method: &str, params: Value) {
-        self.send(&Outgoing {
-            jsonrpc: "2.0",
-            id: None,
-            method: Some(method),
-            params: Some(&params),
-            result: None,
-            error: None,
-        });
+        self.send(&OutgoingNotification::new(method, Some(&params)));
     }
 
     /// Sends a message no call waits on: dropped while the child is down,
     /// reported when its stdin refuses it.
-    fn send(&self, msg: &Outgoing<'_>) {
+    fn send(&self, msg: &impl serde::Serialize) {
         let stdin = self.lock().running.as_ref().map(|r| r.stdin.clone());
         if let Some(stdin) = stdin {
             if let Err(e) = stdin.send(&encode(msg)) {
@@ -603,14 +584,10 @@ impl Call {
         if self.link.lock().remove(&self.local).is_some() {
             let params = json!({"requestId": self.local.to_value(), "reason": reason});
             // Best effort: a full queue means the child is not reading.
-            let _ = self.stdin.send(&encode(&Outgoing {
-                jsonrpc: "2.0",
-                id: None,
-                method: Some("notifications/cancelled"),
-                params: Some(&params),
-                result: None,
-                error: None,
-            }));
+            let _ = self.stdin.send(&encode(&OutgoingNotification::new(
+                "notifications/cancelled",
+                Some(&params),
+            )));
         }
     }
 }
@@ -634,24 +611,9 @@ impl Settings {
 /// The error of a call whose child exited before answering.
 const EXITED: &str = "the stdio server behind the bridge exited before answering; the call may or may not have taken effect";
 
-/// A message to the child, serialized straight from borrowed parts.
-#[derive(serde::Serialize)]
-struct Outgoing<'a> {
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<&'a RequestId>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a ErrorObject>,
-}
-
-/// One line for the child's stdin, newline included.
-fn encode(msg: &Outgoing<'_>) -> Vec<u8> {
+/// One line for the child's stdin, newline included: a message of the
+/// protocol crate's `Outgoing*` types, serialized from borrowed parts.
+fn encode(msg: &impl serde::Serialize) -> Vec<u8> {
     let mut line = Vec::with_capacity(256);
     // Serializing a Value, an id and strings into a Vec cannot fail.
     let _ = serde_json::to_writer(&mut line, msg);
