@@ -2,7 +2,8 @@
 # Installs the pinned third-party MCP servers the gateway tests aggregate
 # (crates/ferromcp-cli/tests/gateway_peers.rs):
 #
-#   npm/   interop/gateway-peers/package-lock.json       npm @modelcontextprotocol/server-memory
+#   npm/   interop/gateway-peers/package-lock.json       npm @modelcontextprotocol/server-memory,
+#                                                        server-filesystem and sdk (the TS client)
 #   time/  interop/gateway-peers/requirements-time.txt  PyPI mcp-server-time (a venv)
 #
 #   bash scripts/gateway-peers.sh          # install what is not already current
@@ -12,8 +13,8 @@
 # test reads the same variable). A stamp in each part holds the sha256 of its
 # pin file and of node's or python's version: when both match, nothing is
 # installed. npm packages are installed without install scripts. Needs node,
-# npm and python3 >= 3.10 with the venv module. The test's client is the
-# Python SDK venv of scripts/python-peer.sh.
+# npm and python3 >= 3.10 with the venv module. The test's clients are the
+# Python SDK venv of scripts/python-peer.sh and the TypeScript SDK above.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 base="${MCP_GATEWAY_PEERS_DIR:-$root/target/gateway-peers}"
@@ -24,21 +25,18 @@ if [ "${1:-}" = --path ]; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { echo "gateway-peers: npm is not on PATH" >&2; exit 2; }
 command -v python3 >/dev/null 2>&1 || { echo "gateway-peers: python3 is not on PATH" >&2; exit 2; }
 
-# npm @modelcontextprotocol/server-memory
+# npm @modelcontextprotocol/server-memory and server-filesystem, and the
+# TypeScript SDK the test's second client is written with
+# shellcheck source=lib/npm-peer.sh
+. "$root/scripts/lib/npm-peer.sh"
 dir="$base/npm"
-entry="$dir/node_modules/@modelcontextprotocol/server-memory/dist/index.js"
-want="$( { cat "$src/package-lock.json"; node --version; } | sha256sum | cut -d' ' -f1)"
-if ! { [ -f "$dir/.ferromcp-stamp" ] && [ "$(cat "$dir/.ferromcp-stamp")" = "$want" ] && [ -f "$entry" ]; }; then
-  echo "gateway-peers: installing $src/package-lock.json into $dir" >&2
-  mkdir -p "$dir"
-  cp "$src/package.json" "$src/package-lock.json" "$dir/"
-  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-  [ -f "$entry" ] || { echo "gateway-peers: $entry is missing after the install" >&2; exit 1; }
-  printf '%s\n' "$want" >"$dir/.ferromcp-stamp"
-fi
+mods="$dir/node_modules/@modelcontextprotocol"
+npm_peer gateway-peers "$src" "$dir" "" \
+  "$mods/server-memory/dist/index.js" \
+  "$mods/server-filesystem/dist/index.js" \
+  "$mods/sdk/dist/esm/client/streamableHttp.js"
 
 # PyPI mcp-server-time
 dir="$base/time"
