@@ -15,6 +15,7 @@
 
 mod common;
 
+use common::python_remote::{PythonRemote, script};
 use common::{HttpServer, MCP, free_port, wait_listening};
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -65,12 +66,6 @@ fn python() -> Option<Peers> {
     );
     common::peer_missing(&msg, "CI must run the Python interop tests");
     None
-}
-
-fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/python")
-        .join(name)
 }
 
 /// Waits for `child` with a deadline (a hang fails the test, never blocks
@@ -298,51 +293,6 @@ fn python_sdk_modern_host_uses_a_modern_only_remote() {
     let s = python_host(&py, &server.url, "2026-07-28", "everything");
     assert_eq!(s["initialize"]["protocol_version"], "2026-07-28");
     assert_everything_steps(&s);
-}
-
-/// tests/python/server.py (the SDK's `MCPServer` over Streamable HTTP) on a
-/// free loopback port; killed on drop.
-struct PythonRemote {
-    child: Child,
-    url: String,
-}
-
-impl PythonRemote {
-    /// `py` runs `server` (a file of tests/python/).
-    fn start(py: &PathBuf, server: &str) -> Self {
-        let port = free_port();
-        let mut child = Command::new(py)
-            .arg(script(server))
-            .arg(port.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn the Python remote");
-        let addr = format!("127.0.0.1:{port}");
-        let deadline = Instant::now() + WAIT;
-        while std::net::TcpStream::connect(&addr).is_err() {
-            if let Some(s) = child.try_wait().unwrap() {
-                panic!("the Python remote exited before listening: {s}");
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the Python remote never listened"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            child,
-            url: format!("http://{addr}/mcp"),
-        }
-    }
-}
-
-impl Drop for PythonRemote {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The test as the host: the bridge as a child process on stdio.

@@ -2,9 +2,11 @@
 //! wrote: npm `@modelcontextprotocol/server-memory` and
 //! `@modelcontextprotocol/server-filesystem` and PyPI `mcp-server-time`
 //! (stdio, pinned, installed by scripts/gateway-peers.sh) aggregated with
-//! the everything-server; the Python SDK (PyPI `mcp` 2.3.0, the venv of
-//! scripts/python-peer.sh) calling `memory__…`, `time__…` and `ev__…` tools
-//! through the gateway over Streamable HTTP in both eras, and the
+//! the everything-server and a Python SDK server over Streamable HTTP
+//! (`tests/python/server.py`, an `MCPServer` of PyPI `mcp` 2.3.0); the
+//! Python SDK (the venv of scripts/python-peer.sh) calling `memory__…`,
+//! `time__…`, `py__…` and `ev__…` tools through the gateway over Streamable
+//! HTTP in both eras, and the
 //! TypeScript SDK (npm `@modelcontextprotocol/sdk` 1.32.2) calling the
 //! filesystem server's tools, the allowed ones and the denied ones.
 //!
@@ -15,6 +17,7 @@
 mod common;
 
 use common::gateway::Gateway;
+use common::python_remote::PythonRemote;
 use common::{MCP, scratch};
 use serde_json::{Value, json};
 use std::io::Read;
@@ -175,15 +178,19 @@ fn third_party_upstreams_behind_the_gateway_serve_the_python_sdk() {
     let dir = scratch("gateway-peers");
     let memory_file = dir.join("memory.jsonl");
     let _ = std::fs::remove_file(&memory_file);
+    // The Python SDK's own HTTP server as an upstream (both eras; the
+    // gateway finds which with server/discover).
+    let remote = PythonRemote::start(client, "server.py");
     let config = json!({"mcpServers": {
         "memory": {"command": "node", "args": [memory],
                    "env": {"MEMORY_FILE_PATH": memory_file}},
         "time": {"command": time, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"]},
         "ev": {"command": MCP, "args": ["serve", "--stdio"]},
+        "py": {"url": remote.url},
     }});
     let g = Gateway::start_at(&dir, &config, &[], "127.0.0.1:0", WAIT);
     assert!(
-        g.seen.contains("3 of 3 upstream(s) connected"),
+        g.seen.contains("4 of 4 upstream(s) connected"),
         "{}",
         g.seen
     );
@@ -202,12 +209,15 @@ fn third_party_upstreams_behind_the_gateway_serve_the_python_sdk() {
             "time__get_current_time",
             "time__convert_time",
             "ev__echo",
+            "py__echo",
+            "py__count_with_progress",
         ] {
             assert!(names.contains(&t), "{mode}: no {t} in {names:?}");
         }
         assert!(
             names.iter().all(|n| n.starts_with("memory__")
                 || n.starts_with("time__")
+                || n.starts_with("py__")
                 || n.starts_with("ev__")),
             "{names:?}"
         );
@@ -228,6 +238,10 @@ fn third_party_upstreams_behind_the_gateway_serve_the_python_sdk() {
             "{conv}"
         );
         assert_eq!(text(&lines, "ev__echo"), "through the gateway");
+        assert_eq!(
+            text(&lines, "py__echo"),
+            format!("python echo: {mode} through the gateway")
+        );
         step(&lines, "closed");
     }
     // The memory server kept what both clients created, in its own file.

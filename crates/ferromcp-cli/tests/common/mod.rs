@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
 pub mod gateway;
+pub mod python_remote;
 pub mod raw;
 
 use std::process::{Child, Command, Output, Stdio};

@@ -54,6 +54,9 @@ async def main():
 
         r = await client.call_tool("ev__echo", {"text": "through the gateway"})
         emit("ev__echo", text=texts(r), is_error=r.is_error)
+
+        r = await client.call_tool("py__echo", {"text": mode + " through the gateway"})
+        emit("py__echo", text=texts(r), is_error=r.is_error)
     emit("closed")
 
 
