@@ -9,13 +9,70 @@ use http::{Request, Response};
 use hyper_util::client::legacy::connect::dns::GaiResolver;
 use std::time::Duration;
 
-/// Why a fetch failed.
+/// Why a fetch failed: a URL the fetcher may not fetch, an exchange that
+/// failed, or one that did not finish in time. Ask with the `is_*`
+/// methods; the message is for people.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FetchError(pub String);
+pub struct FetchError {
+    kind: FetchErrorKind,
+    message: String,
+}
+
+/// The kinds of [`FetchError`]; private so kinds can be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FetchErrorKind {
+    Url,
+    Exchange,
+    TimedOut,
+}
+
+impl FetchError {
+    /// An exchange that failed (connect, send, read, a response over the
+    /// fetcher's size limit): what an [`HttpFetch`] implementation returns
+    /// when the request did not produce a response.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            kind: FetchErrorKind::Exchange,
+            message: message.into(),
+        }
+    }
+
+    /// An exchange that did not finish within the fetcher's time limit.
+    pub fn timed_out() -> Self {
+        Self {
+            kind: FetchErrorKind::TimedOut,
+            message: "timed out".into(),
+        }
+    }
+
+    /// A URL the fetcher refuses (invalid, not HTTP(S), plain HTTP while
+    /// refused, HTTPS without TLS support).
+    pub fn refused_url(message: impl Into<String>) -> Self {
+        Self {
+            kind: FetchErrorKind::Url,
+            message: message.into(),
+        }
+    }
+
+    /// True when the fetcher refused the URL itself; nothing was sent.
+    pub fn is_refused_url(&self) -> bool {
+        self.kind == FetchErrorKind::Url
+    }
+
+    /// True when the exchange did not finish in time.
+    pub fn is_timeout(&self) -> bool {
+        self.kind == FetchErrorKind::TimedOut
+    }
+
+    /// True when the exchange failed otherwise (connect, send, read, size).
+    pub fn is_exchange(&self) -> bool {
+        self.kind == FetchErrorKind::Exchange
+    }
+}
 
 impl std::fmt::Display for FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -107,18 +164,20 @@ impl HyperFetch {
     pub fn check_url(&self, url: &str) -> Result<(), FetchError> {
         let uri: http::Uri = url
             .parse()
-            .map_err(|_| FetchError(format!("invalid URL {url:?}")))?;
+            .map_err(|_| FetchError::refused_url(format!("invalid URL {url:?}")))?;
         match uri.scheme_str() {
             Some("https") if HTTPS_SUPPORTED => Ok(()),
-            Some("https") => Err(FetchError(format!(
+            Some("https") => Err(FetchError::refused_url(format!(
                 "{url}: HTTPS needs the ferromcp-auth feature `rustls` or a custom HttpFetch"
             ))),
             Some("http") if self.allow_http => Ok(()),
-            Some("http") => Err(FetchError(format!(
+            Some("http") => Err(FetchError::refused_url(format!(
                 "{url}: plain HTTP is refused for authorization-server endpoints (AUTH-28); \
                  enable HyperFetch::allow_plain_http for tests"
             ))),
-            _ => Err(FetchError(format!("{url}: not an http(s) URL"))),
+            _ => Err(FetchError::refused_url(format!(
+                "{url}: not an http(s) URL"
+            ))),
         }
     }
 }
@@ -130,11 +189,11 @@ impl HttpFetch for HyperFetch {
             core_fetch::exchange(&self.client, request, self.max_response_bytes, self.timeout)
                 .await
                 .map_err(|e| match e {
-                    ExchangeError::Request(e) => FetchError(format!("request failed: {e}")),
+                    ExchangeError::Request(e) => FetchError::new(format!("request failed: {e}")),
                     ExchangeError::Read(e) => {
-                        FetchError(format!("reading the response failed: {e}"))
+                        FetchError::new(format!("reading the response failed: {e}"))
                     }
-                    ExchangeError::TimedOut => FetchError("timed out".into()),
+                    ExchangeError::TimedOut => FetchError::timed_out(),
                 })
         })
     }
@@ -148,14 +207,44 @@ mod tests {
     fn refuses_plain_http_unless_allowed() {
         // AUTH-28: authorization-server endpoints over HTTPS.
         let f = HyperFetch::new();
-        assert!(f.check_url("http://127.0.0.1:1/jwks").is_err());
-        assert!(f.check_url("ftp://x/y").is_err());
-        assert!(f.check_url("not a url").is_err());
+        for url in ["http://127.0.0.1:1/jwks", "ftp://x/y", "not a url"] {
+            let e = f.check_url(url).unwrap_err();
+            assert!(
+                e.is_refused_url() && !e.is_timeout() && !e.is_exchange(),
+                "{e}"
+            );
+        }
         assert_eq!(
             f.check_url("https://as.example.com/jwks").is_ok(),
             cfg!(feature = "rustls")
         );
         let f = f.allow_plain_http(true);
         assert!(f.check_url("http://127.0.0.1:1/jwks").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_an_exchange_error_and_a_silent_server_a_timeout() {
+        let f = HyperFetch::new().allow_plain_http(true);
+        // A port nothing listens on.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let req = |port: u16| {
+            Request::get(format!("http://127.0.0.1:{port}/jwks"))
+                .body(Bytes::new())
+                .unwrap()
+        };
+        let e = f.fetch(req(port)).await.unwrap_err();
+        assert!(
+            e.is_exchange() && !e.is_timeout() && !e.is_refused_url(),
+            "{e}"
+        );
+        // A server that accepts and never answers.
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let f = f.timeout(Duration::from_millis(200));
+        let e = f.fetch(req(port)).await.unwrap_err();
+        assert!(e.is_timeout() && !e.is_exchange(), "{e}");
+        drop(silent);
     }
 }

@@ -166,7 +166,7 @@ impl IntrospectionVerifierBuilder {
             None => {
                 let f = HyperFetch::new();
                 f.check_url(&self.endpoint)
-                    .map_err(|e| ConfigError::new(e.0))?;
+                    .map_err(|e| ConfigError::new(e.to_string()))?;
                 Arc::new(f)
             }
         };

@@ -259,7 +259,9 @@ impl JwtVerifierBuilder {
                 };
                 let default = HyperFetch::new();
                 if let Some(u) = check {
-                    default.check_url(u).map_err(|e| ConfigError::new(e.0))?;
+                    default
+                        .check_url(u)
+                        .map_err(|e| ConfigError::new(e.to_string()))?;
                 }
                 Arc::new(default)
             }
@@ -669,7 +671,7 @@ mod tests {
                 assert_eq!(uri, "https://as.example/jwks");
                 match doc {
                     Some(d) => Ok(http::Response::new(Bytes::from(d.to_string()))),
-                    None => Err(FetchError("down".into())),
+                    None => Err(FetchError::new("down")),
                 }
             })
         }
