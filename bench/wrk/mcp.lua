@@ -4,7 +4,9 @@
 --                list    2026-07-28 tools/list
 --                session 2025-11-25 tools/call echo on a session (no _meta);
 --                        a unique id per request (ids must not collide
---                        with in-flight ones within a session)
+--                        with in-flight ones within a session); MCP_TOOL:
+--                        the echo tool's name (a gateway's, say
+--                        "ev__echo"); MCP_LIST=1: tools/list instead
 --   MCP_SESSION  the Mcp-Session-Id for MCP_MODE=session
 --   MCP_VERSION  its MCP-Protocol-Version header (default 2025-11-25)
 -- done() prints one machine-readable WRK_RESULT line.
@@ -39,8 +41,11 @@ elseif mode == "session" then
   -- MCP_VERSION: the revision the initialize answer negotiated.
   wrk.headers["MCP-Protocol-Version"] = os.getenv("MCP_VERSION") or "2025-11-25"
   local n = 0
-  local fmt = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo",'
-    .. '"arguments":{"text":"hello"}}}'
+  local fmt = '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"'
+    .. (os.getenv("MCP_TOOL") or "echo") .. '","arguments":{"text":"hello"}}}'
+  if os.getenv("MCP_LIST") == "1" then
+    fmt = '{"jsonrpc":"2.0","id":%d,"method":"tools/list"}'
+  end
   function request()
     n = n + 1
     return wrk.format(nil, nil, nil, string.format(fmt, n))

@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# What `mcp gateway` costs a client (issue 26), side by side with FastMCP's
+# proxy (PyPI fastmcp, pinned in bench/peers.sh) in front of the same
+# upstreams.
+#
+#   bash bench/gateway.sh            3 interleaved rounds (~4 min on 2 cores)
+#   bash bench/gateway.sh --quick    smoke run: 1 round, 2 s per measurement
+#   bash bench/gateway.sh --rounds R --secs S --window W --upstreams N
+#
+# Part 1, the hop: one upstream (`everything-server --stdio`) behind
+#
+#   direct   everything-server --http (no gateway: the baseline)
+#   ours     mcp gateway --config ONE --http ADDR   (the tool is ev__echo)
+#   fastmcp  fastmcp's create_proxy(ONE) over Streamable HTTP (ev_echo)
+#
+# each loaded by wrk with bench/wrk/mcp.lua (a 2025-11-25 session, one
+# `tools/call` of the echo tool after another, a fresh id each): one
+# connection (latency) and W connections (throughput).
+#
+# Part 2, lists: N upstreams (default 10, each `everything-server --stdio`)
+# behind ours and fastmcp. Cold: from starting the process to the first
+# `tools/list` answer (initialize included), and that first answer's own
+# time; warm: `tools/list` on one connection under wrk.
+#
+# Per scenario and round the process is started fresh, pinned to core 0
+# (its children with it), wrk to core 1. Median over rounds. Not in CI.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+rounds=3 secs=5 warm=1 window=16 upstreams=10
+while (($#)); do
+  case "$1" in
+    --quick) rounds=1 secs=2 ;;
+    --rounds) rounds="$2"; shift ;;
+    --secs) secs="$2"; shift ;;
+    --window) window="$2"; shift ;;
+    --upstreams) upstreams="$2"; shift ;;
+    *) echo "gateway.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+echo "gateway.sh: building mcp and everything-server…" >&2
+(cd "$root" && cargo build --release --quiet --bin mcp --bin everything-server)
+bin="${CARGO_TARGET_DIR:-$root/target}/release"
+bash "$here/peers.sh"
+peers="$(bash "$here/peers.sh" --path)"
+for t in wrk curl taskset python3; do
+  command -v "$t" >/dev/null || { echo "gateway.sh: $t is not on PATH" >&2; exit 2; }
+done
+srv_cpu=0 cli_cpu=1
+[ "$(nproc)" -lt 2 ] && cli_cpu=0
+
+work="$(mktemp -d)"
+pid=
+stop() {
+  if [ -n "$pid" ]; then
+    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=
+  fi
+}
+cleanup() { stop; rm -rf "$work"; }
+trap cleanup EXIT
+
+# config FILE N: an mcpServers file with N everything-server upstreams,
+# "ev" for one, "ev0".."ev{N-1}" for more.
+config() {
+  python3 - "$1" "$2" "$bin/everything-server" <<'PY'
+import json, sys
+path, n, server = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+names = ["ev"] if n == 1 else [f"ev{i}" for i in range(n)]
+json.dump({"mcpServers": {k: {"command": server, "args": ["--stdio"]} for k in names}},
+          open(path, "w"))
+PY
+}
+config "$work/one.json" 1
+config "$work/many.json" "$upstreams"
+
+# start NAME PORT CONFIG: the scenario in its own process group; returns
+# once its port accepts connections.
+start() {
+  local p="$2" cmd
+  case "$1" in
+    direct) cmd="$bin/everything-server --http 127.0.0.1:$p" ;;
+    ours) cmd="$bin/mcp gateway --config $3 --http 127.0.0.1:$p" ;;
+    fastmcp) cmd="$peers/fastmcp/bin/python $here/fastmcp_proxy.py $3 $p" ;;
+  esac
+  setsid taskset -c "$srv_cpu" bash -c "exec $cmd" >>"$work/$1.log" 2>&1 </dev/null &
+  pid=$!
+  for _ in $(seq 600); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1',$p),0.2)" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  echo "gateway.sh: $1 did not listen on $p" >&2
+  return 1
+}
+
+post() { # URL SID VERSION BODY -> headers in $work/h, body on stdout
+  curl -sS -m 30 -D "$work/h" -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    ${2:+-H "Mcp-Session-Id: $2"} ${3:+-H "MCP-Protocol-Version: $3"} \
+    --data-binary "$4" "$1"
+}
+
+# session URL: initialize, then tools/list; prints "SID VERSION ECHO TOOLS"
+# (the echo tool's name as listed, the number of tools) and checks an echo.
+session() {
+  local url="$1" body sid ver tool
+  body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
+  ver="$(printf '%s' "$body" | grep -o '"protocolVersion":"[^"]*"' | head -1 | cut -d'"' -f4)"
+  [ -n "$ver" ] || { echo "gateway.sh: initialize failed: ${body:0:300}" >&2; return 1; }
+  sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
+  post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+  body="$(post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
+  read -r tool count < <(printf '%s' "$body" | python3 -c '
+import json, sys
+for line in sys.stdin.read().splitlines():
+    line = line[5:].strip() if line.startswith("data:") else line.strip()
+    if line.startswith("{"):
+        names = [t["name"] for t in json.loads(line)["result"]["tools"]]
+        echo = [n for n in names if n == "echo" or n.endswith("_echo")]
+        print(echo[0] if echo else "-", len(names))
+        break
+') || { echo "gateway.sh: tools/list failed: ${body:0:300}" >&2; return 1; }
+  body="$(post "$url" "$sid" "$ver" "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"$tool\",\"arguments\":{\"text\":\"hello\"}}}")"
+  case "$body" in
+    *'"text":"hello"'*) ;;
+    *) echo "gateway.sh: not an echo ($tool): ${body:0:300}" >&2; return 1 ;;
+  esac
+  echo "${sid:--} $ver $tool $count"
+}
+
+# load URL SID VERSION TOOL CONNS SECS [LIST]: one WRK_RESULT line.
+load() {
+  local sid="$2"; [ "$sid" = - ] && sid=
+  MCP_MODE=session MCP_SESSION="$sid" MCP_VERSION="$3" MCP_TOOL="$4" MCP_LIST="${7:-0}" \
+    taskset -c "$cli_cpu" wrk -t1 -c"$5" -d"${6}s" --timeout 10s -s "$here/wrk/mcp.lua" "$1" |
+    grep '^WRK_RESULT'
+}
+
+results="$work/results.jsonl"
+record() { # NAME ROUND MODE WRK_RESULT
+  python3 - "$@" >>"$results" <<'PY'
+import json, sys
+kv = dict(x.split("=") for x in sys.argv[4].split()[1:])
+secs = int(kv["duration_us"]) / 1e6
+print(json.dumps({"name": sys.argv[1], "round": int(sys.argv[2]), "mode": sys.argv[3],
+                  "rps": int(kv["requests"]) / secs, "p50_us": int(kv["p50_us"]), "p99_us": int(kv["p99_us"])}))
+PY
+}
+measure() { # NAME ROUND MODE URL SID VER TOOL CONNS [LIST]
+  local out
+  if out="$(load "$4" "$5" "$6" "$7" "$8" "$secs" "${9:-0}")" && ! grep -Eq 'err_[a-z]+=[1-9]' <<<"$out" &&
+      ! grep -q 'requests=0 ' <<<"$out"; then
+    echo "round $2 $1 $3: $out" >&2
+    record "$1" "$2" "$3" "$out"
+  else
+    echo "round $2 $1 $3: FAILED: ${out:-no output} (log: $work/$1.log)" >&2
+  fi
+}
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+for r in $(seq "$rounds"); do
+  # Part 1: the hop.
+  for name in direct ours fastmcp; do
+    p="$(port)" url=
+    url="http://127.0.0.1:$p/mcp"
+    if ! start "$name" "$p" "$work/one.json" || ! s="$(session "$url")"; then
+      echo "round $r $name: FAILED (log: $work/$name.log)" >&2
+      tail -5 "$work/$name.log" >&2 || true
+      stop; continue
+    fi
+    read -r sid ver tool _ <<<"$s"
+    load "$url" "$sid" "$ver" "$tool" "$window" "$warm" >/dev/null || true
+    measure "$name" "$r" seq "$url" "$sid" "$ver" "$tool" 1
+    measure "$name" "$r" window "$url" "$sid" "$ver" "$tool" "$window"
+    stop
+  done
+  # Part 2: lists over many upstreams.
+  for name in ours fastmcp; do
+    p="$(port)"
+    url="http://127.0.0.1:$p/mcp"
+    t0="$(date +%s%N)"
+    if ! start "$name" "$p" "$work/many.json"; then stop; continue; fi
+    # The first tools/list, timed on its own, right after initialize.
+    body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
+    sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
+    post "$url" "$sid" 2025-11-25 '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+    t1="$(date +%s%N)"
+    body="$(post "$url" "$sid" 2025-11-25 '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
+    t2="$(date +%s%N)"
+    n="$(printf '%s' "$body" | grep -o '"inputSchema"' | wc -l)"
+    echo "round $r $name cold: ready+first list $(((t2 - t0) / 1000000)) ms, first list $(((t2 - t1) / 1000)) µs, $n tools" >&2
+    printf '{"name":"%s","round":%d,"mode":"cold","start_ms":%d,"first_us":%d,"tools":%d}\n' \
+      "$name" "$r" $(((t2 - t0) / 1000000)) $(((t2 - t1) / 1000)) "$n" >>"$results"
+    measure "$name" "$r" list "$url" "$sid" 2025-11-25 - 1 1
+    stop
+  done
+done
+
+python3 - "$results" "$rounds" "$window" "$secs" "$upstreams" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rounds, window, secs, ups = sys.argv[2:6]
+def med(name, mode, key):
+    xs = [r[key] for r in rows if r["name"] == name and r["mode"] == mode]
+    return statistics.median(xs) if xs else None
+def f(x, nd=0):
+    return "failed" if x is None else f"{x:,.{nd}f}"
+def add(n, key):
+    a, b = med(n, "seq", key), med("direct", "seq", key)
+    return "–" if a is None or b is None or n == "direct" else f"{a - b:+,.0f}"
+def ratio(a, b):
+    return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+print(f"\nMedian of {rounds} round(s), {secs} s per measurement; window = {window} connections.\n")
+print("| Scenario | 1 conn req/s | p50 µs | p99 µs | added p50 µs | added p99 µs | window req/s | window ×direct | ours ÷ this (window) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in ["direct", "ours", "fastmcp"]:
+    s, w = med(n, "seq", "rps"), med(n, "window", "rps")
+    print(f"| {n} | {f(s)} | {f(med(n,'seq','p50_us'))} | {f(med(n,'seq','p99_us'))} | {add(n,'p50_us')} | {add(n,'p99_us')} | "
+          f"{f(w)} | {ratio(w, med('direct','window','rps'))} | {ratio(med('ours','window','rps'), w)} |")
+print(f"\n`tools/list` with {ups} upstreams:\n")
+print("| Scenario | tools | start to first list ms | first list µs | warm list req/s (1 conn) | warm p50 µs | warm p99 µs |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for n in ["ours", "fastmcp"]:
+    print(f"| {n} | {f(med(n,'cold','tools'))} | {f(med(n,'cold','start_ms'))} | {f(med(n,'cold','first_us'))} | "
+          f"{f(med(n,'list','rps'))} | {f(med(n,'list','p50_us'))} | {f(med(n,'list','p99_us'))} |")
+PY
