@@ -157,6 +157,16 @@ fn step<'a>(lines: &'a [Value], name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no step {name} in {lines:?}"))
 }
 
+/// The tool names the client's `tools/list` step saw.
+fn listed(lines: &[Value]) -> Vec<&str> {
+    step(lines, "tools/list")["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect()
+}
+
 fn text(lines: &[Value], name: &str) -> String {
     let s = step(lines, name);
     assert_eq!(s["is_error"], false, "{s}");
@@ -197,12 +207,7 @@ fn third_party_upstreams_behind_the_gateway_serve_the_python_sdk() {
     let url = format!("http://{}/mcp", g.addr);
     for mode in ["legacy", "2026-07-28"] {
         let lines = python_client(client, &url, mode);
-        let names: Vec<&str> = step(&lines, "tools/list")["names"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n.as_str().unwrap())
-            .collect();
+        let names = listed(&lines);
         for t in [
             "memory__create_entities",
             "memory__read_graph",
@@ -298,12 +303,7 @@ fn the_typescript_sdk_calls_the_filesystem_server_through_the_gateway_under_its_
     // The SDK negotiated a handshake session with the gateway.
     let connected = step(&lines, "connected");
     assert!(connected["session"].is_string(), "{connected}");
-    let names: Vec<&str> = step(&lines, "tools/list")["names"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let names = listed(&lines);
     for t in [
         "fs__read_text_file",
         "fs__list_directory",
