@@ -19,12 +19,13 @@
 
 use crate::exit::{Failure, code};
 use ferromcp_auth::client::client_auth::CLIENT_SECRET_BASIC;
+use ferromcp_auth::client::grants::CredentialSource;
 use ferromcp_auth::client::{
     AuthorizationHandler, AuthorizationSession, BoxFuture, BrowserOpener, ClientAuthentication,
-    ClientCredentialsGrant, ClientSecret, DeviceCodePrompt, DeviceGrant, DevicePrompt, FileStore,
-    Grant, GrantContext, HttpClient, LockAttempt, LoopbackAuthorization, NetPolicy, OAuthClient,
-    OAuthError, OAuthErrorKind, StoreKey, StoredCredentials, TokenResponse, TokenStore,
-    revoke_stored,
+    ClientCredentialsGrant, ClientSecret, DeviceCodePrompt, DeviceGrant, DevicePrompt, DpopProver,
+    FileStore, Grant, GrantContext, HttpClient, JwtBearerGrant, LockAttempt, LoopbackAuthorization,
+    NetPolicy, OAuthClient, OAuthError, OAuthErrorKind, PrivateKeyJwt, StoreKey, StoredCredentials,
+    TokenResponse, TokenStore, revoke_stored,
 };
 use ferromcp_protocol::authority::Authority;
 use std::path::PathBuf;
@@ -325,10 +326,10 @@ pub fn interactive(
     )?))
 }
 
-/// The `client_credentials` grant with the scopes configured, not those
-/// the resource advertises.
+/// A grant asking for the scopes configured, not those the resource
+/// advertises.
 struct Scoped {
-    inner: ClientCredentialsGrant,
+    inner: Box<dyn Grant>,
     scopes: Option<Vec<String>>,
 }
 
@@ -348,35 +349,118 @@ impl Grant for Scoped {
     }
 }
 
-// AUTH-14, AUTH-20
-/// The OAuth hook of a gateway upstream with client credentials
-/// (`client_secret_basic`): tokens are obtained with the
-/// `client_credentials` grant at the authorization server the upstream's
-/// metadata names, kept in memory (never in the `mcp login` store: they
-/// belong to the gateway's configuration, not to a user), and obtained
-/// again when they expire or are refused.
+/// How a service proves who it is, with no user (`mcp bridge --client-id`,
+/// a gateway upstream's `clientCredentials`).
+pub enum ServiceCredential {
+    /// A client secret (`client_secret_basic`, `client_credentials` grant).
+    Secret(String),
+    /// A PEM (PKCS#8) EC P-256 private key: `private_key_jwt` client
+    /// authentication, `client_credentials` grant.
+    PrivateKey(String),
+    /// A file holding a JWT the platform issued to this workload (workload
+    /// identity federation: the RFC 7523 JWT-bearer grant), read again each
+    /// time a token is obtained, since platforms rotate it.
+    WorkloadToken(PathBuf),
+}
+
+// AUTH-11, AUTH-14, AUTH-20
+/// The OAuth hook of a service with no user: tokens are obtained with the
+/// grant its [`ServiceCredential`] calls for, at the authorization server
+/// the resource's metadata names, kept in memory (never in the `mcp login`
+/// store: they belong to the configuration, not to a user), and obtained
+/// again when they expire or are refused. `dpop`: tokens bound to a key
+/// this process generates (RFC 9449), sent as `Authorization: DPoP` with a
+/// fresh proof per request.
+pub fn service(
+    url: &str,
+    client_id: &str,
+    credential: ServiceCredential,
+    scope: Option<&str>,
+    dpop: bool,
+) -> Result<Arc<OAuthClient>, Failure> {
+    let inner: Box<dyn Grant> = match credential {
+        ServiceCredential::Secret(secret) => {
+            Box::new(ClientCredentialsGrant::new(Arc::new(ClientSecret {
+                client_id: client_id.to_owned(),
+                client_secret: Some(secret),
+                method: CLIENT_SECRET_BASIC.to_owned(),
+            })))
+        }
+        ServiceCredential::PrivateKey(pem) => {
+            let key = PrivateKeyJwt::from_pem(client_id, &pem).map_err(|e| {
+                Failure::usage(format!("the client key is not a PKCS#8 P-256 PEM key: {e}"))
+            })?;
+            Box::new(ClientCredentialsGrant::new(Arc::new(key)))
+        }
+        ServiceCredential::WorkloadToken(path) => {
+            let source: CredentialSource = Arc::new(move || read_workload_token(&path));
+            Box::new(JwtBearerGrant::new(client_id, source))
+        }
+    };
+    let grant = Scoped {
+        inner,
+        scopes: scope.map(|s| s.split_whitespace().map(str::to_owned).collect()),
+    };
+    let mut builder = OAuthClient::builder(url)
+        .net_policy(policy_for(url))
+        .grant(Arc::new(grant))
+        .client_name(CLIENT_NAME);
+    if dpop {
+        let prover = DpopProver::generate()
+            .map_err(|e| Failure::usage(format!("cannot make a DPoP key: {e}")))?;
+        builder = builder.proof(Arc::new(prover));
+    }
+    builder
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
+}
+
+/// Longest workload token file read (a JWT is a few KiB).
+const MAX_WORKLOAD_TOKEN_BYTES: u64 = 64 * 1024;
+
+/// The workload JWT in `path`, trimmed; an error names the file, never
+/// its content.
+fn read_workload_token(path: &std::path::Path) -> Result<String, OAuthError> {
+    use std::io::Read as _;
+    let fail = |why: String| {
+        OAuthError::new(
+            OAuthErrorKind::Registration,
+            format!("workload token file {}: {why}", path.display()),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let mut text = String::new();
+    file.take(MAX_WORKLOAD_TOKEN_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| fail(e.to_string()))?;
+    if text.len() as u64 > MAX_WORKLOAD_TOKEN_BYTES {
+        return Err(fail(format!(
+            "larger than {MAX_WORKLOAD_TOKEN_BYTES} bytes"
+        )));
+    }
+    let token = text.trim();
+    if token.split('.').count() != 3 || token.chars().any(char::is_whitespace) {
+        return Err(fail("not a compact JWT".into()));
+    }
+    Ok(token.to_owned())
+}
+
+/// [`service`] with a client secret (a gateway upstream's
+/// `clientCredentials`).
 pub fn client_credentials(
     url: &str,
     client_id: &str,
     client_secret: &str,
     scope: Option<&str>,
 ) -> Result<Arc<OAuthClient>, Failure> {
-    let secret = ClientSecret {
-        client_id: client_id.to_owned(),
-        client_secret: Some(client_secret.to_owned()),
-        method: CLIENT_SECRET_BASIC.to_owned(),
-    };
-    let grant = Scoped {
-        inner: ClientCredentialsGrant::new(Arc::new(secret)),
-        scopes: scope.map(|s| s.split_whitespace().map(str::to_owned).collect()),
-    };
-    OAuthClient::builder(url)
-        .net_policy(policy_for(url))
-        .grant(Arc::new(grant))
-        .client_name(CLIENT_NAME)
-        .build()
-        .map(Arc::new)
-        .map_err(|e| Failure::usage(format!("cannot set up OAuth for {url}: {e}")))
+    service(
+        url,
+        client_id,
+        ServiceCredential::Secret(client_secret.to_owned()),
+        scope,
+        false,
+    )
 }
 
 fn auth_failure(e: &OAuthError) -> Failure {

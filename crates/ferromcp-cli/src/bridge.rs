@@ -15,6 +15,12 @@ use ferromcp_bridge::{Bridge, Glob, Limits, ToolFilter, expand_env};
 
 /// Arguments of `mcp bridge`.
 #[derive(Debug, Args)]
+#[command(group(
+    clap::ArgGroup::new("service_credential")
+        .args(["client_secret_env", "client_key_file", "workload_token_file"])
+        .multiple(false)
+        .requires("client_id")
+))]
 pub struct BridgeArgs {
     /// The remote server's Streamable HTTP URL.
     #[arg(required_unless_present = "expose")]
@@ -62,22 +68,39 @@ pub struct BridgeArgs {
     /// it. Bridges started together run one flow.
     #[arg(long, value_enum, value_name = "FLOW", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
     pub login: Option<crate::auth::LoginFlow>,
-    /// Authenticate as a service, with no user: the OAuth
-    /// `client_credentials` grant for this client id, registered at the
-    /// remote's authorization server (found from the remote's metadata),
-    /// with the secret from `--client-secret-env`. Tokens are kept in
+    /// Authenticate as a service, with no user, as this client id
+    /// registered at the remote's authorization server (found from the
+    /// remote's metadata), proving it with one of `--client-secret-env`,
+    /// `--client-key-file` (both: the OAuth `client_credentials` grant) or
+    /// `--workload-token-file` (the JWT-bearer grant). Tokens are kept in
     /// memory only and obtained again when they expire or are refused.
     #[arg(
         long,
         value_name = "ID",
-        requires = "client_secret_env",
+        requires = "service_credential",
         conflicts_with = "login"
     )]
     pub client_id: Option<String>,
     /// The environment variable holding the `--client-id` secret (never
     /// given on the command line, where other users can read it).
-    #[arg(long, value_name = "VAR", requires = "client_id")]
+    #[arg(long, value_name = "VAR")]
     pub client_secret_env: Option<String>,
+    /// A PEM file with the `--client-id`'s EC P-256 private key (PKCS#8):
+    /// the client signs a short-lived assertion instead of sending a
+    /// secret (`private_key_jwt`).
+    #[arg(long, value_name = "PATH")]
+    pub client_key_file: Option<std::path::PathBuf>,
+    /// A file holding a JWT the platform issued to this workload (e.g. a
+    /// Kubernetes projected service-account token): exchanged for an
+    /// access token with the JWT-bearer grant (workload identity
+    /// federation), read again each time, since platforms rotate it.
+    #[arg(long, value_name = "PATH")]
+    pub workload_token_file: Option<std::path::PathBuf>,
+    /// With `--client-id`: bind the tokens to a key this process generates
+    /// (DPoP, RFC 9449), so a token copied from a log or a proxy is useless
+    /// without it; each request carries a fresh proof.
+    #[arg(long, requires = "client_id")]
+    pub dpop: bool,
     /// The scopes (space-separated) to ask for with `--client-id`;
     /// without it, those the remote's metadata advertises.
     #[arg(long = "client-scope", value_name = "SCOPES", requires = "client_id")]
@@ -104,6 +127,39 @@ pub struct BridgeArgs {
     pub log_level: LogLevel,
     #[command(flatten)]
     pub expose: crate::bridge_expose::ExposeArgs,
+}
+
+/// The credential `--client-id` is proven with (clap lets exactly one
+/// through).
+fn service_credential(
+    a: &BridgeArgs,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<crate::auth::ServiceCredential, Failure> {
+    use crate::auth::ServiceCredential;
+    if let Some(var) = &a.client_secret_env {
+        let secret = lookup(var).ok_or_else(|| {
+            Failure::usage(format!(
+                "--client-secret-env: environment variable {var} is not set"
+            ))
+        })?;
+        return Ok(ServiceCredential::Secret(secret));
+    }
+    if let Some(path) = &a.client_key_file {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| Failure::usage(format!("--client-key-file {}: {e}", path.display())))?;
+        return Ok(ServiceCredential::PrivateKey(pem));
+    }
+    if let Some(path) = &a.workload_token_file {
+        // Read once now so a wrong path fails at start, not at the first
+        // call; read again at each token request.
+        std::fs::metadata(path).map_err(|e| {
+            Failure::usage(format!("--workload-token-file {}: {e}", path.display()))
+        })?;
+        return Ok(ServiceCredential::WorkloadToken(path.clone()));
+    }
+    Err(Failure::usage(
+        "--client-id needs --client-secret-env, --client-key-file or --workload-token-file",
+    ))
 }
 
 /// Builds the bridge from the arguments and `lookup` (the environment).
@@ -140,7 +196,7 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         h.split_once(':')
             .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
     });
-    if let (Some(id), Some(var)) = (&a.client_id, &a.client_secret_env) {
+    if let Some(id) = &a.client_id {
         if configured {
             return Err(Failure::usage(
                 "--client-id and an Authorization header: give one credential",
@@ -149,12 +205,8 @@ fn build(a: &BridgeArgs, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Brid
         let Some(url) = a.url.as_deref() else {
             return Err(Failure::usage("--client-id needs the remote's URL"));
         };
-        let secret = std::env::var(var).map_err(|_| {
-            Failure::usage(format!(
-                "--client-secret-env: environment variable {var} is not set"
-            ))
-        })?;
-        let hook = crate::auth::client_credentials(url, id, &secret, a.client_scope.as_deref())?;
+        let credential = service_credential(a, lookup)?;
+        let hook = crate::auth::service(url, id, credential, a.client_scope.as_deref(), a.dpop)?;
         bridge = bridge.auth(hook);
     } else if let (false, Some(url)) = (configured, a.url.as_deref()) {
         let hook = match a.login {

@@ -30,8 +30,8 @@ mod common;
 
 use common::{Run, mcp};
 use ferromcp_auth::resource::{
-    AuthLayer, BoxFuture, HyperFetch, JwtVerifier, ResourceUri, TokenVerifier, VerifiedToken,
-    VerifyError,
+    AuthLayer, BoxFuture, DpopPolicy, HyperFetch, JwtVerifier, ResourceUri, TokenVerifier,
+    VerifiedToken, VerifyError,
 };
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
 use ferromcp_test_issuer::{AuthServer, DeviceDecision};
@@ -92,6 +92,11 @@ static N: AtomicUsize = AtomicUsize::new(0);
 
 impl Setup {
     fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// The resource server also accepts DPoP-bound tokens under `dpop`.
+    fn start_with(dpop: Option<DpopPolicy>) -> Self {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -111,12 +116,14 @@ impl Setup {
                 inner: verifier,
                 authz: authz.clone(),
             };
-            let layer = AuthLayer::builder(resource.clone(), verifier)
+            let mut layer = AuthLayer::builder(resource.clone(), verifier)
                 .authorization_server(&authz.url)
                 .require_scopes(["mcp"])
-                .scopes_supported(["mcp"])
-                .build()
-                .unwrap();
+                .scopes_supported(["mcp"]);
+            if let Some(policy) = dpop {
+                layer = layer.dpop(policy);
+            }
+            let layer = layer.build().unwrap();
             let server = ferromcp_everything::everything_builder().build().unwrap();
             let svc = McpService::new(server, HttpConfig::default());
             tokio::spawn(async move {
@@ -866,4 +873,178 @@ fn client_credentials_authenticate_a_bridge_with_no_user_and_store_nothing() {
         .into();
     assert_ne!(r.code, 0, "{r:?}");
     assert!(r.stderr.contains("give one credential"), "{r:?}");
+}
+
+/// A workload JWT from the issuer the test AS trusts (SEP-1933).
+fn workload_jwt(authz: &AuthServer, sub: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    authz.workload_key.sign_typ(
+        "JWT",
+        &json!({"iss": "https://workload-issuer.example", "sub": sub,
+                "aud": authz.url, "iat": now, "exp": now + 300}),
+    )
+}
+
+// AUTH-20, SEP-1933, RFC 9449
+#[test]
+fn a_workload_token_file_and_dpop_authenticate_a_bridge_with_no_user() {
+    let s = Setup::start_with(Some(DpopPolicy::default()));
+    let token_file = s.config.join("workload.jwt");
+    let jwt = workload_jwt(&s.authz, "spiffe://example/ns/bridge");
+    std::fs::write(&token_file, format!("{jwt}\n")).unwrap();
+    let file = token_file.to_str().unwrap();
+    let flags = [
+        "--client-id",
+        "workload-1",
+        "--workload-token-file",
+        file,
+        "--client-scope",
+        "mcp",
+        "--dpop",
+    ];
+    let mut host = s.bridge(&flags);
+    let a = host.call(modern_echo(1, "workload"));
+    assert_eq!(text_of(&a), "workload", "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains(&jwt), "{err}");
+    {
+        let log = s.authz.log.lock().unwrap();
+        assert!(log.register.is_empty() && log.authorize.is_empty());
+        assert!(!log.token.is_empty());
+        for (f, proof) in &log.token {
+            assert_eq!(
+                f["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                "{f:?}"
+            );
+            // The file's token, trimmed, is the assertion.
+            assert_eq!(f["assertion"], jwt);
+            assert_eq!(f["client_id"], "workload-1");
+            assert_eq!(f["resource"], s.url);
+            // Each token request carried a DPoP proof, so the token is
+            // bound to the bridge's key.
+            assert!(proof.is_some(), "no DPoP proof: {f:?}");
+        }
+    }
+    // Nothing stored.
+    let tokens = s.config.join("mcp").join("tokens");
+    assert_eq!(
+        std::fs::read_dir(&tokens).map(|d| d.count()).unwrap_or(0),
+        0
+    );
+
+    // A file that holds no JWT: the call fails with an error naming the
+    // file, the bridge stays up.
+    std::fs::write(&token_file, "not a token").unwrap();
+    let mut host = s.bridge(&flags);
+    let a = host.call(modern_echo(2, "refused"));
+    let msg = a["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(a.get("error").is_some(), "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        msg.contains("workload.jwt") || err.contains("workload.jwt"),
+        "{msg}\n{err}"
+    );
+
+    // A missing file is refused at start; so are two credentials at once.
+    let missing = s.config.join("absent.jwt");
+    for (args, want) in [
+        (
+            vec![
+                "--client-id",
+                "w",
+                "--workload-token-file",
+                missing.to_str().unwrap(),
+            ],
+            "--workload-token-file",
+        ),
+        (
+            vec![
+                "--client-id",
+                "w",
+                "--workload-token-file",
+                file,
+                "--client-secret-env",
+                "X",
+            ],
+            "cannot be used with",
+        ),
+        (vec!["--client-id", "w"], "--client-secret-env"),
+        (vec!["--dpop"], "--client-id"),
+    ] {
+        let r: Run = mcp()
+            .args(["bridge", &s.url])
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+            .into();
+        assert_ne!(r.code, 0, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(want), "{args:?}: {r:?}");
+    }
+}
+
+// AUTH-11, AUTH-20
+#[test]
+fn a_client_key_file_authenticates_a_bridge_with_private_key_jwt() {
+    let s = Setup::start();
+    // A client registered with its public key; the bridge holds the
+    // private key in a PEM file.
+    let secret = loop {
+        let mut b = [0u8; 32];
+        getrandom::fill(&mut b).unwrap();
+        if let Ok(k) = p256::SecretKey::from_slice(&b) {
+            break k;
+        }
+    };
+    let pem = {
+        use p256::pkcs8::EncodePrivateKey as _;
+        secret.to_pkcs8_pem(Default::default()).unwrap().to_string()
+    };
+    let key = ferromcp_auth::client::Es256Key::from_pkcs8_pem(&pem).unwrap();
+    s.authz.clients.lock().unwrap().insert(
+        "svc-key".into(),
+        ferromcp_test_issuer::RegisteredClient {
+            redirect_uris: vec![],
+            jwk: Some(serde_json::to_value(key.public_jwk()).unwrap()),
+        },
+    );
+    let pem_file = s.config.join("svc.pem");
+    std::fs::write(&pem_file, pem.as_bytes()).unwrap();
+    let flags = [
+        "--client-id",
+        "svc-key",
+        "--client-key-file",
+        pem_file.to_str().unwrap(),
+        "--client-scope",
+        "mcp",
+    ];
+    let mut host = s.bridge(&flags);
+    let a = host.call(modern_echo(1, "keyed"));
+    assert_eq!(text_of(&a), "keyed", "{a}");
+    let (code, err) = host.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("PRIVATE KEY"), "{err}");
+    let log = s.authz.log.lock().unwrap();
+    let cc: Vec<_> = log
+        .token
+        .iter()
+        .filter(|(f, _)| f.get("grant_type").map(String::as_str) == Some("client_credentials"))
+        .collect();
+    assert!(!cc.is_empty());
+    for (f, proof) in cc {
+        assert_eq!(
+            f["client_assertion_type"],
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        );
+        assert!(f.get("client_secret").is_none(), "{f:?}");
+        assert!(proof.is_none(), "no --dpop, no proof");
+    }
 }
