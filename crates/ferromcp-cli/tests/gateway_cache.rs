@@ -263,3 +263,59 @@ fn a_private_read_is_never_served_to_another_principal() {
     drop(g);
     drop(rt);
 }
+
+/// A list's hints through `c`: (ttlMs, cacheScope).
+fn list_hints(c: &Client, method: &str) -> (Option<u64>, String) {
+    let r = c.request(json!(3), method, json!({}));
+    let res = &r["result"];
+    assert!(res.is_object(), "{method}: {r}");
+    (
+        res["ttlMs"].as_u64(),
+        res["cacheScope"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+const LISTS: [&str; 4] = [
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+];
+
+// CACHE-01, CACHE-03, CACHE-04
+/// The gateway's own list hints: every upstream's lists public with a
+/// ttl and no scope rules give public lists with at most what is left of
+/// it; `scopes` on an upstream (lists filtered per caller), or another
+/// upstream whose lists carry no ttl, give the default (0, private).
+#[test]
+fn the_gateways_list_hints_follow_its_upstreams() {
+    let (dir, count) = scratch_with_count("gateway-cache-hints");
+    let base = config(&count, json!({"LIST_TTL_MS": "60000"}), json!({}));
+    {
+        let g = Gateway::start(&dir, &base, &[]);
+        let m = Client::new(&g.addr, MODERN);
+        for method in LISTS {
+            let (ttl, scope) = list_hints(&m, method);
+            assert!(
+                ttl.is_some_and(|t| t > 0 && t <= 60_000),
+                "{method}: {ttl:?}"
+            );
+            assert_eq!(scope, "public", "{method}");
+        }
+    }
+    let mut scoped = base.clone();
+    scoped["mcpServers"]["c"]["scopes"] = json!({"second": ["x"]});
+    let mut mixed = base.clone();
+    let mut d = base["mcpServers"]["c"].clone();
+    d["env"]["LIST_TTL_MS"] = json!("0");
+    d["env"]["COUNT_FILE"] = json!(dir.join("count-d.txt"));
+    mixed["mcpServers"]["d"] = d;
+    for (what, config) in [("scopes", scoped), ("an upstream without ttl", mixed)] {
+        let g = Gateway::start(&dir, &config, &[]);
+        let m = Client::new(&g.addr, MODERN);
+        for method in LISTS {
+            let hints = list_hints(&m, method);
+            assert_eq!(hints, (Some(0), "private".to_owned()), "{what}: {method}");
+        }
+    }
+}

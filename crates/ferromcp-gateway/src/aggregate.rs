@@ -121,6 +121,9 @@ pub(crate) struct Aggregate {
     generation: AtomicU64,
     /// `resources/read` results kept by the upstreams' hints.
     reads: Arc<ReadCache>,
+    /// Every configured upstream, connected or not (their list hints
+    /// make the gateway's).
+    ups: Mutex<BTreeMap<String, Arc<Upstream>>>,
 }
 
 impl Aggregate {
@@ -132,6 +135,7 @@ impl Aggregate {
             owners: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             reads: Arc::new(ReadCache::new(&crate::cache::CacheConfig::default())),
+            ups: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -371,6 +375,10 @@ impl Aggregate {
     /// Removes every item the upstream called `name` owns.
     pub(crate) fn forget(&self, name: &str) {
         self.reads.drop_upstream(name);
+        self.ups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
         let gone: Vec<(Kind, String)> = owners
             .iter()
@@ -447,6 +455,56 @@ impl Aggregate {
                     up.name()
                 )))
             })
+    }
+
+    /// Counts `up` among the upstreams whose list hints make the
+    /// gateway's (until [`Aggregate::forget`]).
+    pub(crate) fn register(&self, up: &Arc<Upstream>) {
+        self.ups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(up.name().to_owned(), up.clone());
+    }
+
+    // CACHE-01, CACHE-04
+    /// The hints the gateway's lists may carry now: the smallest time left
+    /// of every upstream's smallest list `ttlMs`, `public` when every
+    /// upstream's pages were; the default (0, private) when any upstream
+    /// is down, not listed, or gave a page without a positive `ttlMs`.
+    pub(crate) fn list_hint(&self) -> ferromcp_protocol::types::CacheHint {
+        use ferromcp_protocol::types::{CacheHint, CacheScope};
+        let ups = self.ups.lock().unwrap_or_else(|p| p.into_inner());
+        if ups.is_empty() {
+            return CacheHint::UNCACHED;
+        }
+        let now = tokio::time::Instant::now();
+        let mut left = std::time::Duration::MAX;
+        let mut public = true;
+        for u in ups.values() {
+            if u.current().is_none() {
+                return CacheHint::UNCACHED;
+            }
+            let Some(h) = u.refresh.last() else {
+                return CacheHint::UNCACHED;
+            };
+            let Some(ttl) = h.min_ttl.filter(|_| !h.uncached) else {
+                return CacheHint::UNCACHED;
+            };
+            left = left.min((h.at + ttl).saturating_duration_since(now));
+            public &= h.all_public;
+        }
+        let ttl_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        if ttl_ms == 0 {
+            return CacheHint::UNCACHED;
+        }
+        CacheHint {
+            ttl_ms,
+            scope: if public {
+                CacheScope::Public
+            } else {
+                CacheScope::Private
+            },
+        }
     }
 
     /// Drops every cached read of the upstream called `name` (it was lost).

@@ -47,6 +47,7 @@ mod config;
 mod config_error;
 mod credentials;
 mod inbound;
+mod list_hints;
 mod naming;
 mod read_cache;
 mod refresh;
@@ -163,6 +164,8 @@ impl Gateway {
     /// and retried in the background; the gateway starts without it. Fails
     /// only if the server builder given to [`Gateway::server`] does.
     pub async fn start(self) -> Result<Running, ferromcp_server::Error> {
+        // A caller's builder may paginate, which list hints cannot follow.
+        let own_builder = self.server.is_none();
         let builder = self.server.unwrap_or_else(|| {
             Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
                 .declare_tools()
@@ -191,6 +194,9 @@ impl Gateway {
         let policy = scopes::ScopePolicy::default();
         policy.set(&self.config);
         let mut builder = builder.layer(policy.clone());
+        if own_builder {
+            builder = builder.layer(list_hints::ListHintLayer::new(cell.clone(), policy.clone()));
+        }
         if self.config.tool_mode() == ToolMode::Search {
             let search = search::ToolSearch::new(
                 cell.clone(),
@@ -377,6 +383,7 @@ impl Running {
         let results = join_all(first.collect()).await;
         let mut ups = self.upstreams.lock().await;
         for (u, r) in results {
+            self.agg.register(&u);
             let connected = match r {
                 Ok((client, snap)) => {
                     self.agg.sync(&u, snap);

@@ -70,6 +70,8 @@ struct State {
     due: Option<Instant>,
     /// The last successful listing asked for a timed re-list.
     timed: bool,
+    /// The hints of the last successful listing.
+    last: Option<ListHints>,
     backoff: Duration,
 }
 
@@ -112,6 +114,7 @@ impl Refresh {
         let mut s = self.lock();
         s.backoff = Duration::ZERO;
         s.timed = h.min_ttl.is_some();
+        s.last = Some(*h);
         s.due = h.min_ttl.map(|t| h.at + jittered(t.max(self.min)));
     }
 
@@ -129,6 +132,11 @@ impl Refresh {
     /// When the next timed re-list is due, if any.
     pub(crate) fn due(&self) -> Option<Instant> {
         self.lock().due
+    }
+
+    /// The hints of the last successful listing (since the connection).
+    pub(crate) fn last(&self) -> Option<ListHints> {
+        self.lock().last
     }
 
     /// Forgets the schedule (the connection is gone).
@@ -201,7 +209,9 @@ mod tests {
             assert!(w <= MAX_BACKOFF + MAX_BACKOFF / 10 + Duration::from_secs(1));
             last = w;
         }
+        assert!(r.last().is_some());
         r.clear();
         assert_eq!(r.due(), None);
+        assert!(r.last().is_none());
     }
 }

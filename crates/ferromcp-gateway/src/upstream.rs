@@ -269,7 +269,8 @@ impl Upstream {
             })
             .await?;
         }
-        s.hints.at = tokio::time::Instant::now();
+        // `at` stays when the listing began: the ttl is counted from
+        // before the first page came, never from after.
         self.refresh.listed(&s.hints);
         Ok(s)
     }
