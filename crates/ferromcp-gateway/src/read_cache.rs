@@ -184,8 +184,11 @@ impl ReadCache {
             return;
         }
         inner.remove(&k);
-        inner.retain(|_, e| now < e.expires);
-        while inner.map.len() >= self.max_entries || inner.bytes + bytes > self.max_bytes {
+        let full = |i: &Inner| i.map.len() >= self.max_entries || i.bytes + bytes > self.max_bytes;
+        if full(&inner) {
+            inner.retain(|_, e| now < e.expires);
+        }
+        while full(&inner) {
             let Some(soonest) = inner
                 .map
                 .iter()
