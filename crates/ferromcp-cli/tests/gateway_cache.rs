@@ -212,6 +212,36 @@ fn public_reads_are_shared_and_private_or_zero_ttl_reads_are_not() {
     assert_eq!(reads("cache://pub"), 2);
     assert_eq!(read(&clients[2], "cache://pub").0, "cache://pub read 2");
     assert_eq!(reads("cache://pub"), 2);
+    // A resource list change drops its cached reads too (the gateway
+    // lists it again).
+    let touched = clients[0].call(json!(10), "c__touch", json!({"list": true}));
+    assert_eq!(text_of(&touched), "touched");
+    until("the list change dropped the cached read", || {
+        read(&clients[1], "cache://pub").0 == "cache://pub read 3"
+    });
+    assert_eq!(reads("cache://pub"), 3);
+}
+
+// CACHE-10
+/// A reload that changes an upstream's entry drops its cached reads: the
+/// restarted upstream is asked again.
+#[test]
+fn a_reload_drops_the_upstreams_cached_reads() {
+    let (dir, count) = scratch_with_count("gateway-cache-reload");
+    let mut config = config(&count, json!({}), json!({}));
+    let mut g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    for _ in 0..2 {
+        assert_eq!(read(&c, "cache://pub").0, "cache://pub read 1");
+    }
+    assert_eq!(counted(&count, "read cache://pub"), 1);
+    config["mcpServers"]["c"]["env"]["CHANGED"] = json!("1");
+    std::fs::write(dir.join("gateway.json"), config.to_string()).unwrap();
+    assert!(g.stderr_until("changed [c]"), "{}", g.seen);
+    until("the restarted upstream was read", || {
+        c.request(json!(8), "resources/read", json!({"uri": "cache://pub"}))["result"].is_object()
+            && counted(&count, "read cache://pub") == 2
+    });
 }
 
 // CACHE-04, CACHE-08
