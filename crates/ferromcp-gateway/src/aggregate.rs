@@ -14,6 +14,7 @@
 //! other's item is reported and left out, whichever connected first.
 
 use crate::naming;
+use crate::read_cache::{self, ReadCache};
 use crate::upstream::{Failure, Snapshot, Upstream};
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{
@@ -118,6 +119,11 @@ pub(crate) struct Aggregate {
     /// Bumped whenever the catalogue may have changed (a sync, a removed
     /// upstream): the tool search re-indexes when it moved.
     generation: AtomicU64,
+    /// `resources/read` results kept by the upstreams' hints.
+    reads: Arc<ReadCache>,
+    /// Every configured upstream, connected or not (their list hints
+    /// make the gateway's).
+    ups: Mutex<BTreeMap<String, Arc<Upstream>>>,
 }
 
 impl Aggregate {
@@ -128,7 +134,15 @@ impl Aggregate {
             report,
             owners: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
+            reads: Arc::new(ReadCache::new(&crate::cache::CacheConfig::default())),
+            ups: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// Bounds its `resources/read` cache by `c`.
+    pub(crate) fn with_cache(mut self, c: &crate::cache::CacheConfig) -> Self {
+        self.reads = Arc::new(ReadCache::new(c));
+        self
     }
 
     /// The catalogue's generation and its tools (client-facing
@@ -154,6 +168,9 @@ impl Aggregate {
     /// changed ones replaced (one registry swap each), vanished ones
     /// removed; each name checked for policy, validity and collisions.
     pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
+        up.listed.store(snap.fingerprint(), Ordering::Release);
+        // CACHE-10: what it offers may have changed; its reads too.
+        self.reads.drop_upstream(up.name());
         *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
             snap.resources.iter().map(|r| r.uri.clone()).collect();
         let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
@@ -188,7 +205,7 @@ impl Aggregate {
         for r in snap.resources {
             items.insert(
                 (Kind::Resource, r.uri.clone()),
-                Item::Resource(resource_def(r, up)),
+                Item::Resource(resource_def(r, up, &self.reads)),
             );
         }
         for t in snap.templates {
@@ -201,7 +218,7 @@ impl Aggregate {
             }
             items.insert(
                 (Kind::Template, t.uri_template.clone()),
-                Item::Template(template_def(t, up)),
+                Item::Template(template_def(t, up, &self.reads)),
             );
         }
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
@@ -357,6 +374,11 @@ impl Aggregate {
 
     /// Removes every item the upstream called `name` owns.
     pub(crate) fn forget(&self, name: &str) {
+        self.reads.drop_upstream(name);
+        self.ups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
         let gone: Vec<(Kind, String)> = owners
             .iter()
@@ -374,6 +396,8 @@ impl Aggregate {
     /// gateway's subscribers, unless the URI is another upstream's (an
     /// upstream cannot announce updates of resources it does not serve).
     pub(crate) fn resource_updated(&self, upstream: &str, uri: &str) {
+        // CACHE-10: its cached reads of the URI are stale now.
+        self.reads.drop_uri(upstream, uri);
         let theirs = {
             let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
             owners
@@ -433,6 +457,61 @@ impl Aggregate {
             })
     }
 
+    /// Counts `up` among the upstreams whose list hints make the
+    /// gateway's (until [`Aggregate::forget`]).
+    pub(crate) fn register(&self, up: &Arc<Upstream>) {
+        self.ups
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(up.name().to_owned(), up.clone());
+    }
+
+    // CACHE-01, CACHE-04
+    /// The hints the gateway's lists may carry now: the smallest time left
+    /// of every upstream's smallest list `ttlMs`, `public` when every
+    /// upstream's pages were; the default (0, private) when any upstream
+    /// is down, not listed, or gave a page without a positive `ttlMs`.
+    pub(crate) fn list_hint(&self) -> ferromcp_protocol::types::CacheHint {
+        use ferromcp_protocol::types::{CacheHint, CacheScope};
+        let ups = self.ups.lock().unwrap_or_else(|p| p.into_inner());
+        if ups.is_empty() {
+            return CacheHint::UNCACHED;
+        }
+        let now = tokio::time::Instant::now();
+        let mut left = std::time::Duration::MAX;
+        let mut public = true;
+        for u in ups.values() {
+            if u.current().is_none() {
+                return CacheHint::UNCACHED;
+            }
+            let Some(h) = u.refresh.last() else {
+                return CacheHint::UNCACHED;
+            };
+            let Some(ttl) = h.min_ttl.filter(|_| !h.uncached) else {
+                return CacheHint::UNCACHED;
+            };
+            left = left.min((h.at + ttl).saturating_duration_since(now));
+            public &= h.all_public;
+        }
+        let ttl_ms = u64::try_from(left.as_millis()).unwrap_or(u64::MAX);
+        if ttl_ms == 0 {
+            return CacheHint::UNCACHED;
+        }
+        CacheHint {
+            ttl_ms,
+            scope: if public {
+                CacheScope::Public
+            } else {
+                CacheScope::Private
+            },
+        }
+    }
+
+    /// Drops every cached read of the upstream called `name` (it was lost).
+    pub(crate) fn drop_reads(&self, name: &str) {
+        self.reads.drop_upstream(name);
+    }
+
     /// What joins a prefix and a name.
     pub(crate) fn separator(&self) -> &str {
         &self.separator
@@ -480,6 +559,13 @@ fn typed<T: serde::de::DeserializeOwned>(
         {
             o.remove("_meta");
         }
+    }
+    // CACHE-07: a negative ttlMs counts as 0 (it would not parse).
+    if let Some(t) = v.get_mut("ttlMs")
+        && t.as_u64().is_none()
+        && t.is_number()
+    {
+        *t = Value::from(0);
     }
     if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return Err(HandlerError::Protocol(ErrorObject::internal(format!(
@@ -553,29 +639,45 @@ fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
     })
 }
 
+/// Forwards a `resources/read`, through the read cache: a fresh entry the
+/// caller may see is served without asking the upstream.
 async fn read(
     up: Arc<Upstream>,
+    reads: Arc<ReadCache>,
     uri: String,
     cx: RequestContext,
 ) -> Result<ReadResourceResult, HandlerError> {
+    // CACHE-06: a retry carrying input responses or state is never
+    // answered from, nor stored in, the cache.
+    let cacheable = cx.input_responses().is_none() && cx.state().is_none();
+    // CACHE-08: private entries belong to the caller's verified token.
+    let partition = read_cache::partition(cx.principal());
+    if cacheable && let Some(hit) = reads.get(up.name(), &uri, partition.as_deref()) {
+        return Ok(hit);
+    }
+    let epoch = reads.epoch();
     let v = up
         .request_for("resources/read", params(json!({"uri": uri})), Some(&cx))
         .await
         .map_err(|f| protocol_error(&up, "resources/read", f))?;
-    typed::<ReadResourceResult>(&up, "resources/read", v)
+    let r = typed::<ReadResourceResult>(&up, "resources/read", v)?;
+    if cacheable {
+        reads.put(up.name(), &uri, partition.as_deref(), &r, epoch);
+    }
+    Ok(r)
 }
 
-fn resource_def(r: Resource, up: &Arc<Upstream>) -> ResourceDef {
-    let up = up.clone();
+fn resource_def(r: Resource, up: &Arc<Upstream>, reads: &Arc<ReadCache>) -> ResourceDef {
+    let (up, reads) = (up.clone(), reads.clone());
     ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
-        read(up.clone(), req.uri, cx)
+        read(up.clone(), reads.clone(), req.uri, cx)
     })
 }
 
-fn template_def(t: ResourceTemplate, up: &Arc<Upstream>) -> TemplateDef {
-    let up = up.clone();
+fn template_def(t: ResourceTemplate, up: &Arc<Upstream>, reads: &Arc<ReadCache>) -> TemplateDef {
+    let (up, reads) = (up.clone(), reads.clone());
     TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
-        read(up.clone(), req.uri, cx)
+        read(up.clone(), reads.clone(), req.uri, cx)
     })
 }
 
@@ -710,6 +812,18 @@ mod tests {
             1
         );
         assert!(!server.remove_tool("a__t3") && server.remove_tool("a__t1"));
+    }
+
+    #[test]
+    fn a_negative_ttl_reads_as_zero() {
+        // CACHE-07
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        let r = typed::<ReadResourceResult>(
+            &ups[0],
+            "resources/read",
+            json!({"contents": [], "ttlMs": -5, "cacheScope": "public"}),
+        );
+        assert_eq!(r.ok().and_then(|r| r.ttl_ms), Some(0));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! ```
 
 use crate::breaker::{self, BreakerConfig};
+use crate::cache::CacheConfig;
 pub use crate::config_error::ConfigError;
 use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
@@ -151,6 +152,7 @@ pub struct Config {
     auth: Option<InboundAuth>,
     tool_mode: ToolMode,
     max_search_results: usize,
+    cache: CacheConfig,
 }
 
 impl Config {
@@ -173,13 +175,17 @@ impl Config {
         let mut auth = None;
         let mut tool_mode = ToolMode::All;
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
+        let mut cache = CacheConfig::default();
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
                 g,
                 "gateway",
-                &["separator", "auth", "toolMode", "maxSearchResults"],
+                &["separator", "auth", "toolMode", "maxSearchResults", "cache"],
             )?;
+            if let Some(c) = g.get("cache") {
+                cache = crate::cache::parse(c)?;
+            }
             if let Some(m) = g.get("toolMode") {
                 tool_mode = match string(m, "gateway.toolMode")? {
                     "all" => ToolMode::All,
@@ -269,7 +275,13 @@ impl Config {
             auth,
             tool_mode,
             max_search_results,
+            cache,
         })
+    }
+
+    /// How upstreams' caching hints are honoured (`gateway.cache`).
+    pub fn cache(&self) -> CacheConfig {
+        self.cache
     }
 
     /// How the aggregated tools are offered (`gateway.toolMode`, default

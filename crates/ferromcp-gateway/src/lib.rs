@@ -23,6 +23,10 @@
 //!   the `search_tools` and `call_tool` meta-tools: a client finds tools by
 //!   BM25 over their names and descriptions and loads a handful of
 //!   schemas instead of hundreds, under the same policy.
+//! - Upstreams' caching hints are honoured (`gateway.cache`): one whose
+//!   lists carry a finite `ttlMs` is listed again in the background when
+//!   it runs out, and `resources/read` results are cached by `ttlMs` and
+//!   `cacheScope` (a private one only for the same verified token).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,11 +42,15 @@
 
 mod aggregate;
 mod breaker;
+mod cache;
 mod config;
 mod config_error;
 mod credentials;
 mod inbound;
+mod list_hints;
 mod naming;
+mod read_cache;
+mod refresh;
 mod scopes;
 mod search;
 mod tool_mode;
@@ -50,6 +58,7 @@ mod upstream;
 
 pub use aggregate::Report;
 pub use breaker::BreakerConfig;
+pub use cache::{CacheConfig, DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, DEFAULT_MIN_REFRESH};
 pub use config::{
     Config, ConfigError, DEFAULT_SEPARATOR, DEFAULT_TIMEOUT, Transport, UpstreamConfig,
 };
@@ -155,6 +164,8 @@ impl Gateway {
     /// and retried in the background; the gateway starts without it. Fails
     /// only if the server builder given to [`Gateway::server`] does.
     pub async fn start(self) -> Result<Running, ferromcp_server::Error> {
+        // A caller's builder may paginate, which list hints cannot follow.
+        let own_builder = self.server.is_none();
         let builder = self.server.unwrap_or_else(|| {
             Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
                 .declare_tools()
@@ -183,6 +194,9 @@ impl Gateway {
         let policy = scopes::ScopePolicy::default();
         policy.set(&self.config);
         let mut builder = builder.layer(policy.clone());
+        if own_builder {
+            builder = builder.layer(list_hints::ListHintLayer::new(cell.clone(), policy.clone()));
+        }
         if self.config.tool_mode() == ToolMode::Search {
             let search = search::ToolSearch::new(
                 cell.clone(),
@@ -192,17 +206,21 @@ impl Gateway {
             builder = search::install(builder, &search);
         }
         let server = builder.build()?;
-        let agg = Arc::new(Aggregate::new(
-            server.clone(),
-            self.config.separator().to_owned(),
-            self.report.clone(),
-        ));
+        let agg = Arc::new(
+            Aggregate::new(
+                server.clone(),
+                self.config.separator().to_owned(),
+                self.report.clone(),
+            )
+            .with_cache(&self.config.cache()),
+        );
         let _ = cell.set(agg.clone());
         let running = Running {
             server,
             agg,
             policy,
             tool_mode: (self.config.tool_mode(), self.config.max_search_results()),
+            cache: self.config.cache(),
             auth: self.auth,
             restart: self.restart,
             report: self.report,
@@ -228,6 +246,8 @@ pub struct Running {
     policy: scopes::ScopePolicy,
     /// `gateway.toolMode` and `gateway.maxSearchResults` (fixed at start).
     tool_mode: (ToolMode, usize),
+    /// `gateway.cache` (fixed at start).
+    cache: CacheConfig,
     auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
@@ -291,6 +311,11 @@ impl Running {
                 self.tool_mode.0, self.tool_mode.1
             ));
         }
+        if config.cache() != self.cache {
+            (self.report)(
+                "gateway.cache cannot change on a reload; restart the gateway to change it",
+            );
+        }
         let mut out = Reloaded::default();
         let mut start = Vec::new();
         {
@@ -346,8 +371,11 @@ impl Running {
                 }
             });
             let auth = self.auth.clone();
+            let min_refresh = self.cache.min_refresh();
             async move {
-                let u = Upstream::new(c, updated).with_auth(auth);
+                let u = Upstream::new(c, updated)
+                    .with_auth(auth)
+                    .with_min_refresh(min_refresh);
                 let r = first_contact(&u).await;
                 (u, r)
             }
@@ -355,6 +383,7 @@ impl Running {
         let results = join_all(first.collect()).await;
         let mut ups = self.upstreams.lock().await;
         for (u, r) in results {
+            self.agg.register(&u);
             let connected = match r {
                 Ok((client, snap)) => {
                     self.agg.sync(&u, snap);
@@ -462,6 +491,9 @@ async fn supervise(
             let since = tokio::time::Instant::now();
             watch(&u, &agg, health).await;
             u.set(None);
+            // Nothing it said holds once it is gone.
+            u.refresh.clear();
+            agg.drop_reads(u.name());
             if since.elapsed() >= restart.reset_after {
                 wait = restart.initial;
             }
@@ -564,24 +596,43 @@ async fn watch(u: &Arc<Upstream>, agg: &Aggregate, health: Duration) {
         .map(|c| AbortOnDrop(tokio::spawn(listen_for_changes(c, u.clone()))));
     let _listener = listener;
     loop {
+        // CACHE-07, CACHE-09: listed again when its lists' ttlMs ran out
+        // (refresh.rs: at least minRefreshMs, jittered, backing off).
+        let due = u.refresh.due();
+        let timed = async {
+            match due {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut expired = false;
         tokio::select! {
             _ = u.wake.notified() => {}
             _ = tokio::time::sleep(health) => {}
+            _ = timed => expired = true,
         }
         let Some(c) = u.current() else { return };
         if c.is_closed() {
             return;
         }
-        if u.relist.swap(false, std::sync::atomic::Ordering::AcqRel) {
+        let announced = u.relist.swap(false, std::sync::atomic::Ordering::AcqRel);
+        if announced || expired {
             match u.snapshot(&c).await {
+                // A timed re-list that finds what the catalogue holds
+                // changes nothing (no list_changed for the clients).
+                Ok(s)
+                    if !announced
+                        && s.fingerprint()
+                            == u.listed.load(std::sync::atomic::Ordering::Acquire) => {}
                 Ok(s) => {
                     agg.sync(u, s);
                     u.subscribe_all(&c).await;
-                    continue;
                 }
                 Err(Failure::Broken(_)) => return,
-                Err(_) => continue,
+                // The last catalogue stays (CACHE-07: stale on errors).
+                Err(_) => u.refresh.failed(),
             }
+            continue;
         }
         // A probe: any answer, an error included, proves it alive; a
         // broken connection does not.

@@ -116,7 +116,7 @@ impl ScopePolicy {
         *self.rules.write().unwrap_or_else(|p| p.into_inner()) = Rules { servers };
     }
 
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules
             .read()
             .unwrap_or_else(|p| p.into_inner())

@@ -11,6 +11,7 @@
 use crate::breaker::{Breaker, Refused};
 use crate::config::{Transport, UpstreamConfig};
 use crate::credentials::UpstreamAuth;
+use crate::refresh::{ListHints, Refresh};
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
@@ -27,7 +28,30 @@ pub(crate) struct Snapshot {
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
+    /// The hints of every page listed.
+    pub(crate) hints: ListHints,
 }
+
+impl Snapshot {
+    /// A digest of what it lists (not of its hints): a re-list that finds
+    /// the same changes nothing.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for part in [
+            serde_json::to_string(&self.tools),
+            serde_json::to_string(&self.prompts),
+            serde_json::to_string(&self.resources),
+            serde_json::to_string(&self.templates),
+        ] {
+            part.unwrap_or_default().hash(&mut h);
+        }
+        h.finish()
+    }
+}
+
+/// The most pages one list may have.
+const MAX_PAGES: usize = 1000;
 
 /// Why a request to an upstream has no answer.
 #[derive(Debug)]
@@ -70,6 +94,10 @@ pub(crate) struct Upstream {
     auth: std::sync::OnceLock<Arc<dyn ferromcp_client::HttpAuth>>,
     /// Stops requests to it after failures in a row (`breaker`).
     breaker: Breaker,
+    /// When it is listed again because its lists' `ttlMs` ran out.
+    pub(crate) refresh: Refresh,
+    /// The [`Snapshot::fingerprint`] of what the catalogue holds of it.
+    pub(crate) listed: std::sync::atomic::AtomicU64,
 }
 
 impl Upstream {
@@ -84,7 +112,17 @@ impl Upstream {
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             auth_provider: None,
             auth: std::sync::OnceLock::new(),
+            refresh: Refresh::new(crate::cache::DEFAULT_MIN_REFRESH),
+            listed: std::sync::atomic::AtomicU64::new(0),
         })
+    }
+
+    /// Sets the shortest wait before a timed re-list (before it is shared).
+    pub(crate) fn with_min_refresh(mut self: Arc<Self>, min: Duration) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.refresh = Refresh::new(min);
+        }
+        self
     }
 
     /// Sets the provider of its authorization hook (before it is shared).
@@ -139,6 +177,10 @@ impl Upstream {
         let updated = self.updated.clone();
         let b = ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .validate_output(false)
+            // The gateway keeps what it lists in its catalogue and caches
+            // reads itself, per caller (read_cache.rs); a client cache
+            // would share private reads between callers and hide expiry.
+            .cache(None)
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
             .on_notification(move |n| {
@@ -194,20 +236,42 @@ impl Upstream {
 
     /// Every tool, prompt, resource and template the upstream lists (what
     /// its capabilities offer).
+    /// Each list is bounded by the upstream's timeout; the hints of every
+    /// page are kept, and set when it is listed again.
     pub(crate) async fn snapshot(&self, c: &Client) -> Result<Snapshot, Failure> {
         let caps = c.server_capabilities();
         let t = self.cfg.timeout();
         let mut s = Snapshot::default();
+        let h = &mut s.hints;
         if caps.tools.is_some() {
-            s.tools = bounded_any(t, c.list_tools()).await?;
+            s.tools = pages(t, h, |cur| async move {
+                let p = c.list_tools_page(cur).await?;
+                Ok((p.tools, p.next_cursor, p.ttl_ms, p.cache_scope))
+            })
+            .await?;
         }
         if caps.prompts.is_some() {
-            s.prompts = bounded_any(t, c.list_prompts()).await?;
+            s.prompts = pages(t, h, |cur| async move {
+                let p = c.list_prompts_page(cur).await?;
+                Ok((p.prompts, p.next_cursor, p.ttl_ms, p.cache_scope))
+            })
+            .await?;
         }
         if caps.resources.is_some() {
-            s.resources = bounded_any(t, c.list_resources()).await?;
-            s.templates = bounded_any(t, c.list_resource_templates()).await?;
+            s.resources = pages(t, h, |cur| async move {
+                let p = c.list_resources_page(cur).await?;
+                Ok((p.resources, p.next_cursor, p.ttl_ms, p.cache_scope))
+            })
+            .await?;
+            s.templates = pages(t, h, |cur| async move {
+                let p = c.list_resource_templates_page(cur).await?;
+                Ok((p.resource_templates, p.next_cursor, p.ttl_ms, p.cache_scope))
+            })
+            .await?;
         }
+        // `at` stays when the listing began: the ttl is counted from
+        // before the first page came, never from after.
+        self.refresh.listed(&s.hints);
         Ok(s)
     }
 
@@ -328,13 +392,43 @@ impl Upstream {
     }
 }
 
-async fn bounded_any<T>(
+/// One page: its items, next cursor, `ttlMs` and `cacheScope`.
+type Page<T> = (
+    Vec<T>,
+    Option<String>,
+    Option<u64>,
+    Option<ferromcp_protocol::types::CacheScope>,
+);
+
+/// Every page of one list (following `nextCursor`, at most
+/// [`MAX_PAGES`]), within `t`; each page's hints go into `hints`.
+async fn pages<T, F, Fut>(
     t: Duration,
-    f: impl std::future::Future<Output = ferromcp_client::Result<T>>,
-) -> Result<T, Failure> {
-    match tokio::time::timeout(t, f).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(failure(e)),
+    hints: &mut ListHints,
+    mut page: F,
+) -> Result<Vec<T>, Failure>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = ferromcp_client::Result<Page<T>>>,
+{
+    let all = async {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let (items, next, ttl, scope) = page(cursor.take()).await.map_err(failure)?;
+            hints.page(ttl, scope);
+            all.extend(items);
+            match next {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(Failure::Other(format!(
+            "a list did not end within {MAX_PAGES} pages"
+        )))
+    };
+    match tokio::time::timeout(t, all).await {
+        Ok(r) => r,
         Err(_) => Err(Failure::Timeout),
     }
 }
