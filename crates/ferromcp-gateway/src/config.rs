@@ -151,6 +151,7 @@ pub struct Config {
     auth: Option<InboundAuth>,
     tool_mode: ToolMode,
     max_search_results: usize,
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Config {
@@ -173,13 +174,34 @@ impl Config {
         let mut auth = None;
         let mut tool_mode = ToolMode::All;
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
+        let mut metrics_listen = None;
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
                 g,
                 "gateway",
-                &["separator", "auth", "toolMode", "maxSearchResults"],
+                &[
+                    "separator",
+                    "auth",
+                    "toolMode",
+                    "maxSearchResults",
+                    "metrics",
+                ],
             )?;
+            if let Some(m) = g.get("metrics") {
+                let m = object(m, "gateway.metrics")?;
+                known_keys(m, "gateway.metrics", &["listen"])?;
+                let l = m
+                    .get("listen")
+                    .ok_or_else(|| ConfigError::new("gateway.metrics.listen", "missing"))?;
+                let l = string(l, "gateway.metrics.listen")?;
+                metrics_listen = Some(l.parse().map_err(|_| {
+                    ConfigError::new(
+                        "gateway.metrics.listen",
+                        format!("{l:?} is not an IP:PORT address (e.g. \"127.0.0.1:9464\")"),
+                    )
+                })?);
+            }
             if let Some(m) = g.get("toolMode") {
                 tool_mode = match string(m, "gateway.toolMode")? {
                     "all" => ToolMode::All,
@@ -269,7 +291,14 @@ impl Config {
             auth,
             tool_mode,
             max_search_results,
+            metrics_listen,
         })
+    }
+
+    /// Where the Prometheus `/metrics` endpoint listens
+    /// (`gateway.metrics.listen`); none unless configured.
+    pub fn metrics_listen(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_listen
     }
 
     /// How the aggregated tools are offered (`gateway.toolMode`, default
@@ -673,6 +702,24 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn metrics_listen_is_off_by_default_and_validated_naming_the_key() {
+        assert_eq!(ok(r#"{"mcpServers": {}}"#).metrics_listen(), None);
+        let c = ok(r#"{"mcpServers": {}, "gateway": {"metrics": {"listen": "127.0.0.1:9464"}}}"#);
+        assert_eq!(c.metrics_listen(), Some("127.0.0.1:9464".parse().unwrap()));
+        let e = |g: &str| {
+            err(&format!(
+                r#"{{"mcpServers": {{}}, "gateway": {{"metrics": {g}}}}}"#
+            ))
+        };
+        assert!(
+            e(r#"{"listen": "nowhere"}"#).starts_with("gateway.metrics.listen: \"nowhere\" is not")
+        );
+        assert!(e(r#"{}"#).starts_with("gateway.metrics.listen: missing"));
+        assert!(e(r#"{"path": "/m"}"#).starts_with("gateway.metrics.path: unknown key"));
+        assert!(e(r#""127.0.0.1:1""#).starts_with("gateway.metrics: must be"));
     }
 
     #[test]

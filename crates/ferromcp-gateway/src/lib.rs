@@ -42,10 +42,12 @@ mod config;
 mod config_error;
 mod credentials;
 mod inbound;
+mod metrics;
 mod naming;
 mod scopes;
 mod search;
 mod tool_mode;
+mod trace;
 mod upstream;
 
 pub use aggregate::Report;
@@ -56,6 +58,10 @@ pub use config::{
 pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
 pub use inbound::InboundAuth;
+pub use metrics::{
+    CONTENT_TYPE as METRICS_CONTENT_TYPE, DEFAULT_MAX_SERIES, Metrics, OTHER_TOOL, Outcome,
+    UpstreamState,
+};
 pub use naming::{exposed, is_valid_tool_name};
 pub use scopes::ScopeRule;
 pub use tool_mode::{DEFAULT_LIMIT as DEFAULT_SEARCH_LIMIT, ToolMode};
@@ -208,6 +214,7 @@ impl Gateway {
             report: self.report,
             health: self.health_interval,
             upstreams: tokio::sync::Mutex::new(BTreeMap::new()),
+            metrics: Arc::default(),
         };
         running.add(self.config.upstreams().to_vec()).await;
         Ok(running)
@@ -233,6 +240,8 @@ pub struct Running {
     report: Report,
     health: Duration,
     upstreams: tokio::sync::Mutex<BTreeMap<String, Entry>>,
+    /// Counted by every upstream, rendered by [`Running::metrics_text`].
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Running {
@@ -258,6 +267,30 @@ impl Running {
     /// The client-facing server.
     pub fn server(&self) -> Server {
         self.server.clone()
+    }
+
+    /// The gateway's metrics (also where a cache counts its hits and
+    /// misses: [`Metrics::record_cache`]).
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Every metric in the Prometheus text format
+    /// ([`METRICS_CONTENT_TYPE`]), with each configured upstream's
+    /// connection and breaker state.
+    pub async fn metrics_text(&self) -> String {
+        let states: Vec<UpstreamState> = self
+            .upstreams
+            .lock()
+            .await
+            .values()
+            .map(|e| UpstreamState {
+                name: e.up.name().to_owned(),
+                connected: e.up.current().is_some_and(|c| !c.is_closed()),
+                breaker: e.up.breaker_gauge(),
+            })
+            .collect();
+        self.metrics.render(&states)
     }
 
     /// The names of the upstreams connected right now, in name order.
@@ -346,8 +379,11 @@ impl Running {
                 }
             });
             let auth = self.auth.clone();
+            let metrics = self.metrics.clone();
             async move {
-                let u = Upstream::new(c, updated).with_auth(auth);
+                let u = Upstream::new(c, updated)
+                    .with_auth(auth)
+                    .with_metrics(metrics);
                 let r = first_contact(&u).await;
                 (u, r)
             }

@@ -70,6 +70,8 @@ pub(crate) struct Upstream {
     auth: std::sync::OnceLock<Arc<dyn ferromcp_client::HttpAuth>>,
     /// Stops requests to it after failures in a row (`breaker`).
     breaker: Breaker,
+    /// Where its tool calls are counted.
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Upstream {
@@ -84,7 +86,21 @@ impl Upstream {
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             auth_provider: None,
             auth: std::sync::OnceLock::new(),
+            metrics: Arc::default(),
         })
+    }
+
+    /// Sets where its tool calls are counted (before it is shared).
+    pub(crate) fn with_metrics(mut self: Arc<Self>, m: Arc<crate::metrics::Metrics>) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.metrics = m;
+        }
+        self
+    }
+
+    /// Its breaker's state as a gauge (0 closed, 1 open, 2 trial).
+    pub(crate) fn breaker_gauge(&self) -> u8 {
+        self.breaker.gauge()
     }
 
     /// Sets the provider of its authorization hook (before it is shared).
@@ -228,6 +244,29 @@ impl Upstream {
         params: JsonObject,
         cx: Option<&RequestContext>,
     ) -> Result<Value, Failure> {
+        // The client's trace continues upstream, in a span of its own.
+        let traced = crate::trace::continued(cx);
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str);
+        let span = crate::trace::span(self.name(), method, name, traced.as_ref().map(|t| &t.1));
+        let r = tracing::Instrument::instrument(
+            self.request_traced(method, params, cx, traced.map(|t| t.0)),
+            span.clone(),
+        )
+        .await;
+        span.record("outcome", outcome_label(&r));
+        r
+    }
+
+    async fn request_traced(
+        &self,
+        method: &str,
+        params: JsonObject,
+        cx: Option<&RequestContext>,
+        trace: Option<ferromcp_client::TraceContext>,
+    ) -> Result<Value, Failure> {
         let Some(c) = self.current() else {
             return Err(Failure::Down);
         };
@@ -237,6 +276,9 @@ impl Upstream {
             .map_err(Failure::Open)?;
         let t = self.cfg.timeout();
         let mut opts = RequestOptions::new().timeout(t).max_total_timeout(t);
+        if let Some(tc) = trace {
+            opts = opts.trace_context(tc);
+        }
         if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
             let cx = cx.clone();
             opts =
@@ -325,6 +367,21 @@ impl Upstream {
                 r.retry_in.as_millis().max(1)
             ),
         }
+    }
+}
+
+/// The `outcome` of an upstream request's span.
+fn outcome_label(r: &Result<Value, Failure>) -> &'static str {
+    match r {
+        Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => "tool_error",
+        Ok(_) => "ok",
+        Err(Failure::Down) => "down",
+        Err(Failure::Timeout) => "timeout",
+        Err(Failure::Auth(_)) => "auth",
+        Err(Failure::Rpc(_)) => "rpc_error",
+        Err(Failure::Broken(_)) => "broken",
+        Err(Failure::Other(_)) => "other",
+        Err(Failure::Open(_)) => "breaker_open",
     }
 }
 
