@@ -315,3 +315,100 @@ fn the_callers_trace_context_reaches_the_upstream() {
     let none = seen(4, json!({}));
     assert!(none.get("traceparent").is_none(), "{none}");
 }
+
+/// The gateway's resident set in kB (`VmRSS`).
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// An upstream flooding the gateway with 100,000 log messages and 1,000
+/// list changes: the excess over its `notificationRate` is dropped and
+/// counted (one report on stderr), its re-lists stay within the rate, the
+/// other upstream's calls are all answered meanwhile, and the gateway's
+/// memory stays bounded.
+#[test]
+fn a_notification_flood_is_dropped_counted_and_starves_nobody() {
+    let dir = scratch("gateway-flood");
+    let lists = dir.join("lists");
+    let done = dir.join("done");
+    let _ = std::fs::remove_file(&lists);
+    let _ = std::fs::remove_file(&done);
+    let maddr = format!("127.0.0.1:{}", free_port());
+    let (per_second, burst) = (5u64, 5u64);
+    let t0 = Instant::now();
+    let config = json!({
+        "mcpServers": {
+            "ev": everything_stdio(),
+            "hostile": {
+                "command": "python3",
+                "args": [format!("{}/tests/fixtures/flood_upstream.py", env!("CARGO_MANIFEST_DIR"))],
+                "env": {"LIST_FILE": lists.to_str().unwrap(), "DONE_FILE": done.to_str().unwrap(),
+                        "FLOOD_N": "100000"},
+                "notificationRate": {"perSecond": per_second, "burst": burst},
+            },
+        },
+        "gateway": {"metrics": {"listen": maddr}},
+    });
+    let mut g = Gateway::start(&dir, &config, &[]);
+    let c = Client::new(&g.addr, MODERN);
+    until_listed(&c, "ev__echo");
+    // The other upstream is served throughout the flood.
+    let mut answered = 0;
+    for i in 0..50 {
+        let a = c.call(json!(i), "ev__echo", json!({"text": format!("t{i}")}));
+        if text_of(&a) == format!("t{i}") {
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 50, "calls of the other upstream went unanswered");
+    let dropped = || {
+        let (_, _, body) = get(&maddr, "GET", "/metrics");
+        parse(&body)
+            .get(&key(
+                "mcp_gateway_notifications_dropped_total",
+                &[("upstream", "hostile")],
+            ))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let deadline = Instant::now() + WAIT;
+    while !(done.exists() && dropped() >= 100_000.0) {
+        assert!(
+            Instant::now() < deadline,
+            "dropped {} (flood done: {})",
+            dropped(),
+            done.exists()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Every notification is either admitted (at most burst + rate x
+    // elapsed) or dropped: 101,000 in all.
+    let elapsed = t0.elapsed().as_secs() + 1;
+    let admitted_max = burst + per_second * elapsed;
+    assert!(
+        dropped() >= (101_000 - admitted_max) as f64,
+        "{}",
+        dropped()
+    );
+    assert!(
+        g.stderr_until("faster than its notificationRate"),
+        "{}",
+        g.seen
+    );
+    // Re-lists: the first listing plus at most one per admitted list
+    // change (the admitted ones are mostly log messages).
+    let relists = std::fs::read_to_string(&lists).unwrap().lines().count() as u64;
+    assert!(
+        relists <= 1 + admitted_max,
+        "{relists} listings of the flooding upstream in {elapsed} s"
+    );
+    let a = c.call(json!(99), "hostile__ping", json!({}));
+    assert_eq!(text_of(&a), "pong", "{a}");
+    let rss = rss_kb(g.pid());
+    assert!(rss < 400 * 1024, "gateway VmRSS {rss} kB");
+}

@@ -98,9 +98,16 @@ pub struct UpstreamConfig {
     auth: Option<UpstreamAuth>,
     scopes: Vec<ScopeRule>,
     breaker: BreakerConfig,
+    notification_rate: crate::flood::NotificationRate,
 }
 
 impl UpstreamConfig {
+    /// How many notifications it may send (`notificationRate`:
+    /// `perSecond`, `burst`); more are dropped.
+    pub fn notification_rate(&self) -> crate::flood::NotificationRate {
+        self.notification_rate
+    }
+
     /// Its per-scope tool policy (`scopes`: globs over its own tool names
     /// and the scopes a caller needs for them).
     pub fn scopes(&self) -> &[ScopeRule] {
@@ -383,9 +390,10 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "auth",
     "breaker",
+    "notificationRate",
     "scopes",
     "command",
     "args",
@@ -559,6 +567,10 @@ fn upstream(
         Some(b) => breaker::parse(b, &at("breaker"))?,
         None => BreakerConfig::default(),
     };
+    let notification_rate = match o.get("notificationRate") {
+        Some(r) => crate::flood::parse(r, &at("notificationRate"))?,
+        None => crate::flood::NotificationRate::default(),
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
@@ -568,6 +580,7 @@ fn upstream(
         auth,
         scopes,
         breaker,
+        notification_rate,
     }))
 }
 

@@ -41,6 +41,7 @@ mod breaker;
 mod config;
 mod config_error;
 mod credentials;
+mod flood;
 mod inbound;
 mod metrics;
 mod naming;
@@ -57,6 +58,10 @@ pub use config::{
 };
 pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
+pub use flood::{
+    DEFAULT_BURST as DEFAULT_NOTIFICATION_BURST,
+    DEFAULT_PER_SECOND as DEFAULT_NOTIFICATIONS_PER_SECOND, NotificationRate,
+};
 pub use inbound::InboundAuth;
 pub use metrics::{
     CONTENT_TYPE as METRICS_CONTENT_TYPE, DEFAULT_MAX_SERIES, Metrics, OTHER_TOOL, Outcome,
@@ -380,10 +385,11 @@ impl Running {
             });
             let auth = self.auth.clone();
             let metrics = self.metrics.clone();
+            let report = self.report.clone();
             async move {
                 let u = Upstream::new(c, updated)
                     .with_auth(auth)
-                    .with_metrics(metrics);
+                    .with_observers(metrics, report);
                 let r = first_contact(&u).await;
                 (u, r)
             }
@@ -553,6 +559,7 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
         u.relist.store(true, std::sync::atomic::Ordering::Release);
         u.wake.notify_one();
     };
+    let gate = u.flood_gate();
     loop {
         let uris = u.uris.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let filter = ferromcp_protocol::types::SubscriptionFilter {
@@ -565,7 +572,21 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
             return;
         };
         loop {
-            match sub.next().await {
+            let event = sub.next().await;
+            let method = match &event {
+                Ok(SubscriptionEvent::ResourceUpdated { .. }) => "notifications/resources/updated",
+                Ok(
+                    SubscriptionEvent::ToolsListChanged
+                    | SubscriptionEvent::PromptsListChanged
+                    | SubscriptionEvent::ResourcesListChanged,
+                ) => "notifications/list_changed",
+                _ => "",
+            };
+            // Over its rate: dropped before any work is done for it.
+            if !method.is_empty() && !gate.admit(method) {
+                continue;
+            }
+            match event {
                 Ok(
                     SubscriptionEvent::ToolsListChanged
                     | SubscriptionEvent::PromptsListChanged

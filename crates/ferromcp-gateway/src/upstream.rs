@@ -70,15 +70,18 @@ pub(crate) struct Upstream {
     auth: std::sync::OnceLock<Arc<dyn ferromcp_client::HttpAuth>>,
     /// Stops requests to it after failures in a row (`breaker`).
     breaker: Breaker,
-    /// Where its tool calls are counted.
+    /// Where its tool calls and dropped notifications are counted.
     pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    /// Where dropped notifications are reported.
+    report: crate::Report,
+    /// Its notification rate limit.
+    flood: Arc<crate::flood::Bucket>,
 }
 
 impl Upstream {
     pub(crate) fn new(cfg: UpstreamConfig, updated: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
             breaker: Breaker::new(cfg.breaker()),
-            cfg,
             updated,
             uris: std::sync::Mutex::new(Vec::new()),
             client: RwLock::new(None),
@@ -87,13 +90,22 @@ impl Upstream {
             auth_provider: None,
             auth: std::sync::OnceLock::new(),
             metrics: Arc::default(),
+            report: Arc::new(|m| tracing::warn!("{m}")),
+            flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
+            cfg,
         })
     }
 
-    /// Sets where its tool calls are counted (before it is shared).
-    pub(crate) fn with_metrics(mut self: Arc<Self>, m: Arc<crate::metrics::Metrics>) -> Arc<Self> {
+    /// Sets where its tool calls are counted and its problems reported
+    /// (before it is shared).
+    pub(crate) fn with_observers(
+        mut self: Arc<Self>,
+        m: Arc<crate::metrics::Metrics>,
+        report: crate::Report,
+    ) -> Arc<Self> {
         if let Some(me) = Arc::get_mut(&mut self) {
             me.metrics = m;
+            me.report = report;
         }
         self
     }
@@ -153,11 +165,16 @@ impl Upstream {
         let wake = self.wake.clone();
         let relist = self.relist.clone();
         let updated = self.updated.clone();
+        let flood = self.flood_gate();
         let b = ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .validate_output(false)
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
             .on_notification(move |n| {
+                // Over its rate: dropped before any work is done for it.
+                if !flood.admit(&n.method) {
+                    return;
+                }
                 if n.method == "notifications/resources/updated" {
                     if let Some(uri) = n
                         .params
@@ -205,6 +222,18 @@ impl Upstream {
         match tokio::time::timeout(self.cfg.timeout(), fut).await {
             Ok(r) => r,
             Err(_) => Err(Failure::Timeout),
+        }
+    }
+
+    /// Its notification gate: admits a notification, or drops, counts and
+    /// (at most every few seconds) reports it.
+    pub(crate) fn flood_gate(&self) -> FloodGate {
+        FloodGate {
+            bucket: self.flood.clone(),
+            metrics: self.metrics.clone(),
+            report: self.report.clone(),
+            name: self.name().to_owned(),
+            rate: self.cfg.notification_rate(),
         }
     }
 
@@ -281,8 +310,12 @@ impl Upstream {
         }
         if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
             let cx = cx.clone();
-            opts =
-                opts.on_progress(move |p| cx.progress(p.progress, p.total, p.message.as_deref()));
+            let gate = self.flood_gate();
+            opts = opts.on_progress(move |p| {
+                if gate.admit("notifications/progress") {
+                    cx.progress(p.progress, p.total, p.message.as_deref());
+                }
+            });
         }
         let cancel = cx.map(RequestContext::cancellation_token);
         let cancelled = async {
@@ -366,6 +399,39 @@ impl Upstream {
                 r.failures,
                 r.retry_in.as_millis().max(1)
             ),
+        }
+    }
+}
+
+/// One upstream's notification rate limit, as its hooks use it.
+pub(crate) struct FloodGate {
+    bucket: Arc<crate::flood::Bucket>,
+    metrics: Arc<crate::metrics::Metrics>,
+    report: crate::Report,
+    name: String,
+    rate: crate::flood::NotificationRate,
+}
+
+impl FloodGate {
+    /// Whether a notification `method` is within the rate (else it was
+    /// dropped and counted).
+    pub(crate) fn admit(&self, method: &str) -> bool {
+        use crate::flood::Verdict;
+        match self.bucket.admit(std::time::Instant::now()) {
+            Verdict::Pass => true,
+            Verdict::Drop(report) => {
+                self.metrics.record_dropped(&self.name, 1);
+                if let Some(n) = report {
+                    (self.report)(&format!(
+                        "upstream {:?} sends notifications faster than its notificationRate ({} per second, burst {}); {n} dropped (last: {method}); further drops are reported every {} s",
+                        self.name,
+                        self.rate.per_second(),
+                        self.rate.burst(),
+                        crate::flood::REPORT_EVERY.as_secs()
+                    ));
+                }
+                false
+            }
         }
     }
 }
