@@ -87,6 +87,16 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         ),
         None => None,
     };
+    // Off unless configured; its own listener (see gateway_metrics).
+    let metrics_listener = match config.metrics_listen() {
+        Some(addr) => Some(tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+            Failure::usage(format!(
+                "{}: gateway.metrics.listen {addr}: cannot listen: {e}",
+                a.config.display()
+            ))
+        })?),
+        None => None,
+    };
     let inbound = match (config.auth(), &listener) {
         (Some(a), Some(_)) => Some(inbound_layer(a, &config)?),
         (Some(_), None) => {
@@ -125,6 +135,18 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     let server = running.server();
     let running = Arc::new(running);
     let reloader = tokio::spawn(reloader.run(running.clone(), initial_auth));
+    let metrics = match metrics_listener {
+        Some(l) => {
+            if let Ok(at) = l.local_addr() {
+                eprintln!("mcp gateway: metrics on http://{at}/metrics");
+            }
+            Some(tokio::spawn(crate::gateway_metrics::serve(
+                l,
+                running.clone(),
+            )))
+        }
+        None => None,
+    };
     let r = match listener {
         Some(listener) => {
             let local = listener
@@ -161,6 +183,10 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     };
     reloader.abort();
     let _ = reloader.await;
+    if let Some(m) = metrics {
+        m.abort();
+        let _ = m.await;
+    }
     if let Ok(running) = Arc::try_unwrap(running) {
         running.shutdown().await;
     }

@@ -24,6 +24,7 @@ mod connect;
 mod elicit;
 mod exit;
 mod gateway;
+mod gateway_metrics;
 mod gateway_reload;
 mod hosts;
 mod jsonc;

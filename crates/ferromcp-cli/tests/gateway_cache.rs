@@ -40,6 +40,23 @@ fn config(count: &Path, env: Value, gateway: Value) -> Value {
     })
 }
 
+/// The body of `GET /metrics` on `addr`.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or(raw)
+}
+
 fn scratch_with_count(name: &str) -> (PathBuf, PathBuf) {
     let dir = scratch(name);
     let count = dir.join("count.txt");
@@ -177,7 +194,12 @@ fn read(c: &Client, uri: &str) -> (String, Option<u64>, String) {
 #[test]
 fn public_reads_are_shared_and_private_or_zero_ttl_reads_are_not() {
     let (dir, count) = scratch_with_count("gateway-cache-reads");
-    let g = Gateway::start(&dir, &config(&count, json!({}), json!({})), &[]);
+    let metrics = format!("127.0.0.1:{}", common::free_port());
+    let g = Gateway::start(
+        &dir,
+        &config(&count, json!({}), json!({"metrics": {"listen": metrics}})),
+        &[],
+    );
     let reads = |uri: &str| counted(&count, &format!("read {uri}"));
     let clients = [
         Client::new(&g.addr, MODERN),
@@ -202,6 +224,16 @@ fn public_reads_are_shared_and_private_or_zero_ttl_reads_are_not() {
         assert_eq!((ttl, scope.as_str()), (Some(60_000), "private"));
     }
     assert_eq!((reads("cache://zero"), reads("cache://priv")), (3, 3));
+    // The lookups are counted: six reads of cache://pub made one miss and
+    // five hits; the ttl-0 reads and the private reads (no inbound auth:
+    // never cached) are misses.
+    let text = scrape(&metrics);
+    for line in [
+        "mcp_gateway_cache_lookups_total{upstream=\"c\",result=\"hit\"} 5\n",
+        "mcp_gateway_cache_lookups_total{upstream=\"c\",result=\"miss\"} 7\n",
+    ] {
+        assert!(text.contains(line), "{line} not in {text}");
+    }
     // The upstream announces an update of cache://pub: the next read
     // reaches it.
     let touched = clients[0].call(json!(9), "c__touch", json!({"uri": "cache://pub"}));

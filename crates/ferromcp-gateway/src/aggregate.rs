@@ -13,6 +13,7 @@
 //! decided by name order: the upstream first in name order owns it, the
 //! other's item is reported and left out, whichever connected first.
 
+use crate::metrics::Outcome;
 use crate::naming;
 use crate::read_cache::{self, ReadCache};
 use crate::upstream::{Failure, Snapshot, Upstream};
@@ -588,22 +589,46 @@ pub(crate) async fn call_tool(
     args: JsonObject,
     cx: RequestContext,
 ) -> Result<CallToolResult, HandlerError> {
+    let start = std::time::Instant::now();
     let r = up
         .request_for(
             "tools/call",
-            params(json!({"name": own, "arguments": args})),
+            params(json!({"name": &own, "arguments": args})),
             Some(&cx),
         )
         .await;
-    match r {
-        Ok(v) => typed::<CallToolResult>(&up, "tools/call", v),
+    let (outcome, answer) = match r {
+        Ok(v) => match typed::<CallToolResult>(&up, "tools/call", v) {
+            Ok(res) if res.is_error == Some(true) => (Outcome::ToolError, Ok(res)),
+            Ok(res) => (Outcome::Ok, Ok(res)),
+            Err(e) => (Outcome::Other, Err(e)),
+        },
         // The upstream's own JSON-RPC errors (unknown tool, bad
         // arguments) stay JSON-RPC errors, naming the upstream.
-        Err(f @ Failure::Rpc(_)) => Err(protocol_error(&up, "tools/call", f)),
+        Err(f @ Failure::Rpc(_)) => (Outcome::RpcError, Err(protocol_error(&up, "tools/call", f))),
         // Everything else is a tool error the model can read.
-        Err(f) => Ok(CallToolResult::error(vec![ContentBlock::text(
-            up.explain("tools/call", &f),
-        )])),
+        Err(f) => (
+            outcome_of(&f),
+            Ok(CallToolResult::error(vec![ContentBlock::text(
+                up.explain("tools/call", &f),
+            )])),
+        ),
+    };
+    up.metrics
+        .record_call(up.name(), &own, outcome, start.elapsed());
+    answer
+}
+
+/// The metrics outcome of a failed forward.
+fn outcome_of(f: &Failure) -> Outcome {
+    match f {
+        Failure::Down => Outcome::Down,
+        Failure::Timeout => Outcome::Timeout,
+        Failure::Auth(_) => Outcome::Auth,
+        Failure::Rpc(_) => Outcome::RpcError,
+        Failure::Broken(_) => Outcome::Broken,
+        Failure::Other(_) => Outcome::Other,
+        Failure::Open(_) => Outcome::BreakerOpen,
     }
 }
 
@@ -652,8 +677,12 @@ async fn read(
     let cacheable = cx.input_responses().is_none() && cx.state().is_none();
     // CACHE-08: private entries belong to the caller's verified token.
     let partition = read_cache::partition(cx.principal());
-    if cacheable && let Some(hit) = reads.get(up.name(), &uri, partition.as_deref()) {
-        return Ok(hit);
+    if cacheable {
+        let hit = reads.get(up.name(), &uri, partition.as_deref());
+        up.metrics.record_cache(up.name(), hit.is_some());
+        if let Some(hit) = hit {
+            return Ok(hit);
+        }
     }
     let epoch = reads.epoch();
     let v = up

@@ -169,6 +169,15 @@ impl Breaker {
         *self.state() = State::Closed { failures: 0 };
     }
 
+    /// The state as a gauge: 0 closed, 1 open, 2 one trial request out.
+    pub(crate) fn gauge(&self) -> u8 {
+        match *self.state() {
+            State::Closed { .. } => 0,
+            State::Open { .. } => 1,
+            State::Trial => 2,
+        }
+    }
+
     #[cfg(test)]
     fn is_open(&self) -> bool {
         !matches!(*self.state(), State::Closed { .. })

@@ -99,9 +99,16 @@ pub struct UpstreamConfig {
     auth: Option<UpstreamAuth>,
     scopes: Vec<ScopeRule>,
     breaker: BreakerConfig,
+    notification_rate: crate::flood::NotificationRate,
 }
 
 impl UpstreamConfig {
+    /// How many notifications it may send (`notificationRate`:
+    /// `perSecond`, `burst`); more are dropped.
+    pub fn notification_rate(&self) -> crate::flood::NotificationRate {
+        self.notification_rate
+    }
+
     /// Its per-scope tool policy (`scopes`: globs over its own tool names
     /// and the scopes a caller needs for them).
     pub fn scopes(&self) -> &[ScopeRule] {
@@ -153,6 +160,7 @@ pub struct Config {
     tool_mode: ToolMode,
     max_search_results: usize,
     cache: CacheConfig,
+    metrics_listen: Option<std::net::SocketAddr>,
 }
 
 impl Config {
@@ -176,15 +184,37 @@ impl Config {
         let mut tool_mode = ToolMode::All;
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
         let mut cache = CacheConfig::default();
+        let mut metrics_listen = None;
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
                 g,
                 "gateway",
-                &["separator", "auth", "toolMode", "maxSearchResults", "cache"],
+                &[
+                    "separator",
+                    "auth",
+                    "toolMode",
+                    "maxSearchResults",
+                    "cache",
+                    "metrics",
+                ],
             )?;
             if let Some(c) = g.get("cache") {
                 cache = crate::cache::parse(c)?;
+            }
+            if let Some(m) = g.get("metrics") {
+                let m = object(m, "gateway.metrics")?;
+                known_keys(m, "gateway.metrics", &["listen"])?;
+                let l = m
+                    .get("listen")
+                    .ok_or_else(|| ConfigError::new("gateway.metrics.listen", "missing"))?;
+                let l = string(l, "gateway.metrics.listen")?;
+                metrics_listen = Some(l.parse().map_err(|_| {
+                    ConfigError::new(
+                        "gateway.metrics.listen",
+                        format!("{l:?} is not an IP:PORT address (e.g. \"127.0.0.1:9464\")"),
+                    )
+                })?);
             }
             if let Some(m) = g.get("toolMode") {
                 tool_mode = match string(m, "gateway.toolMode")? {
@@ -276,12 +306,19 @@ impl Config {
             tool_mode,
             max_search_results,
             cache,
+            metrics_listen,
         })
     }
 
     /// How upstreams' caching hints are honoured (`gateway.cache`).
     pub fn cache(&self) -> CacheConfig {
         self.cache
+    }
+
+    /// Where the Prometheus `/metrics` endpoint listens
+    /// (`gateway.metrics.listen`); none unless configured.
+    pub fn metrics_listen(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_listen
     }
 
     /// How the aggregated tools are offered (`gateway.toolMode`, default
@@ -366,9 +403,10 @@ fn expanded_map(
     Ok(out)
 }
 
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "auth",
     "breaker",
+    "notificationRate",
     "scopes",
     "command",
     "args",
@@ -542,6 +580,10 @@ fn upstream(
         Some(b) => breaker::parse(b, &at("breaker"))?,
         None => BreakerConfig::default(),
     };
+    let notification_rate = match o.get("notificationRate") {
+        Some(r) => crate::flood::parse(r, &at("notificationRate"))?,
+        None => crate::flood::NotificationRate::default(),
+    };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
         prefix,
@@ -551,6 +593,7 @@ fn upstream(
         auth,
         scopes,
         breaker,
+        notification_rate,
     }))
 }
 
@@ -685,6 +728,24 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn metrics_listen_is_off_by_default_and_validated_naming_the_key() {
+        assert_eq!(ok(r#"{"mcpServers": {}}"#).metrics_listen(), None);
+        let c = ok(r#"{"mcpServers": {}, "gateway": {"metrics": {"listen": "127.0.0.1:9464"}}}"#);
+        assert_eq!(c.metrics_listen(), Some("127.0.0.1:9464".parse().unwrap()));
+        let e = |g: &str| {
+            err(&format!(
+                r#"{{"mcpServers": {{}}, "gateway": {{"metrics": {g}}}}}"#
+            ))
+        };
+        assert!(
+            e(r#"{"listen": "nowhere"}"#).starts_with("gateway.metrics.listen: \"nowhere\" is not")
+        );
+        assert!(e(r#"{}"#).starts_with("gateway.metrics.listen: missing"));
+        assert!(e(r#"{"path": "/m"}"#).starts_with("gateway.metrics.path: unknown key"));
+        assert!(e(r#""127.0.0.1:1""#).starts_with("gateway.metrics: must be"));
     }
 
     #[test]

@@ -46,14 +46,17 @@ mod cache;
 mod config;
 mod config_error;
 mod credentials;
+mod flood;
 mod inbound;
 mod list_hints;
+mod metrics;
 mod naming;
 mod read_cache;
 mod refresh;
 mod scopes;
 mod search;
 mod tool_mode;
+mod trace;
 mod upstream;
 
 pub use aggregate::Report;
@@ -64,7 +67,15 @@ pub use config::{
 };
 pub use credentials::UpstreamAuth;
 pub use ferromcp_bridge::expose::Restart;
+pub use flood::{
+    DEFAULT_BURST as DEFAULT_NOTIFICATION_BURST,
+    DEFAULT_PER_SECOND as DEFAULT_NOTIFICATIONS_PER_SECOND, NotificationRate,
+};
 pub use inbound::InboundAuth;
+pub use metrics::{
+    CONTENT_TYPE as METRICS_CONTENT_TYPE, DEFAULT_MAX_SERIES, Metrics, OTHER_TOOL, Outcome,
+    UpstreamState,
+};
 pub use naming::{exposed, is_valid_tool_name};
 pub use scopes::ScopeRule;
 pub use tool_mode::{DEFAULT_LIMIT as DEFAULT_SEARCH_LIMIT, ToolMode};
@@ -226,6 +237,7 @@ impl Gateway {
             report: self.report,
             health: self.health_interval,
             upstreams: tokio::sync::Mutex::new(BTreeMap::new()),
+            metrics: Arc::default(),
         };
         running.add(self.config.upstreams().to_vec()).await;
         Ok(running)
@@ -253,6 +265,8 @@ pub struct Running {
     report: Report,
     health: Duration,
     upstreams: tokio::sync::Mutex<BTreeMap<String, Entry>>,
+    /// Counted by every upstream, rendered by [`Running::metrics_text`].
+    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Running {
@@ -278,6 +292,30 @@ impl Running {
     /// The client-facing server.
     pub fn server(&self) -> Server {
         self.server.clone()
+    }
+
+    /// The gateway's metrics (also where a cache counts its hits and
+    /// misses: [`Metrics::record_cache`]).
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.metrics.clone()
+    }
+
+    /// Every metric in the Prometheus text format
+    /// ([`METRICS_CONTENT_TYPE`]), with each configured upstream's
+    /// connection and breaker state.
+    pub async fn metrics_text(&self) -> String {
+        let states: Vec<UpstreamState> = self
+            .upstreams
+            .lock()
+            .await
+            .values()
+            .map(|e| UpstreamState {
+                name: e.up.name().to_owned(),
+                connected: e.up.current().is_some_and(|c| !c.is_closed()),
+                breaker: e.up.breaker_gauge(),
+            })
+            .collect();
+        self.metrics.render(&states)
     }
 
     /// The names of the upstreams connected right now, in name order.
@@ -372,10 +410,13 @@ impl Running {
             });
             let auth = self.auth.clone();
             let min_refresh = self.cache.min_refresh();
+            let metrics = self.metrics.clone();
+            let report = self.report.clone();
             async move {
                 let u = Upstream::new(c, updated)
                     .with_auth(auth)
-                    .with_min_refresh(min_refresh);
+                    .with_min_refresh(min_refresh)
+                    .with_observers(metrics, report);
                 let r = first_contact(&u).await;
                 (u, r)
             }
@@ -549,6 +590,7 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
         u.relist.store(true, std::sync::atomic::Ordering::Release);
         u.wake.notify_one();
     };
+    let gate = u.flood_gate();
     loop {
         let uris = u.uris.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let filter = ferromcp_protocol::types::SubscriptionFilter {
@@ -561,7 +603,21 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
             return;
         };
         loop {
-            match sub.next().await {
+            let event = sub.next().await;
+            let method = match &event {
+                Ok(SubscriptionEvent::ResourceUpdated { .. }) => "notifications/resources/updated",
+                Ok(
+                    SubscriptionEvent::ToolsListChanged
+                    | SubscriptionEvent::PromptsListChanged
+                    | SubscriptionEvent::ResourcesListChanged,
+                ) => "notifications/list_changed",
+                _ => "",
+            };
+            // Over its rate: dropped before any work is done for it.
+            if !method.is_empty() && !gate.admit(method) {
+                continue;
+            }
+            match event {
                 Ok(
                     SubscriptionEvent::ToolsListChanged
                     | SubscriptionEvent::PromptsListChanged

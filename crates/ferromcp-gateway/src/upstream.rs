@@ -98,13 +98,18 @@ pub(crate) struct Upstream {
     pub(crate) refresh: Refresh,
     /// The [`Snapshot::fingerprint`] of what the catalogue holds of it.
     pub(crate) listed: std::sync::atomic::AtomicU64,
+    /// Where its tool calls and dropped notifications are counted.
+    pub(crate) metrics: Arc<crate::metrics::Metrics>,
+    /// Where dropped notifications are reported.
+    report: crate::Report,
+    /// Its notification rate limit.
+    flood: Arc<crate::flood::Bucket>,
 }
 
 impl Upstream {
     pub(crate) fn new(cfg: UpstreamConfig, updated: Arc<dyn Fn(&str) + Send + Sync>) -> Arc<Self> {
         Arc::new(Self {
             breaker: Breaker::new(cfg.breaker()),
-            cfg,
             updated,
             uris: std::sync::Mutex::new(Vec::new()),
             client: RwLock::new(None),
@@ -114,6 +119,10 @@ impl Upstream {
             auth: std::sync::OnceLock::new(),
             refresh: Refresh::new(crate::cache::DEFAULT_MIN_REFRESH),
             listed: std::sync::atomic::AtomicU64::new(0),
+            metrics: Arc::default(),
+            report: Arc::new(|m| tracing::warn!("{m}")),
+            flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
+            cfg,
         })
     }
 
@@ -123,6 +132,25 @@ impl Upstream {
             me.refresh = Refresh::new(min);
         }
         self
+    }
+
+    /// Sets where its tool calls are counted and its problems reported
+    /// (before it is shared).
+    pub(crate) fn with_observers(
+        mut self: Arc<Self>,
+        m: Arc<crate::metrics::Metrics>,
+        report: crate::Report,
+    ) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.metrics = m;
+            me.report = report;
+        }
+        self
+    }
+
+    /// Its breaker's state as a gauge (0 closed, 1 open, 2 trial).
+    pub(crate) fn breaker_gauge(&self) -> u8 {
+        self.breaker.gauge()
     }
 
     /// Sets the provider of its authorization hook (before it is shared).
@@ -175,6 +203,7 @@ impl Upstream {
         let wake = self.wake.clone();
         let relist = self.relist.clone();
         let updated = self.updated.clone();
+        let flood = self.flood_gate();
         let b = ClientBuilder::new("mcp-gateway", env!("CARGO_PKG_VERSION"))
             .validate_output(false)
             // The gateway keeps what it lists in its catalogue and caches
@@ -184,6 +213,10 @@ impl Upstream {
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
             .on_notification(move |n| {
+                // Over its rate: dropped before any work is done for it.
+                if !flood.admit(&n.method) {
+                    return;
+                }
                 if n.method == "notifications/resources/updated" {
                     if let Some(uri) = n
                         .params
@@ -231,6 +264,18 @@ impl Upstream {
         match tokio::time::timeout(self.cfg.timeout(), fut).await {
             Ok(r) => r,
             Err(_) => Err(Failure::Timeout),
+        }
+    }
+
+    /// Its notification gate: admits a notification, or drops, counts and
+    /// (at most every few seconds) reports it.
+    pub(crate) fn flood_gate(&self) -> FloodGate {
+        FloodGate {
+            bucket: self.flood.clone(),
+            metrics: self.metrics.clone(),
+            report: self.report.clone(),
+            name: self.name().to_owned(),
+            rate: self.cfg.notification_rate(),
         }
     }
 
@@ -292,6 +337,29 @@ impl Upstream {
         params: JsonObject,
         cx: Option<&RequestContext>,
     ) -> Result<Value, Failure> {
+        // The client's trace continues upstream, in a span of its own.
+        let traced = crate::trace::continued(cx);
+        let name = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str);
+        let span = crate::trace::span(self.name(), method, name, traced.as_ref().map(|t| &t.1));
+        let r = tracing::Instrument::instrument(
+            self.request_traced(method, params, cx, traced.map(|t| t.0)),
+            span.clone(),
+        )
+        .await;
+        span.record("outcome", outcome_label(&r));
+        r
+    }
+
+    async fn request_traced(
+        &self,
+        method: &str,
+        params: JsonObject,
+        cx: Option<&RequestContext>,
+        trace: Option<ferromcp_client::TraceContext>,
+    ) -> Result<Value, Failure> {
         let Some(c) = self.current() else {
             return Err(Failure::Down);
         };
@@ -301,10 +369,17 @@ impl Upstream {
             .map_err(Failure::Open)?;
         let t = self.cfg.timeout();
         let mut opts = RequestOptions::new().timeout(t).max_total_timeout(t);
+        if let Some(tc) = trace {
+            opts = opts.trace_context(tc);
+        }
         if let Some(cx) = cx.filter(|cx| cx.progress_token().is_some()) {
             let cx = cx.clone();
-            opts =
-                opts.on_progress(move |p| cx.progress(p.progress, p.total, p.message.as_deref()));
+            let gate = self.flood_gate();
+            opts = opts.on_progress(move |p| {
+                if gate.admit("notifications/progress") {
+                    cx.progress(p.progress, p.total, p.message.as_deref());
+                }
+            });
         }
         let cancel = cx.map(RequestContext::cancellation_token);
         let cancelled = async {
@@ -389,6 +464,54 @@ impl Upstream {
                 r.retry_in.as_millis().max(1)
             ),
         }
+    }
+}
+
+/// One upstream's notification rate limit, as its hooks use it.
+pub(crate) struct FloodGate {
+    bucket: Arc<crate::flood::Bucket>,
+    metrics: Arc<crate::metrics::Metrics>,
+    report: crate::Report,
+    name: String,
+    rate: crate::flood::NotificationRate,
+}
+
+impl FloodGate {
+    /// Whether a notification `method` is within the rate (else it was
+    /// dropped and counted).
+    pub(crate) fn admit(&self, method: &str) -> bool {
+        use crate::flood::Verdict;
+        match self.bucket.admit(std::time::Instant::now()) {
+            Verdict::Pass => true,
+            Verdict::Drop(report) => {
+                self.metrics.record_dropped(&self.name, 1);
+                if let Some(n) = report {
+                    (self.report)(&format!(
+                        "upstream {:?} sends notifications faster than its notificationRate ({} per second, burst {}); {n} dropped (last: {method}); further drops are reported every {} s",
+                        self.name,
+                        self.rate.per_second(),
+                        self.rate.burst(),
+                        crate::flood::REPORT_EVERY.as_secs()
+                    ));
+                }
+                false
+            }
+        }
+    }
+}
+
+/// The `outcome` of an upstream request's span.
+fn outcome_label(r: &Result<Value, Failure>) -> &'static str {
+    match r {
+        Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => "tool_error",
+        Ok(_) => "ok",
+        Err(Failure::Down) => "down",
+        Err(Failure::Timeout) => "timeout",
+        Err(Failure::Auth(_)) => "auth",
+        Err(Failure::Rpc(_)) => "rpc_error",
+        Err(Failure::Broken(_)) => "broken",
+        Err(Failure::Other(_)) => "other",
+        Err(Failure::Open(_)) => "breaker_open",
     }
 }
 
