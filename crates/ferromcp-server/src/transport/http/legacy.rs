@@ -15,6 +15,7 @@ use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
 use crate::listen;
 use crate::notify::Change;
+use crate::outcome::Failure;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
 use ferromcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
@@ -536,6 +537,12 @@ async fn request(
         writer.session.unregister(&id);
         let bytes = match reply {
             Ok(b) => b,
+            // AUTH-18: a scope refusal keeps its 403 and challenge in this
+            // era too; nothing was sent on the stream, which is closed.
+            Err(f @ Failure::InsufficientScope { .. }) => {
+                writer.session.detach(writer.sid);
+                return super::failure_response(Some(&id), &f);
+            }
             Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
         };
         if rx.is_empty() {

@@ -241,8 +241,9 @@ pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<Mc
 }
 
 /// The answer for a request that failed: a JSON-RPC error with the status
-/// of the error table, or, when a store could not answer, 503 with
-/// `Retry-After`.
+/// of the error table; when a store could not answer, 503 with
+/// `Retry-After`; when the caller's token lacks a scope, 403 with the
+/// middleware's `WWW-Authenticate` challenge.
 pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<McpBody> {
     match f {
         Failure::Error(e) => json_error(id, e),
@@ -250,7 +251,24 @@ pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<
             error,
             retry_after_secs,
         } => store_unavailable(id, error, *retry_after_secs),
+        Failure::InsufficientScope { error, challenge } => insufficient_scope(id, error, challenge),
     }
+}
+
+// AUTH-18
+/// 403 with `WWW-Authenticate: challenge` and the JSON-RPC error as body.
+pub(crate) fn insufficient_scope(
+    id: Option<&RequestId>,
+    e: &ErrorObject,
+    challenge: &str,
+) -> Response<McpBody> {
+    let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
+    let mut r = json_response(StatusCode::FORBIDDEN, body);
+    // Checked when the refusal was made (`RpcResponse::insufficient_scope`).
+    if let Ok(v) = HeaderValue::from_str(challenge) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    r
 }
 
 /// A shared store (single-use `requestState`, shared sessions) could not
