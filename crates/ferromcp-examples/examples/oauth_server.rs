@@ -29,7 +29,10 @@
 //!
 //! Handlers see the caller as `cx.principal()` (subject, scopes, client id),
 //! never the token. The `add` tool additionally needs the `mcp:math` scope
-//! (a 403 `insufficient_scope` names it), to show per-tool scopes.
+//! (a 403 `insufficient_scope` names it), to show per-tool scopes: the
+//! bearer layer declares them and hands out `auth.scope_layer()`, RPC
+//! middleware installed on the server (`ServerBuilder::layer`) that checks
+//! each request after the server has read it.
 
 use ferromcp_auth::resource::{
     AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri, ScopeLayer,

@@ -152,8 +152,10 @@ impl RpcResponse {
     /// needs. Over HTTP the answer is `403 Forbidden` with
     /// `WWW-Authenticate: challenge` (e.g.
     /// `Bearer error="insufficient_scope", scope="mcp admin"`, RFC 6750
-    /// §3.1), in both eras, and `error` as its JSON-RPC body; over stdio, and
-    /// inside a batch, `error` alone. A `challenge` that is not a valid
+    /// §3.1), in both eras, and the body of a bearer-token refusal
+    /// (`{"error":"insufficient_scope","error_description":…}` with
+    /// `error`'s message), as an HTTP authentication layer answers; over
+    /// stdio, and inside a batch, the JSON-RPC `error`. A `challenge` that is not a valid
     /// header value is refused here: the answer is then an internal error,
     /// never a 403 without its challenge.
     pub fn insufficient_scope(error: ErrorObject, challenge: &str) -> Self {

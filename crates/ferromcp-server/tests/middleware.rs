@@ -331,8 +331,12 @@ async fn an_insufficient_scope_refusal_is_403_with_its_challenge_in_both_eras() 
     let (status, www, v) = read(svc.handle(call).await).await;
     assert_eq!(status, 403, "{v}");
     assert_eq!(www.as_deref(), Some(challenge));
-    assert_eq!(v["error"]["code"], -32600, "{v}");
-    assert_eq!(v["id"], 1, "{v}");
+    // The body of a bearer-token refusal (RFC 6750 §3), not JSON-RPC.
+    assert_eq!(v["error"], "insufficient_scope", "{v}");
+    assert_eq!(
+        v["error_description"],
+        "Invalid Request: insufficient_scope"
+    );
     // A handshake-era session: the same 403, not a 200 with the error.
     let init = handshake_post(
         json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
@@ -354,7 +358,7 @@ async fn an_insufficient_scope_refusal_is_403_with_its_challenge_in_both_eras() 
     let (status, www, v) = read(svc.handle(call).await).await;
     assert_eq!(status, 403, "{v}");
     assert_eq!(www.as_deref(), Some(challenge));
-    assert_eq!(v["id"], 5, "{v}");
+    assert_eq!(v["error"], "insufficient_scope", "{v}");
     // The session still serves what the layer lets through.
     let list = handshake_post(
         json!({"jsonrpc":"2.0","id":6,"method":"tools/list"}),

@@ -984,4 +984,54 @@ mod tests {
                 .is_ok()
         );
     }
+
+    // AUTH-18: over stdio there is no token, so no scopes: a call with a
+    // rule of its own is refused, the others are served.
+    #[tokio::test]
+    async fn over_stdio_a_caller_has_no_scopes() {
+        use ferromcp_server::{NoArgs, RequestContext, Server, tool};
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let layer = builder()
+            .require_tool_scopes("admin", ["admin"])
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let server = Server::builder("t", "1")
+            .tool(tool("admin").handler(|_: NoArgs, _: RequestContext| async { "done" }))
+            .tool(tool("echo").handler(|_: NoArgs, _: RequestContext| async { "echoed" }))
+            .layer(layer.scope_layer())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (client, server_io) = tokio::io::duplex(64 * 1024);
+        let (sr, sw) = tokio::io::split(server_io);
+        tokio::spawn(server.serve_io(sr, sw));
+        let (cr, mut cw) = tokio::io::split(client);
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"admin"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#,
+        ];
+        for l in lines {
+            let sent = cw.write_all(format!("{l}\n").as_bytes()).await;
+            assert!(sent.is_ok());
+        }
+        let mut answers = std::collections::HashMap::new();
+        let mut reader = BufReader::new(cr).lines();
+        while answers.len() < 3 {
+            let wait = std::time::Duration::from_secs(10);
+            let line = tokio::time::timeout(wait, reader.next_line()).await;
+            let Ok(Ok(Some(line))) = line else {
+                panic!("no answer: {answers:?}");
+            };
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            answers.insert(v["id"].to_string(), v);
+        }
+        let admin = &answers["2"];
+        assert_eq!(
+            admin["error"]["data"]["error"], "insufficient_scope",
+            "{admin}"
+        );
+        assert_eq!(admin["error"]["data"]["scope"], "mcp admin", "{admin}");
+        assert_eq!(answers["3"]["result"]["content"][0]["text"], "echoed");
+    }
 }

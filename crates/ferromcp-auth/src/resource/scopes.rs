@@ -158,14 +158,14 @@ struct ScopeService {
 impl ScopeService {
     fn refusal(&self, required: Vec<String>) -> RpcResponse {
         let description = "the token lacks scopes this request needs";
-        let error = ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            format!("{INSUFFICIENT_SCOPE}: {description}"),
-        )
-        .with_data(serde_json::json!({
-            "error": INSUFFICIENT_SCOPE,
-            "scope": required.join(" "),
-        }));
+        // Over HTTP the message is the 403's `error_description`; the data
+        // names the error and scopes for stdio and batch callers.
+        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, description).with_data(
+            serde_json::json!({
+                "error": INSUFFICIENT_SCOPE,
+                "scope": required.join(" "),
+            }),
+        );
         let challenge = BearerChallenge {
             error: Some(INSUFFICIENT_SCOPE.to_owned()),
             error_description: Some(description.to_owned()),

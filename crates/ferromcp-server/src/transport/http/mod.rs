@@ -251,23 +251,28 @@ pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<
             error,
             retry_after_secs,
         } => store_unavailable(id, error, *retry_after_secs),
-        Failure::InsufficientScope { error, challenge } => insufficient_scope(id, error, challenge),
+        Failure::InsufficientScope { error, challenge } => insufficient_scope(error, challenge),
     }
 }
 
 // AUTH-18
-/// 403 with `WWW-Authenticate: challenge` and the JSON-RPC error as body.
-pub(crate) fn insufficient_scope(
-    id: Option<&RequestId>,
-    e: &ErrorObject,
-    challenge: &str,
-) -> Response<McpBody> {
-    let body = Bytes::from(to_vec(&OutgoingError::new(id, e)));
-    let mut r = json_response(StatusCode::FORBIDDEN, body);
+/// 403 with `WWW-Authenticate: challenge`, and the body a bearer-token
+/// refusal has (RFC 6750 §3: `{"error":"insufficient_scope",
+/// "error_description":…}`), as the HTTP layer in front answers the same
+/// refusal for the endpoint's scopes: clients see one shape whichever layer
+/// refused. Not a JSON-RPC body: OAuth clients read this answer.
+pub(crate) fn insufficient_scope(e: &ErrorObject, challenge: &str) -> Response<McpBody> {
+    let body = serde_json::json!({
+        "error": "insufficient_scope",
+        "error_description": e.message,
+    });
+    let mut r = json_response(StatusCode::FORBIDDEN, Bytes::from(body.to_string()));
+    let h = r.headers_mut();
     // Checked when the refusal was made (`RpcResponse::insufficient_scope`).
     if let Ok(v) = HeaderValue::from_str(challenge) {
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        h.insert(header::WWW_AUTHENTICATE, v);
     }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
 }
 
