@@ -393,3 +393,54 @@ fn an_invalid_challenge_is_an_internal_error_not_a_bare_403() {
     let r = RpcResponse::insufficient_scope(ErrorObject::invalid_request("x"), "Bearer\r\nX: y");
     assert_eq!(r.error().map(|e| e.code), Some(ErrorCode::INTERNAL_ERROR));
 }
+
+// AUTH-18: the refusal comes after an outer layer awaited (the handler is
+// then served from its own task in the handshake era): still a 403.
+#[tokio::test]
+async fn a_late_insufficient_scope_refusal_is_still_403_in_a_handshake_session() {
+    let server = Server::builder("scoped", "1.0.0")
+        .tool(tool("secret").handler(|_: NoArgs, _: RequestContext| async { "the secret" }))
+        .layer(middleware::from_fn(|req, next| async move {
+            tokio::task::yield_now().await;
+            next.run(req).await
+        }))
+        .layer(middleware::from_fn(|req, next| async move {
+            if req.method() == "tools/call" {
+                return RpcResponse::insufficient_scope(
+                    ErrorObject::invalid_request("insufficient_scope"),
+                    r#"Bearer error="insufficient_scope""#,
+                );
+            }
+            next.run(req).await
+        }))
+        .build()
+        .unwrap();
+    let svc = McpService::new(server, HttpConfig::default());
+    let init = handshake_post(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"t","version":"1"}}}),
+        None,
+    );
+    let init = svc.handle(init).await;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    let call = handshake_post(
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret"}}),
+        Some(&session),
+    );
+    let resp = svc.handle(call).await;
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().contains_key("www-authenticate"));
+    // The session serves the next request as usual.
+    let list = handshake_post(
+        json!({"jsonrpc":"2.0","id":6,"method":"tools/list"}),
+        Some(&session),
+    );
+    let r = testing::send(&svc, list).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "secret", "{r}");
+}
