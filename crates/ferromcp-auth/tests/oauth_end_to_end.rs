@@ -50,7 +50,9 @@ use ferromcp_auth::client::{
 use ferromcp_auth::client::{
     HeadlessAuthorization, HttpClient, NetPolicy, OAuthClient, OAuthClientBuilder,
 };
-use ferromcp_auth::resource::{AuthLayer, DpopPolicy, HyperFetch, JwtVerifier, ResourceUri};
+use ferromcp_auth::resource::{
+    AuthLayer, DpopPolicy, HyperFetch, JwtVerifier, ResourceUri, ScopeLayer,
+};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
 use ferromcp_server::{NoArgs, RequestContext, Server, tool};
 use std::net::SocketAddr;
@@ -70,7 +72,7 @@ impl Drop for Rs {
     }
 }
 
-fn ferromcp_server() -> Server {
+fn ferromcp_server(scopes: ScopeLayer) -> Server {
     Server::builder("secured", "1.0.0")
         .tool(tool("whoami").description("Who is calling").handler(
             |_: NoArgs, cx: RequestContext| async move {
@@ -91,6 +93,8 @@ fn ferromcp_server() -> Server {
                 .description("Needs the admin scope")
                 .handler(|_: NoArgs, _cx: RequestContext| async move { "admin done" }),
         )
+        // AUTH-18: the per-tool scopes, on the server's middleware seam.
+        .layer(scopes)
         .build()
         .expect("server")
 }
@@ -116,7 +120,7 @@ async fn start_rs(issuer: &str, dpop: Option<DpopPolicy>) -> Rs {
         auth = auth.dpop(policy);
     }
     let auth = auth.build().expect("layer");
-    let mcp = McpService::new(ferromcp_server(), HttpConfig::default());
+    let mcp = McpService::new(ferromcp_server(auth.scope_layer()), HttpConfig::default());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = serve_layered(mcp, auth, listener, async {

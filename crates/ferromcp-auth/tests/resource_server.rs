@@ -12,7 +12,8 @@
 use bytes::Bytes;
 use ferromcp_auth::BearerChallenge;
 use ferromcp_auth::resource::{
-    AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri, TokenVerifier,
+    AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri, ScopeLayer,
+    TokenVerifier,
 };
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
 use ferromcp_server::{NoArgs, RequestContext, Server, tool};
@@ -198,7 +199,7 @@ struct Text {
     text: String,
 }
 
-fn ferromcp_server() -> Server {
+fn ferromcp_server(scopes: ScopeLayer) -> Server {
     Server::builder("secured", "1.0.0")
         .tool(tool("whoami").description("Who is calling").handler(
             |_: NoArgs, cx: RequestContext| async move {
@@ -225,6 +226,8 @@ fn ferromcp_server() -> Server {
                 .description("Privileged")
                 .handler(|_: NoArgs, _cx: RequestContext| async move { "done" }),
         )
+        // AUTH-18: the per-tool scopes, on the server's middleware seam.
+        .layer(scopes)
         .build()
         .expect("server")
 }
@@ -246,7 +249,7 @@ async fn start_rs(
         .resource_name("test server")
         .build()
         .expect("layer");
-    let mcp = McpService::new(ferromcp_server(), HttpConfig::default());
+    let mcp = McpService::new(ferromcp_server(auth.scope_layer()), HttpConfig::default());
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         let _ = serve_layered(mcp, auth, listener, async {
@@ -578,7 +581,8 @@ async fn missing_tool_scope_is_insufficient_scope() {
         (400, Some(-32020))
     );
 
-    // Handshake era: no routing headers, so the layer reads the body.
+    // Handshake era: no routing headers; the scope policy on the server's
+    // middleware seam sees the tool the server read from the body.
     let init = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
         "protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
     let base = [
@@ -601,13 +605,23 @@ async fn missing_tool_scope_is_insufficient_scope() {
         (r.status, r.challenge().scope),
         (403, vec!["mcp".to_owned(), "admin".to_owned()])
     );
-    // …also inside a 2025-03-26 batch, even with modern-looking headers.
+    // …also inside a 2025-03-26 batch, even with modern-looking headers:
+    // the scope policy sees each request of the batch, so the refused one
+    // gets its JSON-RPC error in the batch's answer and the others are
+    // served.
     let mut hb = h.clone();
     hb.push(("mcp-protocol-version", MODERN));
     hb.push(("mcp-method", "ping"));
     let batch = json!([{"jsonrpc":"2.0","id":3,"method":"ping"}, admin]);
     let r = http(rs.addr, "POST", "/mcp", &hb, &batch.to_string()).await;
-    assert_eq!(r.status, 403);
+    assert_eq!(r.status, 200);
+    let answers = r.json();
+    assert_eq!(answers[0]["id"], 3);
+    assert!(answers[0]["result"].is_object(), "{answers}");
+    assert_eq!(answers[1]["id"], 2);
+    assert_eq!(answers[1]["error"]["data"]["error"], "insufficient_scope");
+    assert_eq!(answers[1]["error"]["data"]["scope"], "mcp admin");
+    assert!(answers[1].get("result").is_none(), "{answers}");
     let whoami = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"whoami","arguments":{}}});
     let r = http(rs.addr, "POST", "/mcp", &h, &whoami.to_string()).await;
     assert_eq!(r.status, 200);

@@ -70,7 +70,10 @@ impl Setup {
                 .scopes_supported(["mcp", "admin"])
                 .build()
                 .unwrap();
-            let server = ferromcp_everything::everything_builder().build().unwrap();
+            let server = ferromcp_everything::everything_builder()
+                .layer(layer.scope_layer())
+                .build()
+                .unwrap();
             let svc = McpService::new(server, HttpConfig::default());
             tokio::spawn(async move {
                 let _ = serve_layered(svc, layer, listener, std::future::pending::<()>()).await;

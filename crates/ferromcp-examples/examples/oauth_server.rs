@@ -29,10 +29,14 @@
 //!
 //! Handlers see the caller as `cx.principal()` (subject, scopes, client id),
 //! never the token. The `add` tool additionally needs the `mcp:math` scope
-//! (a 403 `insufficient_scope` names it), to show per-tool scopes.
+//! (a 403 `insufficient_scope` names it), to show per-tool scopes: the
+//! bearer layer declares them and hands out `auth.scope_layer()`, RPC
+//! middleware installed on the server (`ServerBuilder::layer`) that checks
+//! each request after the server has read it.
 
 use ferromcp_auth::resource::{
-    AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri, TokenVerifier,
+    AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri, ScopeLayer,
+    TokenVerifier,
 };
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered};
 use ferromcp_server::{NoArgs, RequestContext, Server, tool};
@@ -104,8 +108,9 @@ fn token_verifier(
     Ok(verifier)
 }
 
-/// The demo server's builder, plus a tool that reads the caller.
-fn server() -> Result<Server, ferromcp_server::Error> {
+/// The demo server's builder, plus a tool that reads the caller; `scopes`
+/// (the bearer layer's `scope_layer()`) enforces the per-tool scopes.
+fn server(scopes: ScopeLayer) -> Result<Server, ferromcp_server::Error> {
     ferromcp_examples::demo_builder()
         .tool(
             tool("whoami")
@@ -117,6 +122,7 @@ fn server() -> Result<Server, ferromcp_server::Error> {
                     }
                 }),
         )
+        .layer(scopes)
         .build()
 }
 
@@ -124,7 +130,7 @@ fn server() -> Result<Server, ferromcp_server::Error> {
 async fn main() -> Result<(), BoxError> {
     let (auth, resource) = auth_layer(env)?;
     let addr = env("MCP_ADDR").unwrap_or_else(|| "127.0.0.1:8080".into());
-    let mcp = McpService::new(server()?, HttpConfig::default());
+    let mcp = McpService::new(server(auth.scope_layer())?, HttpConfig::default());
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!(
         "oauth_server: {} on {addr} (Ctrl-C stops)",
@@ -161,7 +167,7 @@ mod tests {
             ("MCP_ALLOW_PLAIN_HTTP", "1".to_owned()),
         ]);
         let (auth, _) = auth_layer(|k| vars.get(k).cloned())?;
-        let mcp = McpService::new(server()?, HttpConfig::default());
+        let mcp = McpService::new(server(auth.scope_layer())?, HttpConfig::default());
         tokio::spawn(serve_layered(mcp, auth, listener, std::future::pending()));
 
         // No token: 401 at connect.

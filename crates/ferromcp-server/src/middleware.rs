@@ -147,6 +147,33 @@ impl RpcResponse {
         Self(Err(Failure::Error(error)))
     }
 
+    // AUTH-18
+    /// Refuses the request because the caller's token lacks a scope it
+    /// needs. Over HTTP the answer is `403 Forbidden` with
+    /// `WWW-Authenticate: challenge` (e.g.
+    /// `Bearer error="insufficient_scope", scope="mcp admin"`, RFC 6750
+    /// §3.1), in both eras, and the body of a bearer-token refusal
+    /// (`{"error":"insufficient_scope","error_description":…}` with
+    /// `error`'s message), as an HTTP authentication layer answers; over
+    /// stdio, and inside a batch, the JSON-RPC `error`. A `challenge` that is not a valid
+    /// header value is refused here: the answer is then an internal error,
+    /// never a 403 without its challenge.
+    pub fn insufficient_scope(error: ErrorObject, challenge: &str) -> Self {
+        // What an HTTP header value may hold: visible ASCII, space and tab.
+        let valid = challenge
+            .bytes()
+            .all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
+        if !valid {
+            return Self::refuse(ErrorObject::internal(
+                "middleware made an invalid WWW-Authenticate challenge",
+            ));
+        }
+        Self(Err(Failure::InsufficientScope {
+            error,
+            challenge: Arc::from(challenge),
+        }))
+    }
+
     /// The error answered, or `None` for a result (including a tool result
     /// with `isError`, which is a successful JSON-RPC answer).
     pub fn error(&self) -> Option<&ErrorObject> {

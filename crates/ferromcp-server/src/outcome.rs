@@ -5,8 +5,10 @@
 //! fails ([`Failure`]): with a JSON-RPC error (whose HTTP status comes from
 //! the one error table), or because a shared store the request needed could
 //! not answer. The latter is not the client's fault and is retryable: HTTP
-//! answers it with 503 and `Retry-After`. The kind travels as a type, so no
-//! transport has to look inside an error's `data` to tell the two apart.
+//! answers it with 503 and `Retry-After`. Middleware may also refuse a
+//! caller whose token lacks a scope: HTTP answers that with 403 and the
+//! middleware's `WWW-Authenticate` challenge. The kind travels as a type, so
+//! no transport has to look inside an error's `data` to tell them apart.
 // MRTR-09
 
 use ferromcp_protocol::ErrorObject;
@@ -29,13 +31,25 @@ pub(crate) enum Failure {
         /// The `Retry-After` an HTTP answer carries, in seconds.
         retry_after_secs: u32,
     },
+    // AUTH-18
+    /// The caller's token lacks a scope the request needs: HTTP answers
+    /// 403 with `WWW-Authenticate: challenge`; other transports send the
+    /// error alone.
+    InsufficientScope {
+        /// The JSON-RPC error sent in the body.
+        error: ErrorObject,
+        /// The `WWW-Authenticate` value of an HTTP answer.
+        challenge: std::sync::Arc<str>,
+    },
 }
 
 impl Failure {
     /// The JSON-RPC error the body carries, whatever the kind.
     pub(crate) fn error(&self) -> &ErrorObject {
         match self {
-            Self::Error(e) | Self::Unavailable { error: e, .. } => e,
+            Self::Error(e)
+            | Self::Unavailable { error: e, .. }
+            | Self::InsufficientScope { error: e, .. } => e,
         }
     }
 }
@@ -71,7 +85,7 @@ mod tests {
 
     fn retry_after_secs(f: &Failure) -> Option<u32> {
         match f {
-            Failure::Error(_) => None,
+            Failure::Error(_) | Failure::InsufficientScope { .. } => None,
             Failure::Unavailable {
                 retry_after_secs, ..
             } => Some(*retry_after_secs),

@@ -288,3 +288,159 @@ async fn http_handshake_sessions_go_through_the_same_layers() {
             .to_vec()
     );
 }
+
+// AUTH-18
+/// A layer that refuses every `tools/call` for lack of a scope.
+fn scope_refusing_server() -> Server {
+    Server::builder("scoped", "1.0.0")
+        .tool(tool("secret").handler(|_: NoArgs, _: RequestContext| async { "the secret" }))
+        .layer(middleware::from_fn(|req, next| async move {
+            if req.method() == "tools/call" {
+                return RpcResponse::insufficient_scope(
+                    ErrorObject::invalid_request("insufficient_scope"),
+                    r#"Bearer error="insufficient_scope", scope="mcp admin""#,
+                );
+            }
+            next.run(req).await
+        }))
+        .build()
+        .unwrap()
+}
+
+// AUTH-18
+#[tokio::test]
+async fn an_insufficient_scope_refusal_is_403_with_its_challenge_in_both_eras() {
+    let challenge = r#"Bearer error="insufficient_scope", scope="mcp admin""#;
+    let svc = McpService::new(scope_refusing_server(), HttpConfig::default());
+    let read = |resp: http::Response<_>| async move {
+        let status = resp.status();
+        let www = resp
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v: &http::HeaderValue| v.to_str().ok())
+            .map(str::to_owned);
+        let body = http_body_util::BodyExt::collect(resp.into_body())
+            .await
+            .unwrap()
+            .to_bytes();
+        let v: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        (status, www, v)
+    };
+    // The 2026-07-28 wire.
+    let call = testing::modern_request("tools/call", json!({"name": "secret"}));
+    let (status, www, v) = read(svc.handle(call).await).await;
+    assert_eq!(status, 403, "{v}");
+    assert_eq!(www.as_deref(), Some(challenge));
+    // The body of a bearer-token refusal (RFC 6750 §3), not JSON-RPC.
+    assert_eq!(v["error"], "insufficient_scope", "{v}");
+    assert_eq!(
+        v["error_description"],
+        "Invalid Request: insufficient_scope"
+    );
+    // A handshake-era session: the same 403, not a 200 with the error.
+    let init = handshake_post(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"t","version":"1"}}}),
+        None,
+    );
+    let init = svc.handle(init).await;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    let call = handshake_post(
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret"}}),
+        Some(&session),
+    );
+    let (status, www, v) = read(svc.handle(call).await).await;
+    assert_eq!(status, 403, "{v}");
+    assert_eq!(www.as_deref(), Some(challenge));
+    assert_eq!(v["error"], "insufficient_scope", "{v}");
+    // The session still serves what the layer lets through.
+    let list = handshake_post(
+        json!({"jsonrpc":"2.0","id":6,"method":"tools/list"}),
+        Some(&session),
+    );
+    let r = testing::send(&svc, list).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "secret", "{r}");
+    // stdio: the JSON-RPC error alone.
+    let out = stdio(
+        scope_refusing_server(),
+        &[
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+                "protocolVersion":"2025-11-25","capabilities":{},
+                "clientInfo":{"name":"t","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"secret"}}),
+        ],
+        2,
+    )
+    .await;
+    assert_eq!(out[1]["error"]["code"], -32600, "{out:?}");
+    assert!(
+        out[1]["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("insufficient_scope")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn an_invalid_challenge_is_an_internal_error_not_a_bare_403() {
+    let r = RpcResponse::insufficient_scope(ErrorObject::invalid_request("x"), "Bearer\r\nX: y");
+    assert_eq!(r.error().map(|e| e.code), Some(ErrorCode::INTERNAL_ERROR));
+}
+
+// AUTH-18: the refusal comes after an outer layer awaited (the handler is
+// then served from its own task in the handshake era): still a 403.
+#[tokio::test]
+async fn a_late_insufficient_scope_refusal_is_still_403_in_a_handshake_session() {
+    let server = Server::builder("scoped", "1.0.0")
+        .tool(tool("secret").handler(|_: NoArgs, _: RequestContext| async { "the secret" }))
+        .layer(middleware::from_fn(|req, next| async move {
+            tokio::task::yield_now().await;
+            next.run(req).await
+        }))
+        .layer(middleware::from_fn(|req, next| async move {
+            if req.method() == "tools/call" {
+                return RpcResponse::insufficient_scope(
+                    ErrorObject::invalid_request("insufficient_scope"),
+                    r#"Bearer error="insufficient_scope""#,
+                );
+            }
+            next.run(req).await
+        }))
+        .build()
+        .unwrap();
+    let svc = McpService::new(server, HttpConfig::default());
+    let init = handshake_post(
+        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"t","version":"1"}}}),
+        None,
+    );
+    let init = svc.handle(init).await;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session")
+        .to_owned();
+    let call = handshake_post(
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret"}}),
+        Some(&session),
+    );
+    let resp = svc.handle(call).await;
+    assert_eq!(resp.status(), 403);
+    assert!(resp.headers().contains_key("www-authenticate"));
+    // The session serves the next request as usual.
+    let list = handshake_post(
+        json!({"jsonrpc":"2.0","id":6,"method":"tools/list"}),
+        Some(&session),
+    );
+    let r = testing::send(&svc, list).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "secret", "{r}");
+}

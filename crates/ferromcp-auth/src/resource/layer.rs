@@ -1,34 +1,27 @@
 //! The bearer-token gate: a tower `Layer` that serves the metadata
-//! document, authenticates every request and enforces scopes.
+//! document, authenticates every request and enforces the endpoint's
+//! scopes; per-method and per-tool scopes are the [`ScopeLayer`]'s, on the
+//! server's RPC middleware seam.
 // LADDER-02
 
 use super::ConfigError;
 use super::dpop::{DpopChecker, DpopPolicy, ProofRejection, ProofTarget};
 use super::metadata::{PRM_WELL_KNOWN, ProtectedResourceMetadata, ResourceUri};
-use super::peek::{Ops, operations};
+use super::scopes::{ScopeLayer, ScopePolicy, unseen_by_middleware};
 use super::verifier::{BoxFuture, TokenVerifier, VerifyError};
 use crate::challenge::{
     BearerChallenge, INSUFFICIENT_SCOPE, INVALID_REQUEST, INVALID_TOKEN, is_scope_token,
 };
 use bytes::Bytes;
-use ferromcp_protocol::ProtocolVersion;
 use ferromcp_protocol::header::codec::decode_header_value;
-use ferromcp_protocol::header::{
-    MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows,
-};
+use ferromcp_protocol::header::{MCP_METHOD, MCP_NAME, trim_ows};
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Either, Full};
+use http_body_util::{Either, Full};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::Duration;
-
-// Foreign type: the request body a tower middleware hands on: the caller's body or the buffered
-// one, in http-body-util's types.
-/// The request body handed to the wrapped service: the original body, or
-/// the same bytes after the layer read them to find the operation.
-pub type GuardedBody<B> = Either<B, Full<Bytes>>;
 
 // Foreign type: the response body a tower middleware returns: the inner service's or the layer's
 // own, in http-body-util's types.
@@ -49,14 +42,21 @@ pub type GuardBody<RB> = Either<RB, Full<Bytes>>;
 /// 3. No bearer token → 401 with `resource_metadata` and `scope`;
 ///    a malformed, invalid or expired one → 401
 ///    `error="invalid_token"`; verifier unavailable → 503.
-/// 4. Scopes: the endpoint's, plus the method's, plus the tool's for
-///    `tools/call`; missing any → 403 `error="insufficient_scope"` naming
-///    every scope the operation needs.
+/// 4. The endpoint's scopes ([`AuthLayerBuilder::require_scopes`]);
+///    missing any → 403 `error="insufficient_scope"`.
 /// 5. Otherwise the `Authorization` header is removed (the token never
 ///    reaches handlers or anything upstream), an
 ///    `ferromcp_protocol::Principal` (the type `ferromcp_server::Principal` names) is
 ///    inserted into the request extensions, and the wrapped service is
-///    called.
+///    called with the request as it came: the layer never reads the body.
+///
+/// Per-method and per-tool scopes ([`AuthLayerBuilder::require_method_scopes`],
+/// [`AuthLayerBuilder::require_tool_scopes`]) are checked after the server
+/// has read and admitted the request, by the [`ScopeLayer`] that
+/// [`AuthLayer::scope_layer`] returns: install it on the server with
+/// `ServerBuilder::layer`. Until a server has installed it, a layer with
+/// such rules answers every request with 500 rather than serve without
+/// them.
 #[derive(Clone)]
 pub struct AuthLayer {
     shared: Arc<Shared>,
@@ -77,103 +77,13 @@ struct Shared {
     metadata_url: String,
     metadata_paths: Vec<String>,
     verifier: Arc<dyn TokenVerifier>,
-    policy: ScopePolicy,
+    policy: Arc<ScopePolicy>,
+    /// Set once a server installed this layer's [`ScopeLayer`].
+    scope_layer_installed: Arc<AtomicBool>,
     challenge_scopes: Option<Vec<String>>,
-    body_peek_limit: usize,
-    body_read_timeout: Duration,
     max_token_bytes: usize,
     serve_metadata: bool,
-    trust_routing_headers: bool,
     dpop: Option<DpopChecker>,
-}
-
-#[derive(Default)]
-struct ScopePolicy {
-    endpoint: Vec<String>,
-    methods: HashMap<String, Vec<String>>,
-    tools: HashMap<String, Vec<String>>,
-    /// granted scope → scopes it implies (transitively closed).
-    implies: HashMap<String, HashSet<String>>,
-}
-
-impl ScopePolicy {
-    fn per_operation(&self) -> bool {
-        !self.methods.is_empty() || !self.tools.is_empty()
-    }
-
-    fn add(out: &mut Vec<String>, scopes: &[String]) {
-        for s in scopes {
-            if !out.contains(s) {
-                out.push(s.clone());
-            }
-        }
-    }
-
-    /// Every scope that can be required: the fail-closed answer.
-    fn everything(&self) -> Vec<String> {
-        let mut out = self.endpoint.clone();
-        let mut methods: Vec<_> = self.methods.iter().collect();
-        methods.sort();
-        for (_, s) in methods {
-            Self::add(&mut out, s);
-        }
-        let mut tools: Vec<_> = self.tools.iter().collect();
-        tools.sort();
-        for (_, s) in tools {
-            Self::add(&mut out, s);
-        }
-        out
-    }
-
-    fn for_op(
-        &self,
-        out: &mut Vec<String>,
-        method: Option<&str>,
-        tool: Option<&str>,
-        tool_unreadable: bool,
-    ) {
-        if let Some(s) = method.and_then(|m| self.methods.get(m)) {
-            Self::add(out, s);
-        }
-        if let Some(s) = tool.and_then(|t| self.tools.get(t)) {
-            Self::add(out, s);
-        }
-        if tool_unreadable {
-            let mut tools: Vec<_> = self.tools.iter().collect();
-            tools.sort();
-            for (_, s) in tools {
-                Self::add(out, s);
-            }
-        }
-    }
-
-    /// All scopes the operations need (endpoint first, in config order).
-    fn required(&self, ops: &Ops) -> Vec<String> {
-        let mut out = self.endpoint.clone();
-        match ops {
-            Ops::NotJson => {}
-            Ops::Unreadable => return self.everything(),
-            Ops::Known(ops) => {
-                for op in ops {
-                    self.for_op(
-                        &mut out,
-                        op.method.as_deref(),
-                        op.tool.as_deref(),
-                        op.tool_unreadable,
-                    );
-                }
-            }
-        }
-        out
-    }
-
-    fn satisfied(&self, granted: &[String], required: &[String]) -> bool {
-        required.iter().all(|r| {
-            granted
-                .iter()
-                .any(|g| g == r || self.implies.get(g).is_some_and(|i| i.contains(r)))
-        })
-    }
 }
 
 /// Builder for [`AuthLayer`].
@@ -187,11 +97,8 @@ pub struct AuthLayerBuilder {
     challenge_scopes: Option<Vec<String>>,
     resource_name: Option<String>,
     resource_documentation: Option<String>,
-    body_peek_limit: usize,
-    body_read_timeout: Duration,
     max_token_bytes: usize,
     serve_metadata: bool,
-    trust_routing_headers: bool,
     dpop: Option<DpopPolicy>,
 }
 
@@ -204,11 +111,6 @@ impl std::fmt::Debug for AuthLayerBuilder {
 }
 
 impl AuthLayer {
-    /// Default cap on a request body read to find its operation: 4 MiB
-    /// (the MCP server's own body limit).
-    pub const DEFAULT_BODY_PEEK_LIMIT: usize = 4 * 1024 * 1024;
-    /// Default time allowed to receive a body the layer reads: 30 s.
-    pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
     /// Default longest bearer token accepted: 16 KiB.
     pub const DEFAULT_MAX_TOKEN_BYTES: usize = 16 * 1024;
 
@@ -225,13 +127,22 @@ impl AuthLayer {
             challenge_scopes: None,
             resource_name: None,
             resource_documentation: None,
-            body_peek_limit: Self::DEFAULT_BODY_PEEK_LIMIT,
-            body_read_timeout: Self::DEFAULT_BODY_READ_TIMEOUT,
             max_token_bytes: Self::DEFAULT_MAX_TOKEN_BYTES,
             serve_metadata: true,
-            trust_routing_headers: true,
             dpop: None,
         }
+    }
+
+    /// The RPC middleware that enforces the per-method and per-tool
+    /// scopes, to install on the server behind this layer:
+    /// `Server::builder(..).layer(auth.scope_layer())`. See
+    /// [`ScopeLayer`].
+    pub fn scope_layer(&self) -> ScopeLayer {
+        ScopeLayer::new(
+            self.shared.policy.clone(),
+            &self.shared.metadata_url,
+            self.shared.scope_layer_installed.clone(),
+        )
     }
 
     /// The metadata document this layer serves.
@@ -296,7 +207,11 @@ impl AuthLayerBuilder {
         self
     }
 
-    /// Extra scopes a JSON-RPC method needs (e.g. `tools/list`).
+    /// Extra scopes a JSON-RPC method needs (e.g. `tools/list`), checked
+    /// by the [`ScopeLayer`] ([`AuthLayer::scope_layer`]). Methods the
+    /// server answers before its middleware (`initialize`,
+    /// `subscriptions/listen`, notifications) cannot have rules: `build`
+    /// refuses them.
     pub fn require_method_scopes(
         mut self,
         method: impl Into<String>,
@@ -306,7 +221,8 @@ impl AuthLayerBuilder {
         self
     }
 
-    /// Extra scopes a `tools/call` of tool `name` needs.
+    /// Extra scopes a `tools/call` of tool `name` needs, checked by the
+    /// [`ScopeLayer`] ([`AuthLayer::scope_layer`]).
     pub fn require_tool_scopes(
         mut self,
         name: impl Into<String>,
@@ -349,20 +265,6 @@ impl AuthLayerBuilder {
         self
     }
 
-    /// Largest body the layer reads to find a request's operation (only
-    /// for authenticated POSTs, and only when method or tool scopes are
-    /// configured); larger bodies get 413.
-    pub fn body_peek_limit(mut self, bytes: usize) -> Self {
-        self.body_peek_limit = bytes;
-        self
-    }
-
-    /// Time allowed to receive a body the layer reads; slower ones get 408.
-    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
-        self.body_read_timeout = timeout;
-        self
-    }
-
     /// Longest bearer token accepted; longer ones are `invalid_token`.
     pub fn max_token_bytes(mut self, bytes: usize) -> Self {
         self.max_token_bytes = bytes;
@@ -375,23 +277,6 @@ impl AuthLayerBuilder {
         self
     }
 
-    // LADDER-09
-    /// Take a modern request's operation from its `Mcp-Method` / `Mcp-Name`
-    /// headers instead of reading the body (default on).
-    ///
-    /// Used only when the request is certain to be served on the modern
-    /// wire, where the MCP server rejects any header that disagrees with
-    /// the body: exactly one `MCP-Protocol-Version` naming a
-    /// modern revision, no `Mcp-Session-Id`, exactly one `Mcp-Method` (and
-    /// `Mcp-Name` for `tools/call`). Handshake-era requests and batches
-    /// are always read from the body. Turn this off when the wrapped
-    /// service does not reject headers that disagree with the body.
-    pub fn trust_routing_headers(mut self, on: bool) -> Self {
-        self.trust_routing_headers = on;
-        self
-    }
-
-    /// Validates the configuration.
     /// Accepts DPoP-bound tokens (RFC 9449; see [`DpopPolicy`]):
     /// `Authorization: DPoP` with a proof checked against the token's
     /// `cnf.jkt`. Without it, bound tokens are refused (never downgraded
@@ -418,6 +303,11 @@ impl AuthLayerBuilder {
             ));
         }
         let mut policy = self.policy;
+        if let Some(m) = policy.methods.keys().find(|m| unseen_by_middleware(m)) {
+            return Err(ConfigError::new(format!(
+                "method {m:?} is answered before the server's middleware: it cannot have scopes of its own"
+            )));
+        }
         valid_scopes(&policy.endpoint)?;
         for s in policy.methods.values().chain(policy.tools.values()) {
             valid_scopes(s)?;
@@ -472,13 +362,11 @@ impl AuthLayerBuilder {
                 metadata_url,
                 metadata_paths,
                 verifier: self.verifier,
-                policy,
+                policy: Arc::new(policy),
+                scope_layer_installed: Arc::new(AtomicBool::new(false)),
                 challenge_scopes: self.challenge_scopes,
-                body_peek_limit: self.body_peek_limit,
-                body_read_timeout: self.body_read_timeout,
                 max_token_bytes: self.max_token_bytes,
                 serve_metadata: self.serve_metadata,
-                trust_routing_headers: self.trust_routing_headers,
                 dpop: self.dpop.map(DpopChecker::new),
             }),
         })
@@ -518,10 +406,7 @@ impl<S: std::fmt::Debug> std::fmt::Debug for RequireBearer<S> {
 // hyper and axum.
 impl<S, B, RB> tower_service::Service<Request<B>> for RequireBearer<S>
 where
-    S: tower_service::Service<Request<GuardedBody<B>>, Response = Response<RB>>
-        + Clone
-        + Send
-        + 'static,
+    S: tower_service::Service<Request<B>, Response = Response<RB>> + Clone + Send + 'static,
     S::Future: Send,
     B: http_body::Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -623,20 +508,6 @@ fn header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
         None
     };
     Some((method, tool))
-}
-
-// LADDER-09
-/// The operation, when the request is certain to take the modern path
-/// (whose ladder rejects headers that disagree with the body).
-fn trusted_header_op(headers: &HeaderMap) -> Option<(String, Option<String>)> {
-    let version = std::str::from_utf8(single(headers, MCP_PROTOCOL_VERSION)?).ok()?;
-    if !ProtocolVersion::parse(version).is_some_and(ProtocolVersion::is_modern) {
-        return None;
-    }
-    if headers.contains_key(MCP_SESSION_ID) {
-        return None;
-    }
-    header_op(headers)
 }
 
 fn json_body(error: Option<&str>, description: &str) -> Bytes {
@@ -832,9 +703,7 @@ fn challenge_scopes(shared: &Shared, headers: &HeaderMap) -> Vec<String> {
             if shared.policy.per_operation()
                 && let Some((method, tool)) = header_op(headers)
             {
-                shared
-                    .policy
-                    .for_op(&mut out, Some(&method), tool.as_deref(), false);
+                shared.policy.for_op(&mut out, &method, tool.as_deref());
             }
             out
         }
@@ -843,16 +712,21 @@ fn challenge_scopes(shared: &Shared, headers: &HeaderMap) -> Vec<String> {
     out
 }
 
-async fn admit<B>(
-    shared: &Shared,
-    req: Request<B>,
-) -> Result<Request<GuardedBody<B>>, Response<Full<Bytes>>>
-where
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
+async fn admit<B>(shared: &Shared, req: Request<B>) -> Result<Request<B>, Response<Full<Bytes>>> {
     if shared.serve_metadata && shared.metadata_paths.iter().any(|p| p == req.uri().path()) {
         return Err(metadata_response(shared, req.method()));
+    }
+    // AUTH-18: per-operation rules live on the server's middleware seam;
+    // serving without them installed would drop them silently.
+    if shared.policy.per_operation() && !shared.scope_layer_installed.load(Ordering::Acquire) {
+        tracing::error!(
+            "AuthLayer has per-method or per-tool scopes but no server installed its \
+             scope_layer(); refusing every request"
+        );
+        return Err(plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the server's scope policy is not installed",
+        ));
     }
     // AUTH-20: tokens travel only in the Authorization header.
     if token_in_query(req.uri()) {
@@ -925,32 +799,18 @@ where
         verified.dpop_jkt.as_deref(),
     )?;
     let (mut parts, body) = req.into_parts();
-    let (required, body) = if shared.policy.per_operation() && parts.method == Method::POST {
-        match trusted_header_op(&parts.headers).filter(|_| shared.trust_routing_headers) {
-            Some((method, tool)) => {
-                let mut out = shared.policy.endpoint.clone();
-                shared
-                    .policy
-                    .for_op(&mut out, Some(&method), tool.as_deref(), false);
-                (out, Either::Left(body))
-            }
-            None => {
-                let bytes =
-                    read_body(body, shared.body_peek_limit, shared.body_read_timeout).await?;
-                let required = shared.policy.required(&operations(&bytes));
-                (required, Either::Right(Full::new(bytes)))
-            }
-        }
-    } else {
-        (shared.policy.endpoint.clone(), Either::Left(body))
-    };
-    if !shared.policy.satisfied(&verified.scopes, &required) {
+    // The endpoint's scopes; the method's and tool's are the ScopeLayer's,
+    // once the server has read the body.
+    if !shared
+        .policy
+        .satisfied(&verified.scopes, &shared.policy.endpoint)
+    {
         return Err(challenge_response(
             shared,
             StatusCode::FORBIDDEN,
             Some(INSUFFICIENT_SCOPE),
             "the token lacks scopes this request needs",
-            required,
+            endpoint_challenge_scopes(shared, &parts.headers),
         ));
     }
     // AUTH-21: the token goes no further than this layer.
@@ -960,48 +820,19 @@ where
     Ok(Request::from_parts(parts, body))
 }
 
-/// Reads the whole body, at most `limit` bytes, within `timeout`.
-///
-/// Each frame's bytes are appended to one buffer and the frame dropped at
-/// once, so memory follows the body's size whatever its chunking. (Keeping
-/// the frames until the end, as `http_body_util::Limited::collect` does,
-/// keeps a handle per frame and the read buffers behind them: hundreds of
-/// MB for a 4 MiB body sent in one-byte chunks.)
-async fn read_body<B>(
-    body: B,
-    limit: usize,
-    timeout: Duration,
-) -> Result<Bytes, Response<Full<Bytes>>>
-where
-    B: http_body::Body<Data = Bytes> + Send,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    let read = async move {
-        let mut body = std::pin::pin!(body);
-        let mut buf: Vec<u8> = Vec::new();
-        while let Some(frame) = body.frame().await {
-            let frame = frame
-                .map_err(|_| plain(StatusCode::BAD_REQUEST, "request body could not be read"))?;
-            let Ok(data) = frame.into_data() else {
-                continue; // trailers
-            };
-            if data.len() > limit.saturating_sub(buf.len()) {
-                return Err(plain(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "request body too large",
-                ));
-            }
-            buf.extend_from_slice(&data);
-        }
-        Ok(Bytes::from(buf))
-    };
-    match tokio::time::timeout(timeout, read).await {
-        Ok(r) => r,
-        Err(_) => Err(plain(
-            StatusCode::REQUEST_TIMEOUT,
-            "request body not received in time",
-        )),
+// AUTH-16
+/// Scopes for a 403 at the endpoint: its own plus, as a hint from
+/// `Mcp-Method` / `Mcp-Name`, the operation's (so a step-up asks for
+/// everything at once); never `offline_access`.
+fn endpoint_challenge_scopes(shared: &Shared, headers: &HeaderMap) -> Vec<String> {
+    let mut out = shared.policy.endpoint.clone();
+    if shared.policy.per_operation()
+        && let Some((method, tool)) = header_op(headers)
+    {
+        shared.policy.for_op(&mut out, &method, tool.as_deref());
     }
+    out.retain(|s| s != "offline_access");
+    out
 }
 
 #[cfg(test)]
@@ -1075,85 +906,132 @@ mod tests {
         assert!(!q("/mcp"));
     }
 
+    /// Accepts any token, with scope `mcp`.
+    struct AnyToken;
+
+    impl TokenVerifier for AnyToken {
+        fn verify<'a>(
+            &'a self,
+            _token: &'a str,
+        ) -> BoxFuture<'a, Result<super::super::VerifiedToken, VerifyError>> {
+            Box::pin(async { Ok(super::super::VerifiedToken::new("user", vec!["mcp".into()])) })
+        }
+    }
+
+    fn builder() -> AuthLayerBuilder {
+        let resource = ResourceUri::parse("https://mcp.example.com/mcp").unwrap_or_else(|e| {
+            panic!("{e}");
+        });
+        AuthLayer::builder(resource, AnyToken)
+            .authorization_server("https://issuer.example.com")
+            .require_scopes(["mcp"])
+    }
+
+    async fn status(layer: &AuthLayer) -> StatusCode {
+        use tower::{Layer, ServiceExt};
+        let inner = tower::service_fn(|_req: Request<Full<Bytes>>| async {
+            Ok::<_, std::convert::Infallible>(Response::new(Full::new(Bytes::new())))
+        });
+        let req = Request::builder()
+            .method("POST")
+            .uri("/mcp")
+            .header("authorization", "Bearer token")
+            .body(Full::new(Bytes::from_static(b"{}")))
+            .unwrap_or_default();
+        match layer.layer(inner).oneshot(req).await {
+            Ok(r) => r.status(),
+            Err(e) => match e {},
+        }
+    }
+
+    // AUTH-18
+    #[tokio::test]
+    async fn per_operation_scopes_fail_closed_until_the_scope_layer_is_installed() {
+        let layer = builder()
+            .require_tool_scopes("admin", ["admin"])
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        // Forgotten `.layer(auth.scope_layer())`: nothing is served.
+        assert_eq!(status(&layer).await, StatusCode::INTERNAL_SERVER_ERROR);
+        let made_only = layer.scope_layer();
+        assert_eq!(status(&layer).await, StatusCode::INTERNAL_SERVER_ERROR);
+        let server = ferromcp_server::Server::builder("t", "1")
+            .layer(made_only)
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        drop(server);
+        assert_eq!(status(&layer).await, StatusCode::OK);
+        // Without per-operation rules there is nothing to install.
+        let plain = builder().build().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(status(&plain).await, StatusCode::OK);
+    }
+
+    // AUTH-18
     #[test]
-    fn routing_headers_are_trusted_only_on_the_modern_wire() {
-        let modern = [
-            ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "tools/call"),
-            ("mcp-name", "=?base64?YWRtaW4=?="),
-        ];
-        assert_eq!(
-            trusted_header_op(&headers(&modern)),
-            Some(("tools/call".into(), Some("admin".into())))
-        );
-        let mut legacy = modern.to_vec();
-        legacy[0] = ("mcp-protocol-version", "2025-11-25");
-        assert_eq!(trusted_header_op(&headers(&legacy)), None);
-        let mut with_session = modern.to_vec();
-        with_session.push(("mcp-session-id", "abc"));
-        assert_eq!(trusted_header_op(&headers(&with_session)), None);
-        let mut dup = modern.to_vec();
-        dup.push(("mcp-name", "other"));
-        assert_eq!(trusted_header_op(&headers(&dup)), None);
-        assert_eq!(
-            trusted_header_op(&headers(&modern[..2])),
-            None,
-            "tools/call needs Mcp-Name"
-        );
-        assert_eq!(
-            trusted_header_op(&headers(&[
-                ("mcp-protocol-version", "2026-07-28"),
-                ("mcp-method", "tools/list")
-            ])),
-            Some(("tools/list".into(), None))
+    fn methods_the_middleware_never_sees_cannot_have_scopes() {
+        for m in [
+            "initialize",
+            "subscriptions/listen",
+            "notifications/initialized",
+        ] {
+            let e = builder().require_method_scopes(m, ["x"]).build();
+            assert!(e.is_err(), "{m}");
+        }
+        assert!(
+            builder()
+                .require_method_scopes("tools/list", ["x"])
+                .build()
+                .is_ok()
         );
     }
 
-    #[test]
-    fn scope_policy() {
-        let mut p = ScopePolicy {
-            endpoint: vec!["mcp".into()],
-            ..Default::default()
-        };
-        p.methods
-            .insert("tools/list".into(), vec!["tools.read".into()]);
-        p.tools
-            .insert("admin".into(), vec!["admin".into(), "mcp".into()]);
-        p.tools.insert("deploy".into(), vec!["deploy".into()]);
-        p.implies.insert(
-            "root".into(),
-            ["admin".to_owned(), "deploy".to_owned()].into(),
-        );
-        let op = |m: &str, t: Option<&str>| super::super::peek::Op {
-            method: Some(m.into()),
-            tool: t.map(str::to_owned),
-            tool_unreadable: false,
-        };
+    // AUTH-18: over stdio there is no token, so no scopes: a call with a
+    // rule of its own is refused, the others are served.
+    #[tokio::test]
+    async fn over_stdio_a_caller_has_no_scopes() {
+        use ferromcp_server::{NoArgs, RequestContext, Server, tool};
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let layer = builder()
+            .require_tool_scopes("admin", ["admin"])
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let server = Server::builder("t", "1")
+            .tool(tool("admin").handler(|_: NoArgs, _: RequestContext| async { "done" }))
+            .tool(tool("echo").handler(|_: NoArgs, _: RequestContext| async { "echoed" }))
+            .layer(layer.scope_layer())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (client, server_io) = tokio::io::duplex(64 * 1024);
+        let (sr, sw) = tokio::io::split(server_io);
+        tokio::spawn(server.serve_io(sr, sw));
+        let (cr, mut cw) = tokio::io::split(client);
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"admin"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}"#,
+        ];
+        for l in lines {
+            let sent = cw.write_all(format!("{l}\n").as_bytes()).await;
+            assert!(sent.is_ok());
+        }
+        let mut answers = std::collections::HashMap::new();
+        let mut reader = BufReader::new(cr).lines();
+        while answers.len() < 3 {
+            let wait = std::time::Duration::from_secs(10);
+            let line = tokio::time::timeout(wait, reader.next_line()).await;
+            let Ok(Ok(Some(line))) = line else {
+                panic!("no answer: {answers:?}");
+            };
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+            answers.insert(v["id"].to_string(), v);
+        }
+        let admin = &answers["2"];
         assert_eq!(
-            p.required(&Ops::Known(vec![op("tools/call", Some("admin"))])),
-            ["mcp", "admin"]
+            admin["error"]["data"]["error"], "insufficient_scope",
+            "{admin}"
         );
-        assert_eq!(
-            p.required(&Ops::Known(vec![op("tools/list", None)])),
-            ["mcp", "tools.read"]
-        );
-        assert_eq!(p.required(&Ops::NotJson), ["mcp"]);
-        assert_eq!(
-            p.required(&Ops::Unreadable),
-            ["mcp", "tools.read", "admin", "deploy"]
-        );
-        let unreadable = super::super::peek::Op {
-            method: Some("tools/call".into()),
-            tool: None,
-            tool_unreadable: true,
-        };
-        assert_eq!(
-            p.required(&Ops::Known(vec![unreadable])),
-            ["mcp", "admin", "deploy"]
-        );
-        let g = |s: &[&str]| s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
-        assert!(p.satisfied(&g(&["mcp", "admin"]), &g(&["mcp", "admin"])));
-        assert!(!p.satisfied(&g(&["mcp"]), &g(&["mcp", "admin"])));
-        assert!(p.satisfied(&g(&["mcp", "root"]), &g(&["mcp", "admin", "deploy"])));
+        assert_eq!(admin["error"]["data"]["scope"], "mcp admin", "{admin}");
+        assert_eq!(answers["3"]["result"]["content"][0]["text"], "echoed");
     }
 }

@@ -10,7 +10,12 @@
 //!   `WWW-Authenticate: Bearer resource_metadata="…", scope="…"`
 //!   (`error="invalid_token"` when a token was presented),
 //!   and requests lacking scopes with 403
-//!   `error="insufficient_scope"` naming every scope the operation needs;
+//!   `error="insufficient_scope"` naming every scope the operation needs
+//!   (the endpoint's scopes are checked by the [`AuthLayer`] before the
+//!   body is read; per-method and per-tool scopes by its [`ScopeLayer`],
+//!   RPC middleware installed on the server, which sees each request
+//!   after the server read and admitted it: the bearer layer never reads
+//!   the body);
 //! - hands handlers the caller as `ctx.principal()` (a
 //!   [`ferromcp_protocol::Principal`], re-exported as `ferromcp_server::Principal`,
 //!   with the token's subject, scopes and client id), never the token
@@ -27,14 +32,6 @@
 //! use ferromcp_server::{RequestContext, Server, tool, NoArgs};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = Server::builder("secure", "1.0.0")
-//!     .tool(tool("whoami").description("Who is calling").handler(
-//!         |_: NoArgs, cx: RequestContext| async move {
-//!             cx.principal().map(|p| p.subject.clone()).unwrap_or_default()
-//!         },
-//!     ))
-//!     .build()?;
-//!
 //! // The URI clients connect to: the audience every token must carry.
 //! let resource = ResourceUri::parse("https://mcp.example.com/mcp")?;
 //! let issuer = "https://auth.example.com";
@@ -45,6 +42,17 @@
 //!     .authorization_server(issuer)
 //!     .require_scopes(["mcp"])
 //!     .require_tool_scopes("deploy", ["mcp:deploy"])
+//!     .build()?;
+//!
+//! let server = Server::builder("secure", "1.0.0")
+//!     .tool(tool("whoami").description("Who is calling").handler(
+//!         |_: NoArgs, cx: RequestContext| async move {
+//!             cx.principal().map(|p| p.subject.clone()).unwrap_or_default()
+//!         },
+//!     ))
+//!     // The per-tool (and per-method) scopes are checked here, on the
+//!     // server's middleware seam, once the server has read the request.
+//!     .layer(auth.scope_layer())
 //!     .build()?;
 //!
 //! let mcp = McpService::new(server, HttpConfig::default());
@@ -69,7 +77,7 @@ mod introspection;
 mod jwt;
 mod layer;
 mod metadata;
-mod peek;
+mod scopes;
 mod verifier;
 
 pub use dpop::{
@@ -80,8 +88,9 @@ pub use fetch::{FetchError, HttpFetch, HyperFetch};
 pub use introspection::{IntrospectionVerifier, IntrospectionVerifierBuilder};
 pub use jsonwebtoken::Algorithm;
 pub use jwt::{JwtVerifier, JwtVerifierBuilder};
-pub use layer::{AuthLayer, AuthLayerBuilder, GuardBody, GuardedBody, RequireBearer};
+pub use layer::{AuthLayer, AuthLayerBuilder, GuardBody, RequireBearer};
 pub use metadata::{PRM_WELL_KNOWN, ProtectedResourceMetadata, ResourceUri};
+pub use scopes::ScopeLayer;
 pub use verifier::{BoxFuture, TokenVerifier, VerifiedToken, VerifyError};
 
 /// A configuration mistake, reported when a builder's `build` runs.

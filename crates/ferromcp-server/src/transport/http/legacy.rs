@@ -15,6 +15,7 @@ use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
 use crate::listen;
 use crate::notify::Change;
+use crate::outcome::Failure;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
 use ferromcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
@@ -532,10 +533,16 @@ async fn request(
     // Most handlers finish on their first poll: then the answer is pushed
     // here, with no task spawned (nothing can cancel a request between
     // reading and answering it).
-    if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut fut) {
+    let refused = if let std::task::Poll::Ready(reply) = futures_util::poll!(&mut fut) {
         writer.session.unregister(&id);
         let bytes = match reply {
             Ok(b) => b,
+            // AUTH-18: a scope refusal keeps its 403 and challenge in this
+            // era too when nothing was sent on the stream, which is closed.
+            Err(f @ Failure::InsufficientScope { .. }) if rx.is_empty() => {
+                writer.session.detach(writer.sid);
+                return super::failure_response(Some(&id), &f);
+            }
             Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
         };
         if rx.is_empty() {
@@ -550,11 +557,18 @@ async fn request(
                 writer.session.push(writer.sid, bytes, true).await;
             });
         }
+        None
     } else {
+        // AUTH-18: a scope refusal that comes later (a layer above the scope
+        // check awaited first) still gets its 403 while the answer's head is
+        // not sent; after that it is an error message on the stream.
+        let (refused_tx, refused_rx) = tokio::sync::oneshot::channel::<Failure>();
         // The handler runs on its own task: in the handshake era a dropped
         // stream is not a cancellation (LEGACY-19); the client may resume.
         // It keeps the request's concurrency permit until it finishes.
+        let task_id = id.clone();
         tokio::spawn(async move {
+            let id = task_id;
             let _permit = permit;
             let reply = tokio::select! {
                 r = fut => Some(r),
@@ -563,6 +577,11 @@ async fn request(
             writer.session.unregister(&id);
             let bytes = match reply {
                 Some(Ok(b)) => b,
+                Some(Err(f @ Failure::InsufficientScope { .. })) => match refused_tx.send(f) {
+                    // The request's answer is the 403: close the stream.
+                    Ok(()) => return,
+                    Err(f) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
+                },
                 Some(Err(f)) => Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error()))),
                 // CANCEL-03: nothing after a cancellation; close the stream.
                 None => {
@@ -572,8 +591,31 @@ async fn request(
             };
             writer.session.push(writer.sid, bytes, true).await;
         });
-    }
-    let Some(first) = rx.recv().await else {
+        Some(refused_rx)
+    };
+    let first = match refused {
+        None => rx.recv().await,
+        Some(mut refused) => {
+            let first = tokio::select! {
+                biased;
+                Ok(f) = &mut refused => {
+                    session.detach(sid);
+                    return super::failure_response(Some(&id), &f);
+                }
+                first = rx.recv() => first,
+            };
+            // Committed to this answer: a refusal that raced in goes out on
+            // the stream as a JSON-RPC error instead.
+            refused.close();
+            if let Ok(f) = refused.try_recv() {
+                let bytes = Bytes::from(to_vec(&OutgoingError::new(Some(&id), f.error())));
+                let session = session.clone();
+                tokio::spawn(async move { session.push(sid, bytes, true).await });
+            }
+            first
+        }
+    };
+    let Some(first) = first else {
         return accepted_none();
     };
     if let Some(retry) = first.close_retry {

@@ -241,8 +241,9 @@ pub(crate) fn json_error(id: Option<&RequestId>, e: &ErrorObject) -> Response<Mc
 }
 
 /// The answer for a request that failed: a JSON-RPC error with the status
-/// of the error table, or, when a store could not answer, 503 with
-/// `Retry-After`.
+/// of the error table; when a store could not answer, 503 with
+/// `Retry-After`; when the caller's token lacks a scope, 403 with the
+/// middleware's `WWW-Authenticate` challenge.
 pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<McpBody> {
     match f {
         Failure::Error(e) => json_error(id, e),
@@ -250,7 +251,29 @@ pub(crate) fn failure_response(id: Option<&RequestId>, f: &Failure) -> Response<
             error,
             retry_after_secs,
         } => store_unavailable(id, error, *retry_after_secs),
+        Failure::InsufficientScope { error, challenge } => insufficient_scope(error, challenge),
     }
+}
+
+// AUTH-18
+/// 403 with `WWW-Authenticate: challenge`, and the body a bearer-token
+/// refusal has (RFC 6750 §3: `{"error":"insufficient_scope",
+/// "error_description":…}`), as the HTTP layer in front answers the same
+/// refusal for the endpoint's scopes: clients see one shape whichever layer
+/// refused. Not a JSON-RPC body: OAuth clients read this answer.
+pub(crate) fn insufficient_scope(e: &ErrorObject, challenge: &str) -> Response<McpBody> {
+    let body = serde_json::json!({
+        "error": "insufficient_scope",
+        "error_description": e.message,
+    });
+    let mut r = json_response(StatusCode::FORBIDDEN, Bytes::from(body.to_string()));
+    let h = r.headers_mut();
+    // Checked when the refusal was made (`RpcResponse::insufficient_scope`).
+    if let Ok(v) = HeaderValue::from_str(challenge) {
+        h.insert(header::WWW_AUTHENTICATE, v);
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
 }
 
 /// A shared store (single-use `requestState`, shared sessions) could not
