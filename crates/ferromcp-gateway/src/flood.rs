@@ -6,7 +6,7 @@
 //! per [`REPORT_EVERY`]. List changes are coalesced besides: any number in
 //! a row make one re-list.
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
