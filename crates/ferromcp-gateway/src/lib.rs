@@ -142,8 +142,20 @@ impl Gateway {
         self
     }
 
+    /// The server builder [`Gateway::start`] uses when [`Gateway::server`]
+    /// was not called: `mcp-gateway`, both eras, tools, prompts and
+    /// resource subscriptions declared. Start from it to add to the
+    /// defaults (a key ring, a shared session store) instead of replacing
+    /// them.
+    pub fn default_server() -> ferromcp_server::ServerBuilder {
+        Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .declare_tools()
+            .declare_prompts()
+            .resource_subscriptions(true)
+    }
+
     /// The server builder the gateway registers into (its name, limits,
-    /// eras); by default `mcp-gateway` with both eras.
+    /// eras); by default [`Gateway::default_server`].
     pub fn server(mut self, builder: ferromcp_server::ServerBuilder) -> Self {
         self.server = Some(builder);
         self
@@ -155,12 +167,7 @@ impl Gateway {
     /// and retried in the background; the gateway starts without it. Fails
     /// only if the server builder given to [`Gateway::server`] does.
     pub async fn start(self) -> Result<Running, ferromcp_server::Error> {
-        let builder = self.server.unwrap_or_else(|| {
-            Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
-                .declare_tools()
-                .declare_prompts()
-                .resource_subscriptions(true)
-        });
+        let builder = self.server.unwrap_or_else(Self::default_server);
         // Completion is routed to the upstream owning the prompt or
         // template; the catalogue exists once the server does.
         let cell: Arc<std::sync::OnceLock<Arc<Aggregate>>> = Arc::default();
