@@ -88,7 +88,7 @@ start_replica() { # i
   local i="$1" deadline=$((SECONDS + 60))
   : >"$work/r$i.log.new"
   MCP_STATE_KEYS="$RING" "$MCP" gateway --config "$work/gateway.json" --no-watch \
-    --http "127.0.0.1:${PORT[$i]}" --redis "$REDIS_URL" --redis-prefix gwfleet \
+    --http "127.0.0.1:${PORT[$i]}" --redis "$REDIS_URL" --redis-prefix gw: \
     2>"$work/r$i.log.new" &
   PID[$i]=$!
   pids+=("${PID[$i]}")

@@ -76,7 +76,7 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "redis://HOST:PORT/DB")]
     pub redis: Option<String>,
     /// With --redis: the prefix of this fleet's Redis keys and channels
-    /// (default `ferromcp`); fleets sharing one Redis database need
+    /// (default `mcp:`); fleets sharing one Redis database need
     /// different prefixes.
     #[arg(long, value_name = "PREFIX", requires = "redis")]
     pub redis_prefix: Option<String>,
