@@ -16,6 +16,10 @@
 #                            starts nginx with deploy/nginx/ as committed (only
 #                            the ports filled in); FLEET_ACCESS_LOG=0 turns the
 #                            access log off (benchmarks)
+#                            FLEET_IDEMPOTENT="a b" marks these tool names
+#                            idempotent too, as an operator would (a line
+#                            next to the recipe's `echo` one)
+#   fleet_target_dir         prints cargo's target directory
 
 fleet_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -43,10 +47,12 @@ fleet_bin() {
   fi
   echo "fleet: building everything-server --features redis (release)" >&2
   (cd "$fleet_root" && cargo build --release --quiet --bin everything-server --features ferromcp-everything/redis)
-  local tdir
-  tdir="$(cd "$fleet_root" && cargo metadata --format-version 1 --no-deps |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  BIN="$tdir/release/everything-server"
+  BIN="$(fleet_target_dir)/release/everything-server"
+}
+
+fleet_target_dir() {
+  (cd "$fleet_root" && cargo metadata --format-version 1 --no-deps |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 }
 
 free_port() {
@@ -86,6 +92,9 @@ fleet_nginx() { # dir listen-port upstream-port...
   mkdir -p "$dir/tmp"
   cp "$fleet_root"/deploy/nginx/mcp.conf "$fleet_root"/deploy/nginx/mcp_proxy.conf "$dir/"
   sed -i "s/listen 127.0.0.1:8080;/listen 127.0.0.1:$lport;/" "$dir/mcp.conf"
+  for t in ${FLEET_IDEMPOTENT:-}; do
+    sed -i "/^    \"POST:tools\/call:echo\" /a\\    \"POST:tools/call:$t\"  retry;" "$dir/mcp.conf"
+  done
   {
     echo "worker_processes 1; pid $dir/nginx.pid; error_log $dir/error.log warn;"
     echo "events { worker_connections 4096; }"

@@ -14,6 +14,10 @@ stderr). The shell script owns the processes (Redis, replicas, nginx).
   redis-down --url URL [--replica URL ...]    (Redis is down right now)
   redis-up   --url URL [--replica URL ...] [--within S]
   listen-ends --url URL --within S             (opens a listen, then waits)
+
+--prefix P (before the subcommand) calls the everything-server's tools as
+P + name, e.g. `--prefix everything__` through `mcp gateway`
+(scripts/gateway-scale-out.sh).
 """
 
 import argparse
@@ -26,6 +30,12 @@ import urllib.parse
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
+# Prepended to every tool name (--prefix): a gateway's NAME__ prefix.
+PREFIX = ""
+
+
+def tool(name):
+    return PREFIX + name
 
 
 def meta(caps=None):
@@ -170,10 +180,12 @@ def open_listen(url, notifications):
 
 def cmd_fanout(a):
     kinds = ["notifications/tools/list_changed", "notifications/prompts/list_changed"]
-    tools = ["test_trigger_tool_change", "test_trigger_prompt_change"]
+    tools = [tool("test_trigger_tool_change"), tool("test_trigger_prompt_change")]
+    if a.tools_only:
+        kinds, tools = kinds[:1], tools[:1]
     listeners = []
     for url in a.listen:
-        events, resp = open_listen(url, {"toolsListChanged": True, "promptsListChanged": True})
+        events, resp = open_listen(url, {"toolsListChanged": True, "promptsListChanged": not a.tools_only})
         got = []
         done = threading.Event()
 
@@ -196,9 +208,11 @@ def cmd_fanout(a):
     sent = []
     for i in range(a.count):
         sent.append(time.monotonic())
-        status, _, body = call(pub, i + 1, tools[i % 2])
+        status, _, body = call(pub, i + 1, tools[i % len(tools)])
         if status != 200 or not body or "result" not in body:
             fail(f"publish {i} on {a.publish}: HTTP {status} {body}")
+        if a.gap:
+            time.sleep(a.gap)
     deadline = time.monotonic() + a.timeout
     for url, got, done, _ in listeners:
         done.wait(max(0.0, deadline - time.monotonic()))
@@ -206,7 +220,7 @@ def cmd_fanout(a):
     for url, got, done, resp in listeners:
         counts.append(len(got))
         for i, (m, at) in enumerate(got):
-            if m != kinds[i % 2]:
+            if m != kinds[i % len(kinds)]:
                 print(f"scale_probe: {url}: change {i} arrived out of order ({m})", file=sys.stderr)
                 ok = False
                 break
@@ -218,6 +232,11 @@ def cmd_fanout(a):
             resp.close()
         except OSError:
             pass
+    if a.gap and lat and min(lat) < 0:
+        # With a gap, change i cannot arrive before it was made: an earlier
+        # arrival is a duplicate of a previous one.
+        print("scale_probe: a change arrived twice (one before it was made)", file=sys.stderr)
+        ok = False
     print(
         "PROBE fanout changes=%d received=%s in_order=%s p50_ms=%.2f p99_ms=%.2f max_ms=%.2f"
         % (a.count, "/".join(map(str, counts)), ok, pct(lat, 50), pct(lat, 99), max(lat or [0]))
@@ -236,7 +255,7 @@ MRTR_ANSWER = {"user_name": {"action": "accept", "content": {"name": "Ada"}}}
 
 
 def mrtr_first(conn, rid):
-    status, _, body = call(conn, rid, MRTR_TOOL, caps=MRTR_CAPS)
+    status, _, body = call(conn, rid, tool(MRTR_TOOL), caps=MRTR_CAPS)
     try:
         return body["result"]["requestState"]
     except (KeyError, TypeError):
@@ -245,7 +264,7 @@ def mrtr_first(conn, rid):
 
 def mrtr_retry(conn, rid, token):
     status, _, body = call(
-        conn, rid, MRTR_TOOL, caps=MRTR_CAPS, extra={"inputResponses": MRTR_ANSWER, "requestState": token}
+        conn, rid, tool(MRTR_TOOL), caps=MRTR_CAPS, extra={"inputResponses": MRTR_ANSWER, "requestState": token}
     )
     rtype = ((body or {}).get("result") or {}).get("resultType")
     code = ((body or {}).get("error") or {}).get("code")
@@ -304,7 +323,7 @@ def cross_replica_cancel(here, there, sid):
     the call ends at once (the relay reached the replica running it)."""
     t0 = time.monotonic()
     body = {"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-            "params": {"name": "debug_sleep", "arguments": {"ms": 20000}}}
+            "params": {"name": tool("debug_sleep"), "arguments": {"ms": 20000}}}
     # The answer's head comes with its first event: send, do not wait.
     c = http.client.HTTPConnection(here.host, here.port, timeout=30)
     h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -326,7 +345,7 @@ def cross_replica_answer(here, there, sid):
     """An elicitation sent on `here`'s stream, answered by a POST to
     `there`: the tool's result arrives on the first stream."""
     body = {"jsonrpc": "2.0", "id": "ask", "method": "tools/call",
-            "params": {"name": "test_elicitation", "arguments": {"message": "name?"}}}
+            "params": {"name": tool("test_elicitation"), "arguments": {"message": "name?"}}}
     status, _, resp = here.request("POST", body, handshake_headers(sid), stream=True)
     if status != 200:
         print(f"scale_probe: elicitation call: HTTP {status}", file=sys.stderr)
@@ -371,7 +390,7 @@ def cmd_roam(a):
     for i in range(a.calls):
         c = others[i % len(others)]
         body = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"text": f"roam {i}"}}}
+                "params": {"name": tool("echo"), "arguments": {"text": f"roam {i}"}}}
         status, _, r = c.request("POST", body, handshake_headers(sid))
         if status == 404:
             not_found += 1
@@ -381,24 +400,27 @@ def cmd_roam(a):
                 print(f"scale_probe: call {i}: HTTP {status} {r}", file=sys.stderr)
     checks = {}
     # logging/setLevel on another replica.
-    status, _, r = others[0].request(
-        "POST", {"jsonrpc": "2.0", "id": "lvl", "method": "logging/setLevel", "params": {"level": "debug"}},
-        handshake_headers(sid))
-    checks["setLevel"] = status == 200 and r is not None and "result" in r
+    if "setLevel" not in a.skip:
+        status, _, r = others[0].request(
+            "POST", {"jsonrpc": "2.0", "id": "lvl", "method": "logging/setLevel", "params": {"level": "debug"}},
+            handshake_headers(sid))
+        checks["setLevel"] = status == 200 and r is not None and "result" in r
     # resources/subscribe on another replica.
     status, _, r = others[-1].request(
         "POST", {"jsonrpc": "2.0", "id": "sub", "method": "resources/subscribe",
                  "params": {"uri": "test://watched-resource"}}, handshake_headers(sid))
     checks["subscribe"] = status == 200 and r is not None and "result" in r
-    checks["cancel"] = cross_replica_cancel(conns[0], others[0], sid)
-    checks["elicitation"] = cross_replica_answer(conns[0], others[-1], sid)
+    if "cancel" not in a.skip:
+        checks["cancel"] = cross_replica_cancel(conns[0], others[0], sid)
+    if "elicitation" not in a.skip:
+        checks["elicitation"] = cross_replica_answer(conns[0], others[-1], sid)
     # DELETE on the first replica ends the session everywhere.
     status, _, _ = conns[0].request("DELETE", None, handshake_headers(sid))
     checks["delete"] = status in (200, 204)
     gone = []
     for c in others:
         body = {"jsonrpc": "2.0", "id": "after", "method": "tools/call",
-                "params": {"name": "echo", "arguments": {"text": "x"}}}
+                "params": {"name": tool("echo"), "arguments": {"text": "x"}}}
         status, _, _ = c.request("POST", body, handshake_headers(sid))
         gone.append(status)
     checks["deleted_everywhere"] = all(s == 404 for s in gone)
@@ -413,7 +435,7 @@ def cmd_roam(a):
 
 def echo_ok(conn, rid):
     try:
-        status, _, body = call(conn, rid, "echo", {"text": "hi"})
+        status, _, body = call(conn, rid, tool("echo"), {"text": "hi"})
     except (OSError, http.client.HTTPException) as e:
         return False, f"{type(e).__name__}: {e}"
     return status == 200 and body is not None and "result" in body, f"HTTP {status}"
@@ -443,7 +465,7 @@ def cmd_redis_down(a):
         c = Conn(url)
         token = mrtr_first(c, 1)  # sealing needs no Redis
         t0 = time.monotonic()
-        status, h, body = call(c, 2, MRTR_TOOL, caps=MRTR_CAPS,
+        status, h, body = call(c, 2, tool(MRTR_TOOL), caps=MRTR_CAPS,
                                extra={"inputResponses": MRTR_ANSWER, "requestState": token})
         took = time.monotonic() - t0
         slowest = max(slowest, took)
@@ -497,6 +519,7 @@ def cmd_listen_ends(a):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--prefix", default="", help="prepended to every tool name")
     sub = p.add_subparsers(dest="cmd", required=True)
     f = sub.add_parser("fanout")
     f.add_argument("--listen", action="append", required=True)
@@ -504,6 +527,9 @@ def main():
     f.add_argument("--count", type=int, default=1000)
     f.add_argument("--timeout", type=float, default=30)
     f.add_argument("--p99-goal", type=float, default=50)
+    f.add_argument("--gap", type=float, default=0, help="seconds between two changes")
+    f.add_argument("--tools-only", action="store_true",
+                   help="tool list changes only (a gateway announces every kind on any change)")
     m = sub.add_parser("mrtr")
     m.add_argument("--replica", action="append", required=True)
     m.add_argument("--cross", type=int, default=30)
@@ -511,6 +537,8 @@ def main():
     r = sub.add_parser("roam")
     r.add_argument("--replica", action="append", required=True)
     r.add_argument("--calls", type=int, default=1000)
+    r.add_argument("--skip", action="append", default=[], choices=["setLevel", "cancel", "elicitation"],
+                   help="leave out a check (a gateway has no logging and relays no elicitation)")
     s = sub.add_parser("stateless")
     s.add_argument("--url", required=True)
     s.add_argument("--seconds", type=float, default=5)
@@ -524,6 +552,8 @@ def main():
     le.add_argument("--url", required=True)
     le.add_argument("--within", type=float, default=10)
     a = p.parse_args()
+    global PREFIX
+    PREFIX = a.prefix
     {
         "fanout": cmd_fanout,
         "mrtr": cmd_mrtr,

@@ -178,7 +178,7 @@ if cargo nextest --version >/dev/null 2>&1; then
     -E 'binary(otel_parent) | test(the_otel_example_prints_spans)'
   # The binaries with the Redis backplane (ferromcp-redis itself ran above).
   cargo nextest run -p ferromcp-everything -p ferromcp-cli --features redis \
-    -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis)'
+    -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis) | binary(gateway_redis)'
 else
   cargo test --workspace --no-fail-fast
   cargo test -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
@@ -186,7 +186,7 @@ else
   cargo test -p ferromcp-examples --features otel --test otel_parent
   cargo test -p ferromcp-examples --features otel --test examples_run the_otel_example_prints_spans
   cargo test -p ferromcp-everything --features redis --test redis_replicas --test bins
-  cargo test -p ferromcp-cli --features redis --test serve_redis
+  cargo test -p ferromcp-cli --features redis --test serve_redis --test gateway_redis
 fi
 
 footprint
@@ -217,4 +217,6 @@ bash scripts/fleet-selftest.sh
 footprint
 echo "== scale-out: three replicas, Redis and nginx under load (scripts/scale-out.sh)"
 bash scripts/scale-out.sh --quick
+echo "== gateway scale-out: three mcp gateway replicas, Redis and nginx (scripts/gateway-scale-out.sh)"
+bash scripts/gateway-scale-out.sh --quick
 footprint

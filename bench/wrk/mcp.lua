@@ -1,6 +1,7 @@
 -- wrk script for the MCP benchmarks. Environment:
 --   MCP_MODE     modern  (default) 2026-07-28 tools/call echo, _meta envelope
---                        (MCP_TOOL: call that argument-less tool instead)
+--                        (MCP_TOOL: call that tool instead, with MCP_ARGS
+--                        or no arguments)
 --                list    2026-07-28 tools/list
 --                session 2025-11-25 tools/call echo on a session (no _meta);
 --                        a unique id per request (ids must not collide
@@ -21,9 +22,10 @@ wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 
 if mode == "modern" then
-  -- MCP_TOOL: another tool taking no arguments (default: echo "hello").
+  -- MCP_TOOL: another tool (default: echo "hello").
   local tool = os.getenv("MCP_TOOL") or "echo"
-  local args = tool == "echo" and '{"text":"hello"}' or '{}'
+  -- MCP_ARGS: its arguments as JSON (default: echo's, else none).
+  local args = os.getenv("MCP_ARGS") or (tool == "echo" and '{"text":"hello"}' or '{}')
   wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
   wrk.headers["Mcp-Method"] = "tools/call"
   wrk.headers["Mcp-Name"] = tool

@@ -66,6 +66,20 @@ pub struct GatewayArgs {
     /// Do not watch the config file: reload on SIGHUP only.
     #[arg(long)]
     pub no_watch: bool,
+    /// Run as one replica of a fleet (built with the `redis` feature):
+    /// handshake-era sessions, list changes and resource updates are
+    /// shared through Redis, so a load balancer may send any request to
+    /// any replica. Each replica
+    /// still starts its own upstreams. Needs a requestState key ring
+    /// shared by every replica: MCP_STATE_KEYS=hex1,hex2 (or
+    /// MCP_STATE_KEY=hex). See docs/GATEWAY.md, "A fleet of gateways".
+    #[arg(long, value_name = "redis://HOST:PORT/DB")]
+    pub redis: Option<String>,
+    /// With --redis: the prefix of this fleet's Redis keys and channels
+    /// (default `mcp:`); fleets sharing one Redis database need
+    /// different prefixes.
+    #[arg(long, value_name = "PREFIX", requires = "redis")]
+    pub redis_prefix: Option<String>,
 }
 
 /// Runs the gateway until SIGINT/SIGTERM (or, with --stdio, until stdin
@@ -113,8 +127,10 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
         &a.config,
         (!a.no_watch).then(|| Settle::new(Duration::from_millis(a.reload_debounce_ms))),
     );
+    let builder = server_builder(&a).await?;
     let n = config.upstreams().len();
     let running = Gateway::new(config)
+        .server(builder)
         .auth_provider(Arc::new(upstream_auth))
         .restart(restart)
         .health_interval(Duration::from_secs(a.health_interval.max(1)))
@@ -192,6 +208,40 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
     }
     r.map_err(|e| Failure::transport(format!("gateway: {e}")))?;
     Ok(code::OK)
+}
+
+/// The gateway's client-facing server: [`Gateway::default_server`] with
+/// the requestState key ring of `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
+/// `mcp serve`) and, with `--redis`, the shared session store and change
+/// bus.
+async fn server_builder(a: &GatewayArgs) -> Result<ferromcp_server::ServerBuilder, Failure> {
+    let env = |name: &str| match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            Err(Failure::usage(format!("{name} is not valid UTF-8")))
+        }
+    };
+    let (key, keys) = (env("MCP_STATE_KEY")?, env("MCP_STATE_KEYS")?);
+    let ring = ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
+        .map_err(Failure::usage)?;
+    let shared_keys = ring.is_some();
+    let mut builder = Gateway::default_server();
+    if let Some(ring) = ring {
+        builder = builder.state_keys(ring);
+    }
+    if let Some(url) = &a.redis {
+        let opts = ferromcp_everything::config::RedisOptions {
+            url: url.clone(),
+            prefix: a.redis_prefix.clone(),
+            backlog: ferromcp_server::Limits::default().listen_backlog,
+            ..Default::default()
+        };
+        builder = ferromcp_everything::config::with_redis(builder, &opts, shared_keys)
+            .await
+            .map_err(Failure::usage)?;
+    }
+    Ok(builder)
 }
 
 // AUTH-01, AUTH-03

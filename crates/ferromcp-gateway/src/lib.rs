@@ -162,8 +162,20 @@ impl Gateway {
         self
     }
 
+    /// The server builder [`Gateway::start`] uses when [`Gateway::server`]
+    /// was not called: `mcp-gateway`, both eras, tools, prompts and
+    /// resource subscriptions declared. Start from it to add to the
+    /// defaults (a key ring, a shared session store) instead of replacing
+    /// them.
+    pub fn default_server() -> ferromcp_server::ServerBuilder {
+        Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
+            .declare_tools()
+            .declare_prompts()
+            .resource_subscriptions(true)
+    }
+
     /// The server builder the gateway registers into (its name, limits,
-    /// eras); by default `mcp-gateway` with both eras.
+    /// eras); by default [`Gateway::default_server`].
     pub fn server(mut self, builder: ferromcp_server::ServerBuilder) -> Self {
         self.server = Some(builder);
         self
@@ -175,14 +187,10 @@ impl Gateway {
     /// and retried in the background; the gateway starts without it. Fails
     /// only if the server builder given to [`Gateway::server`] does.
     pub async fn start(self) -> Result<Running, ferromcp_server::Error> {
-        // A caller's builder may paginate, which list hints cannot follow.
-        let own_builder = self.server.is_none();
-        let builder = self.server.unwrap_or_else(|| {
-            Server::builder("mcp-gateway", env!("CARGO_PKG_VERSION"))
-                .declare_tools()
-                .declare_prompts()
-                .resource_subscriptions(true)
-        });
+        let builder = self.server.unwrap_or_else(Self::default_server);
+        // The list hints are for whole lists: a later page cannot be told
+        // from a whole list on the middleware seam.
+        let single_page = !builder.paginates();
         // Completion is routed to the upstream owning the prompt or
         // template; the catalogue exists once the server does.
         let cell: Arc<std::sync::OnceLock<Arc<Aggregate>>> = Arc::default();
@@ -205,7 +213,7 @@ impl Gateway {
         let policy = scopes::ScopePolicy::default();
         policy.set(&self.config);
         let mut builder = builder.layer(policy.clone());
-        if own_builder {
+        if single_page {
             builder = builder.layer(list_hints::ListHintLayer::new(cell.clone(), policy.clone()));
         }
         if self.config.tool_mode() == ToolMode::Search {

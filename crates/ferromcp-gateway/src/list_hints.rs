@@ -12,8 +12,7 @@
 //! - `scopes` configured on any upstream (lists differ per caller);
 //! - a result with `nextCursor` (one page of several: every page of a list
 //!   must have one scope, and a later page cannot be told from a whole
-//!   list here), and a gateway whose server builder was given by the
-//!   caller (it may paginate);
+//!   list here), and a gateway whose server builder paginates;
 //! - a result that carries no hints (a handshake-era answer).
 // CACHE-01, CACHE-03, CACHE-04
 

@@ -1108,6 +1108,11 @@ impl ServerBuilder {
         self.page_size = Some(n.max(1));
         self
     }
+    /// Whether the list methods answer in pages ([`ServerBuilder::page_size`]
+    /// was set).
+    pub fn paginates(&self) -> bool {
+        self.page_size.is_some()
+    }
     /// Enables the tasks extension (`io.modelcontextprotocol/tasks`, advertised
     /// in `capabilities.extensions`) with these settings: store, TTL, poll
     /// interval. Registering a tool with task support enables it with

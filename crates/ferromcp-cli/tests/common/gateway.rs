@@ -42,6 +42,17 @@ impl Gateway {
         Self::spawn(dir, config, &[], "127.0.0.1:0", WAIT, args)
     }
 
+    /// On `127.0.0.1:0` with `env` set and `args` added to the command
+    /// line.
+    pub fn start_with(
+        dir: &std::path::Path,
+        config: &Value,
+        env: &[(&str, &str)],
+        args: &[&str],
+    ) -> Self {
+        Self::spawn(dir, config, env, "127.0.0.1:0", WAIT, args)
+    }
+
     fn spawn(
         dir: &std::path::Path,
         config: &Value,
