@@ -108,6 +108,18 @@ struct Owner {
     own: String,
     /// A tool's client-facing definition (what `search_tools` ranks).
     tool: Option<Arc<Tool>>,
+    /// A digest of the upstream's definition of the item: a re-list that
+    /// finds it unchanged leaves it registered as it is (no registry swap,
+    /// no `list_changed` for its kind).
+    digest: u64,
+}
+
+/// A digest of an upstream's definition of an item (its JSON).
+fn digest<T: serde::Serialize>(item: &T) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    serde_json::to_vec(item).unwrap_or_default().hash(&mut h);
+    h.finish()
 }
 
 /// The gateway's server and who owns each client-facing name.
@@ -174,7 +186,7 @@ impl Aggregate {
         self.reads.drop_upstream(up.name());
         *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
             snap.resources.iter().map(|r| r.uri.clone()).collect();
-        let mut items: BTreeMap<(Kind, String), Item> = BTreeMap::new();
+        let mut items: BTreeMap<(Kind, String), (Item, u64)> = BTreeMap::new();
         let mut own_names: HashMap<(Kind, String), String> = HashMap::new();
         let name = up.name().to_owned();
         for t in snap.tools {
@@ -190,23 +202,26 @@ impl Aggregate {
                 continue;
             }
             own_names.insert((Kind::Tool, exposed.clone()), t.name.clone());
+            let d = digest(&t);
             items.insert(
                 (Kind::Tool, exposed.clone()),
-                Item::Tool(tool_def(exposed, t, up)),
+                (Item::Tool(tool_def(exposed, t, up)), d),
             );
         }
         for p in snap.prompts {
             let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &p.name);
             own_names.insert((Kind::Prompt, exposed.clone()), p.name.clone());
+            let d = digest(&p);
             items.insert(
                 (Kind::Prompt, exposed.clone()),
-                Item::Prompt(prompt_def(exposed, p, up)),
+                (Item::Prompt(prompt_def(exposed, p, up)), d),
             );
         }
         for r in snap.resources {
+            let d = digest(&r);
             items.insert(
                 (Kind::Resource, r.uri.clone()),
-                Item::Resource(resource_def(r, up, &self.reads)),
+                (Item::Resource(resource_def(r, up, &self.reads)), d),
             );
         }
         for t in snap.templates {
@@ -217,9 +232,10 @@ impl Aggregate {
                 ));
                 continue;
             }
+            let d = digest(&t);
             items.insert(
                 (Kind::Template, t.uri_template.clone()),
-                Item::Template(template_def(t, up, &self.reads)),
+                (Item::Template(template_def(t, up, &self.reads)), d),
             );
         }
         let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
@@ -238,7 +254,15 @@ impl Aggregate {
         for key in gone {
             batch.remove(key);
         }
-        for (key, item) in items {
+        for (key, (item, digest)) in items {
+            // Unchanged since the last sync (same upstream connection, same
+            // definition): left as it is.
+            if owners
+                .get(&key)
+                .is_some_and(|o| Arc::ptr_eq(&o.up, up) && o.digest == digest)
+            {
+                continue;
+            }
             match owners.get(&key).map(|o| o.name.as_str()) {
                 Some(r) if r < name.as_str() => {
                     (self.report)(&format!(
@@ -272,6 +296,7 @@ impl Aggregate {
                     up: up.clone(),
                     own,
                     tool,
+                    digest,
                 },
             ));
             batch.add(key, item);
@@ -841,6 +866,47 @@ mod tests {
             1
         );
         assert!(!server.remove_tool("a__t3") && server.remove_tool("a__t1"));
+    }
+
+    #[test]
+    fn a_relist_announces_only_the_kinds_that_changed() {
+        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(64));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut rx = bus.subscribe();
+        let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}));
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        let with_prompts = |mut s: Snapshot| {
+            s.prompts = vec![Prompt {
+                name: "p1".to_owned(),
+                ..Prompt::default()
+            }];
+            s
+        };
+        let drain = |rx: &mut tokio::sync::broadcast::Receiver<Change>| {
+            let mut v = Vec::new();
+            while let Ok(c) = rx.try_recv() {
+                v.push(c);
+            }
+            v
+        };
+        agg.sync(&ups[0], with_prompts(snap(&["t1", "t2"], &["r://1"])));
+        assert_eq!(drain(&mut rx).len(), 3);
+        // The same lists again: nothing to announce.
+        agg.sync(&ups[0], with_prompts(snap(&["t1", "t2"], &["r://1"])));
+        assert_eq!(drain(&mut rx), []);
+        // One tool's description changed: tools only, and the new
+        // definition is served.
+        let mut s = with_prompts(snap(&["t1", "t2"], &["r://1"]));
+        s.tools[1].description = Some("changed".into());
+        agg.sync(&ups[0], s);
+        assert_eq!(drain(&mut rx), [Change::ToolsListChanged]);
+        let (_, tools) = agg.tools();
+        let t2 = tools.iter().find(|t| t.name == "a__t2");
+        assert_eq!(t2.and_then(|t| t.description.as_deref()), Some("changed"));
     }
 
     #[test]
