@@ -81,6 +81,7 @@ pub mod notify;
 mod otel;
 mod outcome;
 mod prompt;
+mod raw_result;
 pub mod request_state;
 mod resource;
 #[cfg(feature = "fs")]
@@ -110,6 +111,7 @@ pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
     prompt, prompt_from,
 };
+pub use raw_result::RawResult;
 pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,
