@@ -150,6 +150,50 @@ fn vendor_meta_entries_of_a_tools_call_cross_the_mirror() {
     }
 }
 
+/// Issue 24: "new fields cross untouched" on a known method too: the
+/// child's `tools/call` result reaches the client as the child wrote it
+/// (an unknown top-level member, an unknown member of a content block, a
+/// vendor `_meta` entry), in both eras; the mirror adds only `resultType`
+/// and its `serverInfo` entry for a 2026-07-28 client.
+#[test]
+fn unknown_members_of_a_tools_call_result_cross_the_mirror_in_both_eras() {
+    let x = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        let a = send(
+            &c,
+            json!(5),
+            "tools/call",
+            json!({"name": "fields", "arguments": {"b": [2]}}),
+        );
+        assert_eq!(a["id"], 5, "{era}: {a}");
+        let mut r = a["result"].clone();
+        assert_eq!(r["acmeTop"], json!({"t": 1}), "{era}: {a}");
+        assert_eq!(r["content"][0]["acmeBlock"], "b", "{era}: {a}");
+        assert_eq!(r["_meta"]["com.acme/result"], "r", "{era}: {a}");
+        let o = r.as_object_mut().unwrap();
+        if era == MODERN {
+            assert_eq!(o.remove("resultType"), Some(json!("complete")), "{a}");
+            let meta = o["_meta"].as_object_mut().unwrap();
+            let info = meta.remove("io.modelcontextprotocol/serverInfo");
+            assert_eq!(info.unwrap()["name"], "acme-child", "{a}");
+        }
+        // Nothing else added, nothing dropped: the child's result exactly.
+        let got = o["structuredContent"]["got"].clone();
+        assert_eq!(
+            r,
+            json!({
+                "content": [{"type": "text", "text": "fields", "acmeBlock": "b"}],
+                "structuredContent": {"got": got},
+                "acmeTop": {"t": 1},
+                "_meta": {"com.acme/result": "r"},
+            }),
+            "{era}: {a}"
+        );
+        assert_eq!(got["arguments"], json!({"b": [2]}), "{era}: {a}");
+    }
+}
+
 /// Issue 24: a server→client request raised during an extension method
 /// reaches the client whose request caused it (handshake era: on that
 /// request's stream; 2026-07-28: as an `input_required` round).

@@ -25,13 +25,13 @@ use crate::ToolFilter;
 use child::{Call, Link, Wait};
 use ferromcp_protocol::types::InputRequest;
 use ferromcp_protocol::types::{
-    CallToolResult, CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, Tool,
 };
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use ferromcp_server::{
-    FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext,
+    FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef, RawResult, RequestContext,
     ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
 };
 use serde_json::{Value, json};
@@ -512,12 +512,8 @@ async fn list_tools(link: &Arc<Link>) -> Result<Vec<Tool>, String> {
     ))
 }
 
-/// Forwards a request to the child and types its result. A request the
-/// child sends meanwhile (elicitation, sampling, roots) is asked of this
-/// caller: the handler returns it as input required, the call waits in
-/// [`Parked`], and the handler's next run (with the caller's answer and
-/// the server-sealed state naming the parked call) answers the child and
-/// goes on waiting.
+/// Forwards a request to the child and types its result (see
+/// [`forward_raw`]).
 async fn forward<T: serde::de::DeserializeOwned>(
     x: &Shared,
     method: &str,
@@ -525,6 +521,38 @@ async fn forward<T: serde::de::DeserializeOwned>(
     cx: &RequestContext,
     progress: Option<child::ProgressSink>,
 ) -> Result<T, HandlerError> {
+    let r = forward_raw(x, method, params, cx, progress).await?;
+    serde_json::from_str::<T>(r.get()).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "the stdio server's {method} result is malformed: {e}"
+        )))
+    })
+}
+
+/// Whether a child's result is an `input_required` round (2026-07-28).
+fn is_input_required(r: &serde_json::value::RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "resultType", borrow, default)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Peek<'_>>(r.get())
+        .is_ok_and(|p| p.result_type.as_deref() == Some("input_required"))
+}
+
+/// Forwards a request to the child and returns its result as the child
+/// wrote it. A request the child sends meanwhile (elicitation, sampling, roots) is asked of this
+/// caller: the handler returns it as input required, the call waits in
+/// [`Parked`], and the handler's next run (with the caller's answer and
+/// the server-sealed state naming the parked call) answers the child and
+/// goes on waiting.
+async fn forward_raw(
+    x: &Shared,
+    method: &str,
+    params: Value,
+    cx: &RequestContext,
+    progress: Option<child::ProgressSink>,
+) -> Result<Box<serde_json::value::RawValue>, HandlerError> {
     let cancel = cx.cancellation_token();
     let mut params = params;
     pass_meta(&mut params, cx);
@@ -581,14 +609,11 @@ async fn forward<T: serde::de::DeserializeOwned>(
         match call.wait(Some(&cancel)).await {
             Wait::Answer(r) => {
                 let r = r.map_err(HandlerError::Protocol)?;
-                if r["resultType"] == "input_required" {
+                if is_input_required(&r) {
+                    let r: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
                     return Err(child_input_required(&r, cx));
                 }
-                return serde_json::from_value::<T>(r).map_err(|e| {
-                    HandlerError::Protocol(ErrorObject::internal(format!(
-                        "the stdio server's {method} result is malformed: {e}"
-                    )))
-                });
+                return Ok(r);
             }
             Wait::Ask(ask) => match input_request(&ask) {
                 Ok(req) if req.is_allowed_by(cx.client_capabilities()) => {
@@ -811,29 +836,37 @@ fn forwarder(t: Tool, x: &Arc<Shared>) -> ferromcp_server::ToolDef {
     let name = t.name.clone();
     let b = tool_from(t.name.clone(), t);
     let x = x.clone();
-    b.raw_handler(move |args, cx: RequestContext| {
+    b.raw_result_handler(move |args, cx: RequestContext| {
         let x = x.clone();
         let name = name.clone();
         async move { call(&x, &name, args, cx).await }
     })
 }
 
-/// Forwards one `tools/call` to the child.
+/// Forwards one `tools/call` to the child; its result goes to the client
+/// as the child wrote it (unknown members included), the server adding
+/// only what it adds to every result.
 async fn call(
     x: &Shared,
     name: &str,
     args: ferromcp_protocol::types::JsonObject,
     cx: RequestContext,
-) -> Result<CallToolResult, HandlerError> {
+) -> Result<RawResult, HandlerError> {
     let progress = progress_sink(&cx);
-    forward(
+    let r = forward_raw(
         x,
         "tools/call",
         json!({"name": name, "arguments": args}),
         &cx,
         progress,
     )
-    .await
+    .await?;
+    RawResult::new(r).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "the stdio server's tools/call result is malformed: {}",
+            e.message
+        )))
+    })
 }
 
 /// The `_meta` keys of the 2026-07-28 envelope: the mirror answers for
