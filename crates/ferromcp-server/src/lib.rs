@@ -66,6 +66,7 @@
 
 mod admit;
 mod apps;
+mod client_notification;
 mod context;
 mod dispatch;
 mod elicit;
@@ -102,6 +103,7 @@ pub mod transport;
 pub use ferromcp_protocol::uri_template;
 
 pub use apps::{UiResourceBuilder, ui_resource};
+pub use client_notification::ClientNotification;
 pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};

@@ -31,8 +31,9 @@ use ferromcp_protocol::types::{
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use ferromcp_server::{
-    FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef, RawResult, RequestContext,
-    ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
+    ClientNotification, FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef,
+    RawResult, RequestContext, ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from,
+    tool_from,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -323,6 +324,12 @@ impl Expose {
                 async move { passthrough(&x, req, cx).await }
             });
         }
+        let nx = x.clone();
+        let open = self.filter.is_open();
+        b = b.on_notification(move |n: ClientNotification| {
+            let x = nx.clone();
+            tokio::spawn(async move { pass_notification(&x, n, open).await });
+        });
         let server = b.build().map_err(crate::Error::config)?;
         // Tools are added one by one, so one the server refuses (an
         // invalid schema) is reported and left out instead of stopping
@@ -897,18 +904,74 @@ async fn passthrough(
     }
     // JSON-RPC params are an object or an array; none becomes `{}`.
     let mut params = params.unwrap_or_else(|| json!({}));
+    strip_envelope(&mut params);
+    let progress = progress_sink(&cx);
+    forward(x, &method, params, &cx, progress).await
+}
+
+/// Removes the 2026-07-28 envelope's `_meta` entries from `params` (and
+/// `_meta` when nothing else is left in it).
+fn strip_envelope(params: &mut Value) {
     if let Some(Value::Object(meta)) = params.get_mut("_meta") {
         for k in ENVELOPE_KEYS {
             meta.remove(k);
         }
         if meta.is_empty() {
-            if let Value::Object(p) = &mut params {
+            if let Value::Object(p) = params {
                 p.remove("_meta");
             }
         }
     }
-    let progress = progress_sink(&cx);
-    forward(x, &method, params, &cx, progress).await
+}
+
+/// Passes a client's notification on to the child, by this rule:
+/// `notifications/roots/list_changed` only to the client's own session
+/// child (`--child-per-session`, once that child runs): a shared child
+/// serves many clients, each with its own roots, and asks for roots
+/// within a call (the bridge routes that `roots/list` to the caller), so
+/// one client's change says nothing about the roots the next call will
+/// see; an extension notification (a method the protocol does not
+/// define) to the child serving the session (its own with
+/// `--child-per-session`, else the shared one), params as sent minus the
+/// 2026-07-28 envelope, unless a tool filter is set (as for extension
+/// requests); `notifications/progress` and any other protocol
+/// notification is the mirror's and stays there.
+async fn pass_notification(x: &Shared, n: ClientNotification, open: bool) {
+    let method = n.method();
+    let link = if method == ferromcp_protocol::method::NOTIFICATIONS_ROOTS_LIST_CHANGED {
+        match (&x.sessions, n.session_id()) {
+            (Some(s), Some(id)) => s.existing(id),
+            _ => None,
+        }
+    } else if !open || is_protocol_notification(method) {
+        None
+    } else {
+        match (&x.sessions, n.session_id()) {
+            (Some(s), Some(id)) => s.link(id).await.ok(),
+            _ => Some(x.link.clone()),
+        }
+    };
+    let Some(link) = link else {
+        return;
+    };
+    let (method, params) = n.into_parts();
+    let mut params = params.unwrap_or_else(|| json!({}));
+    strip_envelope(&mut params);
+    link.notify(&method, params).await;
+}
+
+/// Whether `method` is (a disguise of) a notification the protocol
+/// defines for clients.
+fn is_protocol_notification(method: &str) -> bool {
+    use ferromcp_protocol::method as m;
+    let plain = method.trim().to_ascii_lowercase();
+    [
+        m::NOTIFICATIONS_CANCELLED,
+        m::NOTIFICATIONS_INITIALIZED,
+        m::NOTIFICATIONS_PROGRESS,
+        m::NOTIFICATIONS_ROOTS_LIST_CHANGED,
+    ]
+    .contains(&plain.as_str())
 }
 
 /// Whether `method` is a method the mirror serves itself in disguise
