@@ -194,6 +194,39 @@ fn unknown_members_of_a_tools_call_result_cross_the_mirror_in_both_eras() {
     }
 }
 
+/// Issue 24: the same for `resources/read`: the child's result reaches the
+/// client as the child wrote it, in both eras; for a 2026-07-28 client
+/// the mirror adds `resultType`, its `serverInfo` entry and the cache
+/// hints the child did not give.
+#[test]
+fn unknown_members_of_a_resources_read_result_cross_the_mirror_in_both_eras() {
+    let x = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        let a = c.request(json!(6), "resources/read", json!({"uri": "acme://r"}));
+        assert_eq!(a["id"], 6, "{era}: {a}");
+        let mut r = a["result"].clone();
+        let o = r.as_object_mut().unwrap();
+        if era == MODERN {
+            assert_eq!(o.remove("resultType"), Some(json!("complete")), "{a}");
+            assert!(o.remove("ttlMs").is_some(), "{a}");
+            assert!(o.remove("cacheScope").is_some(), "{a}");
+            let meta = o["_meta"].as_object_mut().unwrap();
+            let info = meta.remove("io.modelcontextprotocol/serverInfo");
+            assert_eq!(info.unwrap()["name"], "acme-child", "{a}");
+        }
+        assert_eq!(
+            r,
+            json!({
+                "contents": [{"uri": "acme://r", "text": "r", "acmeItem": [1]}],
+                "acmeRead": {"r": true},
+                "_meta": {"com.acme/read": "m"},
+            }),
+            "{era}: {a}"
+        );
+    }
+}
+
 /// Sends the notification `method` with `params` (the 2026-07-28 envelope
 /// added for a modern client); the mirror accepts it with 202.
 fn notify(c: &Client, method: &str, mut params: Value) {

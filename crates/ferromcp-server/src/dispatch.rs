@@ -709,7 +709,6 @@ impl Shared {
                 }
             }
         }
-        let modern = version.is_modern();
         let minimal = Sieve::for_version(version) == Sieve::Minimal;
         // What an old revision does not know goes, as in sieve_call_result.
         let content = match members.get("content") {
@@ -725,42 +724,78 @@ impl Shared {
             }
             _ => None,
         };
+        self.splice_raw(id, &members, version, content, minimal, None)
+    }
+
+    /// The answer for a result already JSON text, from its top-level
+    /// `members`: `content` replaces the `content` member when given,
+    /// `structuredContent` goes when `drop_structured`; for a 2026-07-28
+    /// client `resultType` is added when missing, `serverInfo` stamped into
+    /// `_meta` (unless there), and the missing cache hints of `hint` added
+    /// to a complete result, as [`Self::finish_cacheable`] does; for a
+    /// handshake client `resultType` goes. Everything else is copied.
+    fn splice_raw(
+        &self,
+        id: &RequestId,
+        members: &Members<'_>,
+        version: ProtocolVersion,
+        content: Option<Box<RawValue>>,
+        drop_structured: bool,
+        hint: Option<CacheHint>,
+    ) -> Result<Bytes, ErrorObject> {
+        let modern = version.is_modern();
+        let internal = |e: serde_json::Error| ErrorObject::internal(e.to_string());
         // META-08: serverInfo goes into the result's _meta, unless it has one.
         let stamp = modern && self.stamp_server_info;
         let meta = match members.get("_meta") {
             Some(m) if stamp => {
                 let mut m: serde_json::Map<String, Value> =
                     serde_json::from_str(m.get()).map_err(|e| {
-                        ErrorObject::internal(format!("the tool's result _meta is malformed: {e}"))
+                        ErrorObject::internal(format!("the result's _meta is malformed: {e}"))
                     })?;
                 if !m.contains_key(ferromcp_protocol::meta::SERVER_INFO) {
-                    let info = serde_json::to_value(&self.info)
-                        .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                    let info = serde_json::to_value(&self.info).map_err(internal)?;
                     m.insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), info);
                 }
-                Some(
-                    serde_json::value::to_raw_value(&m)
-                        .map_err(|e| ErrorObject::internal(e.to_string()))?,
-                )
+                Some(serde_json::value::to_raw_value(&m).map_err(internal)?)
             }
             _ => None,
         };
-        let complete: &RawValue = serde_json::from_str("\"complete\"")
-            .map_err(|e| ErrorObject::internal(e.to_string()))?;
-        let mut out = Vec::with_capacity(members.0.len() + 1);
+        let complete: &RawValue = serde_json::from_str("\"complete\"").map_err(internal)?;
+        // CACHE-01: the server's hints fill what a complete result lacks.
+        let result_type = members.get("resultType");
+        let mut hints: Vec<(&str, Box<RawValue>)> = Vec::new();
+        if let Some(h) = hint.filter(|_| modern) {
+            if result_type.is_none_or(|t| t.get() == "\"complete\"") {
+                if members.get("ttlMs").is_none() {
+                    hints.push((
+                        "ttlMs",
+                        serde_json::value::to_raw_value(&h.ttl_ms).map_err(internal)?,
+                    ));
+                }
+                if members.get("cacheScope").is_none() {
+                    hints.push((
+                        "cacheScope",
+                        serde_json::value::to_raw_value(&h.scope).map_err(internal)?,
+                    ));
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(members.0.len() + 1 + hints.len());
         for (k, v) in &members.0 {
             let v = match k.as_ref() {
                 "resultType" if !modern => continue,
-                "structuredContent" if minimal => continue,
+                "structuredContent" if drop_structured => continue,
                 "content" => content.as_deref().unwrap_or(v),
                 "_meta" => meta.as_deref().unwrap_or(v),
                 _ => v,
             };
             out.push((k.as_ref(), v));
         }
-        if modern && members.get("resultType").is_none() {
+        if modern && result_type.is_none() {
             out.push(("resultType", complete));
         }
+        out.extend(hints.iter().map(|(k, v)| (*k, &**v)));
         let mut bytes = to_vec(&OutgoingResult::new(id, Object(out)));
         // As in finish: the result is not empty (it has resultType), so the
         // pre-serialized `,"_meta":{…}` member goes before its closing brace.
@@ -770,6 +805,26 @@ impl Shared {
             bytes.extend_from_slice(b"}}");
         }
         Ok(Bytes::from(bytes))
+    }
+
+    /// The answer to a `resources/read` whose result is already JSON text
+    /// (see [`Self::splice_raw`]); it must be an object with distinct
+    /// member names.
+    pub(crate) fn finish_raw_read(
+        &self,
+        id: &RequestId,
+        r: &RawResult,
+        version: ProtocolVersion,
+    ) -> Result<Bytes, ErrorObject> {
+        let members = Members::of(r.get())?;
+        self.splice_raw(
+            id,
+            &members,
+            version,
+            None,
+            false,
+            Some(self.cache_hints.resources_read),
+        )
     }
 
     #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
@@ -868,13 +923,13 @@ impl Shared {
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let (handler, vars) = {
+        let (handler, raw, vars) = {
             if let Some(d) = reg.resource(&p.uri) {
-                (d.handler.clone(), Default::default())
+                (d.handler.clone(), d.raw.clone(), Default::default())
             } else {
                 let found = reg.templates.iter().find_map(|t| {
                     let vars = t.compiled.as_ref()?.match_uri(&p.uri)?;
-                    Some((t.handler.clone(), vars))
+                    Some((t.handler.clone(), t.raw.clone(), vars))
                 });
                 match found {
                     Some(f) => f,
@@ -882,6 +937,36 @@ impl Shared {
                 }
             }
         };
+        if let Some(raw) = raw {
+            let uri = p.uri.clone();
+            let runner = move |_v: &Value, cx: RequestContext| {
+                raw.read(
+                    crate::resource::ResourceRequest {
+                        uri: uri.clone(),
+                        vars: vars.clone(),
+                    },
+                    cx,
+                )
+            };
+            return match self
+                .clone()
+                .run_mrtr(
+                    "resources/read",
+                    &p.uri,
+                    Value::Null,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    legacy,
+                    runner,
+                )
+                .await?
+            {
+                Mrtr::Complete(r) => Ok(self.finish_raw_read(&id, &r, version)?),
+                Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
+                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+            };
+        }
         let uri = p.uri.clone();
         let runner = move |_v: &Value, cx: RequestContext| {
             handler.read(
@@ -1398,6 +1483,43 @@ mod tests {
             Some(1)
         );
         assert_eq!(minimal["result"]["x-new"]["deep"][1], 2);
+    }
+
+    // CACHE-01, META-08
+    #[test]
+    fn raw_read_results_get_the_missing_cache_hints_and_keep_the_rest() {
+        let server = raw_tool_server(None);
+        let shared = &server.shared;
+        let id = RequestId::number(3);
+        let read = |json: &str, v| -> Value {
+            let raw = RawResult::from_string(json.to_owned()).expect("object");
+            let bytes = shared.finish_raw_read(&id, &raw, v).expect("answer");
+            serde_json::from_slice(&bytes).expect("json")
+        };
+        let json = r#"{"contents":[{"uri":"a:b","text":"t","x-item":1}],"x-read":2,"ttlMs":5}"#;
+        let typed: Value = serde_json::from_slice(&shared.finish_cacheable(
+            &id,
+            ferromcp_protocol::types::ReadResourceResult {
+                contents: vec![],
+                ttl_ms: Some(5),
+                ..Default::default()
+            },
+            shared.cache_hints.resources_read,
+            ProtocolVersion::V2026_07_28,
+        ))
+        .expect("json");
+        let modern = read(json, ProtocolVersion::V2026_07_28);
+        let r = &modern["result"];
+        assert_eq!(r["ttlMs"], 5, "the child's own hint kept: {r}");
+        assert_eq!(r["cacheScope"], typed["result"]["cacheScope"], "{r}");
+        assert_eq!(r["x-read"], 2);
+        assert_eq!(r["contents"][0]["x-item"], 1);
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"], typed["result"]["_meta"]);
+        let old = read(json, ProtocolVersion::V2025_11_25);
+        assert!(old["result"].get("cacheScope").is_none(), "{old}");
+        assert!(old["result"].get("_meta").is_none(), "{old}");
+        assert_eq!(old["result"]["x-read"], 2);
     }
 
     #[test]

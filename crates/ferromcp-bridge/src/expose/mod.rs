@@ -25,8 +25,8 @@ use crate::ToolFilter;
 use child::{Call, Link, Wait};
 use ferromcp_protocol::types::InputRequest;
 use ferromcp_protocol::types::{
-    CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt, ReadResourceResult,
-    Resource, ResourceTemplate, Tool,
+    CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt, Resource,
+    ResourceTemplate, Tool,
 };
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
@@ -796,24 +796,43 @@ impl Shared {
 /// A resource of the mirror server, read from the child.
 fn resource_forwarder(r: Resource, x: &Arc<Shared>) -> ResourceDef {
     let x = x.clone();
-    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
+    ResourceDef::raw(r, move |req: ResourceRequest, cx: RequestContext| {
         let x = x.clone();
-        async move {
-            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
-                .await
-        }
+        async move { read(&x, req, cx).await }
     })
 }
 
 /// A resource template of the mirror server, read from the child.
 fn template_forwarder(t: ResourceTemplate, x: &Arc<Shared>) -> TemplateDef {
     let x = x.clone();
-    TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
+    TemplateDef::raw(t, move |req: ResourceRequest, cx: RequestContext| {
         let x = x.clone();
-        async move {
-            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
-                .await
-        }
+        async move { read(&x, req, cx).await }
+    })
+}
+
+/// Forwards one `resources/read` to the child; its result goes to the
+/// client as the child wrote it (as for [`call`]).
+async fn read(
+    x: &Shared,
+    req: ResourceRequest,
+    cx: RequestContext,
+) -> Result<RawResult, HandlerError> {
+    let r = forward_raw(x, "resources/read", json!({"uri": req.uri}), &cx, None).await?;
+    raw_result(r, "resources/read")
+}
+
+/// The child's result of `method` as a [`RawResult`]: a JSON object, or
+/// an internal error for the client.
+fn raw_result(
+    r: Box<serde_json::value::RawValue>,
+    method: &str,
+) -> Result<RawResult, HandlerError> {
+    RawResult::new(r).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "the stdio server's {method} result is malformed: {}",
+            e.message
+        )))
     })
 }
 
@@ -868,12 +887,7 @@ async fn call(
         progress,
     )
     .await?;
-    RawResult::new(r).map_err(|e| {
-        HandlerError::Protocol(ErrorObject::internal(format!(
-            "the stdio server's tools/call result is malformed: {}",
-            e.message
-        )))
-    })
+    raw_result(r, "tools/call")
 }
 
 /// The `_meta` keys of the 2026-07-28 envelope: the mirror answers for
