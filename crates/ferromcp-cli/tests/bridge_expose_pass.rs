@@ -150,6 +150,169 @@ fn vendor_meta_entries_of_a_tools_call_cross_the_mirror() {
     }
 }
 
+/// Issue 24: "new fields cross untouched" on a known method too: the
+/// child's `tools/call` result reaches the client as the child wrote it
+/// (an unknown top-level member, an unknown member of a content block, a
+/// vendor `_meta` entry), in both eras; the mirror adds only `resultType`
+/// and its `serverInfo` entry for a 2026-07-28 client.
+#[test]
+fn unknown_members_of_a_tools_call_result_cross_the_mirror_in_both_eras() {
+    let x = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        let a = send(
+            &c,
+            json!(5),
+            "tools/call",
+            json!({"name": "fields", "arguments": {"b": [2]}}),
+        );
+        assert_eq!(a["id"], 5, "{era}: {a}");
+        let mut r = a["result"].clone();
+        assert_eq!(r["acmeTop"], json!({"t": 1}), "{era}: {a}");
+        assert_eq!(r["content"][0]["acmeBlock"], "b", "{era}: {a}");
+        assert_eq!(r["_meta"]["com.acme/result"], "r", "{era}: {a}");
+        let o = r.as_object_mut().unwrap();
+        if era == MODERN {
+            assert_eq!(o.remove("resultType"), Some(json!("complete")), "{a}");
+            let meta = o["_meta"].as_object_mut().unwrap();
+            let info = meta.remove("io.modelcontextprotocol/serverInfo");
+            assert_eq!(info.unwrap()["name"], "acme-child", "{a}");
+        }
+        // Nothing else added, nothing dropped: the child's result exactly.
+        let got = o["structuredContent"]["got"].clone();
+        assert_eq!(
+            r,
+            json!({
+                "content": [{"type": "text", "text": "fields", "acmeBlock": "b"}],
+                "structuredContent": {"got": got},
+                "acmeTop": {"t": 1},
+                "_meta": {"com.acme/result": "r"},
+            }),
+            "{era}: {a}"
+        );
+        assert_eq!(got["arguments"], json!({"b": [2]}), "{era}: {a}");
+    }
+}
+
+/// Issue 24: the same for `resources/read`: the child's result reaches the
+/// client as the child wrote it, in both eras; for a 2026-07-28 client
+/// the mirror adds `resultType`, its `serverInfo` entry and the cache
+/// hints the child did not give.
+#[test]
+fn unknown_members_of_a_resources_read_result_cross_the_mirror_in_both_eras() {
+    let x = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        let a = c.request(json!(6), "resources/read", json!({"uri": "acme://r"}));
+        assert_eq!(a["id"], 6, "{era}: {a}");
+        let mut r = a["result"].clone();
+        let o = r.as_object_mut().unwrap();
+        if era == MODERN {
+            assert_eq!(o.remove("resultType"), Some(json!("complete")), "{a}");
+            assert!(o.remove("ttlMs").is_some(), "{a}");
+            assert!(o.remove("cacheScope").is_some(), "{a}");
+            let meta = o["_meta"].as_object_mut().unwrap();
+            let info = meta.remove("io.modelcontextprotocol/serverInfo");
+            assert_eq!(info.unwrap()["name"], "acme-child", "{a}");
+        }
+        assert_eq!(
+            r,
+            json!({
+                "contents": [{"uri": "acme://r", "text": "r", "acmeItem": [1]}],
+                "acmeRead": {"r": true},
+                "_meta": {"com.acme/read": "m"},
+            }),
+            "{era}: {a}"
+        );
+    }
+}
+
+/// Sends the notification `method` with `params` (the 2026-07-28 envelope
+/// added for a modern client); the mirror accepts it with 202.
+fn notify(c: &Client, method: &str, mut params: Value) {
+    if c.era == MODERN {
+        params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(MODERN);
+    }
+    let (status, _, body) = c.send_raw(
+        method,
+        None,
+        &json!({"jsonrpc":"2.0","method":method,"params":params}),
+    );
+    assert_eq!(status, 202, "{method}: {body}");
+}
+
+/// The notifications the child serving `c` has received, once one of
+/// method `until` is among them (they cross on a task of their own).
+fn seen_until(c: &Client, until: &str) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let a = send(c, json!("seen"), "acme/seen", json!({}));
+        let seen = a["result"]["seen"].as_array().cloned().unwrap_or_default();
+        if seen.iter().any(|n| n["method"] == until) {
+            return seen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{until} never reached the child: {a}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Issue 24: a client's extension notification reaches the child with its
+/// params as sent (unknown members, vendor `_meta`; not the 2026-07-28
+/// envelope), in both eras; `notifications/roots/list_changed` does not
+/// reach a child shared by all clients (their roots differ; the child
+/// asks within a call, and the bridge asks that call's client).
+#[test]
+fn extension_notifications_reach_the_shared_child_and_roots_changes_do_not() {
+    let x = Exposed::start();
+    for era in [HANDSHAKE, MODERN] {
+        let c = Client::new(&x.addr, era);
+        notify(&c, "notifications/roots/list_changed", json!({}));
+        let method = format!("acme/changed-{era}");
+        notify(
+            &c,
+            &method,
+            json!({"n": [1, {"deep": true}], "_meta": {"com.acme/n": "v"}}),
+        );
+        let seen = seen_until(&c, &method);
+        let got = seen
+            .iter()
+            .find(|n| n["method"] == method.as_str())
+            .unwrap();
+        assert_eq!(
+            got["params"],
+            json!({"n": [1, {"deep": true}], "_meta": {"com.acme/n": "v"}}),
+            "{era}: {seen:?}"
+        );
+        assert!(
+            !seen
+                .iter()
+                .any(|n| n["method"] == "notifications/roots/list_changed"),
+            "{era}: {seen:?}"
+        );
+    }
+}
+
+/// Issue 24 with `--child-per-session`: a handshake client's
+/// `notifications/roots/list_changed` reaches its own session's child
+/// (whose roots are that client's alone).
+#[test]
+fn roots_changes_reach_a_sessions_own_child() {
+    let x = Exposed::start_with(&["--child-per-session"]);
+    let c = Client::new(&x.addr, HANDSHAKE);
+    // The session's child starts with the session's first request.
+    let _ = seen_until(&c, "notifications/initialized");
+    notify(&c, "notifications/roots/list_changed", json!({}));
+    let seen = seen_until(&c, "notifications/roots/list_changed");
+    let n = seen
+        .iter()
+        .filter(|n| n["method"] == "notifications/roots/list_changed")
+        .count();
+    assert_eq!(n, 1, "{seen:?}");
+}
+
 /// Issue 24: a server→client request raised during an extension method
 /// reaches the client whose request caused it (handshake era: on that
 /// request's stream; 2026-07-28: as an `input_required` round).

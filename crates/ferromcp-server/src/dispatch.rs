@@ -12,6 +12,7 @@ use crate::error::{HandlerError, InputRequired};
 use crate::future::{BoxFuture, Dispatch, Reply};
 use crate::outcome::Failure;
 use crate::prompt::PromptDef;
+use crate::raw_result::{Members, Object, RawResult};
 use crate::request_state::StateBinding;
 use crate::server::{RegisteredTool, Registry, Shared};
 use crate::session::SessionState;
@@ -606,6 +607,34 @@ impl Shared {
             ))
             .await;
         }
+        if let Some(raw) = tool.def.raw.clone() {
+            let runner = move |args: &Value, cx: RequestContext| raw.call(args, cx);
+            let out = self
+                .clone()
+                .run_mrtr(
+                    "tools/call",
+                    &p.name,
+                    args,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    legacy,
+                    runner,
+                )
+                .await?;
+            return match out {
+                Mrtr::Complete(r) => Ok(self.finish_raw_tool(&tool, &id, &r, version)?),
+                Mrtr::Failed(msg) => {
+                    crate::trace::note_tool_error();
+                    Ok(self.finish(
+                        &id,
+                        CallToolResult::error(vec![ContentBlock::text(msg)]),
+                        version,
+                    ))
+                }
+                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+            };
+        }
         let runner = {
             let tool = tool.clone();
             move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
@@ -638,6 +667,164 @@ impl Shared {
             }
             Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
+    }
+
+    /// The answer to a `tools/call` whose result is already JSON text:
+    /// the same checks and additions as [`Self::check_output`],
+    /// [`sieve_call_result`] and [`Self::finish`] make on a typed result,
+    /// made on its top-level members; every other member is copied as is.
+    #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
+    pub(crate) fn finish_raw_tool(
+        &self,
+        tool: &RegisteredTool,
+        id: &RequestId,
+        r: &RawResult,
+        version: ProtocolVersion,
+    ) -> Result<Bytes, ErrorObject> {
+        let members = Members::of(r.get())?;
+        // TOOL-07: isError results skip the outputSchema check.
+        if members.get("isError").is_some_and(|v| v.get() == "true") {
+            crate::trace::note_tool_error();
+        } else {
+            #[cfg(feature = "schema-validation")]
+            if let Some(v) = &tool.output {
+                let Some(s) = members.get("structuredContent") else {
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} declares an outputSchema but returned no structuredContent",
+                        tool.def.tool.name
+                    )));
+                };
+                let s: Value = serde_json::from_str(s.get())
+                    .map_err(|e| ErrorObject::internal(e.to_string()))?;
+                if !v.is_valid(&s) {
+                    let why = v
+                        .iter_errors(&s)
+                        .next()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    return Err(ErrorObject::internal(format_args!(
+                        "tool {} returned structuredContent not matching its outputSchema: {why}",
+                        tool.def.tool.name
+                    )));
+                }
+            }
+        }
+        let minimal = Sieve::for_version(version) == Sieve::Minimal;
+        // What an old revision does not know goes, as in sieve_call_result.
+        let content = match members.get("content") {
+            Some(c) if minimal => {
+                let mut blocks: Vec<Value> = serde_json::from_str(c.get()).map_err(|e| {
+                    ErrorObject::internal(format!("the tool's result content is malformed: {e}"))
+                })?;
+                blocks.retain(|b| b["type"] != "resource_link");
+                Some(
+                    serde_json::value::to_raw_value(&blocks)
+                        .map_err(|e| ErrorObject::internal(e.to_string()))?,
+                )
+            }
+            _ => None,
+        };
+        self.splice_raw(id, &members, version, content, minimal, None)
+    }
+
+    /// The answer for a result already JSON text, from its top-level
+    /// `members`: `content` replaces the `content` member when given,
+    /// `structuredContent` goes when `drop_structured`; for a 2026-07-28
+    /// client `resultType` is added when missing, `serverInfo` stamped into
+    /// `_meta` (unless there), and the missing cache hints of `hint` added
+    /// to a complete result, as [`Self::finish_cacheable`] does; for a
+    /// handshake client `resultType` goes. Everything else is copied.
+    fn splice_raw(
+        &self,
+        id: &RequestId,
+        members: &Members<'_>,
+        version: ProtocolVersion,
+        content: Option<Box<RawValue>>,
+        drop_structured: bool,
+        hint: Option<CacheHint>,
+    ) -> Result<Bytes, ErrorObject> {
+        let modern = version.is_modern();
+        let internal = |e: serde_json::Error| ErrorObject::internal(e.to_string());
+        // META-08: serverInfo goes into the result's _meta, unless it has one.
+        let stamp = modern && self.stamp_server_info;
+        let meta = match members.get("_meta") {
+            Some(m) if stamp => {
+                let mut m: serde_json::Map<String, Value> =
+                    serde_json::from_str(m.get()).map_err(|e| {
+                        ErrorObject::internal(format!("the result's _meta is malformed: {e}"))
+                    })?;
+                if !m.contains_key(ferromcp_protocol::meta::SERVER_INFO) {
+                    let info = serde_json::to_value(&self.info).map_err(internal)?;
+                    m.insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), info);
+                }
+                Some(serde_json::value::to_raw_value(&m).map_err(internal)?)
+            }
+            _ => None,
+        };
+        let complete: &RawValue = serde_json::from_str("\"complete\"").map_err(internal)?;
+        // CACHE-01: the server's hints fill what a complete result lacks.
+        let result_type = members.get("resultType");
+        let mut hints: Vec<(&str, Box<RawValue>)> = Vec::new();
+        if let Some(h) = hint.filter(|_| modern) {
+            if result_type.is_none_or(|t| t.get() == "\"complete\"") {
+                if members.get("ttlMs").is_none() {
+                    hints.push((
+                        "ttlMs",
+                        serde_json::value::to_raw_value(&h.ttl_ms).map_err(internal)?,
+                    ));
+                }
+                if members.get("cacheScope").is_none() {
+                    hints.push((
+                        "cacheScope",
+                        serde_json::value::to_raw_value(&h.scope).map_err(internal)?,
+                    ));
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(members.0.len() + 1 + hints.len());
+        for (k, v) in &members.0 {
+            let v = match k.as_ref() {
+                "resultType" if !modern => continue,
+                "structuredContent" if drop_structured => continue,
+                "content" => content.as_deref().unwrap_or(v),
+                "_meta" => meta.as_deref().unwrap_or(v),
+                _ => v,
+            };
+            out.push((k.as_ref(), v));
+        }
+        if modern && result_type.is_none() {
+            out.push(("resultType", complete));
+        }
+        out.extend(hints.iter().map(|(k, v)| (*k, &**v)));
+        let mut bytes = to_vec(&OutgoingResult::new(id, Object(out)));
+        // As in finish: the result is not empty (it has resultType), so the
+        // pre-serialized `,"_meta":{…}` member goes before its closing brace.
+        if stamp && members.get("_meta").is_none() && bytes.ends_with(b"}}") {
+            bytes.truncate(bytes.len() - 2);
+            bytes.extend_from_slice(&self.server_info_member);
+            bytes.extend_from_slice(b"}}");
+        }
+        Ok(Bytes::from(bytes))
+    }
+
+    /// The answer to a `resources/read` whose result is already JSON text
+    /// (see [`Self::splice_raw`]); it must be an object with distinct
+    /// member names.
+    pub(crate) fn finish_raw_read(
+        &self,
+        id: &RequestId,
+        r: &RawResult,
+        version: ProtocolVersion,
+    ) -> Result<Bytes, ErrorObject> {
+        let members = Members::of(r.get())?;
+        self.splice_raw(
+            id,
+            &members,
+            version,
+            None,
+            false,
+            Some(self.cache_hints.resources_read),
+        )
     }
 
     #[cfg_attr(not(feature = "schema-validation"), allow(unused_variables))]
@@ -736,13 +923,13 @@ impl Shared {
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let (handler, vars) = {
+        let (handler, raw, vars) = {
             if let Some(d) = reg.resource(&p.uri) {
-                (d.handler.clone(), Default::default())
+                (d.handler.clone(), d.raw.clone(), Default::default())
             } else {
                 let found = reg.templates.iter().find_map(|t| {
                     let vars = t.compiled.as_ref()?.match_uri(&p.uri)?;
-                    Some((t.handler.clone(), vars))
+                    Some((t.handler.clone(), t.raw.clone(), vars))
                 });
                 match found {
                     Some(f) => f,
@@ -750,6 +937,36 @@ impl Shared {
                 }
             }
         };
+        if let Some(raw) = raw {
+            let uri = p.uri.clone();
+            let runner = move |_v: &Value, cx: RequestContext| {
+                raw.read(
+                    crate::resource::ResourceRequest {
+                        uri: uri.clone(),
+                        vars: vars.clone(),
+                    },
+                    cx,
+                )
+            };
+            return match self
+                .clone()
+                .run_mrtr(
+                    "resources/read",
+                    &p.uri,
+                    Value::Null,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    legacy,
+                    runner,
+                )
+                .await?
+            {
+                Mrtr::Complete(r) => Ok(self.finish_raw_read(&id, &r, version)?),
+                Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
+                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+            };
+        }
         let uri = p.uri.clone();
         let runner = move |_v: &Value, cx: RequestContext| {
             handler.read(
@@ -1187,6 +1404,153 @@ mod tests {
         ))
         .expect("json");
         assert!(old["result"].get("resultType").is_none() && old["result"].get("_meta").is_none());
+    }
+
+    fn raw_tool_server(output: Option<Value>) -> crate::Server {
+        let mut b = crate::tool("relay");
+        if let Some(Value::Object(o)) = output {
+            b = b.output_schema(o);
+        }
+        let t = b.raw_result_handler(|_a, _cx: RequestContext| async move {
+            Err::<RawResult, _>(HandlerError::Protocol(ErrorObject::internal("unused")))
+        });
+        crate::Server::builder("s", "1.0")
+            .tool(t)
+            .build()
+            .expect("build")
+    }
+
+    fn raw_answer(server: &crate::Server, json: &str, v: ProtocolVersion) -> Result<Value, i64> {
+        let shared = &server.shared;
+        let reg = shared.registry();
+        let tool = reg.tool("relay").expect("tool");
+        let raw = RawResult::from_string(json.to_owned()).map_err(|e| e.code.0)?;
+        let bytes = shared
+            .finish_raw_tool(tool, &RequestId::number(7), &raw, v)
+            .map_err(|e| e.code.0)?;
+        Ok(serde_json::from_slice(&bytes).expect("the answer is JSON"))
+    }
+
+    // META-08, TOOL-07
+    #[test]
+    fn raw_tool_results_keep_unknown_members_and_get_what_typed_ones_get() {
+        let server = raw_tool_server(None);
+        let json = r#"{"content":[{"type":"text","text":"hi","x-block":1},{"type":"resource_link","uri":"a:b","name":"b"}],"structuredContent":{"k":1},"x-new":{"deep":[1,2]},"_meta":{"acme/trace":"t1"}}"#;
+        let modern = raw_answer(&server, json, ProtocolVersion::V2026_07_28).expect("ok");
+        let r = &modern["result"];
+        assert_eq!(modern["id"], 7);
+        assert_eq!(r["x-new"], serde_json::json!({"deep":[1,2]}));
+        assert_eq!(r["content"][0]["x-block"], 1);
+        assert_eq!(r["_meta"]["acme/trace"], "t1");
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(
+            r["_meta"]["io.modelcontextprotocol/serverInfo"],
+            serde_json::json!({"name":"s","version":"1.0"})
+        );
+        // Without _meta the pre-serialized member is appended, as typed.
+        let bare = raw_answer(
+            &server,
+            r#"{"content":[],"x":true}"#,
+            ProtocolVersion::V2026_07_28,
+        )
+        .expect("ok");
+        let typed: Value = serde_json::from_slice(&server.shared.finish(
+            &RequestId::number(7),
+            CallToolResult::success(vec![]),
+            ProtocolVersion::V2026_07_28,
+        ))
+        .expect("json");
+        assert_eq!(bare["result"]["_meta"], typed["result"]["_meta"]);
+        assert_eq!(bare["result"]["x"], true);
+        // Handshake era: no resultType, no serverInfo, the child's _meta as is.
+        let old = raw_answer(
+            &server,
+            &json.replace("\"content\"", "\"resultType\":\"complete\",\"content\""),
+            ProtocolVersion::V2025_11_25,
+        )
+        .expect("ok");
+        assert!(old["result"].get("resultType").is_none());
+        assert_eq!(
+            old["result"]["_meta"],
+            serde_json::json!({"acme/trace":"t1"})
+        );
+        assert_eq!(old["result"]["content"][1]["type"], "resource_link");
+        // The oldest revisions lose structuredContent and resource links.
+        let minimal = raw_answer(&server, json, ProtocolVersion::V2025_03_26).expect("ok");
+        assert!(minimal["result"].get("structuredContent").is_none());
+        assert_eq!(
+            minimal["result"]["content"].as_array().map(Vec::len),
+            Some(1)
+        );
+        assert_eq!(minimal["result"]["x-new"]["deep"][1], 2);
+    }
+
+    // CACHE-01, META-08
+    #[test]
+    fn raw_read_results_get_the_missing_cache_hints_and_keep_the_rest() {
+        let server = raw_tool_server(None);
+        let shared = &server.shared;
+        let id = RequestId::number(3);
+        let read = |json: &str, v| -> Value {
+            let raw = RawResult::from_string(json.to_owned()).expect("object");
+            let bytes = shared.finish_raw_read(&id, &raw, v).expect("answer");
+            serde_json::from_slice(&bytes).expect("json")
+        };
+        let json = r#"{"contents":[{"uri":"a:b","text":"t","x-item":1}],"x-read":2,"ttlMs":5}"#;
+        let typed: Value = serde_json::from_slice(&shared.finish_cacheable(
+            &id,
+            ferromcp_protocol::types::ReadResourceResult {
+                contents: vec![],
+                ttl_ms: Some(5),
+                ..Default::default()
+            },
+            shared.cache_hints.resources_read,
+            ProtocolVersion::V2026_07_28,
+        ))
+        .expect("json");
+        let modern = read(json, ProtocolVersion::V2026_07_28);
+        let r = &modern["result"];
+        assert_eq!(r["ttlMs"], 5, "the child's own hint kept: {r}");
+        assert_eq!(r["cacheScope"], typed["result"]["cacheScope"], "{r}");
+        assert_eq!(r["x-read"], 2);
+        assert_eq!(r["contents"][0]["x-item"], 1);
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"], typed["result"]["_meta"]);
+        let old = read(json, ProtocolVersion::V2025_11_25);
+        assert!(old["result"].get("cacheScope").is_none(), "{old}");
+        assert!(old["result"].get("_meta").is_none(), "{old}");
+        assert_eq!(old["result"]["x-read"], 2);
+    }
+
+    #[test]
+    fn raw_tool_results_that_are_not_sound_objects_are_internal_errors() {
+        let server = raw_tool_server(None);
+        let v = ProtocolVersion::V2026_07_28;
+        for bad in [
+            "[1]",
+            "\"x\"",
+            "{\"content\":[],\"content\":[]}",
+            "{\"_meta\":3}",
+        ] {
+            assert_eq!(raw_answer(&server, bad, v).err(), Some(-32603), "{bad}");
+        }
+    }
+
+    #[cfg(feature = "schema-validation")]
+    #[test]
+    fn raw_tool_results_are_checked_against_the_output_schema() {
+        let schema = serde_json::json!({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]});
+        let server = raw_tool_server(Some(schema));
+        let v = ProtocolVersion::V2026_07_28;
+        assert!(raw_answer(&server, r#"{"content":[],"structuredContent":{"n":1}}"#, v).is_ok());
+        for bad in [
+            r#"{"content":[],"structuredContent":{"n":"x"}}"#,
+            r#"{"content":[]}"#,
+        ] {
+            assert_eq!(raw_answer(&server, bad, v).err(), Some(-32603), "{bad}");
+        }
+        // An error result is not checked.
+        assert!(raw_answer(&server, r#"{"content":[],"isError":true}"#, v).is_ok());
     }
 
     #[test]

@@ -66,6 +66,7 @@
 
 mod admit;
 mod apps;
+mod client_notification;
 mod context;
 mod dispatch;
 mod elicit;
@@ -81,6 +82,7 @@ pub mod notify;
 mod otel;
 mod outcome;
 mod prompt;
+mod raw_result;
 pub mod request_state;
 mod resource;
 #[cfg(feature = "fs")]
@@ -101,6 +103,7 @@ pub mod transport;
 pub use ferromcp_protocol::uri_template;
 
 pub use apps::{UiResourceBuilder, ui_resource};
+pub use client_notification::ClientNotification;
 pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
@@ -110,6 +113,7 @@ pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,
     prompt, prompt_from,
 };
+pub use raw_result::RawResult;
 pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,

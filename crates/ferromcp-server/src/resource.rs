@@ -33,6 +33,7 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::future::BoxFuture;
+use crate::raw_result::RawResult;
 use crate::state::{State, StateNeed};
 use crate::uri_template::UriTemplate;
 use ferromcp_protocol::types::{
@@ -141,6 +142,55 @@ pub trait ResourceHandler: Send + Sync + 'static {
     ) -> BoxFuture<Result<ReadResourceResult, HandlerError>>;
 }
 
+/// The server's side of a raw-result reader.
+pub(crate) trait RawReadHandler: Send + Sync + 'static {
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<RawResult, HandlerError>>;
+}
+
+/// A raw-result reader function, shared by the raw path and its typed
+/// adapter.
+struct RawRead<F>(Arc<F>);
+
+impl<F, Fut> RawReadHandler for RawRead<F>
+where
+    F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+{
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<RawResult, HandlerError>> {
+        Box::pin((self.0)(req, cx))
+    }
+}
+
+impl<F, Fut> ResourceHandler for RawRead<F>
+where
+    F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+{
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
+        let fut = (self.0)(req, cx);
+        Box::pin(async move {
+            let raw = fut.await?;
+            serde_json::from_str(raw.get()).map_err(|e| {
+                HandlerError::Protocol(ferromcp_protocol::ErrorObject::internal(format!(
+                    "the resources/read result is malformed: {e}"
+                )))
+            })
+        })
+    }
+}
+
 /// A handler and the declared MIME type (for [`complete`]).
 struct FnResource<F>(F, Option<Arc<str>>);
 
@@ -195,6 +245,8 @@ pub struct ResourceDef {
     pub(crate) handler: Arc<dyn ResourceHandler>,
     /// State types the handler takes (checked at registration).
     pub(crate) state_needs: Vec<StateNeed>,
+    /// A reader whose result is already JSON text ([`ResourceDef::raw`]).
+    pub(crate) raw: Option<Arc<dyn RawReadHandler>>,
 }
 
 impl std::fmt::Debug for ResourceDef {
@@ -210,6 +262,26 @@ impl ResourceDef {
     pub fn definition(&self) -> &Resource {
         &self.resource
     }
+
+    /// A resource listed as `resource` whose reader returns the
+    /// `resources/read` result as JSON text, for a relay: its members
+    /// reach the client as they are (unknown ones included; no `uri` or
+    /// `mimeType` is filled in). The server still sets `resultType`,
+    /// stamps `serverInfo` and fills the missing cache hints for
+    /// 2026-07-28 clients, as for any result.
+    pub fn raw<F, Fut>(resource: Resource, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+    {
+        let f = Arc::new(handler);
+        Self {
+            resource,
+            handler: Arc::new(RawRead(f.clone())),
+            state_needs: Vec::new(),
+            raw: Some(Arc::new(RawRead(f))),
+        }
+    }
     /// A resource listed as `resource` and read by `handler`.
     pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
     where
@@ -222,6 +294,7 @@ impl ResourceDef {
             resource,
             handler: Arc::new(FnResource(handler, mime)),
             state_needs: Vec::new(),
+            raw: None,
         }
     }
 }
@@ -235,6 +308,8 @@ pub struct TemplateDef {
     pub(crate) handler: Arc<dyn ResourceHandler>,
     /// State types the handler takes (checked at registration).
     pub(crate) state_needs: Vec<StateNeed>,
+    /// A reader whose result is already JSON text ([`TemplateDef::raw`]).
+    pub(crate) raw: Option<Arc<dyn RawReadHandler>>,
 }
 
 impl std::fmt::Debug for TemplateDef {
@@ -262,6 +337,19 @@ impl TemplateDef {
         Self::compile(template, Arc::new(FnResource(handler, mime)), Vec::new())
     }
 
+    /// A template whose reader returns the `resources/read` result as
+    /// JSON text (see [`ResourceDef::raw`]).
+    pub fn raw<F, Fut>(template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+    {
+        let f = Arc::new(handler);
+        let mut t = Self::compile(template, Arc::new(RawRead(f.clone())), Vec::new());
+        t.raw = Some(Arc::new(RawRead(f)));
+        t
+    }
+
     fn compile(
         template: ResourceTemplate,
         handler: Arc<dyn ResourceHandler>,
@@ -283,6 +371,7 @@ impl TemplateDef {
             error,
             handler,
             state_needs,
+            raw: None,
         }
     }
 }
@@ -429,6 +518,7 @@ impl ResourceBuilder {
             resource: self.resource,
             handler: Arc::new(FnResourceState(f, std::marker::PhantomData, mime)),
             state_needs: vec![StateNeed::of::<S>()],
+            raw: None,
         }
     }
 }

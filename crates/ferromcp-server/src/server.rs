@@ -348,6 +348,9 @@ pub(crate) struct Shared {
     /// The handler of methods the server does not implement
     /// ([`ServerBuilder::fallback`]); `None`: they are -32601.
     pub(crate) fallback: Option<Arc<dyn FallbackHandler>>,
+    /// The hook for client notifications the server does not act on
+    /// ([`ServerBuilder::on_notification`]).
+    pub(crate) on_notification: Option<crate::client_notification::NotificationHook>,
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -777,6 +780,7 @@ pub struct ServerBuilder {
     layers: Vec<Arc<dyn crate::middleware::RpcLayer>>,
     skills: crate::skills::wire::SkillsConfig,
     fallback: Option<Arc<dyn FallbackHandler>>,
+    on_notification: Option<crate::client_notification::NotificationHook>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -816,6 +820,7 @@ impl ServerBuilder {
             layers: Vec::new(),
             skills: crate::skills::wire::SkillsConfig::default(),
             fallback: None,
+            on_notification: None,
         }
     }
 
@@ -841,6 +846,19 @@ impl ServerBuilder {
     /// call replaces the handler.
     pub fn fallback(mut self, handler: impl FallbackHandler) -> Self {
         self.fallback = Some(Arc::new(handler));
+        self
+    }
+
+    /// Calls `hook` with each client notification the server does not act
+    /// on itself (every one but `notifications/cancelled` and
+    /// `notifications/initialized`) that arrives over Streamable HTTP,
+    /// instead of dropping it; see [`crate::ClientNotification`]. A
+    /// second call replaces the hook.
+    pub fn on_notification(
+        mut self,
+        hook: impl Fn(crate::ClientNotification) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_notification = Some(Arc::new(hook));
         self
     }
 
@@ -1250,6 +1268,7 @@ impl ServerBuilder {
                 app_state: self.app_state,
                 rpc: crate::middleware::stack(&self.layers),
                 fallback: self.fallback,
+                on_notification: self.on_notification,
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,

@@ -27,6 +27,7 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::field_order;
+use crate::raw_result::{RawFn, RawResult, RawToolHandler};
 use crate::state::{State, StateNeed};
 use crate::tasks::support::{TaskCreation, TaskSupport};
 use ferromcp_protocol::types::{
@@ -153,6 +154,10 @@ pub struct ToolDef {
     pub(crate) task_creation: TaskCreation,
     /// State types the handler takes (checked at registration).
     pub(crate) state_needs: Vec<StateNeed>,
+    /// A handler whose result is already JSON text (see
+    /// [`ToolBuilder::raw_result_handler`]); `handler` is then its typed
+    /// adapter, used when the call runs as a task.
+    pub(crate) raw: Option<Arc<dyn RawToolHandler>>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -367,6 +372,7 @@ impl ToolBuilder {
             task_support: self.task_support,
             task_creation: self.task_creation,
             state_needs: Vec::new(),
+            raw: None,
         }
     }
 
@@ -418,6 +424,7 @@ impl ToolBuilder {
             task_support: self.task_support,
             task_creation: self.task_creation,
             state_needs: vec![StateNeed::of::<S>()],
+            raw: None,
         }
     }
 
@@ -434,6 +441,42 @@ impl ToolBuilder {
             task_support: self.task_support,
             task_creation: self.task_creation,
             state_needs: Vec::new(),
+            raw: None,
+        }
+    }
+
+    /// Finishes with a handler receiving the raw arguments object and
+    /// returning its result as JSON text, for a tool that relays another
+    /// server's answer: the result's members reach the client as they
+    /// are (unknown ones included) instead of passing through
+    /// [`CallToolResult`]. The server still sets `resultType` and stamps
+    /// `serverInfo` into `_meta` for 2026-07-28 clients, drops what an
+    /// older client's revision does not know, and checks the
+    /// `outputSchema` if the tool declares one. A call run as a task gets
+    /// the result typed (unknown members dropped).
+    ///
+    /// ```
+    /// use ferromcp_server::{HandlerError, RawResult, RequestContext, Server, tool};
+    ///
+    /// let relay = tool("relay").raw_result_handler(|_args, _cx: RequestContext| async move {
+    ///     let json = r#"{"content":[{"type":"text","text":"hi"}],"vendorExtra":1}"#;
+    ///     RawResult::from_string(json.to_owned()).map_err(HandlerError::Protocol)
+    /// });
+    /// assert!(Server::builder("relay", "1.0.0").tool(relay).build().is_ok());
+    /// ```
+    pub fn raw_result_handler<F, Fut>(self, f: F) -> ToolDef
+    where
+        F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(RawFn(f.clone())),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: Vec::new(),
+            raw: Some(Arc::new(RawFn(f))),
         }
     }
 }

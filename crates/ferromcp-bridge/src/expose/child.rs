@@ -32,9 +32,13 @@ use super::{Report, Settings};
 /// A progress callback: (progress, total, message).
 pub(crate) type ProgressSink = Box<dyn Fn(f64, Option<f64>, Option<String>) + Send + Sync>;
 
+/// The child's answer to a call: its `result` as the child wrote it, or
+/// its `error`.
+pub(crate) type Reply = Result<Box<RawValue>, ErrorObject>;
+
 /// One call waiting for the child's answer.
 pub(crate) struct Pending {
-    done: oneshot::Sender<Result<Value, ErrorObject>>,
+    done: oneshot::Sender<Reply>,
     progress: Option<ProgressSink>,
 }
 
@@ -150,7 +154,13 @@ impl Link {
         let mut call = self.start(method, params, progress, false).await?;
         loop {
             match call.wait(cancel.as_ref()).await {
-                Wait::Answer(a) => return a,
+                Wait::Answer(a) => {
+                    return serde_json::from_str(a?.get()).map_err(|e| {
+                        ErrorObject::internal(format!(
+                            "the stdio server's {method} result is malformed: {e}"
+                        ))
+                    });
+                }
                 Wait::Ask(ask) => {
                     self.respond(&ask.id, Err(ErrorObject::method_not_found(&ask.method)))
                         .await
@@ -518,7 +528,7 @@ pub(crate) struct Ask {
 /// What [`Call::wait`] ended with.
 pub(crate) enum Wait {
     /// The child's answer (or why there is none).
-    Answer(Result<Value, ErrorObject>),
+    Answer(Reply),
     /// The child asks the caller something first.
     Ask(Ask),
 }
@@ -529,7 +539,7 @@ pub(crate) struct Call {
     link: Arc<Link>,
     local: RequestId,
     stdin: Arc<Outbox>,
-    rx: oneshot::Receiver<Result<Value, ErrorObject>>,
+    rx: oneshot::Receiver<Reply>,
     asks: mpsc::Receiver<Ask>,
     finished: bool,
 }
@@ -625,8 +635,8 @@ fn encode(msg: &impl serde::Serialize) -> Vec<u8> {
 /// JSON-RPC response with exactly one of them).
 #[derive(serde::Deserialize)]
 struct Answer<'a> {
-    #[serde(default)]
-    result: Option<Value>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
     // `"error": null` is an error too (a malformed one), not an absent one.
     #[serde(borrow, default, deserialize_with = "present")]
     error: Option<&'a RawValue>,
@@ -636,15 +646,15 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValu
     <&RawValue as serde::Deserialize>::deserialize(d).map(Some)
 }
 
-/// The outcome a call gets from the child's answer: its `result` parsed
-/// once and moved, not copied, or its `error`.
-fn answer(bytes: &[u8]) -> Result<Value, ErrorObject> {
+/// The outcome a call gets from the child's answer: its `result` as the
+/// child wrote it (valid JSON, not parsed into a `Value`), or its `error`.
+fn answer(bytes: &[u8]) -> Reply {
     let malformed = || ErrorObject::internal("the stdio server sent a malformed error");
     match serde_json::from_slice::<Answer<'_>>(bytes) {
         Ok(Answer { error: Some(e), .. }) => {
             Err(serde_json::from_str::<ErrorObject>(e.get()).unwrap_or_else(|_| malformed()))
         }
-        Ok(Answer { result, .. }) => Ok(result.unwrap_or(Value::Null)),
+        Ok(Answer { result, .. }) => Ok(result.unwrap_or(RawValue::NULL).to_owned()),
         Err(_) => Err(malformed()),
     }
 }
@@ -790,7 +800,7 @@ mod tests {
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}).to_string();
         link.line(answer.as_bytes()).await;
         match call.wait(None).await {
-            Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": true})),
+            Wait::Answer(Ok(v)) => assert_eq!(v.get(), r#"{"ok":true}"#),
             _ => panic!("no answer"),
         }
     }
@@ -817,23 +827,31 @@ mod tests {
         let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"ok": 1}}).to_string();
         link.line(answer.as_bytes()).await;
         match sent.wait(None).await {
-            Wait::Answer(Ok(v)) => assert_eq!(v, json!({"ok": 1})),
+            Wait::Answer(Ok(v)) => assert_eq!(v.get(), r#"{"ok":1}"#),
             _ => panic!("the call sent before lost its answer"),
         }
     }
 
     #[test]
-    fn answers_are_parsed_once_and_a_null_error_is_malformed() {
+    fn answers_keep_the_childs_bytes_and_a_null_error_is_malformed() {
+        let text = |r: Reply| r.map(|v| v.get().to_owned());
+        // The result's bytes as the child wrote them.
         assert_eq!(
-            answer(br#"{"jsonrpc":"2.0","id":1,"result":{"a":[1,2]}}"#),
-            Ok(json!({"a": [1, 2]}))
+            text(answer(
+                br#"{"jsonrpc":"2.0","id":1,"result":{"a": [1,2],"x-new":{}}}"#
+            )),
+            Ok(r#"{"a": [1,2],"x-new":{}}"#.to_owned())
         );
         assert_eq!(
-            answer(br#"{"jsonrpc":"2.0","id":1,"result":null}"#),
-            Ok(Value::Null)
+            text(answer(br#"{"jsonrpc":"2.0","id":1,"result":null}"#)),
+            Ok("null".to_owned())
+        );
+        assert_eq!(
+            text(answer(br#"{"jsonrpc":"2.0","id":1}"#)),
+            Ok("null".to_owned())
         );
         let e = answer(br#"{"id":1,"jsonrpc":"2.0","error":{"code":-32602,"message":"bad"}}"#);
-        assert_eq!(e.map_err(|e| e.message), Err("bad".to_owned()));
+        assert_eq!(e.err().map(|e| e.message), Some("bad".to_owned()));
         for malformed in [
             &br#"{"jsonrpc":"2.0","id":1,"error":null}"#[..],
             br#"{"jsonrpc":"2.0","id":1,"error":{"code":"x"}}"#,

@@ -25,14 +25,15 @@ use crate::ToolFilter;
 use child::{Call, Link, Wait};
 use ferromcp_protocol::types::InputRequest;
 use ferromcp_protocol::types::{
-    CallToolResult, CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CompleteRequestParams, Completion, GetPromptResult, Implementation, Prompt, Resource,
+    ResourceTemplate, Tool,
 };
 use ferromcp_protocol::{ErrorObject, RequestId};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use ferromcp_server::{
-    FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef, RequestContext,
-    ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from, tool_from,
+    ClientNotification, FallbackRequest, HandlerError, InputRequired, PromptArgs, PromptDef,
+    RawResult, RequestContext, ResourceDef, ResourceRequest, Server, TemplateDef, prompt_from,
+    tool_from,
 };
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -323,6 +324,12 @@ impl Expose {
                 async move { passthrough(&x, req, cx).await }
             });
         }
+        let nx = x.clone();
+        let open = self.filter.is_open();
+        b = b.on_notification(move |n: ClientNotification| {
+            let x = nx.clone();
+            tokio::spawn(async move { pass_notification(&x, n, open).await });
+        });
         let server = b.build().map_err(crate::Error::config)?;
         // Tools are added one by one, so one the server refuses (an
         // invalid schema) is reported and left out instead of stopping
@@ -512,12 +519,8 @@ async fn list_tools(link: &Arc<Link>) -> Result<Vec<Tool>, String> {
     ))
 }
 
-/// Forwards a request to the child and types its result. A request the
-/// child sends meanwhile (elicitation, sampling, roots) is asked of this
-/// caller: the handler returns it as input required, the call waits in
-/// [`Parked`], and the handler's next run (with the caller's answer and
-/// the server-sealed state naming the parked call) answers the child and
-/// goes on waiting.
+/// Forwards a request to the child and types its result (see
+/// [`forward_raw`]).
 async fn forward<T: serde::de::DeserializeOwned>(
     x: &Shared,
     method: &str,
@@ -525,6 +528,38 @@ async fn forward<T: serde::de::DeserializeOwned>(
     cx: &RequestContext,
     progress: Option<child::ProgressSink>,
 ) -> Result<T, HandlerError> {
+    let r = forward_raw(x, method, params, cx, progress).await?;
+    serde_json::from_str::<T>(r.get()).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "the stdio server's {method} result is malformed: {e}"
+        )))
+    })
+}
+
+/// Whether a child's result is an `input_required` round (2026-07-28).
+fn is_input_required(r: &serde_json::value::RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Peek<'a> {
+        #[serde(rename = "resultType", borrow, default)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_str::<Peek<'_>>(r.get())
+        .is_ok_and(|p| p.result_type.as_deref() == Some("input_required"))
+}
+
+/// Forwards a request to the child and returns its result as the child
+/// wrote it. A request the child sends meanwhile (elicitation, sampling, roots) is asked of this
+/// caller: the handler returns it as input required, the call waits in
+/// [`Parked`], and the handler's next run (with the caller's answer and
+/// the server-sealed state naming the parked call) answers the child and
+/// goes on waiting.
+async fn forward_raw(
+    x: &Shared,
+    method: &str,
+    params: Value,
+    cx: &RequestContext,
+    progress: Option<child::ProgressSink>,
+) -> Result<Box<serde_json::value::RawValue>, HandlerError> {
     let cancel = cx.cancellation_token();
     let mut params = params;
     pass_meta(&mut params, cx);
@@ -581,14 +616,11 @@ async fn forward<T: serde::de::DeserializeOwned>(
         match call.wait(Some(&cancel)).await {
             Wait::Answer(r) => {
                 let r = r.map_err(HandlerError::Protocol)?;
-                if r["resultType"] == "input_required" {
+                if is_input_required(&r) {
+                    let r: Value = serde_json::from_str(r.get()).unwrap_or(Value::Null);
                     return Err(child_input_required(&r, cx));
                 }
-                return serde_json::from_value::<T>(r).map_err(|e| {
-                    HandlerError::Protocol(ErrorObject::internal(format!(
-                        "the stdio server's {method} result is malformed: {e}"
-                    )))
-                });
+                return Ok(r);
             }
             Wait::Ask(ask) => match input_request(&ask) {
                 Ok(req) if req.is_allowed_by(cx.client_capabilities()) => {
@@ -764,24 +796,43 @@ impl Shared {
 /// A resource of the mirror server, read from the child.
 fn resource_forwarder(r: Resource, x: &Arc<Shared>) -> ResourceDef {
     let x = x.clone();
-    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
+    ResourceDef::raw(r, move |req: ResourceRequest, cx: RequestContext| {
         let x = x.clone();
-        async move {
-            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
-                .await
-        }
+        async move { read(&x, req, cx).await }
     })
 }
 
 /// A resource template of the mirror server, read from the child.
 fn template_forwarder(t: ResourceTemplate, x: &Arc<Shared>) -> TemplateDef {
     let x = x.clone();
-    TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
+    TemplateDef::raw(t, move |req: ResourceRequest, cx: RequestContext| {
         let x = x.clone();
-        async move {
-            forward::<ReadResourceResult>(&x, "resources/read", json!({"uri": req.uri}), &cx, None)
-                .await
-        }
+        async move { read(&x, req, cx).await }
+    })
+}
+
+/// Forwards one `resources/read` to the child; its result goes to the
+/// client as the child wrote it (as for [`call`]).
+async fn read(
+    x: &Shared,
+    req: ResourceRequest,
+    cx: RequestContext,
+) -> Result<RawResult, HandlerError> {
+    let r = forward_raw(x, "resources/read", json!({"uri": req.uri}), &cx, None).await?;
+    raw_result(r, "resources/read")
+}
+
+/// The child's result of `method` as a [`RawResult`]: a JSON object, or
+/// an internal error for the client.
+fn raw_result(
+    r: Box<serde_json::value::RawValue>,
+    method: &str,
+) -> Result<RawResult, HandlerError> {
+    RawResult::new(r).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::internal(format!(
+            "the stdio server's {method} result is malformed: {}",
+            e.message
+        )))
     })
 }
 
@@ -811,29 +862,32 @@ fn forwarder(t: Tool, x: &Arc<Shared>) -> ferromcp_server::ToolDef {
     let name = t.name.clone();
     let b = tool_from(t.name.clone(), t);
     let x = x.clone();
-    b.raw_handler(move |args, cx: RequestContext| {
+    b.raw_result_handler(move |args, cx: RequestContext| {
         let x = x.clone();
         let name = name.clone();
         async move { call(&x, &name, args, cx).await }
     })
 }
 
-/// Forwards one `tools/call` to the child.
+/// Forwards one `tools/call` to the child; its result goes to the client
+/// as the child wrote it (unknown members included), the server adding
+/// only what it adds to every result.
 async fn call(
     x: &Shared,
     name: &str,
     args: ferromcp_protocol::types::JsonObject,
     cx: RequestContext,
-) -> Result<CallToolResult, HandlerError> {
+) -> Result<RawResult, HandlerError> {
     let progress = progress_sink(&cx);
-    forward(
+    let r = forward_raw(
         x,
         "tools/call",
         json!({"name": name, "arguments": args}),
         &cx,
         progress,
     )
-    .await
+    .await?;
+    raw_result(r, "tools/call")
 }
 
 /// The `_meta` keys of the 2026-07-28 envelope: the mirror answers for
@@ -864,18 +918,74 @@ async fn passthrough(
     }
     // JSON-RPC params are an object or an array; none becomes `{}`.
     let mut params = params.unwrap_or_else(|| json!({}));
+    strip_envelope(&mut params);
+    let progress = progress_sink(&cx);
+    forward(x, &method, params, &cx, progress).await
+}
+
+/// Removes the 2026-07-28 envelope's `_meta` entries from `params` (and
+/// `_meta` when nothing else is left in it).
+fn strip_envelope(params: &mut Value) {
     if let Some(Value::Object(meta)) = params.get_mut("_meta") {
         for k in ENVELOPE_KEYS {
             meta.remove(k);
         }
         if meta.is_empty() {
-            if let Value::Object(p) = &mut params {
+            if let Value::Object(p) = params {
                 p.remove("_meta");
             }
         }
     }
-    let progress = progress_sink(&cx);
-    forward(x, &method, params, &cx, progress).await
+}
+
+/// Passes a client's notification on to the child, by this rule:
+/// `notifications/roots/list_changed` only to the client's own session
+/// child (`--child-per-session`, once that child runs): a shared child
+/// serves many clients, each with its own roots, and asks for roots
+/// within a call (the bridge routes that `roots/list` to the caller), so
+/// one client's change says nothing about the roots the next call will
+/// see; an extension notification (a method the protocol does not
+/// define) to the child serving the session (its own with
+/// `--child-per-session`, else the shared one), params as sent minus the
+/// 2026-07-28 envelope, unless a tool filter is set (as for extension
+/// requests); `notifications/progress` and any other protocol
+/// notification is the mirror's and stays there.
+async fn pass_notification(x: &Shared, n: ClientNotification, open: bool) {
+    let method = n.method();
+    let link = if method == ferromcp_protocol::method::NOTIFICATIONS_ROOTS_LIST_CHANGED {
+        match (&x.sessions, n.session_id()) {
+            (Some(s), Some(id)) => s.existing(id),
+            _ => None,
+        }
+    } else if !open || is_protocol_notification(method) {
+        None
+    } else {
+        match (&x.sessions, n.session_id()) {
+            (Some(s), Some(id)) => s.link(id).await.ok(),
+            _ => Some(x.link.clone()),
+        }
+    };
+    let Some(link) = link else {
+        return;
+    };
+    let (method, params) = n.into_parts();
+    let mut params = params.unwrap_or_else(|| json!({}));
+    strip_envelope(&mut params);
+    link.notify(&method, params).await;
+}
+
+/// Whether `method` is (a disguise of) a notification the protocol
+/// defines for clients.
+fn is_protocol_notification(method: &str) -> bool {
+    use ferromcp_protocol::method as m;
+    let plain = method.trim().to_ascii_lowercase();
+    [
+        m::NOTIFICATIONS_CANCELLED,
+        m::NOTIFICATIONS_INITIALIZED,
+        m::NOTIFICATIONS_PROGRESS,
+        m::NOTIFICATIONS_ROOTS_LIST_CHANGED,
+    ]
+    .contains(&plain.as_str())
 }
 
 /// Whether `method` is a method the mirror serves itself in disguise

@@ -118,6 +118,11 @@ impl Sessions {
         });
     }
 
+    /// The child of `session` if it has one already (none is started).
+    pub(crate) fn existing(&self, session: &str) -> Option<Arc<Link>> {
+        self.touch(session)
+    }
+
     /// Stops every session child (shutdown).
     pub(crate) fn stop_all(&self) {
         for (_, (link, _)) in self.lock().drain() {

@@ -204,6 +204,33 @@ pub(super) async fn post(
     }
 }
 
+/// Gives a client notification the server does not act on to the
+/// [`crate::ServerBuilder::on_notification`] hook, if there is one.
+pub(super) fn hand_to_hook(
+    shared: &crate::server::Shared,
+    n: &ferromcp_protocol::jsonrpc::Notification<'_>,
+    session: Option<&str>,
+) {
+    let Some(hook) = &shared.on_notification else {
+        return;
+    };
+    if crate::client_notification::is_own(&n.method) {
+        return;
+    }
+    // Params that are not JSON are not handed on (the message parsed, so
+    // they are; the fallback keeps this total).
+    let params = match n.params.map(|p| serde_json::from_str::<Value>(p.get())) {
+        Some(Ok(v)) => Some(v),
+        Some(Err(_)) => return,
+        None => None,
+    };
+    hook(crate::ClientNotification::new(
+        n.method.to_string(),
+        params,
+        session.map(str::to_owned),
+    ));
+}
+
 /// Acts on a client notification or response in `session` on this
 /// replica. True when it concerns a request this process neither runs nor
 /// sent (a `notifications/cancelled` for a request another replica runs,
@@ -258,6 +285,9 @@ async fn deliver(
     session: &HttpSession,
     msg: &Message<'_>,
 ) -> Result<(), Response<McpBody>> {
+    if let Message::Notification(n) = msg {
+        hand_to_hook(&inner.shared, n, Some(&session.id));
+    }
     // Without shared sessions nobody else can have it: dropped, as before.
     if !act(session, msg) || inner.shared.shared_sessions.is_none() {
         return Ok(());

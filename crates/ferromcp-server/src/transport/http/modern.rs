@@ -35,6 +35,9 @@ pub(super) async fn modern(
             );
             return match verdict {
                 Ok(_) => {
+                    if let Message::Notification(n) = &msg {
+                        super::legacy::hand_to_hook(shared, n, None);
+                    }
                     let mut r = Response::new(McpBody::empty());
                     *r.status_mut() = StatusCode::ACCEPTED;
                     r
