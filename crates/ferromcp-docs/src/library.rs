@@ -196,7 +196,8 @@ pub struct SearchPage {
     pub results: Vec<Hit>,
     /// The relevance a hit needs to count as answering the query.
     pub min_relevance: f32,
-    /// Whether the best hit reaches `minRelevance`: when false, the
+    /// Whether the best hit reaches `minRelevance` (and, when it is near
+    /// that threshold, stands out from the second hit): when false, the
     /// documentation most likely does not cover the query, and the hits
     /// are only the closest sections.
     pub covered: bool,
@@ -286,6 +287,24 @@ pub fn check_rel(rel: &str) -> Result<(), DocsError> {
 }
 
 /// Whether bytes look binary: a NUL in the first 8 KiB, or not UTF-8.
+/// How far above the threshold a first hit's relevance must be to count
+/// as answering even when the second hit scores as well as it does.
+const CLEAR_MARGIN: f32 = 0.12;
+
+/// The second hit's score, as a share of the first's, from which the two
+/// count as tied.
+const TIE_RATIO: f32 = 0.95;
+
+/// Whether a first hit of relevance `rel` answers the query: it reaches
+/// `min`, and either clearly (by [`CLEAR_MARGIN`]) or by standing out
+/// from the second hit (which scores under [`TIE_RATIO`] of `first`). A
+/// weak first hit tied with the next one is how a query the documents do
+/// not answer looks: several sections sharing its common words, none
+/// about it.
+fn covers(rel: f32, min: f32, first: f32, second: Option<f32>) -> bool {
+    rel >= min && (rel >= min + CLEAR_MARGIN || second.is_none_or(|s| s < TIE_RATIO * first))
+}
+
 fn is_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
 }
@@ -653,9 +672,14 @@ impl Library {
             )
         });
         let min_relevance = self.opts.min_relevance;
-        let covered = hits
-            .first()
-            .is_some_and(|h| relevance(h.score, h.coverage, &q) >= min_relevance);
+        let covered = hits.first().is_some_and(|h| {
+            covers(
+                relevance(h.score, h.coverage, &q),
+                min_relevance,
+                h.score,
+                hits.get(1).map(|s| s.score),
+            )
+        });
         // Snippets only for the hits returned.
         let results = hits
             .iter()
@@ -1004,4 +1028,23 @@ fn snippet(
         s.push('…');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Issue 28 (knowing when the docs do not answer): a first hit just
+    // over the threshold and tied with the second is not an answer; the
+    // same hit standing out, or a clearly relevant one, is.
+    #[test]
+    fn a_weak_first_hit_tied_with_the_second_does_not_cover() {
+        let min = 0.63;
+        assert!(!covers(0.66, min, 10.0, Some(9.9)));
+        assert!(!covers(0.70, min, 10.0, Some(10.0)));
+        assert!(covers(0.66, min, 10.0, Some(8.0)));
+        assert!(covers(0.66, min, 10.0, None));
+        assert!(covers(0.80, min, 10.0, Some(10.0)));
+        assert!(!covers(0.60, min, 10.0, None));
+    }
 }

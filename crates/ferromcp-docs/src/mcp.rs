@@ -146,7 +146,7 @@ fn search_result(page: SearchPage) -> Result<CallToolResult, HandlerError> {
     }
     if !page.results.is_empty() && !page.covered {
         summary.push_str(&format!(
-            "\nNo section reaches relevance {:.2}: the documentation most likely does not cover this; these are only the closest sections.",
+            "\nNo section clearly reaches relevance {:.2}: the documentation most likely does not cover this; these are only the closest sections.",
             page.min_relevance
         ));
     }
@@ -197,7 +197,7 @@ pub fn ask_messages(lib: &Library, question: &str) -> Vec<PromptMessage> {
     let (relevant, weak): (Vec<&Hit>, Vec<&Hit>) = page
         .results
         .iter()
-        .partition(|h| h.relevance >= page.min_relevance);
+        .partition(|h| page.covered && h.relevance >= page.min_relevance);
     let mut intro = format!("{persona}\n\n{RULES}\n");
     if page.results.is_empty() {
         intro.push_str(

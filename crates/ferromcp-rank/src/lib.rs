@@ -35,7 +35,11 @@
 //! `https://example.com/x`) is indexed whole *and* as its parts, so a
 //! query naming it exactly ranks the sections that name it above those
 //! that merely share a common part. Query words are expanded with a small
-//! table of related terms ([`RELATED`]) at a reduced weight.
+//! table of related terms ([`RELATED`]) at a reduced weight. A written
+//! word the index does not know, of [`TYPO_MIN_CHARS`] letters or more,
+//! stands for its most frequent indexed neighbour at edit distance 1 (a
+//! typo), at a reduced weight in the score and in the coverage; at most
+//! [`TYPO_MAX_WORDS`] words per query are looked up.
 //!
 //! Scoring: per query term, BM25F's pseudo term frequency
 //! `tf~ = Σ weight_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)`,
@@ -83,6 +87,19 @@ pub const RERANK_SCAN_BYTES: usize = 2 * 1024;
 /// Weight of an expansion term (from [`RELATED`]) relative to the word the
 /// user wrote.
 const RELATED_WEIGHT: f32 = 0.5;
+
+/// The fewest letters a word needs for typo tolerance: a shorter unknown
+/// word is more likely a name than a misspelling.
+pub const TYPO_MIN_CHARS: usize = 5;
+
+/// The most unknown words of one query looked up as typos (each costs a
+/// few hundred stems and hash lookups), so a long query of made-up words
+/// stays cheap.
+pub const TYPO_MAX_WORDS: usize = 4;
+
+/// Weight of a typo's correction relative to a word written correctly
+/// (in the score and in the query's coverage).
+const TYPO_WEIGHT: f32 = 0.7;
 
 /// A section field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -850,8 +867,39 @@ impl Index {
                 }
             }
         }
+        // Typos: a written word the index does not know, of at least
+        // TYPO_MIN_CHARS letters, stands for its most frequent indexed
+        // neighbour at edit distance 1 (see `Index::correct`).
+        let mut typos: Vec<(u64, u64)> = Vec::new();
+        let mut tried = 0;
+        for w in text
+            .split(|c: char| !c.is_alphanumeric())
+            .flat_map(split_parts)
+        {
+            let Some(stem) = self.tokenizer.term(w) else {
+                continue;
+            };
+            let h = hash(&stem);
+            if self.postings.contains_key(&h) || typos.iter().any(|t| t.0 == h) {
+                continue;
+            }
+            if tried >= TYPO_MAX_WORDS {
+                break;
+            }
+            tried += usize::from(w.len() >= TYPO_MIN_CHARS);
+            if let Some(fix) = self.correct(w, &stem) {
+                q.prefixes.push(&fix);
+                typos.push((h, hash(&fix)));
+            }
+        }
         q.prefixes.finish();
-        for t in self.tokenizer.query(text) {
+        for mut t in self.tokenizer.query(text) {
+            if t.primary
+                && let Some((_, fix)) = typos.iter().find(|x| x.0 == t.term)
+            {
+                t.term = *fix;
+                t.weight = TYPO_WEIGHT;
+            }
             let df = self.postings.get(&t.term).map_or(0, Vec::len);
             // A written word no section holds still counts against
             // coverage, at the highest IDF.
@@ -865,6 +913,41 @@ impl Index {
             q.terms.push((t, idf));
         }
         q
+    }
+
+    /// The indexed stem nearest to a word the index does not know: among
+    /// the edits at distance 1 (a letter deleted, swapped with the next,
+    /// replaced or inserted) of its stem, and the deletions and swaps of
+    /// the word itself (then stemmed), the one the most sections hold.
+    /// (Stemming every replacement and insertion of the word would cost
+    /// about 26 stems per letter; hashing the stem's edits costs little.)
+    /// Only for words of [`TYPO_MIN_CHARS`] or more ASCII letters.
+    fn correct(&self, word: &str, stem: &str) -> Option<String> {
+        let lower = word.to_ascii_lowercase();
+        if lower.len() < TYPO_MIN_CHARS || !lower.bytes().all(|b| b.is_ascii_lowercase()) {
+            return None;
+        }
+        let mut best: Option<(usize, String)> = None;
+        let mut consider = |cand: &str| {
+            let Some(list) = self.postings.get(&hash(cand)) else {
+                return;
+            };
+            let df = list.len();
+            if best
+                .as_ref()
+                .is_none_or(|(d, s)| df > *d || (df == *d && cand < s.as_str()))
+            {
+                best = Some((df, cand.to_owned()));
+            }
+        };
+        let mut buf = String::new();
+        edits(stem, true, &mut buf, |c| consider(c));
+        edits(&lower, false, &mut buf, |c| {
+            if let Some(t) = self.tokenizer.term(c) {
+                consider(&t);
+            }
+        });
+        best.map(|b| b.1)
     }
 
     /// Every section matching at least one query term, with its BM25F
@@ -893,7 +976,7 @@ impl Index {
                 }
                 s.0 += idf * t.weight * p.weight * (K1 + 1.0) / (K1 + p.weight);
                 if t.primary {
-                    s.1 += idf;
+                    s.1 += idf * t.weight;
                     let doc = self.doc_of.get(i).copied().unwrap_or(p.section);
                     if let Some(d) = scratch.docs.get_mut(doc as usize)
                         && d.1 != mark
@@ -902,7 +985,7 @@ impl Index {
                             touched_docs.push(doc);
                         }
                         d.1 = mark;
-                        d.0 += idf;
+                        d.0 += idf * t.weight;
                     }
                 }
             }
@@ -1050,6 +1133,41 @@ impl Index {
         let mut toks = Vec::new();
         self.tokenizer.tokenize(word, 0, &mut toks);
         toks.iter().any(|t| q.has(t.term))
+    }
+}
+
+/// The words at edit distance 1 from the ASCII word `w`: deletions and
+/// swaps of neighbours, and with `all` also substitutions and insertions
+/// of a letter `a`–`z`; each passed to `f` (duplicates possible).
+fn edits(w: &str, all: bool, buf: &mut String, mut f: impl FnMut(&str)) {
+    let b = w.as_bytes();
+    if !w.is_ascii() {
+        return;
+    }
+    let mut emit = |buf: &mut String, bytes: &[&[u8]]| {
+        buf.clear();
+        for part in bytes {
+            // Parts are slices of an ASCII word or a single ASCII letter.
+            buf.extend(part.iter().map(|&c| char::from(c)));
+        }
+        f(buf);
+    };
+    for i in 0..b.len() {
+        emit(buf, &[&b[..i], &b[i + 1..]]);
+        if i + 1 < b.len() {
+            emit(buf, &[&b[..i], &[b[i + 1], b[i]], &b[i + 2..]]);
+        }
+    }
+    if !all {
+        return;
+    }
+    for c in b'a'..=b'z' {
+        for i in 0..=b.len() {
+            emit(buf, &[&b[..i], &[c], &b[i..]]);
+            if i < b.len() && b[i] != c {
+                emit(buf, &[&b[..i], &[c], &b[i + 1..]]);
+            }
+        }
     }
 }
 
@@ -1293,6 +1411,50 @@ mod tests {
         let c = ix.score(&q2, &mut Scratch::default())[0].coverage;
         assert!(c < 0.6, "{c}");
         assert!(relevance(0.0, 0.0, &q2) == 0.0);
+    }
+
+    // Issue 28 (a typo or two): a misspelt word of five letters or more
+    // finds its neighbour at edit distance 1; a short unknown word and a
+    // word far from every indexed one do not.
+    #[test]
+    fn typos_find_their_neighbour() {
+        let docs = [
+            body("sending progress notifications while a tool runs"),
+            body("the session identifier header on every response"),
+            body("logging levels and their severity"),
+        ];
+        let ix = build(&docs);
+        // Deleted, swapped, replaced and inserted letters.
+        for typo in [
+            "notifcations",
+            "progerss",
+            "sesion",
+            "identifeir",
+            "sevverity",
+            "loggging",
+        ] {
+            let want: u32 = match typo {
+                "notifcations" | "progerss" => 0,
+                "sesion" | "identifeir" => 1,
+                _ => 2,
+            };
+            assert_eq!(ranked(&ix, typo), [want], "{typo}");
+        }
+        // Too short, or two edits away: no match.
+        assert!(ranked(&ix, "tol").is_empty());
+        assert!(ranked(&ix, "notfcatons").is_empty());
+        // A correction counts less than the word itself.
+        let exact = ix.query("severity");
+        let typo = ix.query("sevverity");
+        let s = |q: &Query| ix.score(q, &mut Scratch::default())[0];
+        assert!(s(&typo).score < s(&exact).score);
+        assert!(s(&typo).coverage < s(&exact).coverage);
+        assert!(ix.word_matches("severity", &typo));
+        assert!(!ix.word_matches("sevverity", &typo));
+        // At most TYPO_MAX_WORDS unknown words are looked up: the fifth
+        // typo finds nothing.
+        let ids = ranked(&ix, "notifcations progerss sesion identifeir loggging");
+        assert!(ids.contains(&0) && ids.contains(&1) && !ids.contains(&2));
     }
 
     #[test]
