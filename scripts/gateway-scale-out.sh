@@ -118,72 +118,15 @@ report() { # n ok|FAILED text
   echo "gateway-scale-out: $1 $2 $3"
   [ "$2" = ok ] || failures=$((failures + 1))
 }
-wrk_run() { # seconds connections tool [args]
-  env MCP_MODE=modern MCP_TOOL="$3" ${4:+MCP_ARGS="$4"} wrk -t1 -c"$2" -d"$1"s --timeout 10s \
-    -s "$root/bench/wrk/mcp.lua" "$LB" 2>&1 | sed -n 's/^WRK_RESULT //p'
-}
-field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
-failed_of() {
-  echo $(($(field err_connect "$1") + $(field err_read "$1") + $(field err_write "$1") + $(field err_status "$1") + $(field err_timeout "$1")))
-}
+# shellcheck source=lib/fleet-checks.sh
+source "$root/scripts/lib/fleet-checks.sh"
 ECHO_ARGS='{"text":"hello"}'
 
 # ---------------------------------------------------------------- 1
-if wanted 1; then
-  : >"$work/access.log"; kill -USR1 "$(cat "$work/nginx.pid")"
-  t_kill=$((LOAD / 3)) t_back=$((2 * LOAD / 3))
-  wrk_run "$LOAD" 8 "$ECHO" "$ECHO_ARGS" >"$work/kill-echo" &
-  w1=$!
-  wrk_run "$LOAD" 8 everything__test_simple_text >"$work/kill-other" &
-  w2=$!
-  sleep "$t_kill"
-  { kill -9 "${PID[2]}" && wait "${PID[2]}"; } 2>/dev/null || true
-  sleep $((t_back - t_kill))
-  restarted_at="$(date +%s.%N)"
-  start_replica 2
-  wait "$w1" "$w2"
-  e="$(cat "$work/kill-echo")" o="$(cat "$work/kill-other")"
-  fe="$(failed_of "$e")" fo="$(failed_of "$o")"
-  after="$(awk -v t="$restarted_at" -v p=":${PORT[2]}" '$1 > t+1 && index($3, p) {n++} END {print n+0}' "$work/access.log")"
-  text="kill -9 mid-load (${LOAD}s): $ECHO $(field requests "$e") requests, ${fe} failed; everything__test_simple_text $(field requests "$o") requests, ${fo} failed (timeouts $(field err_timeout "$o")); restarted replica served ${after} after restart"
-  if ((fe == 0 && fo <= 8 && $(field err_timeout "$o") == 0 && after > 0)); then
-    report 1 ok "$text"
-  else
-    report 1 FAILED "$text (wrk: $e | $o)"
-  fi
-fi
+wanted 1 && check_kill 1 "$ECHO" everything__test_simple_text "$ECHO_ARGS"
 
 # ---------------------------------------------------------------- 2
-if wanted 2; then
-  errors_before="$(wc -l <"$work/error.log")"
-  wrk_run $((3 * 5 + 4)) 8 "$ECHO" "$ECHO_ARGS" >"$work/roll-echo" &
-  w1=$!
-  # A slow tool nginx may not retry: requests are in flight at every
-  # SIGTERM, and only a drain that finishes them loses none.
-  wrk_run $((3 * 5 + 4)) 4 everything__test_tool_with_progress >"$work/roll-slow" &
-  w2=$!
-  sleep 2
-  codes=()
-  for i in 1 2 3; do
-    t0=$SECONDS
-    kill -TERM "${PID[$i]}"
-    code=0
-    wait "${PID[$i]}" || code=$?
-    codes+=("r$i:exit=$code:$((SECONDS - t0))s")
-    start_replica "$i"
-    sleep 3 # past the recipe's fail_timeout, as a rolling deploy waits
-  done
-  wait "$w1" "$w2"
-  e="$(cat "$work/roll-echo")" o="$(cat "$work/roll-slow")"
-  fe="$(failed_of "$e")" fo="$(failed_of "$o")"
-  cut="$(tail -n +"$((errors_before + 1))" "$work/error.log" | grep -c 'prematurely closed\|reset by peer' || true)"
-  text="rolling SIGTERM: $ECHO $(field requests "$e") requests, ${fe} failed; everything__test_tool_with_progress $(field requests "$o") requests, ${fo} failed; connections closed under a request: ${cut}; ${codes[*]}"
-  if ((fe == 0 && fo == 0 && cut == 0)) && [[ "${codes[*]}" != *exit=[1-9]* ]]; then
-    report 2 ok "$text"
-  else
-    report 2 FAILED "$text (wrk: $e | $o)"
-  fi
-fi
+wanted 2 && check_rolling 2 "$ECHO" everything__test_tool_with_progress $((3 * 5 + 4)) "$ECHO_ARGS"
 
 # ---------------------------------------------------------------- 3
 if wanted 3; then

@@ -122,15 +122,8 @@ report() { # n ok|FAILED text
   [ "$2" = ok ] || failures=$((failures + 1))
 }
 
-# wrk through nginx; prints the WRK_RESULT fields as shell assignments.
-wrk_run() { # seconds connections [tool]
-  MCP_MODE=modern MCP_TOOL="${3:-echo}" wrk -t1 -c"$2" -d"$1"s --timeout 10s \
-    -s "$root/bench/wrk/mcp.lua" "$LB" 2>&1 | sed -n 's/^WRK_RESULT //p'
-}
-field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" <<<"$2"; }
-failed_of() { # wrk result -> failed requests
-  echo $(($(field err_connect "$1") + $(field err_read "$1") + $(field err_write "$1") + $(field err_status "$1") + $(field err_timeout "$1")))
-}
+# shellcheck source=lib/fleet-checks.sh
+source "$root/scripts/lib/fleet-checks.sh"
 redis_commands() {
   redis-cli -p "$RPORT" INFO stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'
 }
@@ -183,67 +176,10 @@ if wanted 1; then
 fi
 
 # ---------------------------------------------------------------- 2
-if wanted 2; then
-  : >"$work/access.log"; kill -USR1 "$(cat "$work/nginx.pid")"
-  t_kill=$((LOAD / 3)) t_back=$((2 * LOAD / 3))
-  wrk_run "$LOAD" 8 >"$work/kill-echo" &
-  w1=$!
-  wrk_run "$LOAD" 8 test_simple_text >"$work/kill-other" &
-  w2=$!
-  sleep "$t_kill"
-  { kill -9 "${PID[2]}" && wait "${PID[2]}"; } 2>/dev/null || true
-  sleep $((t_back - t_kill))
-  restarted_at="$(date +%s.%N)"
-  start_replica 2
-  wait "$w1" "$w2"
-  e="$(cat "$work/kill-echo")" o="$(cat "$work/kill-other")"
-  fe="$(failed_of "$e")" fo="$(failed_of "$o")"
-  after="$(awk -v t="$restarted_at" -v p=":${PORT[2]}" '$1 > t+1 && index($3, p) {n++} END {print n+0}' "$work/access.log")"
-  text="kill -9 mid-load (${LOAD}s): echo $(field requests "$e") requests, ${fe} failed; test_simple_text $(field requests "$o") requests, ${fo} failed (timeouts $(field err_timeout "$o")); restarted replica served ${after} after restart"
-  if ((fe == 0 && fo <= 8 && $(field err_timeout "$o") == 0 && after > 0)); then
-    report 2 ok "$text"
-  else
-    report 2 FAILED "$text (wrk: $e | $o)"
-  fi
-fi
+wanted 2 && check_kill 2 echo test_simple_text
 
 # ---------------------------------------------------------------- 3
-if wanted 3; then
-  errors_before="$(wc -l <"$work/error.log")"
-  wrk_run $((3 * 4 + 4)) 8 >"$work/roll-echo" &
-  w1=$!
-  # A slow tool nginx may not retry (~200 ms a call): requests are in
-  # flight at every SIGTERM, and only a drain that finishes them (and
-  # refuses new connections) loses none.
-  wrk_run $((3 * 4 + 4)) 4 test_tool_with_progress >"$work/roll-slow" &
-  w2=$!
-  sleep 2
-  codes=()
-  for i in 1 2 3; do
-    t0=$SECONDS
-    kill -TERM "${PID[$i]}"
-    code=0
-    wait "${PID[$i]}" || code=$?
-    codes+=("r$i:exit=$code:$((SECONDS - t0))s")
-    start_replica "$i"
-    # Longer than the recipe's fail_timeout (2 s), as a rolling deploy
-    # waits for a replica to be healthy before taking down the next.
-    sleep 3
-  done
-  wait "$w1" "$w2"
-  e="$(cat "$work/roll-echo")" o="$(cat "$work/roll-slow")"
-  fe="$(failed_of "$e")" fo="$(failed_of "$o")"
-  # A connection closed under a request nginx had sent on it: a 502 for a
-  # tool nginx may not retry, a silent retry for echo. Both count: the
-  # drain's grace (Limits::drain_grace) keeps idle connections open.
-  cut="$(tail -n +"$((errors_before + 1))" "$work/error.log" | grep -c 'prematurely closed\|reset by peer' || true)"
-  text="rolling SIGTERM: echo $(field requests "$e") requests, ${fe} failed; test_tool_with_progress $(field requests "$o") requests, ${fo} failed; connections closed under a request: ${cut}; ${codes[*]}"
-  if ((fe == 0 && fo == 0 && cut == 0)) && [[ "${codes[*]}" != *exit=[1-9]* ]]; then
-    report 3 ok "$text"
-  else
-    report 3 FAILED "$text (wrk: $e | $o)"
-  fi
-fi
+wanted 3 && check_rolling 3 echo test_tool_with_progress $((3 * 4 + 4))
 
 # ---------------------------------------------------------------- 4
 if wanted 4; then
