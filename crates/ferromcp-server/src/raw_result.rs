@@ -9,18 +9,12 @@
 //! result that is not one JSON object with distinct member names; every
 //! other member, known or not, reaches the client byte for byte.
 
-use crate::context::RequestContext;
 use crate::error::HandlerError;
-use crate::future::BoxFuture;
-use crate::tool::ToolHandler;
 use ferromcp_protocol::ErrorObject;
-use ferromcp_protocol::types::{CallToolResult, JsonObject};
+use ferromcp_protocol::types::CallToolResult;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::future::Future;
-use std::sync::Arc;
 
 /// A tool result that is already JSON text: one JSON object, known to be
 /// valid JSON when constructed.
@@ -165,52 +159,6 @@ impl serde::Serialize for Object<'_> {
             m.serialize_entry(k, v)?;
         }
         m.end()
-    }
-}
-
-/// The server's side of a raw-result tool.
-pub(crate) trait RawToolHandler: Send + Sync + 'static {
-    fn call(
-        &self,
-        arguments: &Value,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<RawResult, HandlerError>>;
-}
-
-/// A raw-result handler function, shared by the raw path and the typed
-/// adapter the task path uses.
-pub(crate) struct RawFn<F>(pub(crate) Arc<F>);
-
-impl<F, Fut> RawToolHandler for RawFn<F>
-where
-    F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
-{
-    fn call(
-        &self,
-        arguments: &Value,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<RawResult, HandlerError>> {
-        let args = match arguments {
-            Value::Object(m) => m.clone(),
-            _ => JsonObject::new(),
-        };
-        Box::pin((self.0)(args, cx))
-    }
-}
-
-impl<F, Fut> ToolHandler for RawFn<F>
-where
-    F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
-{
-    fn call(
-        &self,
-        arguments: &Value,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
-        let fut = RawToolHandler::call(self, arguments, cx);
-        Box::pin(async move { fut.await?.typed() })
     }
 }
 

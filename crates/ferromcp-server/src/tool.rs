@@ -27,7 +27,7 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::field_order;
-use crate::raw_result::{RawFn, RawResult, RawToolHandler};
+use crate::raw_result::RawResult;
 use crate::state::{State, StateNeed};
 use crate::tasks::support::{TaskCreation, TaskSupport};
 use ferromcp_protocol::types::{
@@ -602,6 +602,52 @@ pub(crate) fn invalid_arguments(detail: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "Invalid arguments: {detail}"
     ))])
+}
+
+/// The server's side of a raw-result tool.
+pub(crate) trait RawToolHandler: Send + Sync + 'static {
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<RawResult, HandlerError>>;
+}
+
+/// A raw-result handler function, shared by the raw path and the typed
+/// adapter the task path uses.
+pub(crate) struct RawFn<F>(pub(crate) Arc<F>);
+
+impl<F, Fut> RawToolHandler for RawFn<F>
+where
+    F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<RawResult, HandlerError>> {
+        let args = match arguments {
+            Value::Object(m) => m.clone(),
+            _ => JsonObject::new(),
+        };
+        Box::pin((self.0)(args, cx))
+    }
+}
+
+impl<F, Fut> ToolHandler for RawFn<F>
+where
+    F: Fn(JsonObject, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<RawResult, HandlerError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        arguments: &Value,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        let fut = RawToolHandler::call(self, arguments, cx);
+        Box::pin(async move { fut.await?.typed() })
+    }
 }
 
 #[cfg(test)]
