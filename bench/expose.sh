@@ -54,17 +54,9 @@ cores="$(nproc)"
 srv_cpu=0 cli_cpu=1
 [ "$cores" -lt 2 ] && cli_cpu=0
 
-work="$(mktemp -d)"
-pid=
-stop() {
-  if [ -n "$pid" ]; then
-    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-  fi
-}
-cleanup() { stop; rm -rf "$work"; }
-trap cleanup EXIT
+work="$(mktemp -d)" tag=expose.sh
+# shellcheck source=lib/hop.sh
+source "$here/lib/hop.sh"
 
 child="$bin/everything-server --stdio"
 # start NAME PORT: starts the scenario in its own process group.
@@ -78,37 +70,21 @@ start() {
     mcp-proxy) cmd="$peers/py/bin/mcp-proxy --host 127.0.0.1 --port $p --log-level WARNING -- $child" ;;
     mcp-proxy-npm) cmd="node $peers/npm/node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs --host 127.0.0.1 --port $p -- $child" ;;
   esac
-  setsid taskset -c "$srv_cpu" bash -c "exec $cmd" >>"$work/$1.log" 2>&1 </dev/null &
-  pid=$!
-  for _ in $(seq 200); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1',$p),0.2)" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "expose.sh: $1 did not listen on $p" >&2
-  return 1
+  launch "$1" "$p" "$cmd"
 }
 
-post() { # URL SID VERSION BODY -> headers in $work/h, body on stdout
-  curl -sS -m 10 -D "$work/h" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' \
-    ${2:+-H "Mcp-Session-Id: $2"} ${3:+-H "MCP-Protocol-Version: $3"} \
-    --data-binary "$4" "$1"
-}
-
-# session URL: initialize; prints "SID VERSION" (SID may be "-").
+# session URL: initialize and check an echo; prints "SID VERSION".
 session() {
-  local url="$1" body sid ver
-  body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
-  ver="$(printf '%s' "$body" | grep -o '"protocolVersion":"[^"]*"' | head -1 | cut -d'"' -f4)"
-  [ -n "$ver" ] || { echo "expose.sh: initialize failed: ${body:0:300}" >&2; return 1; }
-  sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
-  post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+  local url="$1" s sid ver body
+  s="$(initialize "$url")" || return 1
+  read -r sid ver <<<"$s"
+  [ "$sid" = - ] && sid=
   body="$(post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}')"
   case "$body" in
     *'"text":"hello"'*) ;;
     *) echo "expose.sh: not an echo: ${body:0:300}" >&2; return 1 ;;
   esac
-  echo "${sid:--} $ver"
+  echo "$s"
 }
 
 # load URL SID VERSION CONNS SECS: one WRK_RESULT line.
@@ -127,7 +103,7 @@ fi
 results="$work/results.jsonl"
 for r in $(seq "$rounds"); do
   for name in "${names[@]}"; do
-    port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+    port="$(free_port)"
     url="http://127.0.0.1:$port/mcp"
     if ! start "$name" "$port" || ! s="$(session "$url")"; then
       echo "round $r $name: FAILED (log: $work/$name.log)" >&2
@@ -141,13 +117,7 @@ for r in $(seq "$rounds"); do
       if out="$(load "$url" "$sid" "$ver" "$c" "$secs")" && ! grep -Eq 'err_[a-z]+=[1-9]' <<<"$out" &&
           ! grep -q 'requests=0 ' <<<"$out"; then
         echo "round $r $name $mode: $out" >&2
-        python3 - "$name" "$r" "$mode" "$out" >>"$results" <<'PY'
-import json, sys
-kv = dict(x.split("=") for x in sys.argv[4].split()[1:])
-secs = int(kv["duration_us"]) / 1e6
-print(json.dumps({"name": sys.argv[1], "round": int(sys.argv[2]), "mode": sys.argv[3],
-                  "rps": int(kv["requests"]) / secs, "p50_us": int(kv["p50_us"]), "p99_us": int(kv["p99_us"])}))
-PY
+        record "$name" "$r" "$mode" "$out" >>"$results"
       else
         echo "round $r $name $mode: FAILED: ${out:-no output} (log: $work/$name.log)" >&2
       fi

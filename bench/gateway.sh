@@ -51,17 +51,9 @@ done
 srv_cpu=0 cli_cpu=1
 [ "$(nproc)" -lt 2 ] && cli_cpu=0
 
-work="$(mktemp -d)"
-pid=
-stop() {
-  if [ -n "$pid" ]; then
-    kill -- "-$pid" 2>/dev/null || kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-    pid=
-  fi
-}
-cleanup() { stop; rm -rf "$work"; }
-trap cleanup EXIT
+work="$(mktemp -d)" tag=gateway.sh
+# shellcheck source=lib/hop.sh
+source "$here/lib/hop.sh"
 
 # config FILE N: an mcpServers file with N everything-server upstreams,
 # "ev" for one, "ev0".."ev{N-1}" for more.
@@ -86,32 +78,16 @@ start() {
     ours) cmd="$bin/mcp gateway --config $3 --http 127.0.0.1:$p" ;;
     fastmcp) cmd="$peers/fastmcp/bin/python $here/fastmcp_proxy.py $3 $p" ;;
   esac
-  setsid taskset -c "$srv_cpu" bash -c "exec $cmd" >>"$work/$1.log" 2>&1 </dev/null &
-  pid=$!
-  for _ in $(seq 600); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1',$p),0.2)" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "gateway.sh: $1 did not listen on $p" >&2
-  return 1
-}
-
-post() { # URL SID VERSION BODY -> headers in $work/h, body on stdout
-  curl -sS -m 30 -D "$work/h" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' \
-    ${2:+-H "Mcp-Session-Id: $2"} ${3:+-H "MCP-Protocol-Version: $3"} \
-    --data-binary "$4" "$1"
+  launch "$1" "$p" "$cmd"
 }
 
 # session URL: initialize, then tools/list; prints "SID VERSION ECHO TOOLS"
 # (the echo tool's name as listed, the number of tools) and checks an echo.
 session() {
-  local url="$1" body sid ver tool
-  body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
-  ver="$(printf '%s' "$body" | grep -o '"protocolVersion":"[^"]*"' | head -1 | cut -d'"' -f4)"
-  [ -n "$ver" ] || { echo "gateway.sh: initialize failed: ${body:0:300}" >&2; return 1; }
-  sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
-  post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+  local url="$1" s body sid ver tool count
+  s="$(initialize "$url")" || return 1
+  read -r sid ver <<<"$s"
+  [ "$sid" = - ] && sid=
   body="$(post "$url" "$sid" "$ver" '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
   read -r tool count < <(printf '%s' "$body" | python3 -c '
 import json, sys
@@ -140,31 +116,21 @@ load() {
 }
 
 results="$work/results.jsonl"
-record() { # NAME ROUND MODE WRK_RESULT
-  python3 - "$@" >>"$results" <<'PY'
-import json, sys
-kv = dict(x.split("=") for x in sys.argv[4].split()[1:])
-secs = int(kv["duration_us"]) / 1e6
-print(json.dumps({"name": sys.argv[1], "round": int(sys.argv[2]), "mode": sys.argv[3],
-                  "rps": int(kv["requests"]) / secs, "p50_us": int(kv["p50_us"]), "p99_us": int(kv["p99_us"])}))
-PY
-}
 measure() { # NAME ROUND MODE URL SID VER TOOL CONNS [LIST]
   local out
   if out="$(load "$4" "$5" "$6" "$7" "$8" "$secs" "${9:-0}")" && ! grep -Eq 'err_[a-z]+=[1-9]' <<<"$out" &&
       ! grep -q 'requests=0 ' <<<"$out"; then
     echo "round $2 $1 $3: $out" >&2
-    record "$1" "$2" "$3" "$out"
+    record "$1" "$2" "$3" "$out" >>"$results"
   else
     echo "round $2 $1 $3: FAILED: ${out:-no output} (log: $work/$1.log)" >&2
   fi
 }
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 for r in $(seq "$rounds"); do
   # Part 1: the hop.
   for name in direct ours fastmcp; do
-    p="$(port)" url=
+    p="$(free_port)"
     url="http://127.0.0.1:$p/mcp"
     if ! start "$name" "$p" "$work/one.json" || ! s="$(session "$url")"; then
       echo "round $r $name: FAILED (log: $work/$name.log)" >&2
@@ -179,14 +145,13 @@ for r in $(seq "$rounds"); do
   done
   # Part 2: lists over many upstreams.
   for name in ours fastmcp; do
-    p="$(port)"
+    p="$(free_port)"
     url="http://127.0.0.1:$p/mcp"
     t0="$(date +%s%N)"
     if ! start "$name" "$p" "$work/many.json"; then stop; continue; fi
     # The first tools/list, timed on its own, right after initialize.
-    body="$(post "$url" "" "" '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}')"
-    sid="$(grep -i '^mcp-session-id:' "$work/h" | head -1 | cut -d: -f2 | tr -d ' \r')"
-    post "$url" "$sid" 2025-11-25 '{"jsonrpc":"2.0","method":"notifications/initialized"}' >/dev/null
+    read -r sid _ < <(initialize "$url") || { stop; continue; }
+    [ "$sid" = - ] && sid=
     t1="$(date +%s%N)"
     body="$(post "$url" "$sid" 2025-11-25 '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')"
     t2="$(date +%s%N)"
