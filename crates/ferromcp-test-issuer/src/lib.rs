@@ -296,6 +296,8 @@ pub struct AuthServer {
     pub revocation: Mutex<Revocation>,
     /// `jti`s of access tokens revoked at `/revoke`.
     pub revoked_access: Mutex<Vec<String>>,
+    /// Calls of `/introspect`.
+    pub introspections: AtomicUsize,
     /// DPoP proof `jti`s seen (replay check).
     jtis: Mutex<Vec<String>>,
     /// Every request seen.
@@ -352,6 +354,7 @@ impl AuthServer {
             consent: Mutex::new(None),
             revocation: Mutex::new(Revocation::default()),
             revoked_access: Mutex::new(Vec::new()),
+            introspections: AtomicUsize::new(0),
             jtis: Mutex::new(Vec::new()),
             log: Mutex::new(AsLog::default()),
             issued: AtomicUsize::new(0),
@@ -444,8 +447,43 @@ impl AuthServer {
             ("POST", "/idp/token") => self.idp_exchange(&body),
             ("POST", "/revoke") => self.revoke(&body),
             ("POST", "/device_authorization") => self.device_authorization(&body),
+            ("POST", "/introspect") => self.introspect(&body, basic.as_deref()),
             _ => json_response(404, &json!({"error": "not found"})),
         }
+    }
+
+    /// RFC 7662 token introspection at `/introspect`, for resource servers
+    /// authenticating with `client_secret_basic` as a client of
+    /// [`AuthServer::secrets`]: an access token this server signed, not
+    /// expired and not in [`AuthServer::revoked_access`], is active with
+    /// its claims; anything else is `{"active": false}`. Each call is
+    /// counted in [`AuthServer::introspections`].
+    fn introspect(&self, body: &[u8], basic: Option<&str>) -> http::Response<Full<Bytes>> {
+        self.introspections.fetch_add(1, Ordering::SeqCst);
+        let known = basic
+            .and_then(|b| b.split_once(':'))
+            .is_some_and(|(id, secret)| {
+                self.secrets.lock().unwrap().get(id).map(String::as_str) == Some(secret)
+            });
+        if !known {
+            return oauth_error(401, "invalid_client", "introspection needs client_secret_basic");
+        }
+        let f = parse_form(&String::from_utf8_lossy(body));
+        let token = f.get("token").cloned().unwrap_or_default();
+        let claims = match self.key.verify_any_audience(&token) {
+            Ok(c) => c,
+            Err(_) => return json_response(200, &json!({"active": false})),
+        };
+        let revoked = claims["jti"]
+            .as_str()
+            .is_some_and(|j| self.revoked_access.lock().unwrap().iter().any(|r| r == j));
+        if revoked || claims["exp"].as_u64().is_none_or(|e| e <= now()) {
+            return json_response(200, &json!({"active": false}));
+        }
+        let mut answer = claims;
+        answer["active"] = true.into();
+        answer["token_type"] = "Bearer".into();
+        json_response(200, &answer)
     }
 
     /// RFC 7591: public clients only (`none`), loopback redirect URIs.
