@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::gateway::Gateway;
+use common::gateway::{Gateway, get_stream, until_message};
 use common::raw::{Client, HANDSHAKE, MODERN, WAIT, text_of, tool_names};
 use common::{HttpServer, MCP, free_port, run_with, scratch, wait_listening};
 use serde_json::{Value, json};
@@ -581,46 +581,6 @@ fn sighup_reloads_upstreams_without_dropping_the_others_or_the_clients() {
     assert_eq!(text_of(&a), "Hello, still!");
 }
 
-/// Opens `c`'s GET stream (a handshake session's notifications tied to no
-/// request); its status line is checked.
-fn get_stream(addr: &str, c: &Client) -> std::io::Lines<BufReader<std::net::TcpStream>> {
-    use std::io::Write;
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    write!(
-        s,
-        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
-        c.session.as_deref().unwrap_or_default()
-    )
-    .unwrap();
-    let mut lines = BufReader::new(s).lines();
-    let status = lines.next().unwrap().unwrap();
-    assert!(status.contains(" 200"), "{status}");
-    lines
-}
-
-/// Reads `stream` until a message with `method` arrives (keep-alive
-/// comments and other messages are skipped), within [`WAIT`].
-fn until_message(stream: &mut std::io::Lines<BufReader<std::net::TcpStream>>, method: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        assert!(Instant::now() < deadline, "no {method} within {WAIT:?}");
-        let line = stream
-            .next()
-            .expect("the GET stream ended")
-            .unwrap_or_else(|e| panic!("no {method} ({e})"));
-        let Some(m) = line
-            .strip_prefix("data:")
-            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        else {
-            continue;
-        };
-        if m["method"] == method {
-            return;
-        }
-    }
-}
-
 #[test]
 fn a_saved_config_file_reloads_without_dropping_the_others_or_the_clients() {
     // As `sighup_reloads_...`, with no signal: saving the file is enough.
@@ -1017,29 +977,14 @@ fn each_upstream_gets_its_own_configured_credential() {
 fn get(url: &str) -> (u16, String) {
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_once('/').unwrap();
-    let mut s = std::net::TcpStream::connect(host).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    use std::io::Write;
-    write!(
-        s,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let status = raw
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let (status, head, body) = common::raw::http_call(host, "GET", &format!("/{path}"));
     if head
         .to_ascii_lowercase()
         .contains("transfer-encoding: chunked")
     {
-        (status, common::raw::dechunk(body))
+        (status, common::raw::dechunk(&body))
     } else {
-        (status, body.to_owned())
+        (status, body)
     }
 }
 

@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::gateway::Gateway;
+use common::gateway::{Gateway, get_stream, until_message};
 use common::raw::{Client, HANDSHAKE, MODERN, WAIT, text_of, tool_names};
 use common::{free_port, scratch};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -42,19 +41,7 @@ fn config(count: &Path, env: Value, gateway: Value) -> Value {
 
 /// The body of `GET /metrics` on `addr`.
 fn scrape(addr: &str) -> String {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    write!(
-        s,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    raw.split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or(raw)
+    common::raw::http_call(addr, "GET", "/metrics").2
 }
 
 fn scratch_with_count(name: &str) -> (PathBuf, PathBuf) {
@@ -62,44 +49,6 @@ fn scratch_with_count(name: &str) -> (PathBuf, PathBuf) {
     let count = dir.join("count.txt");
     let _ = std::fs::remove_file(&count);
     (dir, count)
-}
-
-/// A handshake-era client's GET stream.
-fn get_stream(addr: &str, c: &Client) -> std::io::Lines<BufReader<std::net::TcpStream>> {
-    use std::io::Write;
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    write!(
-        s,
-        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
-        c.session.as_deref().unwrap_or_default()
-    )
-    .unwrap();
-    let mut lines = BufReader::new(s).lines();
-    let status = lines.next().unwrap().unwrap();
-    assert!(status.contains(" 200"), "{status}");
-    lines
-}
-
-/// Reads `stream` until a message with `method` arrives, within [`WAIT`].
-fn until_message(stream: &mut std::io::Lines<BufReader<std::net::TcpStream>>, method: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        assert!(Instant::now() < deadline, "no {method} within {WAIT:?}");
-        let line = stream
-            .next()
-            .expect("the GET stream ended")
-            .unwrap_or_else(|e| panic!("no {method} ({e})"));
-        let Some(m) = line
-            .strip_prefix("data:")
-            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        else {
-            continue;
-        };
-        if m["method"] == method {
-            return;
-        }
-    }
 }
 
 /// Waits up to [`WAIT`] for `f` to hold.

@@ -6,7 +6,7 @@
 mod common;
 
 use common::gateway::Gateway;
-use common::raw::{Client, HANDSHAKE, MODERN, WAIT, text_of, tool_names};
+use common::raw::{Client, HANDSHAKE, MODERN, WAIT, http_call as get, text_of, tool_names};
 use common::{MCP, free_port, scratch};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -15,26 +15,6 @@ use std::time::{Duration, Instant};
 
 fn everything_stdio() -> Value {
     json!({"command": MCP, "args": ["serve", "--stdio"]})
-}
-
-/// `GET path` on `addr`: (status, head, body).
-fn get(addr: &str, method: &str, path: &str) -> (u16, String, String) {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(WAIT)).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let status = raw
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    (status, head.to_owned(), body.to_owned())
 }
 
 /// One sample of the text format: metric name and labels.

@@ -26,16 +26,7 @@ fn gateway_with_redis_needs_a_shared_key_ring() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    if cfg!(feature = "redis") {
-        assert!(
-            err.contains("needs a key ring shared by every replica"),
-            "{err}"
-        );
-    } else {
-        assert!(err.contains("without the `redis` feature"), "{err}");
-    }
+    common::assert_redis_needs_a_key_ring(&out);
 }
 
 #[cfg(feature = "redis")]

@@ -3,9 +3,10 @@
 //! conflicting key configuration is a usage error.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::Command;
+mod common;
 
-const MCP: &str = env!("CARGO_BIN_EXE_mcp");
+use common::MCP;
+use std::process::Command;
 
 #[test]
 fn serve_with_redis_needs_a_shared_key_ring() {
@@ -15,16 +16,7 @@ fn serve_with_redis_needs_a_shared_key_ring() {
         .env_remove("MCP_STATE_KEYS")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    if cfg!(feature = "redis") {
-        assert!(
-            err.contains("needs a key ring shared by every replica"),
-            "{err}"
-        );
-    } else {
-        assert!(err.contains("without the `redis` feature"), "{err}");
-    }
+    common::assert_redis_needs_a_key_ring(&out);
 }
 
 #[test]

@@ -820,17 +820,41 @@ mod tests {
         assert!(owners(&agg).is_empty(), "{:?}", owners(&agg));
     }
 
-    #[test]
-    fn one_sync_is_one_list_change_per_kind() {
-        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
+    /// A server on a change bus, a subscriber of that bus, and an
+    /// aggregate into the server of one upstream `a`.
+    fn on_bus() -> (
+        Server,
+        tokio::sync::broadcast::Receiver<ferromcp_server::notify::Change>,
+        Aggregate,
+        Vec<Arc<Upstream>>,
+    ) {
+        use ferromcp_server::notify::{ChangeBus, LocalBus};
         let bus = Arc::new(LocalBus::new(64));
         let server = Server::builder("t", "1")
             .change_bus(bus.clone())
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
-        let mut rx = bus.subscribe();
+        let rx = bus.subscribe();
         let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}));
         let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        (server, rx, agg, ups)
+    }
+
+    /// The changes `rx` has received so far.
+    fn drain(
+        rx: &mut tokio::sync::broadcast::Receiver<ferromcp_server::notify::Change>,
+    ) -> Vec<ferromcp_server::notify::Change> {
+        let mut v = Vec::new();
+        while let Ok(c) = rx.try_recv() {
+            v.push(c);
+        }
+        v
+    }
+
+    #[test]
+    fn one_sync_is_one_list_change_per_kind() {
+        use ferromcp_server::notify::Change;
+        let (server, mut rx, agg, ups) = on_bus();
         let mut s = snap(&["t1", "t2", "t3", "t4"], &["r://1", "r://2", "r://3"]);
         s.prompts = ["p1", "p2"]
             .iter()
@@ -840,12 +864,8 @@ mod tests {
             })
             .collect();
         agg.sync(&ups[0], s);
-        let mut changes = Vec::new();
-        while let Ok(c) = rx.try_recv() {
-            changes.push(c);
-        }
         assert_eq!(
-            changes,
+            drain(&mut rx),
             [
                 Change::ToolsListChanged,
                 Change::PromptsListChanged,
@@ -854,10 +874,7 @@ mod tests {
         );
         // Re-listing with two tools gone: one change again, and they are gone.
         agg.sync(&ups[0], snap(&["t1", "t2"], &["r://1", "r://2", "r://3"]));
-        let mut changes = Vec::new();
-        while let Ok(c) = rx.try_recv() {
-            changes.push(c);
-        }
+        let changes = drain(&mut rx);
         assert_eq!(
             changes
                 .iter()
@@ -870,28 +887,14 @@ mod tests {
 
     #[test]
     fn a_relist_announces_only_the_kinds_that_changed() {
-        use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
-        let bus = Arc::new(LocalBus::new(64));
-        let server = Server::builder("t", "1")
-            .change_bus(bus.clone())
-            .build()
-            .unwrap_or_else(|e| panic!("{e}"));
-        let mut rx = bus.subscribe();
-        let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}));
-        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+        use ferromcp_server::notify::Change;
+        let (_server, mut rx, agg, ups) = on_bus();
         let with_prompts = |mut s: Snapshot| {
             s.prompts = vec![Prompt {
                 name: "p1".to_owned(),
                 ..Prompt::default()
             }];
             s
-        };
-        let drain = |rx: &mut tokio::sync::broadcast::Receiver<Change>| {
-            let mut v = Vec::new();
-            while let Ok(c) = rx.try_recv() {
-                v.push(c);
-            }
-            v
         };
         agg.sync(&ups[0], with_prompts(snap(&["t1", "t2"], &["r://1"])));
         assert_eq!(drain(&mut rx).len(), 3);

@@ -607,66 +607,44 @@ impl Shared {
             ))
             .await;
         }
+        let (input, state) = (p.input_responses, p.request_state);
         if let Some(raw) = tool.def.raw.clone() {
             let runner = move |args: &Value, cx: RequestContext| raw.call(args, cx);
-            let out = self
-                .clone()
-                .run_mrtr(
+            let complete = |s: &Self, r: RawResult| s.finish_raw_tool(&tool, &id, &r, version);
+            return self
+                .answer_mrtr(
                     "tools/call",
                     &p.name,
                     args,
-                    p.input_responses,
-                    p.request_state,
+                    (input, state),
                     parts,
                     legacy,
                     runner,
+                    OnFailure::ToolError,
+                    complete,
                 )
-                .await?;
-            return match out {
-                Mrtr::Complete(r) => Ok(self.finish_raw_tool(&tool, &id, &r, version)?),
-                Mrtr::Failed(msg) => {
-                    crate::trace::note_tool_error();
-                    Ok(self.finish(
-                        &id,
-                        CallToolResult::error(vec![ContentBlock::text(msg)]),
-                        version,
-                    ))
-                }
-                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-            };
+                .await;
         }
         let runner = {
             let tool = tool.clone();
             move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
         };
-        let out = self
-            .clone()
-            .run_mrtr(
-                "tools/call",
-                &p.name,
-                args,
-                p.input_responses,
-                p.request_state,
-                parts,
-                legacy,
-                runner,
-            )
-            .await?;
-        match out {
-            Mrtr::Complete(r) => {
-                let r = self.check_output(&tool, r)?;
-                Ok(self.finish(&id, sieve_call_result(version, r), version))
-            }
-            Mrtr::Failed(msg) => {
-                crate::trace::note_tool_error();
-                Ok(self.finish(
-                    &id,
-                    CallToolResult::error(vec![ContentBlock::text(msg)]),
-                    version,
-                ))
-            }
-            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-        }
+        let complete = |s: &Self, r: CallToolResult| {
+            let r = s.check_output(&tool, r)?;
+            Ok(s.finish(&id, sieve_call_result(version, r), version))
+        };
+        self.answer_mrtr(
+            "tools/call",
+            &p.name,
+            args,
+            (input, state),
+            parts,
+            legacy,
+            runner,
+            OnFailure::ToolError,
+            complete,
+        )
+        .await
     }
 
     /// The answer to a `tools/call` whose result is already JSON text:
@@ -894,24 +872,18 @@ impl Shared {
               -> BoxFuture<
             Result<ferromcp_protocol::types::GetPromptResult, HandlerError>,
         > { handler.get(args.clone(), cx) };
-        match self
-            .clone()
-            .run_mrtr(
-                "prompts/get",
-                &p.name,
-                args_value,
-                p.input_responses,
-                p.request_state,
-                parts,
-                legacy,
-                runner,
-            )
-            .await?
-        {
-            Mrtr::Complete(r) => Ok(self.finish(&id, r, version)),
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
-            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-        }
+        self.answer_mrtr(
+            "prompts/get",
+            &p.name,
+            args_value,
+            (p.input_responses, p.request_state),
+            parts,
+            legacy,
+            runner,
+            OnFailure::InternalError,
+            |s: &Self, r| Ok(s.finish(&id, r, version)),
+        )
+        .await
     }
 
     async fn read_resource(
@@ -948,24 +920,19 @@ impl Shared {
                     cx,
                 )
             };
-            return match self
-                .clone()
-                .run_mrtr(
+            return self
+                .answer_mrtr(
                     "resources/read",
                     &p.uri,
                     Value::Null,
-                    p.input_responses,
-                    p.request_state,
+                    (p.input_responses, p.request_state),
                     parts,
                     legacy,
                     runner,
+                    OnFailure::InternalError,
+                    |s: &Self, r: RawResult| s.finish_raw_read(&id, &r, version),
                 )
-                .await?
-            {
-                Mrtr::Complete(r) => Ok(self.finish_raw_read(&id, &r, version)?),
-                Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
-                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-            };
+                .await;
         }
         let uri = p.uri.clone();
         let runner = move |_v: &Value, cx: RequestContext| {
@@ -977,26 +944,18 @@ impl Shared {
                 cx,
             )
         };
-        match self
-            .clone()
-            .run_mrtr(
-                "resources/read",
-                &p.uri,
-                Value::Null,
-                p.input_responses,
-                p.request_state,
-                parts,
-                legacy,
-                runner,
-            )
-            .await?
-        {
-            Mrtr::Complete(r) => {
-                Ok(self.finish_cacheable(&id, r, self.cache_hints.resources_read, version))
-            }
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
-            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-        }
+        self.answer_mrtr(
+            "resources/read",
+            &p.uri,
+            Value::Null,
+            (p.input_responses, p.request_state),
+            parts,
+            legacy,
+            runner,
+            OnFailure::InternalError,
+            |s: &Self, r| Ok(s.finish_cacheable(&id, r, s.cache_hints.resources_read, version)),
+        )
+        .await
     }
 
     // ERR-08, RESULT-01, META-08
@@ -1033,24 +992,18 @@ impl Shared {
                 cx,
             )
         };
-        match self
-            .clone()
-            .run_mrtr(
-                &u.method,
-                "",
-                Value::Null,
-                input,
-                state,
-                parts,
-                legacy,
-                runner,
-            )
-            .await?
-        {
-            Mrtr::Complete(r) => Ok(self.finish_value(&id, r, version)),
-            Mrtr::Failed(msg) => Err(ErrorObject::internal(msg).into()),
-            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
-        }
+        self.answer_mrtr(
+            &u.method,
+            "",
+            Value::Null,
+            (input, state),
+            parts,
+            legacy,
+            runner,
+            OnFailure::InternalError,
+            |s: &Self, r| Ok(s.finish_value(&id, r, version)),
+        )
+        .await
     }
 
     // RESULT-01, META-08
@@ -1102,6 +1055,51 @@ impl Shared {
                 "completion handlers cannot request input (MRTR-01)",
             )
             .into()),
+        }
+    }
+
+    /// Runs `run` under MRTR rules ([`Self::run_mrtr`]) with the
+    /// `inputResponses` and `requestState` of `input` and answers: a result
+    /// through `complete`, an input request as an `InputRequiredResult`, a
+    /// handler failure as `on_failure` says.
+    #[allow(clippy::too_many_arguments)]
+    async fn answer_mrtr<T, F, C>(
+        self: Arc<Self>,
+        method: &str,
+        target: &str,
+        args: Value,
+        input: (Option<InputResponses>, Option<String>),
+        parts: ContextParts,
+        legacy: Legacy,
+        run: F,
+        on_failure: OnFailure,
+        complete: C,
+    ) -> Reply
+    where
+        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
+        C: FnOnce(&Self, T) -> Result<Bytes, ErrorObject>,
+    {
+        let id = parts.id.clone();
+        let version = parts.version;
+        let (input, state) = input;
+        let out = self
+            .clone()
+            .run_mrtr(method, target, args, input, state, parts, legacy, run)
+            .await?;
+        match out {
+            Mrtr::Complete(r) => Ok(complete(&self, r)?),
+            Mrtr::Failed(msg) => match on_failure {
+                OnFailure::ToolError => {
+                    crate::trace::note_tool_error();
+                    Ok(self.finish(
+                        &id,
+                        CallToolResult::error(vec![ContentBlock::text(msg)]),
+                        version,
+                    ))
+                }
+                OnFailure::InternalError => Err(ErrorObject::internal(msg).into()),
+            },
+            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
         }
     }
 
@@ -1218,6 +1216,15 @@ enum Mrtr<T> {
     Complete(T),
     Failed(String),
     InputRequired(InputRequiredResult),
+}
+
+/// What a handler's failure becomes in [`Shared::answer_mrtr`].
+#[derive(Clone, Copy)]
+enum OnFailure {
+    /// A `CallToolResult` with `isError` (`tools/call`).
+    ToolError,
+    /// A JSON-RPC internal error (every other method).
+    InternalError,
 }
 
 // MRTR-13

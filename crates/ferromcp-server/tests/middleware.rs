@@ -16,7 +16,7 @@ use ferromcp_server::transport::http::{HttpConfig, McpService};
 use ferromcp_server::{NoArgs, RequestContext, Server, testing, tool};
 mod common;
 
-use common::{handshake_post, stdio};
+use common::{handshake_post, handshake_session, stdio};
 use serde_json::{Value, json};
 
 /// What the recording layer saw: (layer, method, name, era, subject, id,
@@ -338,19 +338,7 @@ async fn an_insufficient_scope_refusal_is_403_with_its_challenge_in_both_eras() 
         "Invalid Request: insufficient_scope"
     );
     // A handshake-era session: the same 403, not a 200 with the error.
-    let init = handshake_post(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},
-            "clientInfo":{"name":"t","version":"1"}}}),
-        None,
-    );
-    let init = svc.handle(init).await;
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session")
-        .to_owned();
+    let (session, _) = handshake_session(&svc).await;
     let call = handshake_post(
         json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret"}}),
         Some(&session),
@@ -416,19 +404,7 @@ async fn a_late_insufficient_scope_refusal_is_still_403_in_a_handshake_session()
         .build()
         .unwrap();
     let svc = McpService::new(server, HttpConfig::default());
-    let init = handshake_post(
-        json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},
-            "clientInfo":{"name":"t","version":"1"}}}),
-        None,
-    );
-    let init = svc.handle(init).await;
-    let session = init
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .expect("a session")
-        .to_owned();
+    let (session, _) = handshake_session(&svc).await;
     let call = handshake_post(
         json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"secret"}}),
         Some(&session),

@@ -1,7 +1,7 @@
 //! `mcp gateway --config F --http ADDR` as a test driver: started from a
 //! config value, its listen address read from stderr, killed on drop.
 
-use super::raw::WAIT;
+use super::raw::{Client, HANDSHAKE, WAIT};
 use super::{MCP, wait_listening};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
@@ -133,5 +133,45 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Opens `c`'s GET stream (a handshake session's notifications tied to no
+/// request); its status line is checked.
+pub fn get_stream(addr: &str, c: &Client) -> std::io::Lines<BufReader<std::net::TcpStream>> {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: {HANDSHAKE}\r\nMcp-Session-Id: {}\r\n\r\n",
+        c.session.as_deref().unwrap_or_default()
+    )
+    .unwrap();
+    let mut lines = BufReader::new(s).lines();
+    let status = lines.next().unwrap().unwrap();
+    assert!(status.contains(" 200"), "{status}");
+    lines
+}
+
+/// Reads `stream` until a message with `method` arrives (keep-alive
+/// comments and other messages are skipped), within [`WAIT`].
+pub fn until_message(stream: &mut std::io::Lines<BufReader<std::net::TcpStream>>, method: &str) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        assert!(Instant::now() < deadline, "no {method} within {WAIT:?}");
+        let line = stream
+            .next()
+            .expect("the GET stream ended")
+            .unwrap_or_else(|e| panic!("no {method} ({e})"));
+        let Some(m) = line
+            .strip_prefix("data:")
+            .and_then(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        else {
+            continue;
+        };
+        if m["method"] == method {
+            return;
+        }
     }
 }

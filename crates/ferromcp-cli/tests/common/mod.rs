@@ -240,3 +240,19 @@ pub fn peer_missing(msg: &str, ci_reason: &str) {
     }
     eprintln!("\n!!! SKIPPED: {msg} !!!\n");
 }
+
+/// Asserts that `out` is the usage error (exit 2) of `--redis` without a
+/// requestState key ring shared by the replicas, or, in a build without
+/// the `redis` feature, of `--redis` itself.
+pub fn assert_redis_needs_a_key_ring(out: &Output) {
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    if cfg!(feature = "redis") {
+        assert!(
+            err.contains("needs a key ring shared by every replica"),
+            "{err}"
+        );
+    } else {
+        assert!(err.contains("without the `redis` feature"), "{err}");
+    }
+}
