@@ -9,7 +9,9 @@ use crate::bridge_expose::origin_policy;
 use crate::exit::{Failure, code};
 use crate::gateway_reload::{Reloader, Settle};
 use clap::Args;
-use ferromcp_auth::resource::{AuthLayer, HyperFetch, JwtVerifier, ResourceUri};
+use ferromcp_auth::resource::{
+    AuthLayer, HyperFetch, IntrospectionVerifier, JwtVerifier, ResourceUri,
+};
 use ferromcp_gateway::{Config, Gateway, InboundAuth, Restart, UpstreamAuth};
 use ferromcp_server::transport::http::{HttpConfig, McpService, serve_layered, serve_listener};
 use std::path::PathBuf;
@@ -252,12 +254,35 @@ async fn server_builder(a: &GatewayArgs) -> Result<ferromcp_server::ServerBuilde
 fn inbound_layer(a: &InboundAuth, config: &Config) -> Result<AuthLayer, Failure> {
     let usage = |e: &dyn std::fmt::Display| Failure::usage(format!("gateway.auth: {e}"));
     let resource = ResourceUri::parse(a.resource()).map_err(|e| usage(&e))?;
-    let fetch = HyperFetch::new().allow_plain_http(crate::auth::is_loopback_url(a.issuer()));
-    let verifier = JwtVerifier::builder(a.issuer(), &resource)
-        .fetcher(Arc::new(fetch))
-        .build()
-        .map_err(|e| usage(&e))?;
-    let mut b = AuthLayer::builder(resource, verifier)
+    let mut b = match a.introspection() {
+        // RFC 7662: the authorization server says whether a token is
+        // active (opaque tokens; revocation seen within the cache's time).
+        Some(i) => {
+            let fetch =
+                HyperFetch::new().allow_plain_http(crate::auth::is_loopback_url(i.endpoint()));
+            let verifier = IntrospectionVerifier::builder(
+                i.endpoint(),
+                i.client_id(),
+                i.client_secret(),
+                &resource,
+            )
+            .issuer(a.issuer())
+            .fetcher(Arc::new(fetch))
+            .build()
+            .map_err(|e| usage(&e))?;
+            AuthLayer::builder(resource, verifier)
+        }
+        None => {
+            let fetch =
+                HyperFetch::new().allow_plain_http(crate::auth::is_loopback_url(a.issuer()));
+            let verifier = JwtVerifier::builder(a.issuer(), &resource)
+                .fetcher(Arc::new(fetch))
+                .build()
+                .map_err(|e| usage(&e))?;
+            AuthLayer::builder(resource, verifier)
+        }
+    };
+    b = b
         .authorization_server(a.issuer())
         .require_scopes(a.required_scopes().iter().cloned());
     // scopes_supported: as given, else every scope the file names.

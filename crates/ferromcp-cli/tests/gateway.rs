@@ -988,6 +988,87 @@ fn get(url: &str) -> (u16, String) {
     }
 }
 
+// AUTH-01, AUTH-03
+/// `gateway.auth.introspection`: tokens checked by the authorization
+/// server's RFC 7662 endpoint (the gateway authenticating with its own
+/// client secret from the environment) instead of as JWTs: an active token
+/// lists and calls, a revoked one and an opaque string the server does not
+/// know are 401, and the secret never reaches stderr.
+#[test]
+fn inbound_tokens_can_be_introspected() {
+    let rs = Protected::start();
+    rs.authz
+        .secrets
+        .lock()
+        .unwrap()
+        .insert("gw-rs".into(), "rs-secret-77".into());
+    let dir = scratch("gateway-introspect");
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let config = json!({
+        "mcpServers": {"ev": {"command": MCP, "args": ["serve", "--stdio"]}},
+        "gateway": {"auth": {"issuer": rs.authz.url, "resource": resource,
+                             "requiredScopes": ["mcp"],
+                             "introspection": {"endpoint": format!("{}/introspect", rs.authz.url),
+                                               "clientId": "gw-rs",
+                                               "clientSecretEnv": "GW_RS_SECRET"}}},
+    });
+    let mut g = Gateway::start_at(
+        &dir,
+        &config,
+        &[("GW_RS_SECRET", "rs-secret-77")],
+        &format!("127.0.0.1:{port}"),
+        WAIT,
+    );
+    assert!(g.stderr_until("bearer tokens required ("), "{}", g.seen);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = |jti: &str| {
+        rs.authz.key.sign(&json!({
+            "iss": rs.authz.url, "aud": resource, "sub": "carol", "client_id": "c",
+            "scope": "mcp", "iat": now, "exp": now + 300, "jti": jti,
+        }))
+    };
+    let (active, revoked) = (token("active-1"), token("revoked-1"));
+    rs.authz
+        .revoked_access
+        .lock()
+        .unwrap()
+        .push("revoked-1".into());
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let status_with = |t: &str| {
+        let h = format!("Bearer {t}");
+        let headers = [
+            ("MCP-Protocol-Version", HANDSHAKE),
+            ("Authorization", h.as_str()),
+        ];
+        common::raw::post(&g.addr, &headers, &list).0
+    };
+    let before = rs
+        .authz
+        .introspections
+        .load(std::sync::atomic::Ordering::SeqCst);
+    for refused in [revoked.as_str(), "opaque-and-unknown"] {
+        assert_eq!(status_with(refused), 401, "{refused}");
+    }
+    assert!(
+        rs.authz
+            .introspections
+            .load(std::sync::atomic::Ordering::SeqCst)
+            >= before + 2
+    );
+    for era in [MODERN, HANDSHAKE] {
+        let h = format!("Bearer {active}");
+        let c = Client::with_headers(&g.addr, era, json!({}), &[("Authorization", h.as_str())]);
+        assert!(tool_names(&c).iter().any(|n| n == "ev__echo"), "{era}");
+        let ok = c.call(json!(2), "ev__echo", json!({"text": "introspected"}));
+        assert_eq!(text_of(&ok), "introspected", "{era}: {ok}");
+    }
+    assert!(!g.seen.contains("rs-secret-77"), "{}", g.seen);
+}
+
 // AUTH-01, AUTH-03, AUTH-04
 /// `gateway.auth`: the resource-server layer in front of the gateway (PRM
 /// served, 401 + WWW-Authenticate without a valid token), the inbound

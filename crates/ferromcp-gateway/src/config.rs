@@ -245,7 +245,7 @@ impl Config {
                 };
             }
             if let Some(a) = g.get("auth") {
-                auth = Some(inbound::parse(a, valid_url)?);
+                auth = Some(inbound::parse(a, valid_url, &lookup)?);
             }
             if let Some(s) = g.get("separator") {
                 let s = string(s, "gateway.separator")?;

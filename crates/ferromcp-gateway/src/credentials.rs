@@ -80,7 +80,7 @@ impl UpstreamAuth {
     }
 }
 
-fn env_value(
+pub(crate) fn env_value(
     o: &Map<String, Value>,
     key: &str,
     path: &str,

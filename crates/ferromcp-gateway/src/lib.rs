@@ -71,7 +71,7 @@ pub use flood::{
     DEFAULT_BURST as DEFAULT_NOTIFICATION_BURST,
     DEFAULT_PER_SECOND as DEFAULT_NOTIFICATIONS_PER_SECOND, NotificationRate,
 };
-pub use inbound::InboundAuth;
+pub use inbound::{InboundAuth, Introspection};
 pub use metrics::{
     CONTENT_TYPE as METRICS_CONTENT_TYPE, DEFAULT_MAX_SERIES, Metrics, OTHER_TOOL, Outcome,
     UpstreamState,

@@ -466,7 +466,11 @@ impl AuthServer {
                 self.secrets.lock().unwrap().get(id).map(String::as_str) == Some(secret)
             });
         if !known {
-            return oauth_error(401, "invalid_client", "introspection needs client_secret_basic");
+            return oauth_error(
+                401,
+                "invalid_client",
+                "introspection needs client_secret_basic",
+            );
         }
         let f = parse_form(&String::from_utf8_lossy(body));
         let token = f.get("token").cloned().unwrap_or_default();
