@@ -308,7 +308,8 @@ fn inbound_layer(a: &InboundAuth, config: &Config) -> Result<AuthLayer, Failure>
 // AUTH-20
 /// The authorization hook of an upstream with `auth.login` (the stored
 /// `mcp login` credentials, refreshed under the store's lock: the same
-/// hook `mcp bridge` uses) or `auth.clientCredentials`.
+/// hook `mcp bridge` uses) or `auth.clientCredentials` (a secret, or a
+/// key file for `private_key_jwt`).
 fn upstream_auth(
     u: &ferromcp_gateway::UpstreamConfig,
 ) -> Result<Arc<dyn ferromcp_client::HttpAuth>, String> {
@@ -326,6 +327,23 @@ fn upstream_auth(
             scope,
             ..
         }) => crate::auth::client_credentials(url, client_id, client_secret, scope.as_deref()),
+        Some(UpstreamAuth::ClientKey {
+            client_id,
+            key_file,
+            scope,
+        }) => match std::fs::read_to_string(key_file) {
+            Ok(pem) => crate::auth::service(
+                url,
+                client_id,
+                crate::auth::ServiceCredential::PrivateKey(pem),
+                scope.as_deref(),
+                false,
+            ),
+            Err(e) => Err(Failure::usage(format!(
+                "clientCredentials.clientKeyFile {}: {e}",
+                key_file.display()
+            ))),
+        },
         _ => return Err("no OAuth client is needed for this credential".to_owned()),
     };
     match hook {

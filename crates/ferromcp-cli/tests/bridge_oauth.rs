@@ -997,23 +997,12 @@ fn a_client_key_file_authenticates_a_bridge_with_private_key_jwt() {
     let s = Setup::start();
     // A client registered with its public key; the bridge holds the
     // private key in a PEM file.
-    let secret = loop {
-        let mut b = [0u8; 32];
-        getrandom::fill(&mut b).unwrap();
-        if let Ok(k) = p256::SecretKey::from_slice(&b) {
-            break k;
-        }
-    };
-    let pem = {
-        use p256::pkcs8::EncodePrivateKey as _;
-        secret.to_pkcs8_pem(Default::default()).unwrap().to_string()
-    };
-    let key = ferromcp_auth::client::Es256Key::from_pkcs8_pem(&pem).unwrap();
+    let (pem, jwk) = common::client_key();
     s.authz.clients.lock().unwrap().insert(
         "svc-key".into(),
         ferromcp_test_issuer::RegisteredClient {
             redirect_uris: vec![],
-            jwk: Some(serde_json::to_value(key.public_jwk()).unwrap()),
+            jwk: Some(jwk),
         },
     );
     let pem_file = s.config.join("svc.pem");

@@ -871,7 +871,8 @@ impl Protected {
 
 // AUTH-20
 /// `auth` per upstream: a bearer token from an environment variable, the
-/// stored `mcp login` credentials and client credentials each reach a
+/// stored `mcp login` credentials and client credentials (a secret, or a
+/// key file for `private_key_jwt`) each reach a
 /// protected everything-server; an upstream without credentials is
 /// refused with a message naming it and `mcp login`; and an upstream that
 /// records headers sees its own token only, never another upstream's.
@@ -903,6 +904,17 @@ fn each_upstream_gets_its_own_configured_credential() {
         .lock()
         .unwrap()
         .insert("gw-svc".into(), "cc-secret-777".into());
+    // A private_key_jwt client: the gateway holds its key in a file.
+    let (pem, jwk) = common::client_key();
+    rs.authz.clients.lock().unwrap().insert(
+        "gw-key".into(),
+        ferromcp_test_issuer::RegisteredClient {
+            redirect_uris: vec![],
+            jwk: Some(jwk),
+        },
+    );
+    let key_file = dir.join("gw-key.pem");
+    std::fs::write(&key_file, pem.as_bytes()).unwrap();
     let rec = Recorder::start(&dir);
     let minted = rs.authz.mint(&rs.url, "mcp");
     let config = json!({"mcpServers": {
@@ -910,6 +922,8 @@ fn each_upstream_gets_its_own_configured_credential() {
         "lg": {"url": rs.url, "auth": {"login": true}},
         "cc": {"url": rs.url, "auth": {"clientCredentials":
             {"clientId": "gw-svc", "clientSecretEnv": "CC_SECRET", "scope": "mcp"}}},
+        "ck": {"url": rs.url, "auth": {"clientCredentials":
+            {"clientId": "gw-key", "clientKeyFile": key_file, "scope": "mcp"}}},
         "rec": {"url": rec.url, "auth": {"bearerEnv": "REC_TOKEN"}},
         "bare": {"url": rs.url, "timeoutMs": 5000},
     }});
@@ -924,7 +938,7 @@ fn each_upstream_gets_its_own_configured_credential() {
             ("HOME", home_s),
         ],
     );
-    assert!(g.stderr_until("4 of 5 upstream(s) connected"), "{}", g.seen);
+    assert!(g.stderr_until("5 of 6 upstream(s) connected"), "{}", g.seen);
     assert!(g.seen.contains("upstream \"bare\" refused"), "{}", g.seen);
     assert!(
         g.seen.contains(&format!("mcp login {}", rs.url)),
@@ -935,7 +949,10 @@ fn each_upstream_gets_its_own_configured_credential() {
         let c = Client::new(&g.addr, era);
         let names = tool_names(&c);
         assert!(!names.iter().any(|n| n.starts_with("bare__")), "{names:?}");
-        for (i, t) in ["tok__greet", "lg__greet", "cc__greet"].iter().enumerate() {
+        for (i, t) in ["tok__greet", "lg__greet", "cc__greet", "ck__greet"]
+            .iter()
+            .enumerate()
+        {
             let a = c.call(json!(i), t, json!({"name": "gw"}));
             assert_eq!(text_of(&a), "Hello, gw!", "{t}: {a}");
         }
@@ -958,6 +975,16 @@ fn each_upstream_gets_its_own_configured_credential() {
         cc.iter()
             .all(|(f, _)| f["scope"] == "mcp" && f["resource"] == rs.url)
     );
+    // gw-key proved itself with a signed assertion, never a secret.
+    let keyed: Vec<_> = cc
+        .iter()
+        .filter(|(f, _)| f.get("client_id").map(String::as_str) == Some("gw-key"))
+        .collect();
+    assert!(!keyed.is_empty(), "{cc:?}");
+    assert!(keyed.iter().all(|(f, _)| {
+        f["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+            && !f.contains_key("client_secret")
+    }));
     drop(log);
     // The recording upstream saw its own token on every request, and
     // nothing of the others' credentials.

@@ -7,6 +7,7 @@
 //! {"auth": {"bearerEnv": "SEARCH_TOKEN"}}
 //! {"auth": {"login": true}}
 //! {"auth": {"clientCredentials": {"clientId": "gw", "clientSecretEnv": "GW_SECRET", "scope": "mcp"}}}
+//! {"auth": {"clientCredentials": {"clientId": "gw", "clientKeyFile": "/etc/gw/key.pem"}}}
 //! ```
 // AUTH-20
 
@@ -41,6 +42,19 @@ pub enum UpstreamAuth {
         /// The scopes to ask for (`None`: those the upstream advertises).
         scope: Option<String>,
     },
+    /// `{"clientCredentials": {"clientId", "clientKeyFile"}}`: the OAuth
+    /// `client_credentials` grant, the client proving itself with a
+    /// short-lived assertion signed by its EC P-256 key (`private_key_jwt`)
+    /// instead of a secret. The PEM file is read when the upstream
+    /// connects.
+    ClientKey {
+        /// The `client_id`.
+        client_id: String,
+        /// The PKCS#8 PEM file holding the private key.
+        key_file: std::path::PathBuf,
+        /// The scopes to ask for (`None`: those the upstream advertises).
+        scope: Option<String>,
+    },
 }
 
 impl fmt::Debug for UpstreamAuth {
@@ -59,6 +73,16 @@ impl fmt::Debug for UpstreamAuth {
                 .field("secret_var", secret_var)
                 .field("scope", scope)
                 .finish(),
+            UpstreamAuth::ClientKey {
+                client_id,
+                key_file,
+                scope,
+            } => f
+                .debug_struct("ClientKey")
+                .field("client_id", client_id)
+                .field("key_file", key_file)
+                .field("scope", scope)
+                .finish(),
         }
     }
 }
@@ -73,7 +97,8 @@ impl UpstreamAuth {
             UpstreamAuth::Login => format!(
                 "run `mcp login {target}` (as the user the gateway runs as) to store fresh credentials"
             ),
-            UpstreamAuth::ClientCredentials { client_id, .. } => format!(
+            UpstreamAuth::ClientCredentials { client_id, .. }
+            | UpstreamAuth::ClientKey { client_id, .. } => format!(
                 "the client credentials of {client_id:?} (mcpServers.{name}.auth.clientCredentials) were refused or lack a scope it needs"
             ),
         }
@@ -165,7 +190,7 @@ pub(crate) fn parse(
         .get("clientCredentials")
         .and_then(Value::as_object)
         .ok_or_else(|| ConfigError::new(&at, "must be a JSON object"))?;
-    const CC: [&str; 3] = ["clientId", "clientSecretEnv", "scope"];
+    const CC: [&str; 4] = ["clientId", "clientSecretEnv", "clientKeyFile", "scope"];
     if let Some(k) = c.keys().find(|k| !CC.contains(&k.as_str())) {
         return Err(ConfigError::new(
             format!("{at}.{k}"),
@@ -182,7 +207,22 @@ pub(crate) fn parse(
         }
         None => return Err(ConfigError::new(format!("{at}.clientId"), "missing")),
     };
-    let (secret_var, client_secret) = env_value(c, "clientSecretEnv", &at, lookup)?;
+    let key_file = match (c.get("clientKeyFile"), c.contains_key("clientSecretEnv")) {
+        (Some(_), true) => {
+            return Err(ConfigError::new(
+                &at,
+                "give one of clientSecretEnv and clientKeyFile",
+            ));
+        }
+        (Some(Value::String(p)), false) if !p.is_empty() => Some(std::path::PathBuf::from(p)),
+        (Some(_), false) => {
+            return Err(ConfigError::new(
+                format!("{at}.clientKeyFile"),
+                "must be the path of a PEM file",
+            ));
+        }
+        (None, _) => None,
+    };
     let scope = match c.get("scope") {
         None => None,
         Some(Value::String(s))
@@ -199,6 +239,14 @@ pub(crate) fn parse(
             ));
         }
     };
+    if let Some(key_file) = key_file {
+        return Ok(UpstreamAuth::ClientKey {
+            client_id,
+            key_file,
+            scope,
+        });
+    }
+    let (secret_var, client_secret) = env_value(c, "clientSecretEnv", &at, lookup)?;
     Ok(UpstreamAuth::ClientCredentials {
         client_id,
         secret_var,
@@ -255,6 +303,34 @@ mod tests {
                 client_secret: "sh-456".into(),
                 scope: Some("a b".into()),
             }
+        );
+    }
+
+    #[test]
+    fn a_client_key_file_replaces_the_secret() {
+        assert_eq!(
+            parse(
+                &json!({"clientCredentials": {"clientId": "gw", "clientKeyFile": "/k.pem"}}),
+                "p",
+                &env
+            )
+            .unwrap(),
+            UpstreamAuth::ClientKey {
+                client_id: "gw".into(),
+                key_file: "/k.pem".into(),
+                scope: None
+            }
+        );
+        assert_eq!(
+            err(
+                json!({"clientCredentials": {"clientId": "gw", "clientKeyFile": "/k.pem",
+                                             "clientSecretEnv": "SECRET"}})
+            ),
+            "mcpServers.s.auth.clientCredentials: give one of clientSecretEnv and clientKeyFile"
+        );
+        assert!(
+            err(json!({"clientCredentials": {"clientId": "gw", "clientKeyFile": 3}}))
+                .starts_with("mcpServers.s.auth.clientCredentials.clientKeyFile:")
         );
     }
 

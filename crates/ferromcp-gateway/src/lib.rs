@@ -92,7 +92,8 @@ use upstream::{Failure, Upstream};
 const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Makes the authorization hook of an upstream whose `auth` is
-/// [`UpstreamAuth::Login`] or [`UpstreamAuth::ClientCredentials`] (the
+/// [`UpstreamAuth::Login`], [`UpstreamAuth::ClientCredentials`] or
+/// [`UpstreamAuth::ClientKey`] (the
 /// token store and the OAuth client live with the caller, e.g. the `mcp`
 /// command's `mcp login` store). Called once per upstream, at its first
 /// connection; an error is reported like a failed connection.

@@ -253,7 +253,11 @@ impl Upstream {
                     match self.cfg.auth() {
                         None => {}
                         Some(UpstreamAuth::Bearer { token, .. }) => b = b.bearer_token(token),
-                        Some(UpstreamAuth::Login | UpstreamAuth::ClientCredentials { .. }) => {
+                        Some(
+                            UpstreamAuth::Login
+                            | UpstreamAuth::ClientCredentials { .. }
+                            | UpstreamAuth::ClientKey { .. },
+                        ) => {
                             b = b.http_auth(self.http_auth()?);
                         }
                     }

@@ -256,3 +256,22 @@ pub fn assert_redis_needs_a_key_ring(out: &Output) {
         assert!(err.contains("without the `redis` feature"), "{err}");
     }
 }
+
+/// A fresh EC P-256 client key: its PKCS#8 PEM (what `--client-key-file`
+/// and `clientKeyFile` read) and its public JWK (what the test issuer
+/// registers for `private_key_jwt`).
+pub fn client_key() -> (String, serde_json::Value) {
+    let secret = loop {
+        let mut b = [0u8; 32];
+        getrandom::fill(&mut b).unwrap();
+        if let Ok(k) = p256::SecretKey::from_slice(&b) {
+            break k;
+        }
+    };
+    let pem = {
+        use p256::pkcs8::EncodePrivateKey as _;
+        secret.to_pkcs8_pem(Default::default()).unwrap().to_string()
+    };
+    let key = ferromcp_auth::client::Es256Key::from_pkcs8_pem(&pem).unwrap();
+    (pem, serde_json::to_value(key.public_jwk()).unwrap())
+}
