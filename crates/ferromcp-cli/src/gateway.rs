@@ -217,16 +217,7 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
 /// `mcp serve`) and, with `--redis`, the shared session store and change
 /// bus.
 async fn server_builder(a: &GatewayArgs) -> Result<ferromcp_server::ServerBuilder, Failure> {
-    let env = |name: &str| match std::env::var(name) {
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err(Failure::usage(format!("{name} is not valid UTF-8")))
-        }
-    };
-    let (key, keys) = (env("MCP_STATE_KEY")?, env("MCP_STATE_KEYS")?);
-    let ring = ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
-        .map_err(Failure::usage)?;
+    let ring = crate::serve::state_key_ring_from_env()?;
     let shared_keys = ring.is_some();
     let mut builder = Gateway::default_server();
     if let Some(ring) = ring {

@@ -362,13 +362,10 @@ async fn transport(server: Server, http: Option<SocketAddr>) -> Result<u8, Failu
     Ok(code::OK)
 }
 
-/// The server `mcp serve` runs: the everything-server fixtures, with the
-/// requestState key ring from `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
-/// `everything-server`) and, with `--redis`, the shared change bus.
-async fn build_server(
-    a: &ServeArgs,
-    docs: Option<&Arc<ferromcp_docs::Library>>,
-) -> Result<Server, Failure> {
+/// The requestState key ring of `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
+/// `everything-server` reads it), `None` when neither is set.
+pub(crate) fn state_key_ring_from_env()
+-> Result<Option<ferromcp_server::request_state::KeyRing>, Failure> {
     let env = |name: &str| match std::env::var(name) {
         Ok(v) => Ok(Some(v)),
         Err(std::env::VarError::NotPresent) => Ok(None),
@@ -377,8 +374,18 @@ async fn build_server(
         }
     };
     let (key, keys) = (env("MCP_STATE_KEY")?, env("MCP_STATE_KEYS")?);
-    let ring = ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
-        .map_err(Failure::usage)?;
+    ferromcp_everything::config::state_key_ring(key.as_deref(), keys.as_deref())
+        .map_err(Failure::usage)
+}
+
+/// The server `mcp serve` runs: the everything-server fixtures, with the
+/// requestState key ring from `MCP_STATE_KEY`/`MCP_STATE_KEYS` (as
+/// `everything-server`) and, with `--redis`, the shared change bus.
+async fn build_server(
+    a: &ServeArgs,
+    docs: Option<&Arc<ferromcp_docs::Library>>,
+) -> Result<Server, Failure> {
+    let ring = state_key_ring_from_env()?;
     let shared_keys = ring.is_some();
     let limits = drain_limits(a.drain_timeout, a.drain_grace)?;
     let mut builder = ferromcp_everything::everything_builder()
