@@ -42,21 +42,10 @@ while (($#)); do
   shift
 done
 
-echo "expose.sh: building mcp and everything-server…" >&2
-(cd "$root" && cargo build --release --quiet --bin mcp --bin everything-server)
-bin="${CARGO_TARGET_DIR:-$root/target}/release"
-bash "$here/peers.sh"
-peers="$(bash "$here/peers.sh" --path)"
-for t in node wrk curl taskset; do
-  command -v "$t" >/dev/null || { echo "expose.sh: $t is not on PATH" >&2; exit 2; }
-done
-cores="$(nproc)"
-srv_cpu=0 cli_cpu=1
-[ "$cores" -lt 2 ] && cli_cpu=0
-
 work="$(mktemp -d)" tag=expose.sh
 # shellcheck source=lib/hop.sh
 source "$here/lib/hop.sh"
+hop_prepare node wrk curl taskset
 
 child="$bin/everything-server --stdio"
 # start NAME PORT: starts the scenario in its own process group.

@@ -40,20 +40,10 @@ while (($#)); do
   shift
 done
 
-echo "gateway.sh: building mcp and everything-server…" >&2
-(cd "$root" && cargo build --release --quiet --bin mcp --bin everything-server)
-bin="${CARGO_TARGET_DIR:-$root/target}/release"
-bash "$here/peers.sh"
-peers="$(bash "$here/peers.sh" --path)"
-for t in wrk curl taskset python3; do
-  command -v "$t" >/dev/null || { echo "gateway.sh: $t is not on PATH" >&2; exit 2; }
-done
-srv_cpu=0 cli_cpu=1
-[ "$(nproc)" -lt 2 ] && cli_cpu=0
-
 work="$(mktemp -d)" tag=gateway.sh
 # shellcheck source=lib/hop.sh
 source "$here/lib/hop.sh"
+hop_prepare wrk curl taskset python3
 
 # config FILE N: an mcpServers file with N everything-server upstreams,
 # "ev" for one, "ev0".."ev{N-1}" for more.

@@ -1,9 +1,13 @@
 # shellcheck shell=bash
 # Helpers shared by bench/expose.sh and bench/gateway.sh: one scenario
 # process at a time on core $srv_cpu, loaded by wrk on $cli_cpu. Source it
-# after setting `work` (a scratch folder) and `tag` (the script's name, for
-# messages); it sets the EXIT trap.
+# after setting `here`, `root`, `work` (a scratch folder) and `tag` (the
+# script's name, for messages); it sets the EXIT trap.
 #
+#   hop_prepare TOOL...       builds the release mcp and everything-server
+#                             (sets bin), installs the pinned peers of
+#                             bench/peers.sh (sets peers), checks that each
+#                             TOOL is on PATH, sets srv_cpu and cli_cpu
 #   launch NAME PORT CMD      starts CMD (a shell command line) in its own
 #                             process group, output appended to
 #                             $work/NAME.log; returns once PORT accepts
@@ -18,6 +22,21 @@
 #   record NAME ROUND MODE RESULT
 #                             one wrk WRK_RESULT line as a JSON row on
 #                             stdout: rps, p50_us, p99_us
+
+hop_prepare() { # tool...
+  echo "$tag: building mcp and everything-server…" >&2
+  (cd "$root" && cargo build --release --quiet --bin mcp --bin everything-server)
+  bin="${CARGO_TARGET_DIR:-$root/target}/release"
+  bash "$here/peers.sh"
+  peers="$(bash "$here/peers.sh" --path)"
+  local t
+  for t in "$@"; do
+    command -v "$t" >/dev/null || { echo "$tag: $t is not on PATH" >&2; exit 2; }
+  done
+  srv_cpu=0 cli_cpu=1
+  [ "$(nproc)" -lt 2 ] && cli_cpu=0
+  return 0
+}
 
 pid=
 stop() {
