@@ -107,9 +107,9 @@ fn stdio_and_http_upstreams_of_both_eras_behind_one_endpoint() {
     }});
     let mut g = Gateway::start(&dir, &config, &[]);
     assert!(g.stderr_until("3 of 3 upstream(s) connected"), "{}", g.seen);
-    // Resources are not renamed: the second and third everything-server
-    // lose the collision (name order: ev, old, web) and it is reported.
-    assert!(g.seen.contains("collides"), "{}", g.seen);
+    // All three serve the same resources: each keeps its own, under a
+    // rewritten URI, and nothing is lost to a collision.
+    assert!(!g.seen.contains("collides"), "{}", g.seen);
     for era in [MODERN, HANDSHAKE] {
         let c = Client::new(&g.addr, era);
         let names = tool_names(&c);
@@ -140,30 +140,31 @@ fn stdio_and_http_upstreams_of_both_eras_behind_one_endpoint() {
             .as_str()
             .unwrap_or_else(|| panic!("{p}"));
         assert!(text.contains("one") && text.contains("two"), "{p}");
-        let r = c.request(
-            json!(11),
-            "resources/read",
-            json!({"uri": "test://static-text"}),
-        );
-        assert!(
-            r["result"]["contents"][0]["text"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("static text"),
-            "{r}"
-        );
-        let t = c.request(json!(12), "resources/templates/list", json!({}));
+        for (i, prefix) in ["ev", "legacy", "web"].iter().enumerate() {
+            let uri = format!("mcp-gateway://{prefix}/test://static-text");
+            let r = c.request(json!(11 + i), "resources/read", json!({"uri": uri}));
+            assert!(
+                r["result"]["contents"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("static text"),
+                "{r}"
+            );
+            assert_eq!(r["result"]["contents"][0]["uri"], uri.as_str(), "{r}");
+        }
+        let t = c.request(json!(15), "resources/templates/list", json!({}));
         let templates = t["result"]["resourceTemplates"].as_array().unwrap();
-        assert!(
-            templates
-                .iter()
-                .any(|t| t["uriTemplate"] == "test://template/{id}/data"),
-            "{t}"
-        );
+        for prefix in ["ev", "legacy", "web"] {
+            let want = format!("mcp-gateway://{prefix}/test://template/{{id}}/data");
+            assert!(
+                templates.iter().any(|t| t["uriTemplate"] == want.as_str()),
+                "{want}: {t}"
+            );
+        }
         let r = c.request(
-            json!(13),
+            json!(16),
             "resources/read",
-            json!({"uri": "test://template/42/data"}),
+            json!({"uri": "mcp-gateway://web/test://template/42/data"}),
         );
         assert!(r["result"]["contents"][0].is_object(), "{r}");
     }

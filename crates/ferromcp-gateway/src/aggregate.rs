@@ -1,6 +1,7 @@
 //! The client-facing catalogue: every upstream's tools and prompts under
-//! `PREFIX` + separator + name, resources and templates under their own
-//! URIs, registered in the gateway's `Server` with handlers forwarding to
+//! `PREFIX` + separator + name (or their own name while unique, with
+//! `gateway.naming` "onCollision"), resources and templates under their
+//! own URIs (rewritten as `mcp-gateway://PREFIX/URI` when shared), registered in the gateway's `Server` with handlers forwarding to
 //! the upstream that owns them.
 //!
 //! Policy is enforced by registration: a tool the upstream's filter does
@@ -9,12 +10,15 @@
 //! included, since names compare exactly) is refused by the server before
 //! any upstream sees it.
 //!
-//! Collisions (two upstreams claiming one client-facing name or URI) are
+//! The catalogue is recomputed from every upstream's offer whenever one
+//! changes, so naming never depends on which upstream connected first.
+//! Two upstreams claiming one client-facing name after naming (a prefix
+//! that ends like another's, an upstream URI that looks rewritten) are
 //! decided by name order: the upstream first in name order owns it, the
-//! other's item is reported and left out, whichever connected first.
+//! other's item is reported and left out.
 
 use crate::metrics::Outcome;
-use crate::naming;
+use crate::naming::{self, Naming};
 use crate::read_cache::{self, ReadCache};
 use crate::upstream::{Failure, Snapshot, Upstream};
 use ferromcp_protocol::ErrorObject;
@@ -114,6 +118,38 @@ struct Owner {
     digest: u64,
 }
 
+/// What one upstream offers (its latest listing, tools after its filter).
+struct Offer {
+    up: Arc<Upstream>,
+    tools: Vec<Tool>,
+    prompts: Vec<Prompt>,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+}
+
+/// Who should serve a client-facing key: the upstream, its own name or
+/// URI, where the definition sits in its offer, and the definition's
+/// digest.
+struct Want {
+    upstream: String,
+    own: String,
+    kind: Kind,
+    index: usize,
+    digest: u64,
+}
+
+impl Want {
+    fn new(upstream: &str, own: &str, kind: Kind, index: usize, digest: u64) -> Self {
+        Self {
+            upstream: upstream.to_owned(),
+            own: own.to_owned(),
+            kind,
+            index,
+            digest,
+        }
+    }
+}
+
 /// A digest of an upstream's definition of an item (its JSON).
 fn digest<T: serde::Serialize>(item: &T) -> u64 {
     use std::hash::{Hash as _, Hasher as _};
@@ -126,6 +162,12 @@ fn digest<T: serde::Serialize>(item: &T) -> u64 {
 pub(crate) struct Aggregate {
     server: Server,
     separator: String,
+    naming: Naming,
+    /// Tool names the gateway itself serves (the search mode's
+    /// meta-tools): an upstream's tool of that name counts as colliding.
+    reserved: Vec<String>,
+    /// What every upstream offers, by upstream name.
+    offers: Mutex<BTreeMap<String, Offer>>,
     report: Report,
     /// The owner of each client-facing name.
     owners: Mutex<HashMap<(Kind, String), Owner>>,
@@ -144,12 +186,28 @@ impl Aggregate {
         Self {
             server,
             separator,
+            naming: Naming::Prefix,
+            reserved: Vec::new(),
+            offers: Mutex::new(BTreeMap::new()),
             report,
             owners: Mutex::new(HashMap::new()),
             generation: AtomicU64::new(0),
             reads: Arc::new(ReadCache::new(&crate::cache::CacheConfig::default())),
             ups: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// Names tools and prompts by `naming`; `reserved` are tool names the
+    /// gateway serves itself.
+    pub(crate) fn with_naming(mut self, naming: Naming, reserved: &[&str]) -> Self {
+        self.naming = naming;
+        self.reserved = reserved.iter().map(|s| (*s).to_owned()).collect();
+        self
+    }
+
+    /// How tools and prompts are named.
+    pub(crate) fn naming(&self) -> Naming {
+        self.naming
     }
 
     /// Bounds its `resources/read` cache by `c`.
@@ -180,49 +238,26 @@ impl Aggregate {
     /// Makes the server's items of `up` match `snap`: new ones added,
     /// changed ones replaced (one registry swap each), vanished ones
     /// removed; each name checked for policy, validity and collisions.
+    /// Other upstreams' items whose client-facing name depends on this
+    /// one's (a collision that appears or goes away) move with it.
     pub(crate) fn sync(&self, up: &Arc<Upstream>, snap: Snapshot) {
         up.listed.store(snap.fingerprint(), Ordering::Release);
         // CACHE-10: what it offers may have changed; its reads too.
         self.reads.drop_upstream(up.name());
         *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
             snap.resources.iter().map(|r| r.uri.clone()).collect();
-        let mut items: BTreeMap<(Kind, String), (Item, u64)> = BTreeMap::new();
-        let mut own_names: HashMap<(Kind, String), String> = HashMap::new();
         let name = up.name().to_owned();
+        let mut offer = Offer {
+            up: up.clone(),
+            tools: Vec::new(),
+            prompts: snap.prompts,
+            resources: snap.resources,
+            templates: Vec::new(),
+        };
         for t in snap.tools {
-            if !up.cfg.filter().permits(&t.name) {
-                continue;
+            if up.cfg.filter().permits(&t.name) {
+                offer.tools.push(t);
             }
-            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &t.name);
-            if !naming::is_valid_tool_name(&exposed) {
-                (self.report)(&format!(
-                    "upstream {name:?}: tool {:?} would be exposed as {exposed:?}, which breaks the tool-name rules (1-128 characters of A-Z a-z 0-9 _ . -); skipped",
-                    t.name
-                ));
-                continue;
-            }
-            own_names.insert((Kind::Tool, exposed.clone()), t.name.clone());
-            let d = digest(&t);
-            items.insert(
-                (Kind::Tool, exposed.clone()),
-                (Item::Tool(tool_def(exposed, t, up)), d),
-            );
-        }
-        for p in snap.prompts {
-            let exposed = naming::exposed(up.cfg.prefix(), &self.separator, &p.name);
-            own_names.insert((Kind::Prompt, exposed.clone()), p.name.clone());
-            let d = digest(&p);
-            items.insert(
-                (Kind::Prompt, exposed.clone()),
-                (Item::Prompt(prompt_def(exposed, p, up)), d),
-            );
-        }
-        for r in snap.resources {
-            let d = digest(&r);
-            items.insert(
-                (Kind::Resource, r.uri.clone()),
-                (Item::Resource(resource_def(r, up, &self.reads)), d),
-            );
         }
         for t in snap.templates {
             if let Err(e) = ferromcp_server::uri_template::UriTemplate::parse(&t.uri_template) {
@@ -232,58 +267,174 @@ impl Aggregate {
                 ));
                 continue;
             }
-            let d = digest(&t);
-            items.insert(
-                (Kind::Template, t.uri_template.clone()),
-                (Item::Template(template_def(t, up, &self.reads)), d),
-            );
+            offer.templates.push(t);
         }
-        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
-        // Gone: what this upstream owned and no longer lists.
-        let gone: Vec<(Kind, String)> = owners
-            .iter()
-            .filter(|(k, r)| r.name == name && !items.contains_key(*k))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in &gone {
-            owners.remove(key);
-        }
-        // Accepted items, by kind, applied in one registry swap (and one
-        // list_changed) per kind.
-        let mut batch = Batch::default();
-        for key in gone {
-            batch.remove(key);
-        }
-        for (key, (item, digest)) in items {
-            // Unchanged since the last sync (same upstream connection, same
-            // definition): left as it is.
-            if owners
-                .get(&key)
-                .is_some_and(|o| Arc::ptr_eq(&o.up, up) && o.digest == digest)
-            {
-                continue;
+        let mut offers = self.offers.lock().unwrap_or_else(|p| p.into_inner());
+        offers.insert(name.clone(), offer);
+        self.reconcile(&offers, Some(&name));
+    }
+
+    /// The client-facing catalogue every upstream's offer gives together:
+    /// each key with the upstream serving it, its own name for it, and a
+    /// digest of the definition. Problems of the upstream `focus` (or of
+    /// every upstream when `None`) are reported.
+    fn desired(
+        &self,
+        offers: &BTreeMap<String, Offer>,
+        focus: Option<&str>,
+    ) -> BTreeMap<(Kind, String), Want> {
+        let says = |up: &str| focus.is_none_or(|f| f == up);
+        // How many upstreams claim each own name (tools and prompts) or
+        // URI (resources and templates).
+        let mut claims: HashMap<(Kind, &str), usize> = HashMap::new();
+        for o in offers.values() {
+            let mut seen = std::collections::HashSet::new();
+            let own = o
+                .tools
+                .iter()
+                .map(|t| (Kind::Tool, t.name.as_str()))
+                .chain(o.prompts.iter().map(|p| (Kind::Prompt, p.name.as_str())))
+                .chain(o.resources.iter().map(|r| (Kind::Resource, r.uri.as_str())))
+                .chain(
+                    o.templates
+                        .iter()
+                        .map(|t| (Kind::Template, t.uri_template.as_str())),
+                );
+            for key in own {
+                if seen.insert(key) {
+                    *claims.entry(key).or_default() += 1;
+                }
             }
-            match owners.get(&key).map(|o| o.name.as_str()) {
-                Some(r) if r < name.as_str() => {
+        }
+        // The search mode's meta-tools are claimed by the gateway itself.
+        for meta in &self.reserved {
+            *claims.entry((Kind::Tool, meta.as_str())).or_default() += 1;
+        }
+        let shared = |k: Kind, own: &str| claims.get(&(k, own)).copied().unwrap_or(0) > 1;
+        let mut want: BTreeMap<(Kind, String), Want> = BTreeMap::new();
+        let claim = |want: &mut BTreeMap<(Kind, String), Want>, key: (Kind, String), w: Want| {
+            if let Some(first) = want.get(&key) {
+                if says(&w.upstream) || says(&first.upstream) {
                     (self.report)(&format!(
-                        "upstream {name:?}: {} {:?} collides with one of an upstream earlier in name order; skipped",
+                        "upstream {:?}: {} {:?} collides with one of upstream {:?}, earlier in name order, which keeps it; skipped",
+                        w.upstream,
                         key.0.noun(),
-                        key.1
+                        key.1,
+                        first.upstream
                     ));
+                }
+                return;
+            }
+            want.insert(key, w);
+        };
+        for (name, o) in offers {
+            let prefix = o.up.cfg.prefix();
+            for (i, t) in o.tools.iter().enumerate() {
+                let exposed = match self.naming {
+                    Naming::OnCollision if !shared(Kind::Tool, &t.name) => t.name.clone(),
+                    _ => naming::exposed(prefix, &self.separator, &t.name),
+                };
+                if !naming::is_valid_tool_name(&exposed) {
+                    if says(name) {
+                        (self.report)(&format!(
+                            "upstream {name:?}: tool {:?} would be exposed as {exposed:?}, which breaks the tool-name rules (1-128 characters of A-Z a-z 0-9 _ . -); skipped",
+                            t.name
+                        ));
+                    }
                     continue;
                 }
-                Some(r) if r > name.as_str() => {
-                    (self.report)(&format!(
-                        "upstream {name:?}: {} {:?} collides with one of an upstream later in name order, which loses it",
-                        key.0.noun(),
-                        key.1
-                    ));
-                }
-                _ => {}
+                let w = Want::new(name, &t.name, Kind::Tool, i, digest(t));
+                claim(&mut want, (Kind::Tool, exposed), w);
             }
-            let own = match &item {
-                Item::Tool(_) | Item::Prompt(_) => own_names.remove(&key).unwrap_or_default(),
-                Item::Resource(_) | Item::Template(_) => key.1.clone(),
+            for (i, p) in o.prompts.iter().enumerate() {
+                let exposed = match self.naming {
+                    Naming::OnCollision if !shared(Kind::Prompt, &p.name) => p.name.clone(),
+                    _ => naming::exposed(prefix, &self.separator, &p.name),
+                };
+                let w = Want::new(name, &p.name, Kind::Prompt, i, digest(p));
+                claim(&mut want, (Kind::Prompt, exposed), w);
+            }
+            for (i, r) in o.resources.iter().enumerate() {
+                let exposed = if shared(Kind::Resource, &r.uri) {
+                    naming::rewritten_uri(prefix, &r.uri)
+                } else {
+                    r.uri.clone()
+                };
+                let w = Want::new(name, &r.uri, Kind::Resource, i, digest(r));
+                claim(&mut want, (Kind::Resource, exposed), w);
+            }
+            for (i, t) in o.templates.iter().enumerate() {
+                let exposed = if shared(Kind::Template, &t.uri_template) {
+                    naming::rewritten_uri(prefix, &t.uri_template)
+                } else {
+                    t.uri_template.clone()
+                };
+                if exposed != t.uri_template
+                    && let Err(e) = ferromcp_server::uri_template::UriTemplate::parse(&exposed)
+                {
+                    if says(name) {
+                        (self.report)(&format!(
+                            "upstream {name:?}: resource template {:?} collides and its rewritten form {exposed:?} is invalid ({e}); skipped",
+                            t.uri_template
+                        ));
+                    }
+                    continue;
+                }
+                let w = Want::new(name, &t.uri_template, Kind::Template, i, digest(t));
+                claim(&mut want, (Kind::Template, exposed), w);
+            }
+        }
+        want
+    }
+
+    /// Makes the server's registrations and the owners table match what
+    /// the offers give together ([`Aggregate::desired`]): one registry
+    /// swap (and one `list_changed`) per kind that changed.
+    fn reconcile(&self, offers: &BTreeMap<String, Offer>, focus: Option<&str>) {
+        let want = self.desired(offers, focus);
+        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
+        let mut batch = Batch::default();
+        // Gone: keys nobody offers any more.
+        let gone: Vec<(Kind, String)> = owners
+            .keys()
+            .filter(|k| !want.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            owners.remove(&key);
+            batch.remove(key);
+        }
+        for (key, w) in want {
+            let Some(o) = offers.get(&w.upstream) else {
+                continue;
+            };
+            // Unchanged since the last reconcile (same upstream connection,
+            // same definition under the same name): left as it is.
+            if owners.get(&key).is_some_and(|cur| {
+                Arc::ptr_eq(&cur.up, &o.up) && cur.digest == w.digest && cur.own == w.own
+            }) {
+                continue;
+            }
+            let exposed = key.1.clone();
+            let up = &o.up;
+            let item = match w.kind {
+                Kind::Tool => o
+                    .tools
+                    .get(w.index)
+                    .map(|t| Item::Tool(tool_def(exposed.clone(), t.clone(), up))),
+                Kind::Prompt => o
+                    .prompts
+                    .get(w.index)
+                    .map(|p| Item::Prompt(prompt_def(exposed.clone(), p.clone(), up))),
+                Kind::Resource => o.resources.get(w.index).map(|r| {
+                    Item::Resource(resource_def(exposed.clone(), r.clone(), up, &self.reads))
+                }),
+                Kind::Template => o.templates.get(w.index).map(|t| {
+                    Item::Template(template_def(exposed.clone(), t.clone(), up, &self.reads))
+                }),
+            };
+            let Some(item) = item else {
+                continue;
             };
             let tool = match &item {
                 Item::Tool(d) => Some(Arc::new(d.definition().clone())),
@@ -292,19 +443,25 @@ impl Aggregate {
             batch.owners.push((
                 key.clone(),
                 Owner {
-                    name: name.clone(),
+                    name: w.upstream.clone(),
                     up: up.clone(),
-                    own,
+                    own: w.own,
                     tool,
-                    digest,
+                    digest: w.digest,
                 },
             ));
             batch.add(key, item);
         }
         let mut refused_keys = std::collections::HashSet::new();
         for (key, refused) in self.apply(batch.parts) {
+            let who = batch
+                .owners
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, o)| o.name.clone())
+                .unwrap_or_default();
             (self.report)(&format!(
-                "upstream {name:?}: {} {:?} cannot be served ({refused}); skipped",
+                "upstream {who:?}: {} {:?} cannot be served ({refused}); skipped",
                 key.0.noun(),
                 key.1
             ));
@@ -398,24 +555,17 @@ impl Aggregate {
         refused
     }
 
-    /// Removes every item the upstream called `name` owns.
+    /// Removes every item the upstream called `name` owns (and gives its
+    /// former rivals their plain names back where a collision is gone).
     pub(crate) fn forget(&self, name: &str) {
         self.reads.drop_upstream(name);
         self.ups
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(name);
-        let mut owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
-        let gone: Vec<(Kind, String)> = owners
-            .iter()
-            .filter(|(_, r)| r.name == name)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in gone {
-            owners.remove(&key);
-            self.remove(&key);
-        }
-        self.generation.fetch_add(1, Ordering::AcqRel);
+        let mut offers = self.offers.lock().unwrap_or_else(|p| p.into_inner());
+        offers.remove(name);
+        self.reconcile(&offers, Some(name));
     }
 
     /// Passes an upstream's `notifications/resources/updated` on to the
@@ -424,19 +574,49 @@ impl Aggregate {
     pub(crate) fn resource_updated(&self, upstream: &str, uri: &str) {
         // CACHE-10: its cached reads of the URI are stale now.
         self.reads.drop_uri(upstream, uri);
-        let theirs = {
+        let exposed = {
             let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
-            owners
-                .get(&(Kind::Resource, uri.to_owned()))
-                .is_some_and(|o| o.name != upstream)
+            let offers = self.offers.lock().unwrap_or_else(|p| p.into_inner());
+            let prefix = offers.get(upstream).map(|o| o.up.cfg.prefix().to_owned());
+            let mine = |key: &str| {
+                owners
+                    .get(&(Kind::Resource, key.to_owned()))
+                    .is_some_and(|o| o.name == upstream && o.own == uri)
+            };
+            let rewritten = prefix.as_deref().map(|p| naming::rewritten_uri(p, uri));
+            if mine(uri) {
+                Some(uri.to_owned())
+            } else if let Some(r) = rewritten.filter(|r| mine(r)) {
+                // A colliding URI: its subscribers know it rewritten.
+                Some(r)
+            } else if owners.contains_key(&(Kind::Resource, uri.to_owned())) {
+                // Another upstream's resource.
+                None
+            } else {
+                // Not listed (a template's): rewritten when it falls under
+                // one of the upstream's rewritten templates.
+                let under_rewritten = prefix.as_deref().is_some_and(|p| {
+                    owners.iter().any(|((k, key), o)| {
+                        *k == Kind::Template
+                            && o.name == upstream
+                            && *key != o.own
+                            && ferromcp_server::uri_template::UriTemplate::parse(&o.own)
+                                .is_ok_and(|t| t.match_uri(uri).is_some())
+                    }) && !p.is_empty()
+                });
+                Some(match (under_rewritten, prefix) {
+                    (true, Some(p)) => naming::rewritten_uri(&p, uri),
+                    _ => uri.to_owned(),
+                })
+            }
         };
-        if theirs {
+        let Some(exposed) = exposed else {
             (self.report)(&format!(
                 "upstream {upstream:?} announced an update of {uri:?}, which another upstream serves; dropped"
             ));
             return;
-        }
-        self.server.notify_resource_updated(uri);
+        };
+        self.server.notify_resource_updated(exposed);
     }
 
     /// Forwards `completion/complete` to the upstream owning the prompt
@@ -463,8 +643,9 @@ impl Aggregate {
             )));
         };
         let mut p = p;
-        if let CompletionReference::Prompt(r) = &mut p.reference {
-            r.name = own;
+        match &mut p.reference {
+            CompletionReference::Prompt(r) => r.name = own,
+            CompletionReference::ResourceTemplate(r) => r.uri = own,
         }
         let params = match serde_json::to_value(&p) {
             Ok(Value::Object(m)) => m,
@@ -542,14 +723,12 @@ impl Aggregate {
     pub(crate) fn separator(&self) -> &str {
         &self.separator
     }
+}
 
-    fn remove(&self, key: &(Kind, String)) {
-        match key.0 {
-            Kind::Tool => drop(self.server.remove_tool(&key.1)),
-            Kind::Prompt => drop(self.server.remove_prompt(&key.1)),
-            Kind::Resource => drop(self.server.remove_resource(&key.1)),
-            Kind::Template => drop(self.server.remove_resource_template(&key.1)),
-        }
+impl crate::scopes::ToolOwner for Aggregate {
+    fn owner(&self, exposed: &str) -> Option<(String, String)> {
+        self.tool_route(exposed)
+            .map(|(up, own)| (up.name().to_owned(), own))
     }
 }
 
@@ -721,18 +900,77 @@ async fn read(
     Ok(r)
 }
 
-fn resource_def(r: Resource, up: &Arc<Upstream>, reads: &Arc<ReadCache>) -> ResourceDef {
+/// A resource registered under `exposed` whose reads ask the upstream for
+/// its own URI; contents naming the own URI name the exposed one.
+fn resource_def(
+    exposed: String,
+    mut r: Resource,
+    up: &Arc<Upstream>,
+    reads: &Arc<ReadCache>,
+) -> ResourceDef {
+    let own = std::mem::replace(&mut r.uri, exposed);
     let (up, reads) = (up.clone(), reads.clone());
-    ResourceDef::new(r, move |req: ResourceRequest, cx: RequestContext| {
-        read(up.clone(), reads.clone(), req.uri, cx)
+    let exposed = r.uri.clone();
+    ResourceDef::new(r, move |_req: ResourceRequest, cx: RequestContext| {
+        let (up, reads, own, exposed) = (up.clone(), reads.clone(), own.clone(), exposed.clone());
+        async move {
+            let r = read(up, reads, own.clone(), cx).await?;
+            Ok::<_, HandlerError>(rename_contents(r, &own, &exposed, None))
+        }
     })
 }
 
-fn template_def(t: ResourceTemplate, up: &Arc<Upstream>, reads: &Arc<ReadCache>) -> TemplateDef {
+/// A resource template registered under `exposed`; a read of a URI it
+/// matches asks the upstream for the URI without the gateway's rewrite.
+fn template_def(
+    exposed: String,
+    mut t: ResourceTemplate,
+    up: &Arc<Upstream>,
+    reads: &Arc<ReadCache>,
+) -> TemplateDef {
+    let own = std::mem::replace(&mut t.uri_template, exposed);
+    let prefix = (own != t.uri_template).then(|| naming::rewrite_head(up.cfg.prefix()));
     let (up, reads) = (up.clone(), reads.clone());
     TemplateDef::new(t, move |req: ResourceRequest, cx: RequestContext| {
-        read(up.clone(), reads.clone(), req.uri, cx)
+        let (up, reads, prefix) = (up.clone(), reads.clone(), prefix.clone());
+        async move {
+            let Some(head) = prefix else {
+                return read(up, reads, req.uri, cx).await;
+            };
+            let Some(own) = req.uri.strip_prefix(head.as_str()).map(str::to_owned) else {
+                return Err(HandlerError::Protocol(ErrorObject::invalid_params(
+                    format_args!("{:?} is not a URI of this resource template", req.uri),
+                )));
+            };
+            let r = read(up, reads, own.clone(), cx).await?;
+            Ok(rename_contents(r, &own, &req.uri, Some(&head)))
+        }
     })
+}
+
+/// Contents of a read of `own` that name `own` name `exposed`; with
+/// `head` (a rewritten template's), other URIs get the same rewrite.
+fn rename_contents(
+    mut r: ReadResourceResult,
+    own: &str,
+    exposed: &str,
+    head: Option<&str>,
+) -> ReadResourceResult {
+    if own == exposed {
+        return r;
+    }
+    for c in &mut r.contents {
+        let uri = match c {
+            ferromcp_protocol::types::ResourceContents::Text(t) => &mut t.uri,
+            ferromcp_protocol::types::ResourceContents::Blob(b) => &mut b.uri,
+        };
+        if uri == own {
+            *uri = exposed.to_owned();
+        } else if let Some(head) = head {
+            *uri = format!("{head}{uri}");
+        }
+    }
+    r
 }
 
 #[cfg(test)]
@@ -769,8 +1007,7 @@ mod tests {
         v
     }
 
-    #[test]
-    fn the_first_in_name_order_wins_whoever_syncs_first() {
+    fn reporting() -> (Arc<Mutex<Vec<String>>>, Report) {
         let reports = Arc::new(Mutex::new(Vec::<String>::new()));
         let r = reports.clone();
         let report: Report = Arc::new(move |m| {
@@ -778,6 +1015,12 @@ mod tests {
                 .unwrap_or_else(|p| p.into_inner())
                 .push(m.to_owned())
         });
+        (reports, report)
+    }
+
+    #[test]
+    fn the_first_in_name_order_wins_whoever_syncs_first() {
+        let (reports, report) = reporting();
         let server = Server::builder("t", "1")
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
@@ -791,33 +1034,147 @@ mod tests {
         // b first: its tool b__x__y and resource r://1.
         agg.sync(b, snap(&["x__y", "rm", "ok"], &["r://1", "r://b"]));
         // a then claims the same client-facing tool name (prefix "b__x" +
-        // "__" + "y") and URI: a is first in name order and wins.
+        // "__" + "y"): a is first in name order and wins. The URI both
+        // serve is rewritten for both.
         agg.sync(a, snap(&["y"], &["r://1"]));
         assert_eq!(
             owners(&agg),
             [
                 ("b__ok".into(), "b".into()),
                 ("b__x__y".into(), "a".into()),
-                ("r://1".into(), "a".into()),
+                ("mcp-gateway://b/r://1".into(), "b".into()),
+                ("mcp-gateway://b__x/r://1".into(), "a".into()),
                 ("r://b".into(), "b".into()),
             ]
         );
-        // b syncing again does not take them back, and says so.
+        assert!(!server.remove_resource("r://1"), "the shared URI stayed");
+        // b syncing again does not take the tool back, and says so.
         reports.lock().unwrap_or_else(|p| p.into_inner()).clear();
         agg.sync(b, snap(&["x__y", "ok"], &["r://1", "r://b"]));
         let said = reports.lock().unwrap_or_else(|p| p.into_inner()).join("\n");
-        assert!(
-            said.contains("\"b__x__y\" collides") && said.contains("\"r://1\" collides"),
-            "{said}"
-        );
+        assert!(said.contains("\"b__x__y\" collides"), "{said}");
         assert_eq!(owners(&agg).iter().filter(|(_, o)| o == "a").count(), 2);
-        // A vanished item is removed; forgetting an upstream removes all of its.
+        // A vanished item is removed.
         agg.sync(b, snap(&["x__y"], &["r://1"]));
         assert!(!server.remove_tool("b__ok"), "b__ok was not removed");
+        // Forgetting a removes all of its items and ends both collisions:
+        // b's tool and its plain URI are served.
         agg.forget("a");
-        assert!(!server.remove_tool("b__x__y"));
-        assert!(!server.remove_resource("r://1"));
-        assert!(owners(&agg).is_empty(), "{:?}", owners(&agg));
+        assert_eq!(
+            owners(&agg),
+            [("b__x__y".into(), "b".into()), ("r://1".into(), "b".into())]
+        );
+        assert!(!server.remove_resource("mcp-gateway://b/r://1"));
+        assert!(server.remove_tool("b__x__y") && server.remove_resource("r://1"));
+    }
+
+    #[test]
+    fn on_collision_only_shared_names_are_prefixed_whoever_syncs_first() {
+        let ups = upstreams(
+            r#"{"gateway": {"naming": "onCollision"},
+                "mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#,
+        );
+        let (a, b) = (&ups[0], &ups[1]);
+        let catalogue = |first: &Arc<Upstream>, second: &Arc<Upstream>| {
+            let server = Server::builder("t", "1")
+                .build()
+                .unwrap_or_else(|e| panic!("{e}"));
+            let agg = Aggregate::new(server, "__".into(), Arc::new(|_| {}))
+                .with_naming(Naming::OnCollision, &["search_tools"]);
+            let s = |up: &Arc<Upstream>| {
+                if up.name() == "a" {
+                    snap(&["read", "only_a", "search_tools"], &[])
+                } else {
+                    snap(&["read", "only_b"], &[])
+                }
+            };
+            agg.sync(first, s(first));
+            agg.sync(second, s(second));
+            let route = |n: &str| agg.tool_route(n).map(|(u, own)| (u.name().to_owned(), own));
+            (
+                owners(&agg),
+                route("read"),
+                route("a__read"),
+                route("b__read"),
+            )
+        };
+        let (ab, read, a_read, b_read) = catalogue(a, b);
+        assert_eq!(
+            ab,
+            [
+                ("a__read".into(), "a".into()),
+                // The meta-tool's name is the gateway's own.
+                ("a__search_tools".into(), "a".into()),
+                ("b__read".into(), "b".into()),
+                ("only_a".into(), "a".into()),
+                ("only_b".into(), "b".into()),
+            ]
+        );
+        // The shared name routes nowhere: never silently to one of them.
+        assert_eq!(read, None);
+        assert_eq!(a_read, Some(("a".into(), "read".into())));
+        assert_eq!(b_read, Some(("b".into(), "read".into())));
+        assert_eq!(catalogue(b, a).0, ab, "depends on the order of syncs");
+    }
+
+    #[test]
+    fn a_collision_that_appears_and_goes_renames_both_sides() {
+        use ferromcp_server::notify::{ChangeBus, LocalBus};
+        let bus = Arc::new(LocalBus::new(64));
+        let server = Server::builder("t", "1")
+            .change_bus(bus.clone())
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut rx = bus.subscribe();
+        let agg = Aggregate::new(server.clone(), "__".into(), Arc::new(|_| {}))
+            .with_naming(Naming::OnCollision, &[]);
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#);
+        agg.sync(&ups[0], snap(&["read"], &["file:///x"]));
+        agg.sync(&ups[1], snap(&[], &[]));
+        assert_eq!(
+            owners(&agg),
+            [
+                ("file:///x".into(), "a".into()),
+                ("read".into(), "a".into())
+            ]
+        );
+        drain(&mut rx);
+        // b starts offering the same tool and URI: both sides renamed,
+        // clients told.
+        agg.sync(&ups[1], snap(&["read"], &["file:///x"]));
+        assert_eq!(
+            owners(&agg),
+            [
+                ("a__read".into(), "a".into()),
+                ("b__read".into(), "b".into()),
+                ("mcp-gateway://a/file:///x".into(), "a".into()),
+                ("mcp-gateway://b/file:///x".into(), "b".into()),
+            ]
+        );
+        let changes = drain(&mut rx);
+        assert!(
+            changes.contains(&ferromcp_server::notify::Change::ToolsListChanged)
+                && changes.contains(&ferromcp_server::notify::Change::ResourcesListChanged),
+            "{changes:?}"
+        );
+        assert!(!server.remove_tool("read") && !server.remove_resource("file:///x"));
+        // Updates of the shared URI reach subscribers of the sender's form.
+        agg.resource_updated("b", "file:///x");
+        assert_eq!(
+            drain(&mut rx),
+            [ferromcp_server::notify::Change::ResourceUpdated(
+                "mcp-gateway://b/file:///x".into()
+            )]
+        );
+        // b goes: a's names are plain again.
+        agg.forget("b");
+        assert_eq!(
+            owners(&agg),
+            [
+                ("file:///x".into(), "a".into()),
+                ("read".into(), "a".into())
+            ]
+        );
     }
 
     /// A server on a change bus, a subscriber of that bus, and an
@@ -963,5 +1320,52 @@ mod tests {
                 Change::ResourceUpdated("r://b/1".into())
             ]
         );
+    }
+    #[test]
+    fn an_unprefixed_name_needs_the_scopes_of_the_upstream_serving_it() {
+        use crate::scopes::{Route, ScopePolicy};
+        use ferromcp_protocol::Principal;
+        let config = crate::Config::parse(
+            r#"{"gateway": {"naming": "onCollision"},
+                "mcpServers": {"fs": {"command": "x", "scopes": {"write_*": ["w"]}},
+                               "other": {"command": "y"}}}"#,
+            |_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let server = ferromcp_server::Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let agg = Arc::new(
+            Aggregate::new(server, "__".into(), Arc::new(|_| {}))
+                .with_naming(Naming::OnCollision, &[]),
+        );
+        let route: Route = Arc::default();
+        let _ = route.set(agg.clone());
+        let who = |scopes: &[&str]| Principal {
+            subject: "u".into(),
+            scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+            client_id: None,
+        };
+        let p = ScopePolicy::routed(route);
+        p.set(&config);
+        let up = crate::upstream::Upstream::new(config.upstreams()[0].clone(), Arc::new(|_| {}));
+        agg.sync(
+            &up,
+            crate::upstream::Snapshot {
+                tools: ["write_file", "read_file"]
+                    .iter()
+                    .map(|n| Tool::new(*n, Tool::no_arguments_schema()))
+                    .collect(),
+                ..Default::default()
+            },
+        );
+        // Exposed unprefixed (no other upstream has them), still fs's.
+        assert!(agg.tool_route("write_file").is_some());
+        assert!(!p.permits("write_file", None));
+        assert!(!p.permits("write_file", Some(&who(&["r"]))));
+        assert!(p.permits("write_file", Some(&who(&["w"]))));
+        assert!(p.permits("read_file", None));
+        // The prefixed form (a collision) needs the same.
+        assert!(!p.permits("fs__write_file", None));
     }
 }

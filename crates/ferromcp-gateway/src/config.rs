@@ -19,7 +19,7 @@ use crate::cache::CacheConfig;
 pub use crate::config_error::ConfigError;
 use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
-use crate::naming;
+use crate::naming::{self, Naming};
 use crate::scopes::{self, ScopeRule};
 use crate::tool_mode::{self, ToolMode};
 use ferromcp_bridge::{Glob, ToolFilter, expand_env};
@@ -156,6 +156,7 @@ impl UpstreamConfig {
 pub struct Config {
     upstreams: Vec<UpstreamConfig>,
     separator: String,
+    naming: Naming,
     auth: Option<InboundAuth>,
     tool_mode: ToolMode,
     max_search_results: usize,
@@ -180,6 +181,7 @@ impl Config {
         let root = object(&root, "")?;
         known_keys(root, "", &["mcpServers", "gateway"])?;
         let mut separator = DEFAULT_SEPARATOR.to_owned();
+        let mut naming = Naming::Prefix;
         let mut auth = None;
         let mut tool_mode = ToolMode::All;
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
@@ -192,6 +194,7 @@ impl Config {
                 "gateway",
                 &[
                     "separator",
+                    "naming",
                     "auth",
                     "toolMode",
                     "maxSearchResults",
@@ -215,6 +218,20 @@ impl Config {
                         format!("{l:?} is not an IP:PORT address (e.g. \"127.0.0.1:9464\")"),
                     )
                 })?);
+            }
+            if let Some(n) = g.get("naming") {
+                naming = match string(n, "gateway.naming")? {
+                    "prefix" => Naming::Prefix,
+                    "onCollision" => Naming::OnCollision,
+                    other => {
+                        return Err(ConfigError::new(
+                            "gateway.naming",
+                            format!(
+                                "{other:?} is not a naming scheme (expected \"prefix\" or \"onCollision\")"
+                            ),
+                        ));
+                    }
+                };
             }
             if let Some(m) = g.get("toolMode") {
                 tool_mode = match string(m, "gateway.toolMode")? {
@@ -302,6 +319,7 @@ impl Config {
         Ok(Self {
             upstreams,
             separator,
+            naming,
             auth,
             tool_mode,
             max_search_results,
@@ -346,6 +364,12 @@ impl Config {
     /// What joins a prefix and a tool or prompt name (`gateway.separator`).
     pub fn separator(&self) -> &str {
         &self.separator
+    }
+
+    /// How tools and prompts are named (`gateway.naming`, default
+    /// [`Naming::Prefix`]).
+    pub fn naming(&self) -> Naming {
+        self.naming
     }
 }
 

@@ -76,7 +76,9 @@ pub use metrics::{
     CONTENT_TYPE as METRICS_CONTENT_TYPE, DEFAULT_MAX_SERIES, Metrics, OTHER_TOOL, Outcome,
     UpstreamState,
 };
-pub use naming::{exposed, is_valid_tool_name};
+pub use naming::{
+    Naming, REWRITE_SCHEME, exposed, is_valid_tool_name, rewrite_head, rewritten_uri,
+};
 pub use scopes::ScopeRule;
 pub use tool_mode::{DEFAULT_LIMIT as DEFAULT_SEARCH_LIMIT, ToolMode};
 
@@ -211,7 +213,8 @@ impl Gateway {
             },
         );
         // AUTH-04: the per-scope tool policy, on the RPC middleware seam.
-        let policy = scopes::ScopePolicy::default();
+        let owners: scopes::Route = Arc::default();
+        let policy = scopes::ScopePolicy::routed(owners.clone());
         policy.set(&self.config);
         let mut builder = builder.layer(policy.clone());
         if single_page {
@@ -232,9 +235,18 @@ impl Gateway {
                 self.config.separator().to_owned(),
                 self.report.clone(),
             )
+            .with_naming(
+                self.config.naming(),
+                if self.config.tool_mode() == ToolMode::Search {
+                    &tool_mode::META_TOOLS
+                } else {
+                    &[]
+                },
+            )
             .with_cache(&self.config.cache()),
         );
         let _ = cell.set(agg.clone());
+        let _ = owners.set(agg.clone());
         let running = Running {
             server,
             agg,
@@ -350,6 +362,12 @@ impl Running {
             (self.report)(&format!(
                 "gateway.separator cannot change on a reload (still {:?}); restart the gateway to change it",
                 self.agg.separator()
+            ));
+        }
+        if config.naming() != self.agg.naming() {
+            (self.report)(&format!(
+                "gateway.naming cannot change on a reload (still {:?}); restart the gateway to change it",
+                self.agg.naming()
             ));
         }
         if (config.tool_mode(), config.max_search_results()) != self.tool_mode {

@@ -18,6 +18,35 @@ pub fn exposed(prefix: &str, separator: &str, name: &str) -> String {
     format!("{prefix}{separator}{name}")
 }
 
+/// How tools and prompts are named for clients (`gateway.naming`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Naming {
+    /// Always `PREFIX` + separator + name (the default).
+    #[default]
+    Prefix,
+    /// The upstream's own name while no other upstream (and no
+    /// meta-tool of the search mode) has it; `PREFIX` + separator + name
+    /// for every upstream that shares it.
+    OnCollision,
+}
+
+/// The scheme of rewritten resource URIs.
+pub const REWRITE_SCHEME: &str = "mcp-gateway";
+
+/// What a colliding resource URI (or template) of the upstream with
+/// `prefix` is prefixed with: `mcp-gateway://PREFIX/`.
+pub fn rewrite_head(prefix: &str) -> String {
+    format!("{REWRITE_SCHEME}://{prefix}/")
+}
+
+/// The client-facing form of a resource URI (or URI template) that two
+/// upstreams share: `mcp-gateway://PREFIX/` followed by the upstream's
+/// URI unchanged, so the rewrite is undone by removing the head (a
+/// template stays a template of the same variables).
+pub fn rewritten_uri(prefix: &str, uri: &str) -> String {
+    format!("{}{uri}", rewrite_head(prefix))
+}
+
 /// Header names the HTTP stack sets itself or that belong to the
 /// connection; a configured `headers` entry cannot override them.
 const RESERVED_HEADERS: [&str; 6] = [
@@ -59,6 +88,27 @@ mod tests {
         assert!(!is_valid_tool_name("fs__é"));
         assert!(!is_valid_tool_name("fs/read"));
         assert_eq!(exposed("fs", "__", "read"), "fs__read");
+    }
+
+    #[test]
+    fn a_rewritten_uri_is_undone_by_removing_its_head() {
+        assert_eq!(
+            rewritten_uri("fs", "file:///tmp/a b?x#y"),
+            "mcp-gateway://fs/file:///tmp/a b?x#y"
+        );
+        for uri in ["file:///x", "", "mcp-gateway://other/y", "r://{id}/z"] {
+            let r = rewritten_uri("a.b-c_1", uri);
+            assert_eq!(r.strip_prefix(&rewrite_head("a.b-c_1")), Some(uri));
+            // Another upstream's head does not undo it.
+            assert_ne!(r.strip_prefix(&rewrite_head("a.b")), Some(uri));
+        }
+        // A rewritten template is still a template of the same variables.
+        let t = rewritten_uri("fs", "file:///{path}");
+        let parsed = ferromcp_server::uri_template::UriTemplate::parse(&t);
+        assert_eq!(
+            parsed.map(|t| t.variable_names().join(",")).ok(),
+            Some("path".to_owned())
+        );
     }
 
     #[test]

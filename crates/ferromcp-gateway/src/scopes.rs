@@ -19,8 +19,18 @@ use ferromcp_bridge::Glob;
 use ferromcp_protocol::{ErrorObject, Principal};
 use ferromcp_server::middleware::{Next, RpcLayer, RpcRequest, RpcResponse, RpcService};
 use serde_json::Value;
-use std::collections::BTreeSet;
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// Who serves an exposed tool name: the upstream's name and its own name
+/// for the tool (the gateway's catalogue answers).
+pub(crate) trait ToolOwner: Send + Sync {
+    /// The upstream serving `exposed` and its own name for it.
+    fn owner(&self, exposed: &str) -> Option<(String, String)>;
+}
+
+/// The catalogue, once it exists.
+pub(crate) type Route = Arc<OnceLock<Arc<dyn ToolOwner>>>;
 
 /// One `"GLOB": ["scope", …]` rule of an upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,18 +100,45 @@ pub(crate) fn parse(v: &Value, path: &str) -> Result<Vec<ScopeRule>, ConfigError
 struct Rules {
     /// (`PREFIX` + separator, its rules), for upstreams with rules.
     servers: Vec<(String, Vec<ScopeRule>)>,
+    /// The same rules by upstream name (for names the catalogue routes,
+    /// prefixed or not).
+    by_upstream: HashMap<String, Vec<ScopeRule>>,
 }
 
 /// The per-scope tool policy, an [`RpcLayer`] installed in the gateway's
 /// server. Cheap to clone; a reload replaces its rules for every clone.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct ScopePolicy {
     rules: Arc<RwLock<Rules>>,
+    route: Route,
+}
+
+impl std::fmt::Debug for ScopePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopePolicy")
+            .field("rules", &self.rules)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ScopePolicy {
+    /// A policy that also asks `route` who serves a name (needed when
+    /// names are not always prefixed: `gateway.naming` "onCollision").
+    pub(crate) fn routed(route: Route) -> Self {
+        Self {
+            rules: Arc::default(),
+            route,
+        }
+    }
+
     /// Replaces the rules with those of `config`.
     pub(crate) fn set(&self, config: &crate::Config) {
+        let by_upstream = config
+            .upstreams()
+            .iter()
+            .filter(|u| !u.scopes().is_empty())
+            .map(|u| (u.name().to_owned(), u.scopes().to_vec()))
+            .collect();
         let servers = config
             .upstreams()
             .iter()
@@ -113,7 +150,10 @@ impl ScopePolicy {
                 )
             })
             .collect();
-        *self.rules.write().unwrap_or_else(|p| p.into_inner()) = Rules { servers };
+        *self.rules.write().unwrap_or_else(|p| p.into_inner()) = Rules {
+            servers,
+            by_upstream,
+        };
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -129,6 +169,15 @@ impl ScopePolicy {
     fn required(&self, name: &str) -> BTreeSet<String> {
         let rules = self.rules.read().unwrap_or_else(|p| p.into_inner());
         let mut need = BTreeSet::new();
+        // The upstream that serves it, under whatever name it is exposed.
+        if let Some((up, own)) = self.route.get().and_then(|a| a.owner(name))
+            && let Some(rules) = rules.by_upstream.get(&up)
+        {
+            for r in rules.iter().filter(|r| r.covers(&own)) {
+                need.extend(r.scopes.iter().cloned());
+            }
+        }
+        // And every prefix it falls under (case variants included).
         for (prefix, rules) in &rules.servers {
             let Some(head) = name.get(..prefix.len()) else {
                 continue;
@@ -213,6 +262,7 @@ mod tests {
         let p = ScopePolicy::default();
         *p.rules.write().unwrap() = Rules {
             servers: vec![("fs__".into(), parse(&rules, "s").unwrap())],
+            by_upstream: HashMap::new(),
         };
         p
     }
