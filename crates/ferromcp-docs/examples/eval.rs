@@ -493,6 +493,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 q.text,
                 ranked.first().map_or("nothing", String::as_str),
             );
+            if verbose && !ok {
+                for (i, h) in page.results.iter().enumerate().take(5).skip(1) {
+                    println!("      #{} {} (relevance {:.2})", i + 1, h.uri, h.relevance);
+                }
+            }
         }
     }
     if verbose || split == "tune" {
