@@ -66,8 +66,11 @@
 //! validation, url → uri, …) widens a query at half weight. The best
 //! [`index::RERANK_DEPTH`] candidates are re-ranked by their best passage
 //! (the share of the query one window of [`index::PASSAGE_WORDS`] words
-//! holds), phrases (query words adjacent in the section) and how much of
-//! the query their whole document holds. The relevance signal combines the
+//! holds), phrases (query words adjacent in the section), how much of
+//! the query their whole document holds and how much of it the section
+//! itself holds ([`index::coverage_boost`]: siblings share their title
+//! and heading path, so this prefers the sibling whose own heading and
+//! body hold the query). The relevance signal combines the
 //! share of the query's words (by IDF) a section holds with its score
 //! relative to the best the query could reach.
 //!
@@ -88,71 +91,79 @@
 //! ### Evaluation
 //!
 //! `cargo run -p ferromcp-docs --release --example eval` (add `-- --quick` for
-//! the CI version on a smaller corpus, `--split tune|held|fresh` for one
-//! split, `--verbose` for every question, `--show-fresh` to list the
-//! held-out split's questions too, `--sections` to list the answerable
-//! documents' section URIs). The corpus is read at run time, nothing of it
-//! is kept in `eval/`: this repository's own texts
-//! (`docs/*.md`, `README.md`, `CHANGELOG.md`, `bench/RESULTS.md`,
-//! `deploy/README.md`, `crates/*/README.md`), the project's shared
-//! specification texts kept beside the checkout, never in it (when they are missing the run says so loudly and skips the
-//! questions they answer; with `CI=true` it fails) and, as distractors, the
-//! README and CHANGELOG files of the crates in the workspace's `Cargo.lock`
-//! found in the cargo registry. The questions (`eval/questions.tsv`) are
-//! written in a developer's own words at section level (paraphrases, a typo
-//! or two), in three splits. `tune` (23 answerable + 5 unanswerable) and
-//! `held` (36 + 10) are tuning data: `held` was held out once, but its
-//! misses were looked at in earlier tuning rounds, so it no longer
-//! measures anything unseen. `fresh` (26 + 8, on sections no other
-//! question asks about) is the held-out split: written and committed
-//! before the last tuning round (typo tolerance, the tie rule of the
-//! abstain decision), its per-question results were not looked at while
-//! tuning and print only with `--show-fresh`. The baseline is a plain
-//! Okapi BM25 over the same sections (no stemming, no stop words, no
-//! fields).
+//! the CI version on a smaller corpus, `--split tune|held|fresh|fresh2` for
+//! one split, `--verbose` for every question and the next hits of a miss,
+//! `--show-fresh` / `--show-fresh2` to list those splits' questions too,
+//! `--sections` to list the answerable documents' section URIs). The
+//! corpus is read at run time, nothing of it is kept in `eval/`: this
+//! repository's own texts (`docs/*.md`, `README.md`, `CHANGELOG.md`,
+//! `bench/RESULTS.md`, `deploy/README.md`, `crates/*/README.md`), the
+//! project's shared specification texts kept beside the checkout, never in
+//! it (when they are missing the run says so loudly and skips the
+//! questions they answer; with `CI=true` it fails) and, as distractors,
+//! the README and CHANGELOG files of the crates in the workspace's
+//! `Cargo.lock` found in the cargo registry. The questions
+//! (`eval/questions.tsv`) are written in a developer's own words at
+//! section level (paraphrases, a typo or two), in four splits. `tune`
+//! (23 answerable + 5 unanswerable), `held` (36 + 10) and `fresh` (26 + 8)
+//! are tuning data: `held` and `fresh` were each held out once, then their
+//! misses were looked at while tuning. `fresh2` (30 + 8, on the shared
+//! spec texts, the project's docs and six distractor READMEs of the first
+//! 60 locked crates) is the held-out split: written and committed before
+//! the last tuning round (the section's own coverage in the re-rank), its
+//! per-question results were not looked at while tuning and print only
+//! with `--show-fresh2`. The baseline is a plain Okapi BM25 over the same
+//! sections (no stemming, no stop words, no fields).
 //!
 //! Full run on the 2-core build machine while other sessions built (load
-//! average 3–5), corpus of 448 files / 9,663 sections (26 project
+//! average 3–4), corpus of 448 files / 9,671 sections (26 project
 //! documents, 422 READMEs and CHANGELOGs); the abstain decision is
 //! `covered == false` at the default [`Options::min_relevance`]:
 //!
 //! | split | ranking | top-1 | top-3 | file@1 | abstained (unanswerable) | answerable abstained on |
 //! | --- | --- | --- | --- | --- | --- | --- |
-//! | **fresh, held out** (26 + 8) | plain BM25 | 11 | 17 | 16 | – | – |
-//! | **fresh, held out** (26 + 8) | before the last round | 16 | 24 | 20 | 5 of 8 | 0 |
-//! | **fresh, held out** (26 + 8) | this crate | **17** | **24** | 21 | 5 of 8 | 0 |
+//! | **fresh2, held out** (30 + 8) | plain BM25 | 22 | 27 | 23 | – | – |
+//! | **fresh2, held out** (30 + 8) | before the last round | 27 | 30 | 29 | 4 of 8 | 0 |
+//! | **fresh2, held out** (30 + 8) | this crate | **27** | **29** | 29 | 4 of 8 | 0 |
+//! | fresh, tuning (26 + 8) | plain BM25 | 12 | 17 | 16 | – | – |
+//! | fresh, tuning (26 + 8) | this crate (before the last round) | 18 (17) | 26 (25) | 22 (21) | 5 of 8 | 0 |
 //! | held, tuning (36 + 10) | plain BM25 | 14 | 23 | 16 | – | – |
-//! | held, tuning (36 + 10) | this crate | 28 | 34 | 30 | 7 of 10 | 1 |
+//! | held, tuning (36 + 10) | this crate (before the last round) | 28 (27) | 34 (34) | 30 (29) | 7 of 10 | 1 |
 //! | tune (23 + 5) | plain BM25 | 12 | 14 | 15 | – | – |
-//! | tune (23 + 5) | this crate | 15 | 21 | 17 | 5 of 5 | 0 |
+//! | tune (23 + 5) | this crate (before the last round) | 16 (15) | 22 (22) | 18 (17) | 5 of 5 | 0 |
 //!
-//! On the held-out `fresh` split: top-1 17/26 (65 %), top-3 24/26 (92 %);
-//! the baseline is beaten by 6 questions at top-1 and 7 at top-3, and 5 of
-//! the 8 unanswerable questions are abstained on with no answerable one
-//! lost. The issue's goals (top-1 at least 90 %, top-3 at least 97 %, every
-//! unanswerable question abstained on) are not reached on unseen
-//! questions; the figures on the tuning splits are higher because they
-//! were tuned on. The last round: typo tolerance (an unknown word of five
-//! letters or more stands for its most frequent indexed neighbour at edit
-//! distance 1, at weight 0.7) fixed the one answerable tune question that
-//! was abstained on; the tie rule (a first hit under `min_relevance` +
-//! 0.12 whose second hit scores at least 95 % of it does not cover the
-//! query) raised the abstentions on `held` from 5 to 7 of 10 and left the
-//! answerable questions as they were. The remaining misses on the tuning
-//! splits are mostly close competitors answering a neighbouring question
-//! (a gateway option with the same character rule as tool names, a bridge
-//! option that "keeps state per connection", a crate's README on remote
-//! `$ref`s), which a lexical ranking cannot tell apart.
-//! (`--quick`, 117 files / 2,320 sections, is what CI runs: fresh 16 / 24
-//! at top-1 / top-3, baseline 13 / 17; held 30 / 36, baseline 18 / 30;
-//! tune 16 / 22, baseline 12 / 15.)
+//! On the held-out `fresh2` split: top-1 27/30 (90 %), top-3 29/30
+//! (97 %); the baseline is beaten by 5 questions at top-1 and 2 at top-3,
+//! and 4 of the 8 unanswerable questions are abstained on with no
+//! answerable one lost. Of the issue's goals (top-1 at least 90 %, top-3
+//! at least 97 %, the baseline beaten by at least 6, every unanswerable
+//! question abstained on) the first two are met on this split and the last
+//! two are not. Its questions turned out easier than `fresh`'s (the
+//! baseline gets 22 of 30 on them against 12 of 26): the figures of the
+//! two splits while each was held out together (`fresh` before this
+//! round, `fresh2` now), 44/56 (79 %) at top-1 and 55/56 (98 %) at top-3,
+//! are the fairer estimate. The last round (the
+//! section's own coverage in the re-rank, [`index::coverage_boost`])
+//! gained one question at top-1 on each tuning split and did not help on
+//! the held-out one: the same top-1, one question fewer in the top three.
+//! The remaining misses on the tuning splits are mostly close competitors
+//! answering a neighbouring question (a gateway option with the same
+//! character rule as tool names, a bridge option that "keeps state per
+//! connection", a crate's README on remote `$ref`s), which a lexical
+//! ranking cannot tell apart.
+//! (`--quick`, 117 files / 2,328 sections, is what CI runs: fresh2 27 / 28
+//! at top-1 / top-3, baseline 23 / 28; fresh 18 / 25, baseline 12 / 16;
+//! held 30 / 36, baseline 18 / 29; tune 18 / 19, baseline 12 / 15. The
+//! run fails when the ranking falls below the baseline on a split, and
+//! fresh2's top-3 ties it there.)
 //!
-//! Same run: index build 0.55 s on 2 threads, RSS of the library 23 MB;
-//! `search` at limit 10 (snippets included, 5,400 queries): p50 0.90 ms,
-//! p90 1.36 ms, p99 1.82 ms; at limit 1: p50 0.55 ms, p99 1.20 ms (other
-//! runs under load average 5 gave p99 4.8–5.3 ms at limit 10: the tail is
-//! preemption). The longest query a client may send (4 KiB of distinct
-//! words, 9,486 sections matched) takes 9.2 ms.
+//! Same run: index build 0.59 s on 2 threads, RSS of the library 23 MB;
+//! `search` at limit 10 (snippets included, 7,300 queries): p50 1.00 ms,
+//! p90 1.53 ms, p99 4.88 ms; at limit 1: p50 0.51 ms, p99 4.67 ms (the
+//! tail is preemption: an earlier run of the same ranking at load
+//! average 2 gave p99 1.7–2.1 ms at limit 10). The longest query a client
+//! may send (4 KiB of distinct words, 9,496 sections matched) takes
+//! 13 ms.
 //! Snippets are
 //! built only for the returned hits, with one tokenizer pass over at most
 //! [`Options::snippet_scan_bytes`] of each that stems only words starting

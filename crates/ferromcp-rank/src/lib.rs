@@ -47,8 +47,10 @@
 //! IDF `ln(1 + (N − df + 0.5) / (df + 0.5))`. The best
 //! [`RERANK_DEPTH`] candidates are then re-ranked by their best passage:
 //! how much of the query (by IDF) one window of [`PASSAGE_WORDS`] words
-//! holds, and how many of the query's adjacent word pairs appear next to
-//! each other in the section (a phrase).
+//! holds, how many of the query's adjacent word pairs appear next to
+//! each other in the section (a phrase), how much of the query the
+//! section's document holds and how much the section itself holds
+//! ([`coverage_boost`]).
 //!
 //! The relevance signal ([`relevance`]) combines the share of the query's
 //! IDF mass the section covers with its score normalised by the best score
@@ -74,6 +76,11 @@ const K1: f32 = 1.2;
 /// How much a document holding the whole query (in any of its sections)
 /// lifts its sections in the re-rank.
 pub const DOCUMENT_BOOST: f32 = 0.3;
+
+/// How much a section holding the whole query (in its own heading,
+/// heading path or body) lifts itself in the re-rank; the lift grows with
+/// the square of the share of the query it holds ([`coverage_boost`]).
+pub const COVERAGE_BOOST: f32 = 0.3;
 
 /// How many of the best BM25F candidates the passage re-rank reads.
 pub const RERANK_DEPTH: usize = 20;
@@ -721,6 +728,17 @@ impl Query {
     }
 }
 
+/// The re-rank multiplier of a section holding `coverage` (in `[0, 1]`) of
+/// the query's IDF mass: `1 + COVERAGE_BOOST · coverage²`. Siblings share
+/// their title and heading path, so between two sections of one document
+/// it favours the one whose own heading and body hold more of the query,
+/// and the square keeps a section holding half the query close to one
+/// holding none.
+pub fn coverage_boost(coverage: f32) -> f32 {
+    let c = coverage.clamp(0.0, 1.0);
+    1.0 + COVERAGE_BOOST * c * c
+}
+
 /// The relevance signal: query coverage and normalised score, in `[0, 1]`.
 pub fn relevance(score: f32, coverage: f32, q: &Query) -> f32 {
     let norm = if q.max_score > 0.0 {
@@ -1095,7 +1113,8 @@ impl Index {
     /// best `keep` (at least [`RERANK_DEPTH`]) sorted best first and the
     /// best [`RERANK_DEPTH`] of them re-ranked by `passage` (the
     /// [`Index::passage_boost`] of a section, `None` for one that is
-    /// gone) and by their document's coverage ([`DOCUMENT_BOOST`]).
+    /// gone), by their document's coverage ([`DOCUMENT_BOOST`]) and by
+    /// their own coverage ([`coverage_boost`]).
     /// Returns the sorted hits (the rest is dropped) and how many sections
     /// matched. Ties are broken by section id, so the order is stable.
     pub fn rank(
@@ -1121,7 +1140,8 @@ impl Index {
         // least 1, so they stay above every candidate not re-ranked.
         for h in hits.iter_mut().take(rerank) {
             if let Some(boost) = passage(h.id) {
-                h.score *= boost * (1.0 + DOCUMENT_BOOST * h.doc_coverage);
+                h.score *=
+                    boost * (1.0 + DOCUMENT_BOOST * h.doc_coverage) * coverage_boost(h.coverage);
             }
         }
         hits[..rerank].sort_unstable_by(by_score);
@@ -1411,6 +1431,51 @@ mod tests {
         let c = ix.score(&q2, &mut Scratch::default())[0].coverage;
         assert!(c < 0.6, "{c}");
         assert!(relevance(0.0, 0.0, &q2) == 0.0);
+    }
+
+    // Issue 28 (sibling sections): between two sections of one document,
+    // the one holding the whole query in its own heading and body beats a
+    // sibling that scores higher on one word alone.
+    #[test]
+    fn a_section_holding_more_of_the_query_wins_the_rerank() {
+        let docs = [
+            Fields {
+                heading: "Backoff",
+                body: "the backoff doubles up to a cap",
+                ..Fields::default()
+            },
+            Fields {
+                heading: "Retries",
+                body: "a failed call is sent again after a backoff",
+                ..Fields::default()
+            },
+            body("retry logging"),
+            body("retry budget"),
+            body("configuration options"),
+        ];
+        let mut ix = Index::new(&docs);
+        for (id, d) in (0u32..).zip(&docs) {
+            // The first two are sections of one document.
+            let t = ix.terms(d);
+            ix.insert(id, if id < 2 { 0 } else { id }, &t);
+        }
+        let q = ix.query("retry backoff");
+        let raw = ix.score(&q, &mut Scratch::default());
+        let of = |id: u32| raw.iter().find(|h| h.id == id).copied();
+        let (Some(one), Some(both)) = (of(0), of(1)) else {
+            panic!("both sections match: {raw:?}");
+        };
+        // BM25F alone prefers the section that holds one word, often.
+        assert!(one.score > both.score, "{one:?} {both:?}");
+        assert!(
+            one.coverage < 0.8 && both.coverage == 1.0,
+            "{one:?} {both:?}"
+        );
+        // The passage re-rank is neutral here: coverage decides.
+        let (hits, _) = ix.rank(&q, &mut Scratch::default(), 10, |_| Some(1.0));
+        assert_eq!(hits.first().map(|h| h.id), Some(1), "{hits:?}");
+        assert!((coverage_boost(1.0) - (1.0 + COVERAGE_BOOST)).abs() < 1e-6);
+        assert!((coverage_boost(0.0) - 1.0).abs() < 1e-6);
     }
 
     // Issue 28 (a typo or two): a misspelt word of five letters or more
