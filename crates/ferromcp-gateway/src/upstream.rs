@@ -104,6 +104,8 @@ pub(crate) struct Upstream {
     report: crate::Report,
     /// Its notification rate limit.
     flood: Arc<crate::flood::Bucket>,
+    /// The limits of relaying its input requests (`gateway.relay`).
+    relay: crate::relay::RelayConfig,
 }
 
 impl Upstream {
@@ -122,6 +124,7 @@ impl Upstream {
             metrics: Arc::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
             flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
+            relay: crate::relay::RelayConfig::default(),
             cfg,
         })
     }
@@ -146,6 +149,20 @@ impl Upstream {
             me.report = report;
         }
         self
+    }
+
+    /// Sets the limits of relaying its input requests (before it is
+    /// shared).
+    pub(crate) fn with_relay(mut self: Arc<Self>, relay: crate::relay::RelayConfig) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.relay = relay;
+        }
+        self
+    }
+
+    /// The limits of relaying its input requests.
+    pub(crate) fn relay(&self) -> crate::relay::RelayConfig {
+        self.relay
     }
 
     /// Its breaker's state as a gauge (0 closed, 1 open, 2 trial).
@@ -212,6 +229,12 @@ impl Upstream {
             .cache(None)
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
+            // Declares elicitation (form and URL), sampling and roots: the
+            // gateway relays them to the client that made the call when
+            // that client declared them (relay.rs).
+            .on_elicitation_modes(true, true, |_| async { Err(not_relayed("elicitation")) })
+            .on_sampling(|_| async { Err(not_relayed("sampling")) })
+            .on_roots(|| async { Err(not_relayed("roots")) })
             .on_notification(move |n| {
                 // Over its rate: dropped before any work is done for it.
                 if !flood.admit(&n.method) {
@@ -558,6 +581,13 @@ where
         Ok(r) => r,
         Err(_) => Err(Failure::Timeout),
     }
+}
+
+/// The refusal of a handshake-era upstream's server request.
+fn not_relayed(what: &str) -> ferromcp_client::HandlerError {
+    ferromcp_client::HandlerError::new(format!(
+        "the gateway relays {what} requests only as input_required results, not as requests on the session"
+    ))
 }
 
 /// Sorts a client error into what the gateway tells its client.
