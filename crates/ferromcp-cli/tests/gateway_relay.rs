@@ -8,7 +8,7 @@ mod common;
 
 use common::gateway::Gateway;
 use common::raw::{Client, HANDSHAKE, MODERN, text_of};
-use common::{MCP, scratch};
+use common::{HttpServer, MCP, scratch};
 use serde_json::{Value, json};
 
 /// A gateway in front of the everything-server over stdio, as `ev`.
@@ -202,4 +202,47 @@ fn a_modern_upstreams_input_requests_reach_a_handshake_client_on_its_session() {
         ["elicitation/create", "roots/list", "sampling/createMessage"]
     );
     assert_eq!(text_of(&done), "All inputs received", "{done}");
+}
+
+// LEGACY-18
+#[test]
+fn a_handshake_upstreams_server_requests_reach_a_handshake_client() {
+    let old = HttpServer::start(&["--era", "handshake"]);
+    let dir = scratch("gateway-relay-pushed");
+    let config = json!({"mcpServers": {"old": {"url": old.url}}});
+    let mut g = Gateway::start(&dir, &config, &[]);
+    assert!(g.stderr_until("1 of 1 upstream(s) connected"), "{}", g.seen);
+    let c = Client::with_caps(&g.addr, HANDSHAKE, every_cap());
+    let (asked, done) = c.request_answering(
+        json!(1),
+        "tools/call",
+        json!({"name": "old__test_elicitation", "arguments": {"message": "Who?"}}),
+        reply,
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["method"], "elicitation/create", "{asked:?}");
+    assert_eq!(asked[0]["params"]["message"], "Who?", "{asked:?}");
+    assert_eq!(
+        text_of(&done),
+        r#"User response: action=accept, content={"response":"Ada"}"#,
+        "{done}"
+    );
+    let (asked, done) = c.request_answering(
+        json!(2),
+        "tools/call",
+        json!({"name": "old__test_sampling", "arguments": {"prompt": "Capital?"}}),
+        reply,
+    );
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(text_of(&done), "LLM response: Paris", "{done}");
+    // A client without the capability: the upstream hears why.
+    let c = Client::with_caps(&g.addr, HANDSHAKE, elicit_caps());
+    let (asked, done) = c.request_answering(
+        json!(3),
+        "tools/call",
+        json!({"name": "old__test_sampling", "arguments": {"prompt": "Capital?"}}),
+        reply,
+    );
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(done.to_string().contains("did not declare"), "{done}");
 }

@@ -51,6 +51,7 @@ mod inbound;
 mod list_hints;
 mod metrics;
 mod naming;
+mod pushed;
 mod read_cache;
 mod refresh;
 mod relay;

@@ -33,6 +33,7 @@ use ferromcp_protocol::types::{InputRequiredResult, JsonObject};
 use ferromcp_server::{HandlerError, InputRequired, RequestContext};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Default `gateway.relay.maxRounds`.
 pub const DEFAULT_MAX_ROUNDS: u32 = 10;
@@ -125,6 +126,19 @@ struct Kept {
     k: Vec<String>,
     /// Rounds taken so far.
     r: u32,
+    /// The number of the held upstream call (handshake-era upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    p: Option<u64>,
+}
+
+/// The key of a handshake-era upstream's one server request.
+const PUSHED_KEY: &str = "input";
+
+/// Where a retry resumes.
+struct Resumed {
+    round: u32,
+    /// A held call's number and the client's answer.
+    parked: Option<(u64, Option<Value>)>,
 }
 
 /// Sends `method` to `up` for the client of `cx`, relaying the upstream's
@@ -132,12 +146,16 @@ struct Kept {
 /// as is (input needed, or the relay refused); the inner result is the
 /// upstream's answer or why it has none.
 pub(crate) async fn request(
-    up: &Upstream,
+    up: &Arc<Upstream>,
     method: &str,
     mut params: JsonObject,
     cx: &RequestContext,
 ) -> Result<Result<Value, Failure>, HandlerError> {
-    let round = resume(up, &mut params, cx)?;
+    let resumed = resume(up, &mut params, cx)?;
+    let round = resumed.round;
+    if resumed.parked.is_some() || crate::pushed::applies(up, cx.protocol_version().is_modern()) {
+        return held(up, method, params, cx, resumed).await;
+    }
     let v = match up.request_for(method, params, Some(cx)).await {
         Ok(v) => v,
         Err(f) => return Ok(Err(f)),
@@ -163,10 +181,13 @@ fn resume(
     up: &Upstream,
     params: &mut JsonObject,
     cx: &RequestContext,
-) -> Result<u32, HandlerError> {
+) -> Result<Resumed, HandlerError> {
     if cx.state().is_none() {
         // A first round: answers nobody asked for are not passed on.
-        return Ok(0);
+        return Ok(Resumed {
+            round: 0,
+            parked: None,
+        });
     }
     let Some(kept) = cx.kept_state::<Kept>() else {
         return Err(HandlerError::Protocol(ErrorObject::invalid_params(
@@ -179,6 +200,16 @@ fn resume(
         return Err(HandlerError::Protocol(ErrorObject::invalid_params(
             "requestState belongs to another upstream",
         )));
+    }
+    if let Some(id) = kept.p {
+        let answer = cx
+            .input_responses()
+            .and_then(|a| a.get(PUSHED_KEY))
+            .cloned();
+        return Ok(Resumed {
+            round: kept.r,
+            parked: Some((id, answer)),
+        });
     }
     if let Some(s) = kept.s {
         params.insert("requestState".into(), Value::String(s));
@@ -194,7 +225,78 @@ fn resume(
             params.insert("inputResponses".into(), Value::Object(mine));
         }
     }
-    Ok(kept.r)
+    Ok(Resumed {
+        round: kept.r,
+        parked: None,
+    })
+}
+
+/// A call to a handshake-era upstream for a handshake-era client: its
+/// server requests are relayed to the client while the call is held.
+async fn held(
+    up: &Arc<Upstream>,
+    method: &str,
+    params: JsonObject,
+    cx: &RequestContext,
+    resumed: Resumed,
+) -> Result<Result<Value, Failure>, HandlerError> {
+    let name = up.name();
+    let live = up.live();
+    let (mut task, mut rx) = match resumed.parked {
+        Some((id, answer)) => {
+            let Some(p) = live.unpark(id) else {
+                return Err(HandlerError::Protocol(ErrorObject::internal(format!(
+                    "the call to upstream {name:?} is no longer held (it ended or timed out)"
+                ))));
+            };
+            let _ = p
+                .answer
+                .send(answer.ok_or_else(|| "the calling client gave no answer".to_owned()));
+            (p.task, p.rx)
+        }
+        None => {
+            let (up2, cx2, m) = (up.clone(), cx.clone(), method.to_owned());
+            live.start(async move { up2.request_for(&m, params, Some(&cx2)).await })
+        }
+    };
+    loop {
+        tokio::select! {
+            r = &mut task => {
+                return Ok(r.unwrap_or_else(|e| Err(Failure::Other(e.to_string()))));
+            }
+            Some(p) = rx.recv() => {
+                let limits = up.relay();
+                if resumed.round.saturating_add(1) >= limits.max_rounds() {
+                    task.abort();
+                    return Err(HandlerError::Protocol(ErrorObject::internal(format!(
+                        "upstream {name:?} still asked for input during {method} after {} rounds (gateway.relay.maxRounds)",
+                        limits.max_rounds()
+                    ))));
+                }
+                if !p.request.is_allowed_by(cx.client_capabilities()) {
+                    // The upstream hears why, and decides what to do.
+                    let _ = p.answer.send(Err(format!(
+                        "the gateway's calling client did not declare the capability for {}",
+                        p.request.method()
+                    )));
+                    continue;
+                }
+                let request = p.request.clone();
+                let id = live.park(crate::pushed::Parked { task, rx, answer: p.answer });
+                let kept = Kept {
+                    u: name.to_owned(),
+                    s: None,
+                    k: vec![PUSHED_KEY.to_owned()],
+                    r: resumed.round.saturating_add(1),
+                    p: Some(id),
+                };
+                return Err(HandlerError::NeedInput(
+                    InputRequired::new().request(PUSHED_KEY, request),
+                )
+                .keep_state(&kept));
+            }
+        }
+    }
 }
 
 /// The handler's answer to an upstream's `input_required`: its requests
@@ -239,6 +341,7 @@ fn ask(
         s: ir.request_state,
         k: requests.keys().cloned().collect(),
         r: round.saturating_add(1),
+        p: None,
     };
     let mut out = InputRequired::new();
     for (k, r) in requests {

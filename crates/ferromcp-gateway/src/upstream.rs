@@ -14,7 +14,9 @@ use crate::credentials::UpstreamAuth;
 use crate::refresh::{ListHints, Refresh};
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
 use ferromcp_protocol::ErrorObject;
-use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_protocol::types::{
+    InputRequest, JsonObject, Prompt, Resource, ResourceTemplate, Tool,
+};
 use ferromcp_server::RequestContext;
 use serde_json::Value;
 use std::sync::{Arc, RwLock};
@@ -106,6 +108,8 @@ pub(crate) struct Upstream {
     flood: Arc<crate::flood::Bucket>,
     /// The limits of relaying its input requests (`gateway.relay`).
     relay: crate::relay::RelayConfig,
+    /// Its calls in flight, for relaying its server requests.
+    live: Arc<crate::pushed::Live>,
 }
 
 impl Upstream {
@@ -125,6 +129,7 @@ impl Upstream {
             report: Arc::new(|m| tracing::warn!("{m}")),
             flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
             relay: crate::relay::RelayConfig::default(),
+            live: Arc::default(),
             cfg,
         })
     }
@@ -158,6 +163,11 @@ impl Upstream {
             me.relay = relay;
         }
         self
+    }
+
+    /// Its calls in flight, for relaying its server requests.
+    pub(crate) fn live(&self) -> &Arc<crate::pushed::Live> {
+        &self.live
     }
 
     /// The limits of relaying its input requests.
@@ -232,9 +242,18 @@ impl Upstream {
             // Declares elicitation (form and URL), sampling and roots: the
             // gateway relays them to the client that made the call when
             // that client declared them (relay.rs).
-            .on_elicitation_modes(true, true, |_| async { Err(not_relayed("elicitation")) })
-            .on_sampling(|_| async { Err(not_relayed("sampling")) })
-            .on_roots(|| async { Err(not_relayed("roots")) })
+            .on_elicitation_modes(true, true, {
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move |p| relayed(live.clone(), t, InputRequest::Elicitation(p))
+            })
+            .on_sampling({
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move |p| relayed(live.clone(), t, InputRequest::Sampling(p))
+            })
+            .on_roots({
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move || relayed(live.clone(), t, InputRequest::ListRoots(None))
+            })
             .on_notification(move |n| {
                 // Over its rate: dropped before any work is done for it.
                 if !flood.admit(&n.method) {
@@ -583,11 +602,23 @@ where
     }
 }
 
-/// The refusal of a handshake-era upstream's server request.
-fn not_relayed(what: &str) -> ferromcp_client::HandlerError {
-    ferromcp_client::HandlerError::new(format!(
-        "the gateway relays {what} requests only as input_required results, not as requests on the session"
-    ))
+/// A handshake-era upstream's server request, relayed to the calling
+/// client (pushed.rs) and its answer read as `T`.
+async fn relayed<T: serde::de::DeserializeOwned>(
+    live: Arc<crate::pushed::Live>,
+    timeout: Duration,
+    request: InputRequest,
+) -> Result<T, ferromcp_client::HandlerError> {
+    let what = request.method();
+    let v = live
+        .ask(request, timeout)
+        .await
+        .map_err(ferromcp_client::HandlerError::new)?;
+    serde_json::from_value(v).map_err(|e| {
+        ferromcp_client::HandlerError::new(format!(
+            "the calling client's answer to {what} is malformed: {e}"
+        ))
+    })
 }
 
 /// Sorts a client error into what the gateway tells its client.
