@@ -774,7 +774,7 @@ fn typed<T: serde::de::DeserializeOwned>(
     }
     if v.get("resultType").and_then(Value::as_str) == Some("input_required") {
         return Err(HandlerError::Protocol(ErrorObject::internal(format!(
-            "upstream {:?} asked for input during {method}; the gateway does not relay input requests yet",
+            "upstream {:?} asked for input during {method}, which the gateway relays only for tools/call, prompts/get and resources/read",
             up.name()
         ))));
     }
@@ -794,13 +794,19 @@ pub(crate) async fn call_tool(
     cx: RequestContext,
 ) -> Result<CallToolResult, HandlerError> {
     let start = std::time::Instant::now();
-    let r = up
-        .request_for(
-            "tools/call",
-            params(json!({"name": &own, "arguments": args})),
-            Some(&cx),
-        )
-        .await;
+    let sent = params(json!({"name": &own, "arguments": args}));
+    let r = match crate::relay::request(&up, "tools/call", sent, &cx).await {
+        Ok(r) => r,
+        // An input round is not a call's end (the retry is counted); a
+        // refused relay is.
+        Err(e) => {
+            if !e.is_need_input() {
+                up.metrics
+                    .record_call(up.name(), &own, Outcome::Other, start.elapsed());
+            }
+            return Err(e);
+        }
+    };
     let (outcome, answer) = match r {
         Ok(v) => match typed::<CallToolResult>(&up, "tools/call", v) {
             Ok(res) if res.is_error == Some(true) => (Outcome::ToolError, Ok(res)),
@@ -855,13 +861,9 @@ fn prompt_def(exposed: String, p: Prompt, up: &Arc<Upstream>) -> PromptDef {
         let up = up.clone();
         let own = own.clone();
         async move {
-            let v = up
-                .request_for(
-                    "prompts/get",
-                    params(json!({"name": own, "arguments": args})),
-                    Some(&cx),
-                )
-                .await
+            let sent = params(json!({"name": own, "arguments": args}));
+            let v = crate::relay::request(&up, "prompts/get", sent, &cx)
+                .await?
                 .map_err(|f| protocol_error(&up, "prompts/get", f))?;
             typed::<GetPromptResult>(&up, "prompts/get", v)
         }
@@ -889,9 +891,8 @@ async fn read(
         }
     }
     let epoch = reads.epoch();
-    let v = up
-        .request_for("resources/read", params(json!({"uri": uri})), Some(&cx))
-        .await
+    let v = crate::relay::request(&up, "resources/read", params(json!({"uri": uri})), &cx)
+        .await?
         .map_err(|f| protocol_error(&up, "resources/read", f))?;
     let r = typed::<ReadResourceResult>(&up, "resources/read", v)?;
     if cacheable {

@@ -162,6 +162,7 @@ pub struct Config {
     max_search_results: usize,
     cache: CacheConfig,
     metrics_listen: Option<std::net::SocketAddr>,
+    relay: crate::relay::RelayConfig,
 }
 
 impl Config {
@@ -187,6 +188,7 @@ impl Config {
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
         let mut cache = CacheConfig::default();
         let mut metrics_listen = None;
+        let mut relay = crate::relay::RelayConfig::default();
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
@@ -200,8 +202,12 @@ impl Config {
                     "maxSearchResults",
                     "cache",
                     "metrics",
+                    "relay",
                 ],
             )?;
+            if let Some(r) = g.get("relay") {
+                relay = crate::relay::parse(r)?;
+            }
             if let Some(c) = g.get("cache") {
                 cache = crate::cache::parse(c)?;
             }
@@ -325,7 +331,14 @@ impl Config {
             max_search_results,
             cache,
             metrics_listen,
+            relay,
         })
+    }
+
+    /// The limits of relaying upstreams' input requests to the calling
+    /// client (`gateway.relay`).
+    pub fn relay(&self) -> crate::relay::RelayConfig {
+        self.relay
     }
 
     /// How upstreams' caching hints are honoured (`gateway.cache`).

@@ -51,8 +51,10 @@ mod inbound;
 mod list_hints;
 mod metrics;
 mod naming;
+mod pushed;
 mod read_cache;
 mod refresh;
+mod relay;
 mod scopes;
 mod search;
 mod tool_mode;
@@ -78,6 +80,10 @@ pub use metrics::{
 };
 pub use naming::{
     Naming, REWRITE_SCHEME, exposed, is_valid_tool_name, rewrite_head, rewritten_uri,
+};
+pub use relay::{
+    DEFAULT_MAX_REQUESTS as DEFAULT_RELAY_MAX_REQUESTS,
+    DEFAULT_MAX_ROUNDS as DEFAULT_RELAY_MAX_ROUNDS, RelayConfig,
 };
 pub use scopes::ScopeRule;
 pub use tool_mode::{DEFAULT_LIMIT as DEFAULT_SEARCH_LIMIT, ToolMode};
@@ -253,6 +259,7 @@ impl Gateway {
             policy,
             tool_mode: (self.config.tool_mode(), self.config.max_search_results()),
             cache: self.config.cache(),
+            relay: self.config.relay(),
             auth: self.auth,
             restart: self.restart,
             report: self.report,
@@ -281,6 +288,8 @@ pub struct Running {
     tool_mode: (ToolMode, usize),
     /// `gateway.cache` (fixed at start).
     cache: CacheConfig,
+    /// `gateway.relay` (fixed at start).
+    relay: relay::RelayConfig,
     auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,
@@ -376,6 +385,11 @@ impl Running {
                 self.tool_mode.0, self.tool_mode.1
             ));
         }
+        if config.relay() != self.relay {
+            (self.report)(
+                "gateway.relay cannot change on a reload; restart the gateway to change it",
+            );
+        }
         if config.cache() != self.cache {
             (self.report)(
                 "gateway.cache cannot change on a reload; restart the gateway to change it",
@@ -439,8 +453,10 @@ impl Running {
             let min_refresh = self.cache.min_refresh();
             let metrics = self.metrics.clone();
             let report = self.report.clone();
+            let relay = self.relay;
             async move {
                 let u = Upstream::new(c, updated)
+                    .with_relay(relay)
                     .with_auth(auth)
                     .with_min_refresh(min_refresh)
                     .with_observers(metrics, report);

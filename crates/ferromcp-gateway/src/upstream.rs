@@ -14,7 +14,9 @@ use crate::credentials::UpstreamAuth;
 use crate::refresh::{ListHints, Refresh};
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
 use ferromcp_protocol::ErrorObject;
-use ferromcp_protocol::types::{JsonObject, Prompt, Resource, ResourceTemplate, Tool};
+use ferromcp_protocol::types::{
+    InputRequest, JsonObject, Prompt, Resource, ResourceTemplate, Tool,
+};
 use ferromcp_server::RequestContext;
 use serde_json::Value;
 use std::sync::{Arc, RwLock};
@@ -104,6 +106,10 @@ pub(crate) struct Upstream {
     report: crate::Report,
     /// Its notification rate limit.
     flood: Arc<crate::flood::Bucket>,
+    /// The limits of relaying its input requests (`gateway.relay`).
+    relay: crate::relay::RelayConfig,
+    /// Its calls in flight, for relaying its server requests.
+    live: Arc<crate::pushed::Live>,
 }
 
 impl Upstream {
@@ -122,6 +128,8 @@ impl Upstream {
             metrics: Arc::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
             flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
+            relay: crate::relay::RelayConfig::default(),
+            live: Arc::default(),
             cfg,
         })
     }
@@ -146,6 +154,25 @@ impl Upstream {
             me.report = report;
         }
         self
+    }
+
+    /// Sets the limits of relaying its input requests (before it is
+    /// shared).
+    pub(crate) fn with_relay(mut self: Arc<Self>, relay: crate::relay::RelayConfig) -> Arc<Self> {
+        if let Some(me) = Arc::get_mut(&mut self) {
+            me.relay = relay;
+        }
+        self
+    }
+
+    /// Its calls in flight, for relaying its server requests.
+    pub(crate) fn live(&self) -> &Arc<crate::pushed::Live> {
+        &self.live
+    }
+
+    /// The limits of relaying its input requests.
+    pub(crate) fn relay(&self) -> crate::relay::RelayConfig {
+        self.relay
     }
 
     /// Its breaker's state as a gauge (0 closed, 1 open, 2 trial).
@@ -212,6 +239,21 @@ impl Upstream {
             .cache(None)
             .request_timeout(self.cfg.timeout())
             .max_total_timeout(self.cfg.timeout())
+            // Declares elicitation (form and URL), sampling and roots: the
+            // gateway relays them to the client that made the call when
+            // that client declared them (relay.rs).
+            .on_elicitation_modes(true, true, {
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move |p| relayed(live.clone(), t, InputRequest::Elicitation(p))
+            })
+            .on_sampling({
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move |p| relayed(live.clone(), t, InputRequest::Sampling(p))
+            })
+            .on_roots({
+                let (live, t) = (self.live.clone(), self.cfg.timeout());
+                move || relayed(live.clone(), t, InputRequest::ListRoots(None))
+            })
             .on_notification(move |n| {
                 // Over its rate: dropped before any work is done for it.
                 if !flood.admit(&n.method) {
@@ -558,6 +600,25 @@ where
         Ok(r) => r,
         Err(_) => Err(Failure::Timeout),
     }
+}
+
+/// A handshake-era upstream's server request, relayed to the calling
+/// client (pushed.rs) and its answer read as `T`.
+async fn relayed<T: serde::de::DeserializeOwned>(
+    live: Arc<crate::pushed::Live>,
+    timeout: Duration,
+    request: InputRequest,
+) -> Result<T, ferromcp_client::HandlerError> {
+    let what = request.method();
+    let v = live
+        .ask(request, timeout)
+        .await
+        .map_err(ferromcp_client::HandlerError::new)?;
+    serde_json::from_value(v).map_err(|e| {
+        ferromcp_client::HandlerError::new(format!(
+            "the calling client's answer to {what} is malformed: {e}"
+        ))
+    })
 }
 
 /// Sorts a client error into what the gateway tells its client.
