@@ -162,7 +162,7 @@ pub struct Config {
     max_search_results: usize,
     cache: CacheConfig,
     metrics_listen: Option<std::net::SocketAddr>,
-    relay: crate::relay::RelayConfig,
+    relay: crate::relay_config::RelayConfig,
 }
 
 impl Config {
@@ -188,7 +188,7 @@ impl Config {
         let mut max_search_results = tool_mode::DEFAULT_MAX_RESULTS;
         let mut cache = CacheConfig::default();
         let mut metrics_listen = None;
-        let mut relay = crate::relay::RelayConfig::default();
+        let mut relay = crate::relay_config::RelayConfig::default();
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
@@ -206,7 +206,7 @@ impl Config {
                 ],
             )?;
             if let Some(r) = g.get("relay") {
-                relay = crate::relay::parse(r)?;
+                relay = crate::relay_config::parse(r)?;
             }
             if let Some(c) = g.get("cache") {
                 cache = crate::cache::parse(c)?;
@@ -337,7 +337,7 @@ impl Config {
 
     /// The limits of relaying upstreams' input requests to the calling
     /// client (`gateway.relay`).
-    pub fn relay(&self) -> crate::relay::RelayConfig {
+    pub fn relay(&self) -> crate::relay_config::RelayConfig {
         self.relay
     }
 

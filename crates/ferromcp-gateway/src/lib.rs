@@ -46,6 +46,7 @@ mod cache;
 mod config;
 mod config_error;
 mod credentials;
+mod failure;
 mod flood;
 mod inbound;
 mod list_hints;
@@ -55,6 +56,7 @@ mod pushed;
 mod read_cache;
 mod refresh;
 mod relay;
+mod relay_config;
 mod scopes;
 mod search;
 mod tool_mode;
@@ -81,7 +83,7 @@ pub use metrics::{
 pub use naming::{
     Naming, REWRITE_SCHEME, exposed, is_valid_tool_name, rewrite_head, rewritten_uri,
 };
-pub use relay::{
+pub use relay_config::{
     DEFAULT_MAX_REQUESTS as DEFAULT_RELAY_MAX_REQUESTS,
     DEFAULT_MAX_ROUNDS as DEFAULT_RELAY_MAX_ROUNDS, RelayConfig,
 };
@@ -289,7 +291,7 @@ pub struct Running {
     /// `gateway.cache` (fixed at start).
     cache: CacheConfig,
     /// `gateway.relay` (fixed at start).
-    relay: relay::RelayConfig,
+    relay: relay_config::RelayConfig,
     auth: Option<AuthProvider>,
     restart: Restart,
     report: Report,

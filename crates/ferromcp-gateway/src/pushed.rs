@@ -13,7 +13,7 @@
 //! rounds would need the upstream call held across separate HTTP
 //! requests): the call fails with a message saying so.
 
-use crate::upstream::{Failure, Upstream};
+use crate::failure::Failure;
 use ferromcp_protocol::types::InputRequest;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -136,16 +136,6 @@ impl Live {
             )),
         }
     }
-}
-
-/// Whether calls to `up` for the client of a request in `version` are
-/// sent through [`Live`]: a handshake-era upstream and a handshake-era
-/// client.
-pub(crate) fn applies(up: &Upstream, client_modern: bool) -> bool {
-    !client_modern
-        && up
-            .current()
-            .is_some_and(|c| c.era() != ferromcp_protocol::Era::Modern)
 }
 
 #[cfg(test)]

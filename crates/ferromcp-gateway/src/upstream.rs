@@ -8,12 +8,11 @@
 //! tokens, session ids) is ever copied into it; the handlers only pass
 //! the method's own parameters.
 
-use crate::breaker::{Breaker, Refused};
+use crate::breaker::Breaker;
 use crate::config::{Transport, UpstreamConfig};
 use crate::credentials::UpstreamAuth;
 use crate::refresh::{ListHints, Refresh};
 use ferromcp_client::{Client, ClientBuilder, RequestOptions, StdioCommand};
-use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::types::{
     InputRequest, JsonObject, Prompt, Resource, ResourceTemplate, Tool,
 };
@@ -55,24 +54,7 @@ impl Snapshot {
 /// The most pages one list may have.
 const MAX_PAGES: usize = 1000;
 
-/// Why a request to an upstream has no answer.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// Not connected (never was, or the connection was lost).
-    Down,
-    /// No answer within `timeoutMs`.
-    Timeout,
-    /// The upstream refused the gateway's credentials (HTTP 401/403).
-    Auth(Option<u16>),
-    /// The upstream answered with a JSON-RPC error.
-    Rpc(ErrorObject),
-    /// The connection failed (the child exited, the socket broke, …).
-    Broken(String),
-    /// Anything else (a malformed answer, …).
-    Other(String),
-    /// Refused by its circuit breaker, without reaching it.
-    Open(Refused),
-}
+pub(crate) use crate::failure::Failure;
 
 /// One configured upstream and its current connection.
 pub(crate) struct Upstream {
@@ -107,7 +89,7 @@ pub(crate) struct Upstream {
     /// Its notification rate limit.
     flood: Arc<crate::flood::Bucket>,
     /// The limits of relaying its input requests (`gateway.relay`).
-    relay: crate::relay::RelayConfig,
+    relay: crate::relay_config::RelayConfig,
     /// Its calls in flight, for relaying its server requests.
     live: Arc<crate::pushed::Live>,
 }
@@ -128,7 +110,7 @@ impl Upstream {
             metrics: Arc::default(),
             report: Arc::new(|m| tracing::warn!("{m}")),
             flood: Arc::new(crate::flood::Bucket::new(cfg.notification_rate())),
-            relay: crate::relay::RelayConfig::default(),
+            relay: crate::relay_config::RelayConfig::default(),
             live: Arc::default(),
             cfg,
         })
@@ -158,7 +140,10 @@ impl Upstream {
 
     /// Sets the limits of relaying its input requests (before it is
     /// shared).
-    pub(crate) fn with_relay(mut self: Arc<Self>, relay: crate::relay::RelayConfig) -> Arc<Self> {
+    pub(crate) fn with_relay(
+        mut self: Arc<Self>,
+        relay: crate::relay_config::RelayConfig,
+    ) -> Arc<Self> {
         if let Some(me) = Arc::get_mut(&mut self) {
             me.relay = relay;
         }
@@ -171,7 +156,7 @@ impl Upstream {
     }
 
     /// The limits of relaying its input requests.
-    pub(crate) fn relay(&self) -> crate::relay::RelayConfig {
+    pub(crate) fn relay(&self) -> crate::relay_config::RelayConfig {
         self.relay
     }
 
