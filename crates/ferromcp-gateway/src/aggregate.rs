@@ -244,8 +244,17 @@ impl Aggregate {
         up.listed.store(snap.fingerprint(), Ordering::Release);
         // CACHE-10: what it offers may have changed; its reads too.
         self.reads.drop_upstream(up.name());
-        *up.uris.lock().unwrap_or_else(|p| p.into_inner()) =
-            snap.resources.iter().map(|r| r.uri.clone()).collect();
+        let uris: Vec<String> = snap.resources.iter().map(|r| r.uri.clone()).collect();
+        let changed = {
+            let mut held = up.uris.lock().unwrap_or_else(|p| p.into_inner());
+            let changed = *held != uris;
+            *held = uris;
+            changed
+        };
+        if changed {
+            // Kept as a permit if its listen loop is busy right now.
+            up.uris_changed.notify_one();
+        }
         let name = up.name().to_owned();
         let mut offer = Offer {
             up: up.clone(),

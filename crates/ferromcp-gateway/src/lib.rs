@@ -647,8 +647,17 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
         let Ok(mut sub) = c.listen(filter).await else {
             return;
         };
+        let mut refiltered = false;
         loop {
-            let event = sub.next().await;
+            let event = tokio::select! {
+                e = sub.next() => e,
+                // Its resources changed: listen again at once, with them
+                // in the filter (SUB-12).
+                () = u.uris_changed.notified() => {
+                    refiltered = true;
+                    break;
+                }
+            };
             let method = match &event {
                 Ok(SubscriptionEvent::ResourceUpdated { .. }) => "notifications/resources/updated",
                 Ok(
@@ -681,7 +690,9 @@ async fn listen_for_changes(c: ferromcp_client::Client, u: Arc<Upstream>) {
         if c.is_closed() {
             return;
         }
-        tokio::time::sleep(RELISTEN_WAIT).await;
+        if !refiltered {
+            tokio::time::sleep(RELISTEN_WAIT).await;
+        }
     }
 }
 

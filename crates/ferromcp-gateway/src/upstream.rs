@@ -70,6 +70,9 @@ pub(crate) struct Upstream {
     /// The resource URIs of the last listing (subscribed to at the
     /// upstream when it supports subscriptions).
     pub(crate) uris: std::sync::Mutex<Vec<String>>,
+    /// Told when `uris` changed: a 2026-07-28 upstream's listen stream is
+    /// opened again with the new resources in its filter.
+    pub(crate) uris_changed: Notify,
     /// Makes the authorization hook of a `login`/`clientCredentials`
     /// upstream.
     auth_provider: Option<crate::AuthProvider>,
@@ -100,6 +103,7 @@ impl Upstream {
             breaker: Breaker::new(cfg.breaker()),
             updated,
             uris: std::sync::Mutex::new(Vec::new()),
+            uris_changed: Notify::new(),
             client: RwLock::new(None),
             wake: Arc::new(Notify::new()),
             relist: Arc::new(std::sync::atomic::AtomicBool::new(false)),
