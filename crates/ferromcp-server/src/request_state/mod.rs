@@ -95,7 +95,7 @@ mod sealer;
 use std::time::Duration;
 
 pub use binding::{StateBinding, arguments_digest};
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use clock::{Clock, SystemClock};
 pub use error::{BindingField, SealError, StateError};
 pub use key_ring::{KeyRing, KeyRingError};
 pub use sealer::StateSealer;

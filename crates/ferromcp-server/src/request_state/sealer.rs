@@ -343,7 +343,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::request_state::{KeyRingError, ManualClock};
+    use crate::request_state::KeyRingError;
+    use crate::testing::ManualClock;
 
     const T0: u64 = 1_800_000_000;
 
