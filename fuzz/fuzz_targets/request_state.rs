@@ -10,7 +10,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ferromcp_server::request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
+use ferromcp_server::request_state::{KeyRing, StateBinding, StateSealer};
+use ferromcp_server::testing::ManualClock;
 use std::sync::{Arc, OnceLock};
 
 const NOW: u64 = 1_800_000_000;

@@ -15,7 +15,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use base64::Engine;
 use bytes::Bytes;
 use ferromcp_auth::client::{
     FileStore, HeadlessAuthorization, HttpClient, NetPolicy, OAuthClient, OAuthClientBuilder,
@@ -341,8 +340,8 @@ impl Mock {
                             return json_resp(400, &json!({"error": "invalid_grant"}));
                         };
                         let v = f.get("code_verifier").cloned().unwrap_or_default();
-                        let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
-                            .encode(Sha256::digest(v.as_bytes()));
+                        let computed =
+                            ferromcp_protocol::base64::url_encode(&Sha256::digest(v.as_bytes()));
                         if computed != challenge || cip != ip {
                             return json_resp(400, &json!({"error": "invalid_grant"}));
                         }

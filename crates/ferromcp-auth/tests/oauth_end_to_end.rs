@@ -29,8 +29,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use ferromcp_test_issuer::{AuthServer, Key, RegisteredClient, now};
 use http_body_util::Full;
@@ -462,9 +460,15 @@ async fn dpop_bound_tokens_end_to_end() {
     let token = oauth.token().await.expect("token");
     assert_eq!(token.token_type, "DPoP");
     let payload: Value = serde_json::from_slice(
-        &URL_SAFE_NO_PAD
-            .decode(token.access_token.split('.').nth(1).expect("jwt"))
-            .expect("b64"),
+        &ferromcp_protocol::base64::url_decode(
+            token
+                .access_token
+                .split('.')
+                .nth(1)
+                .expect("jwt")
+                .as_bytes(),
+        )
+        .expect("b64"),
     )
     .expect("json");
     assert_eq!(payload["cnf"]["jkt"], prover.jkt());

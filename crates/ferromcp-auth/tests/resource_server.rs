@@ -145,7 +145,7 @@ impl Issuer {
                 self.introspections.fetch_add(1, Ordering::SeqCst);
                 let expected = format!(
                     "Basic {}",
-                    ferromcp_protocol::header::codec::base64_encode(b"mcp-rs:rs+secret")
+                    ferromcp_protocol::base64::encode(b"mcp-rs:rs+secret")
                 );
                 let authorized = req
                     .headers()

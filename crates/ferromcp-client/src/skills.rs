@@ -86,10 +86,8 @@ impl Client {
         let r = self.read_resource(uri).await?;
         let bytes = match r.contents.first() {
             Some(ResourceContents::Text(t)) => t.text.clone().into_bytes(),
-            Some(ResourceContents::Blob(b)) => {
-                ferromcp_protocol::header::codec::base64_decode(b.blob.as_bytes())
-                    .ok_or_else(|| Error::invalid(format!("{uri}: blob is not base64")))?
-            }
+            Some(ResourceContents::Blob(b)) => ferromcp_protocol::base64::decode(b.blob.as_bytes())
+                .ok_or_else(|| Error::invalid(format!("{uri}: blob is not base64")))?,
             None => {
                 return Err(Error::invalid(format!(
                     "{uri}: the read returned no contents"

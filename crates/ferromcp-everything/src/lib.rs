@@ -5,7 +5,7 @@
 pub mod config;
 pub mod tasks;
 
-use ferromcp_protocol::header::codec::base64_encode;
+use ferromcp_protocol::base64;
 use ferromcp_protocol::types::{
     CallToolResult, Completion, ContentBlock, CreateMessageRequestParams, ElicitAction,
     ElicitRequestParams, ElicitResult, GetPromptResult, InputRequest, LoggingLevel, PromptMessage,
@@ -43,7 +43,7 @@ pub fn wav_base64() -> String {
     b.extend_from_slice(b"data");
     b.extend_from_slice(&data_len.to_le_bytes());
     b.resize(44 + data_len as usize, 0);
-    base64_encode(&b)
+    base64::encode(&b)
 }
 
 #[derive(Deserialize, JsonSchema)]

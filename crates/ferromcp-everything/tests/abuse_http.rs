@@ -1232,7 +1232,8 @@ fn now_secs() -> u64 {
 /// Seals `state` the way the server does for the tampered-state tool, with
 /// the test's copy of the key and a clock of our choosing.
 fn mint(key: [u8; 32], at: u64, state: &[u8], tool: &str, args: &Value) -> String {
-    use ferromcp_server::request_state::{KeyRing, ManualClock, StateBinding, StateSealer};
+    use ferromcp_server::request_state::{KeyRing, StateBinding, StateSealer};
+    use ferromcp_server::testing::ManualClock;
     let sealer = StateSealer::new(KeyRing::new("env", key).unwrap())
         .with_clock(std::sync::Arc::new(ManualClock::new(at)));
     sealer

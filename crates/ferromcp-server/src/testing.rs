@@ -1,4 +1,6 @@
-//! Unit-testing handlers: a [`RequestContext`] built without a transport.
+//! Unit-testing handlers: a [`RequestContext`] built without a transport,
+//! and a [`ManualClock`] for code that reads the time through a
+//! [`Clock`](crate::request_state::Clock).
 //!
 //! ```
 //! use ferromcp_server::testing::ContextBuilder;
@@ -26,6 +28,10 @@
 // Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
 // signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
 // schemas, `_meta`); the SDK is built on serde_json by design.
+
+mod clock;
+
+pub use clock::ManualClock;
 
 use crate::Server;
 use crate::context::{ContextParts, RequestContext};

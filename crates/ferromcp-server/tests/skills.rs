@@ -81,8 +81,7 @@ async fn the_skills_methods_on_the_modern_wire() {
         let bytes = match (c["text"].as_str(), c["blob"].as_str()) {
             (Some(t), _) => t.as_bytes().to_vec(),
             (None, Some(b)) => {
-                ferromcp_server::protocol::header::codec::base64_decode(b.as_bytes())
-                    .expect("base64")
+                ferromcp_server::protocol::base64::decode(b.as_bytes()).expect("base64")
             }
             _ => panic!("no contents: {r}"),
         };

@@ -1,14 +1,13 @@
-//! Base64 (RFC 4648) for the whole crate, through the `base64` crate: the
-//! unpadded URL-safe alphabet of JOSE (RFC 7515 §2), PKCE (RFC 7636 §4.2)
-//! and DPoP (RFC 9449), and the padded standard alphabet of HTTP Basic
-//! (RFC 7617, RFC 6749 §2.3.1).
+//! Base64 (RFC 4648) for the whole crate, through the workspace's one
+//! codec (`ferromcp_protocol::base64`): the unpadded URL-safe alphabet of
+//! JOSE (RFC 7515 §2), PKCE (RFC 7636 §4.2) and DPoP (RFC 9449), and the
+//! padded standard alphabet of HTTP Basic (RFC 7617, RFC 6749 §2.3.1).
 
-use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use ferromcp_protocol::base64 as codec;
 
 /// base64url without padding.
 pub(crate) fn url_encode(bytes: impl AsRef<[u8]>) -> String {
-    URL_SAFE_NO_PAD.encode(bytes)
+    codec::url_encode(bytes.as_ref())
 }
 
 /// Decodes base64url without padding, strictly: the URL-safe alphabet
@@ -17,12 +16,12 @@ pub(crate) fn url_encode(bytes: impl AsRef<[u8]>) -> String {
 /// `jsonwebtoken` requires of the token it then verifies). `None` when
 /// `s` is anything else.
 pub(crate) fn url_decode(s: &str) -> Option<Vec<u8>> {
-    URL_SAFE_NO_PAD.decode(s).ok()
+    codec::url_decode(s.as_bytes())
 }
 
 /// Standard base64 with padding (HTTP Basic credentials).
 pub(crate) fn encode(bytes: impl AsRef<[u8]>) -> String {
-    STANDARD.encode(bytes)
+    codec::encode(bytes.as_ref())
 }
 
 #[cfg(test)]

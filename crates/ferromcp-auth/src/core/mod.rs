@@ -7,7 +7,7 @@
 //! - [`fetch`]: the bounded HTTP exchange (hyper client, optional rustls,
 //!   response size and time caps) behind `resource::HyperFetch` and
 //!   `client::HttpClient`;
-//! - [`b64`]: base64 and base64url, through the `base64` crate only;
+//! - [`b64`]: base64 and base64url, through `ferromcp_protocol::base64`;
 //! - [`form`]: `application/x-www-form-urlencoded` encoding and parsing;
 //! - [`uri`]: splitting absolute http(s) URLs and the default-port rule,
 //!   for the resource indicator, `htu` and redirect URI comparisons.

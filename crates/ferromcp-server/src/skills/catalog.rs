@@ -251,11 +251,9 @@ pub(crate) fn resource_def(f: &FileData) -> ResourceDef {
         async move {
             match std::str::from_utf8(&bytes) {
                 Ok(t) => ResourceContents::text(req.uri, mime, t),
-                Err(_) => ResourceContents::blob(
-                    req.uri,
-                    mime,
-                    ferromcp_protocol::header::codec::base64_encode(&bytes),
-                ),
+                Err(_) => {
+                    ResourceContents::blob(req.uri, mime, ferromcp_protocol::base64::encode(&bytes))
+                }
             }
         }
     })
