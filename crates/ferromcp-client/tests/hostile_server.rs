@@ -294,6 +294,9 @@ async fn serve(r: &mut BufReader<TcpStream>, req: Req, mode: Mode, st: &Shared) 
             let result = match msg["params"]["cursor"].as_str() {
                 Some("tools-is-5") => json!({"tools": 5}),
                 Some("tool-without-name") => json!({"tools": [{"inputSchema": {}}]}),
+                Some("negative-ttl") => json!({
+                    "tools": [{"name": "ok", "inputSchema": {"type": "object"}}],
+                    "ttlMs": -5, "cacheScope": "public"}),
                 _ => json!({"tools": [{"name": "ok", "inputSchema": {"type": "object"}}]}),
             };
             write_json(s, "200 OK", rpc(&id, result).as_bytes(), "").await
@@ -946,6 +949,13 @@ async fn malformed_answers_are_invalid_responses_and_the_client_stays_usable() {
             let e = c.list_tools_page(Some(cursor.into())).await.unwrap_err();
             assert!(e.is_invalid_response(), "{mode:?} {cursor}: {e:?}");
         }
+        // CACHE-07: a negative ttlMs is read as 0 (no caching), not refused.
+        let p = c
+            .list_tools_page(Some("negative-ttl".into()))
+            .await
+            .unwrap_or_else(|e| panic!("{mode:?} negative ttl: {e:?}"));
+        assert_eq!(p.ttl_ms, Some(0), "{mode:?}");
+        assert_eq!(p.tools.len(), 1, "{mode:?}");
         assert_eq!(c.list_tools().await.unwrap().len(), 1);
         assert_usable(&c, &format!("{mode:?} malformed")).await;
     }

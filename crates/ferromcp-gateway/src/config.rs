@@ -189,6 +189,7 @@ impl Config {
         let mut cache = CacheConfig::default();
         let mut metrics_listen = None;
         let mut relay = crate::relay_config::RelayConfig::default();
+        let mut notification_rate = crate::flood::NotificationRate::default();
         if let Some(g) = root.get("gateway") {
             let g = object(g, "gateway")?;
             known_keys(
@@ -203,8 +204,14 @@ impl Config {
                     "cache",
                     "metrics",
                     "relay",
+                    "notificationRate",
                 ],
             )?;
+            if let Some(r) = g.get("notificationRate") {
+                // The default of every server without its own.
+                notification_rate =
+                    crate::flood::parse(r, "gateway.notificationRate", notification_rate)?;
+            }
             if let Some(r) = g.get("relay") {
                 relay = crate::relay_config::parse(r)?;
             }
@@ -288,7 +295,7 @@ impl Config {
         let mut upstreams = Vec::new();
         for (name, v) in servers {
             let path = format!("mcpServers.{name}");
-            if let Some(u) = upstream(name, v, &path, &lookup)? {
+            if let Some(u) = upstream(name, v, &path, &lookup, notification_rate)? {
                 upstreams.push(u);
             }
         }
@@ -465,6 +472,7 @@ fn upstream(
     v: &Value,
     path: &str,
     lookup: &impl Fn(&str) -> Option<String>,
+    default_rate: crate::flood::NotificationRate,
 ) -> Result<Option<UpstreamConfig>, ConfigError> {
     let o = object(v, path)?;
     known_keys(o, path, &KEYS)?;
@@ -618,8 +626,8 @@ fn upstream(
         None => BreakerConfig::default(),
     };
     let notification_rate = match o.get("notificationRate") {
-        Some(r) => crate::flood::parse(r, &at("notificationRate"))?,
-        None => crate::flood::NotificationRate::default(),
+        Some(r) => crate::flood::parse(r, &at("notificationRate"), default_rate)?,
+        None => default_rate,
     };
     Ok(Some(UpstreamConfig {
         name: name.to_owned(),
@@ -783,6 +791,38 @@ mod tests {
         assert!(e(r#"{}"#).starts_with("gateway.metrics.listen: missing"));
         assert!(e(r#"{"path": "/m"}"#).starts_with("gateway.metrics.path: unknown key"));
         assert!(e(r#""127.0.0.1:1""#).starts_with("gateway.metrics: must be"));
+    }
+
+    #[test]
+    fn a_gateway_notification_rate_is_every_servers_default_key_by_key() {
+        let c = ok(r#"{"mcpServers": {
+            "plain": {"command": "x"},
+            "own": {"command": "x", "notificationRate": {"burst": 7}},
+            "both": {"command": "x", "notificationRate": {"perSecond": 3, "burst": 4}}
+        }, "gateway": {"notificationRate": {"perSecond": 20}}}"#);
+        let rate = |n: &str| {
+            let u = c.upstreams().iter().find(|u| u.name() == n).unwrap();
+            let r = u.notification_rate();
+            (r.per_second(), r.burst())
+        };
+        let burst = crate::flood::DEFAULT_BURST;
+        assert_eq!(rate("plain"), (20, burst));
+        assert_eq!(rate("own"), (20, 7));
+        assert_eq!(rate("both"), (3, 4));
+        // Without the gateway key: the built-in defaults, as before.
+        let c = ok(r#"{"mcpServers": {"plain": {"command": "x"}}}"#);
+        let r = c.upstreams()[0].notification_rate();
+        assert_eq!(r, crate::flood::NotificationRate::default());
+        let e = |g: &str| {
+            err(&format!(
+                r#"{{"mcpServers": {{}}, "gateway": {{"notificationRate": {g}}}}}"#
+            ))
+        };
+        assert!(
+            e(r#"{"perSecond": 0}"#).starts_with("gateway.notificationRate.perSecond: must be")
+        );
+        assert!(e(r#"{"rate": 1}"#).starts_with("gateway.notificationRate.rate: unknown key"));
+        assert!(e("[]").starts_with("gateway.notificationRate: must be an object"));
     }
 
     #[test]

@@ -49,12 +49,18 @@ impl NotificationRate {
     }
 }
 
-/// Parses `{"perSecond": N, "burst": M}` at `path`.
-pub(crate) fn parse(v: &Value, path: &str) -> Result<NotificationRate, ConfigError> {
+/// Parses `{"perSecond": N, "burst": M}` at `path`; a key left out keeps
+/// its value in `base` (the built-in defaults for `gateway.notificationRate`,
+/// that one for a server's own).
+pub(crate) fn parse(
+    v: &Value,
+    path: &str,
+    base: NotificationRate,
+) -> Result<NotificationRate, ConfigError> {
     let Some(o) = v.as_object() else {
         return Err(ConfigError::new(path, "must be an object"));
     };
-    let mut cfg = NotificationRate::default();
+    let mut cfg = base;
     for (k, v) in o {
         let at = format!("{path}.{k}");
         let n = match v.as_u64() {
@@ -181,7 +187,13 @@ mod tests {
 
     #[test]
     fn settings_are_validated_naming_the_key() {
-        let p = |v: &str| parse(&serde_json::from_str(v).unwrap(), "x.notificationRate");
+        let p = |v: &str| {
+            parse(
+                &serde_json::from_str(v).unwrap(),
+                "x.notificationRate",
+                NotificationRate::default(),
+            )
+        };
         assert_eq!(p(r#"{"perSecond": 5, "burst": 7}"#).unwrap(), rate(5, 7));
         assert_eq!(p("{}").unwrap(), NotificationRate::default());
         let e = |v: &str| p(v).unwrap_err().to_string();

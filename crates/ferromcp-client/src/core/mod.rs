@@ -7,7 +7,8 @@
 //! - [`request`]: the one request path for both eras (envelope, headers,
 //!   timeouts, progress, the protocol-level retries, the response cache);
 //! - [`session`]: the handshake, era negotiation and the keep-alive;
-//! - [`notify`]: notification fan-out and server→client requests.
+//! - [`notify`]: notification fan-out and server→client requests;
+//! - [`ttl`]: a cacheable result's unusable `ttlMs` read as 0.
 //!
 //! Every modern request carries the `_meta` envelope and, for
 //! HTTP, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`
@@ -21,6 +22,7 @@
 mod notify;
 mod request;
 mod session;
+mod ttl;
 
 use crate::cache::ResponseCache;
 use crate::error::{Error, Result};

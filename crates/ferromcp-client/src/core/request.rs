@@ -467,9 +467,10 @@ impl Inner {
             if let Some(c) = &cursor {
                 p.insert("cursor".into(), Value::String(c.clone()));
             }
-            let raw = self
-                .request_raw(method::TOOLS_LIST, &p, &RequestOptions::default())
-                .await?;
+            let raw = super::ttl::zero_unusable_ttl(
+                self.request_raw(method::TOOLS_LIST, &p, &RequestOptions::default())
+                    .await?,
+            );
             let page: ListToolsResult = decode(&raw, "tools/list")?;
             self.cache_put(method::TOOLS_LIST, &p, &raw);
             let _ = self.filter_tools(page.tools);
@@ -611,6 +612,12 @@ impl Inner {
                 }
                 return Err(e);
             }
+        };
+        // CACHE-07: read before both the cache and the typed decode.
+        let raw = if method::is_cacheable(method) {
+            super::ttl::zero_unusable_ttl(raw)
+        } else {
+            raw
         };
         if cacheable {
             self.cache_put(method, params, &raw);
