@@ -224,7 +224,13 @@ pub(super) async fn respond(
             permit,
         ));
     };
+    // Biased to the handler: when it finished it answers as it is (a
+    // refusal keeps its status, e.g. 403 insufficient_scope). A channel
+    // closed because the handler dropped its context is not a
+    // notification: that branch waits for a real one (it was picked at
+    // random beside a finished handler, committing its answer to SSE).
     let first = tokio::select! {
+        biased;
         r = &mut fut => {
             // Finished: anything already queued still goes out, via SSE.
             match rx.try_recv() {
@@ -238,7 +244,7 @@ pub(super) async fn respond(
                 Err(_) => { guard.disarm(); return reply_response(&id, r, json_ok); }
             }
         }
-        n = rx.recv() => n,
+        Some(n) = rx.recv() => Some(n),
         _ = tokio::time::sleep(limits.sse_commit_after) => None,
     };
     sse_response(sse_body(
