@@ -583,10 +583,17 @@ impl Aggregate {
     pub(crate) fn resource_updated(&self, upstream: &str, uri: &str) {
         // CACHE-10: its cached reads of the URI are stale now.
         self.reads.drop_uri(upstream, uri);
+        // The offers lock is taken and let go before the owners lock:
+        // reconcile holds offers while it takes owners, so holding owners
+        // while taking offers here would deadlock against a sync.
+        let prefix = self
+            .offers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(upstream)
+            .map(|o| o.up.cfg.prefix().to_owned());
         let exposed = {
             let owners = self.owners.lock().unwrap_or_else(|p| p.into_inner());
-            let offers = self.offers.lock().unwrap_or_else(|p| p.into_inner());
-            let prefix = offers.get(upstream).map(|o| o.up.cfg.prefix().to_owned());
             let mine = |key: &str| {
                 owners
                     .get(&(Kind::Resource, key.to_owned()))
@@ -604,14 +611,12 @@ impl Aggregate {
             } else {
                 // Not listed (a template's): rewritten when it falls under
                 // one of the upstream's rewritten templates.
-                let under_rewritten = prefix.as_deref().is_some_and(|p| {
-                    owners.iter().any(|((k, key), o)| {
-                        *k == Kind::Template
-                            && o.name == upstream
-                            && *key != o.own
-                            && ferromcp_server::uri_template::UriTemplate::parse(&o.own)
-                                .is_ok_and(|t| t.match_uri(uri).is_some())
-                    }) && !p.is_empty()
+                let under_rewritten = owners.iter().any(|((k, key), o)| {
+                    *k == Kind::Template
+                        && o.name == upstream
+                        && *key != o.own
+                        && ferromcp_server::uri_template::UriTemplate::parse(&o.own)
+                            .is_ok_and(|t| t.match_uri(uri).is_some())
                 });
                 Some(match (under_rewritten, prefix) {
                     (true, Some(p)) => naming::rewritten_uri(&p, uri),
@@ -1289,6 +1294,42 @@ mod tests {
             json!({"contents": [], "ttlMs": -5, "cacheScope": "public"}),
         );
         assert_eq!(r.ok().and_then(|r| r.ttl_ms), Some(0));
+    }
+
+    #[test]
+    fn updates_and_syncs_at_once_never_deadlock() {
+        // resource_updated and sync (through reconcile) take the offers
+        // and the owners locks; taken in opposite orders they deadlock.
+        let server = Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let agg = Arc::new(Aggregate::new(server, "__".into(), Arc::new(|_| {})));
+        let ups = upstreams(r#"{"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}"#);
+        agg.sync(&ups[1], snap(&[], &["r://1"]));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (a1, up) = (agg.clone(), ups[0].clone());
+        let t1 = tx.clone();
+        std::thread::spawn(move || {
+            for i in 0..2000 {
+                let uris: &[&str] = if i % 2 == 0 { &["r://1"] } else { &["r://2"] };
+                a1.sync(&up, snap(&[], uris));
+            }
+            let _ = t1.send(());
+        });
+        let a2 = agg.clone();
+        std::thread::spawn(move || {
+            for _ in 0..2000 {
+                a2.resource_updated("a", "r://1");
+                a2.resource_updated("b", "r://x/7");
+            }
+            let _ = tx.send(());
+        });
+        for _ in 0..2 {
+            assert!(
+                rx.recv_timeout(std::time::Duration::from_secs(60)).is_ok(),
+                "sync and resource_updated deadlocked"
+            );
+        }
     }
 
     #[test]
