@@ -779,7 +779,8 @@ fn typed<T: serde::de::DeserializeOwned>(
             o.remove("_meta");
         }
     }
-    // CACHE-07: a negative ttlMs counts as 0 (it would not parse).
+    // CACHE-07: a negative ttlMs counts as 0 (the wire type holds no
+    // negative, so the result would not parse).
     if let Some(t) = v.get_mut("ttlMs")
         && t.as_u64().is_none()
         && t.is_number()

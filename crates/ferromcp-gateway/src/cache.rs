@@ -12,7 +12,7 @@
 //!   (see the `read_cache` module); `0` turns it off.
 // CACHE-07, CACHE-09
 
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, whole_number};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -68,17 +68,6 @@ impl CacheConfig {
     }
 }
 
-/// A whole number at `path` within `lo..=hi`.
-fn number(v: &Value, path: &str, lo: u64, hi: u64) -> Result<u64, ConfigError> {
-    match v.as_u64() {
-        Some(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(ConfigError::new(
-            path,
-            format!("must be a whole number from {lo} to {hi}"),
-        )),
-    }
-}
-
 /// Parses `gateway.cache`.
 pub(crate) fn parse(v: &Value) -> Result<CacheConfig, ConfigError> {
     let o = v
@@ -88,7 +77,7 @@ pub(crate) fn parse(v: &Value) -> Result<CacheConfig, ConfigError> {
     for (k, v) in o {
         match k.as_str() {
             "minRefreshMs" => {
-                c.min_refresh = Duration::from_millis(number(
+                c.min_refresh = Duration::from_millis(whole_number(
                     v,
                     "gateway.cache.minRefreshMs",
                     MIN_REFRESH_FLOOR_MS,
@@ -97,10 +86,11 @@ pub(crate) fn parse(v: &Value) -> Result<CacheConfig, ConfigError> {
             }
             "maxEntries" => {
                 c.max_entries =
-                    number(v, "gateway.cache.maxEntries", 0, MAX_ENTRIES_CEILING)? as usize;
+                    whole_number(v, "gateway.cache.maxEntries", 0, MAX_ENTRIES_CEILING)? as usize;
             }
             "maxBytes" => {
-                c.max_bytes = number(v, "gateway.cache.maxBytes", 0, MAX_BYTES_CEILING)? as usize;
+                c.max_bytes =
+                    whole_number(v, "gateway.cache.maxBytes", 0, MAX_BYTES_CEILING)? as usize;
             }
             other => {
                 return Err(ConfigError::new(

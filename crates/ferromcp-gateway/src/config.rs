@@ -17,6 +17,7 @@
 use crate::breaker::{self, BreakerConfig};
 use crate::cache::CacheConfig;
 pub use crate::config_error::ConfigError;
+use crate::config_error::whole_number;
 use crate::credentials::{self, UpstreamAuth};
 use crate::inbound::{self, InboundAuth};
 use crate::naming::{self, Naming};
@@ -261,18 +262,12 @@ impl Config {
                 };
             }
             if let Some(n) = g.get("maxSearchResults") {
-                max_search_results = match n.as_u64() {
-                    Some(n) if (1..=tool_mode::MAX_RESULTS_LIMIT as u64).contains(&n) => n as usize,
-                    _ => {
-                        return Err(ConfigError::new(
-                            "gateway.maxSearchResults",
-                            format!(
-                                "must be a whole number from 1 to {}",
-                                tool_mode::MAX_RESULTS_LIMIT
-                            ),
-                        ));
-                    }
-                };
+                max_search_results = whole_number(
+                    n,
+                    "gateway.maxSearchResults",
+                    1,
+                    tool_mode::MAX_RESULTS_LIMIT as u64,
+                )? as usize;
             }
             if let Some(a) = g.get("auth") {
                 auth = Some(inbound::parse(a, valid_url, &lookup)?);

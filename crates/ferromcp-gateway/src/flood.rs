@@ -6,7 +6,7 @@
 //! per [`REPORT_EVERY`]. List changes are coalesced besides: any number in
 //! a row make one re-list.
 
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, whole_number};
 use serde_json::Value;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -63,15 +63,8 @@ pub(crate) fn parse(
     let mut cfg = base;
     for (k, v) in o {
         let at = format!("{path}.{k}");
-        let n = match v.as_u64() {
-            Some(n) if (1..=MAX_RATE).contains(&n) => n as u32,
-            _ => {
-                return Err(ConfigError::new(
-                    at,
-                    format!("must be a whole number from 1 to {MAX_RATE}"),
-                ));
-            }
-        };
+        // MAX_RATE fits a u32.
+        let n = whole_number(v, &at, 1, MAX_RATE)? as u32;
         match k.as_str() {
             "perSecond" => cfg.per_second = n,
             "burst" => cfg.burst = n,

@@ -160,7 +160,7 @@ impl ReadCache {
         if !matches!(r.result_type, None | Some(ResultType::Complete)) {
             return;
         }
-        // CACHE-07: 0 or absent (a negative one does not parse) → stale.
+        // CACHE-07: 0, absent or negative (`typed` made that 0) → stale.
         let ttl = Duration::from_millis(r.ttl_ms.unwrap_or(0)).min(MAX_TTL);
         if ttl.is_zero() || self.max_entries == 0 {
             return;

@@ -5,7 +5,7 @@
 //! {"gateway": {"relay": {"maxRounds": 10, "maxRequests": 16}}}
 //! ```
 
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, whole_number};
 use serde_json::Value;
 
 /// Default `gateway.relay.maxRounds`.
@@ -51,13 +51,7 @@ pub(crate) fn parse(v: &Value) -> Result<RelayConfig, ConfigError> {
         .as_object()
         .ok_or_else(|| ConfigError::new("gateway.relay", "must be a JSON object"))?;
     let mut c = RelayConfig::default();
-    let number = |v: &Value, path: &str, hi: u64| match v.as_u64() {
-        Some(n) if (1..=hi).contains(&n) => Ok(n),
-        _ => Err(ConfigError::new(
-            path,
-            format!("must be a whole number from 1 to {hi}"),
-        )),
-    };
+    let number = |v: &Value, path: &str, hi: u64| whole_number(v, path, 1, hi);
     for (k, v) in o {
         match k.as_str() {
             "maxRounds" => {
