@@ -22,6 +22,7 @@
 //! rejection with its one status), `modern.rs` (the 2026-07-28 path and its
 //! JSON-or-SSE answer), `streams.rs` (listen streams), `legacy.rs` and
 //! `sessions.rs` (the handshake era), `body.rs` (the response body),
+//! `response_future.rs` (the service's named future),
 //! `serve.rs` (the accept loop and drain); this file holds the
 //! configuration, the service and the dispatch between them.
 // LADDER-01…LADDER-04, ERA-03, LADDER-13
@@ -31,11 +32,13 @@ mod gate;
 mod legacy;
 mod modern;
 mod reject;
+mod response_future;
 mod serve;
 mod sessions;
 mod streams;
 
 pub use body::McpBody;
+pub use response_future::ResponseFuture;
 pub use serve::{serve, serve_layered, serve_listener};
 
 use gate::*;
@@ -65,7 +68,6 @@ use reject::Rejection;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -201,7 +203,7 @@ where
 {
     type Response = Response<McpBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
@@ -209,7 +211,7 @@ where
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let inner = self.inner.clone();
-        Box::pin(async move { Ok(handle(inner, req).await) })
+        ResponseFuture::new(handle(inner, req))
     }
 }
 
