@@ -46,6 +46,36 @@ impl HostPattern {
     }
 }
 
+/// A parsed `Origin` header value: `scheme "://" authority`, nothing after
+/// it. The opaque origin `null`, a path, userinfo or a bad port do not
+/// parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct WebOrigin<'a> {
+    scheme: &'a str,
+    authority: Authority<'a>,
+}
+
+impl<'a> WebOrigin<'a> {
+    /// Parses one `Origin` value (surrounding whitespace ignored).
+    pub(crate) fn parse(v: &'a [u8]) -> Option<Self> {
+        let v = std::str::from_utf8(v).ok()?.trim();
+        let (scheme, rest) = v.split_once("://")?;
+        if rest.contains('/') {
+            return None;
+        }
+        Some(Self {
+            scheme,
+            authority: Authority::parse(rest).ok()?,
+        })
+    }
+}
+
+/// Parses one `Host` (or `:authority`) value (surrounding whitespace
+/// ignored).
+pub(crate) fn parse_host(v: &[u8]) -> Option<Authority<'_>> {
+    Authority::parse(std::str::from_utf8(v).ok()?.trim()).ok()
+}
+
 /// The Origin/Host policy.
 #[derive(Debug, Clone)]
 pub struct OriginPolicy {
@@ -107,46 +137,39 @@ impl OriginPolicy {
         if !self.enabled {
             return OriginVerdict::Allowed;
         }
-        if let Some(h) = host {
-            let ok = std::str::from_utf8(h)
-                .ok()
-                .and_then(|h| self.host_allowed(h.trim()))
-                .unwrap_or(false);
-            if !ok {
-                return OriginVerdict::BadHost;
-            }
+        self.verdict(host.map(parse_host), origin.map(WebOrigin::parse))
+    }
+
+    /// Whether the policy checks anything ([`Self::disabled`] does not).
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The verdict on parsed values: `Some(None)` is a value present that
+    /// did not parse, refused like one not allow-listed.
+    pub(crate) fn verdict(
+        &self,
+        host: Option<Option<Authority<'_>>>,
+        origin: Option<Option<WebOrigin<'_>>>,
+    ) -> OriginVerdict {
+        if !self.enabled {
+            return OriginVerdict::Allowed;
         }
-        if let Some(o) = origin {
-            let ok = std::str::from_utf8(o)
-                .ok()
-                .map(|o| self.origin_allowed(o.trim()))
-                .unwrap_or(false);
-            if !ok {
-                return OriginVerdict::BadOrigin;
-            }
+        if let Some(h) = host
+            && !h.is_some_and(|a| self.hosts.iter().any(|p| p.matches(&a)))
+        {
+            return OriginVerdict::BadHost;
+        }
+        if let Some(o) = origin
+            && !o.is_some_and(|o| {
+                self.origins
+                    .iter()
+                    .any(|(s, p)| s.eq_ignore_ascii_case(o.scheme) && p.matches(&o.authority))
+            })
+        {
+            return OriginVerdict::BadOrigin;
         }
         OriginVerdict::Allowed
-    }
-
-    fn host_allowed(&self, value: &str) -> Option<bool> {
-        let a = Authority::parse(value).ok()?;
-        Some(self.hosts.iter().any(|p| p.matches(&a)))
-    }
-
-    fn origin_allowed(&self, value: &str) -> bool {
-        let Some((scheme, rest)) = value.split_once("://") else {
-            return false; // includes the opaque origin "null"
-        };
-        if rest.contains('/') {
-            return false;
-        }
-        // Refuses userinfo, a bad port and anything that is no host.
-        let Ok(a) = Authority::parse(rest) else {
-            return false;
-        };
-        self.origins
-            .iter()
-            .any(|(s, p)| s.eq_ignore_ascii_case(scheme) && p.matches(&a))
     }
 }
 
@@ -222,6 +245,38 @@ mod tests {
         }
         // Non-UTF-8 values are rejected, not panicked on.
         assert_eq!(p.check(Some(b"\xff"), None), OriginVerdict::BadHost);
+    }
+
+    #[test]
+    fn values_are_parsed_once_and_a_value_that_does_not_parse_is_refused() {
+        fn o(v: &str) -> Option<(String, String)> {
+            WebOrigin::parse(v.as_bytes())
+                .map(|o| (o.scheme.to_owned(), o.authority.host().to_owned()))
+        }
+        assert_eq!(
+            o(" https://LocalHost:8 "),
+            Some(("https".into(), "LocalHost".into()))
+        );
+        for bad in [
+            "null",
+            "http://localhost/",
+            "localhost",
+            "http://u@h",
+            "http://h:+1",
+        ] {
+            assert_eq!(o(bad), None, "{bad}");
+        }
+        assert_eq!(parse_host(b" [::1]:9 ").map(|a| a.port()), Some(Some(9)));
+        assert!(parse_host(b"\xff").is_none());
+        let p = OriginPolicy::default();
+        // Present but unparsable: refused like a foreign value.
+        assert_eq!(p.verdict(Some(None), None), OriginVerdict::BadHost);
+        assert_eq!(p.verdict(None, Some(None)), OriginVerdict::BadOrigin);
+        assert_eq!(p.verdict(None, None), OriginVerdict::Allowed);
+        assert_eq!(
+            OriginPolicy::disabled().verdict(Some(None), Some(None)),
+            OriginVerdict::Allowed
+        );
     }
 
     #[test]

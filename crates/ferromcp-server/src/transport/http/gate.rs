@@ -1,8 +1,74 @@
-//! The gates before any JSON-RPC is read: Host and
-//! Origin, `Content-Type`, `Accept`, and the bounded body read.
+//! The gates before any JSON-RPC is read, in order: the header count
+//! and endpoint path, Host and Origin ([`front`]), then for a POST
+//! `Content-Type`, `Accept` and `Content-Length` ([`post`]), and the
+//! bounded body read.
 // LADDER-01…LADDER-04
 
 use super::*;
+use crate::transport::origin::{WebOrigin, parse_host};
+
+/// The gates every request passes before its HTTP method is looked at:
+/// the header count (HTTP/2; hyper counts HTTP/1 lines itself), the
+/// endpoint path (404), an ambiguous Host or Origin (400 / 403), then Host
+/// (421) and Origin (403) against the policy, each parsed once.
+pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(), Rejection> {
+    if parts.version >= http::Version::HTTP_2
+        && parts.headers.len() > inner.shared.limits.max_headers
+    {
+        return Err(Rejection::TooManyHeaders);
+    }
+    if let Some(p) = &inner.config.path {
+        if !serves_path(p, parts.uri.path()) {
+            tracing::debug!(
+                path = parts.uri.path(),
+                endpoint = %p,
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+            );
+            return Err(Rejection::NotFound);
+        }
+    }
+    // LADDER-01: Origin / Host.
+    if let Some(r) = ambiguous_host_or_origin(parts) {
+        return Err(r);
+    }
+    let policy = &inner.config.origin;
+    if !policy.is_enabled() {
+        return Ok(());
+    }
+    let host = host_of(parts).map(parse_host);
+    let origin = parts
+        .headers
+        .get(header::ORIGIN)
+        .map(|o| WebOrigin::parse(o.as_bytes()));
+    match policy.verdict(host, origin) {
+        OriginVerdict::Allowed => Ok(()),
+        OriginVerdict::BadHost => Err(Rejection::HostNotAllowed),
+        OriginVerdict::BadOrigin => Err(Rejection::OriginNotAllowed),
+    }
+}
+
+/// The gates of a POST before its body is read: `Content-Type` (415),
+/// `Accept` (406) and a declared `Content-Length` over the body limit
+/// (413). What the client accepts decides JSON or SSE later.
+pub(super) fn post(headers: &HeaderMap, max_body_bytes: usize) -> Result<Accepts, Rejection> {
+    if !is_json_content_type(headers) {
+        return Err(Rejection::UnsupportedMediaType);
+    }
+    let accept = accepts(headers);
+    if !accept.json && !accept.sse {
+        return Err(Rejection::NotAcceptable);
+    }
+    if let Some(len) = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        if len > max_body_bytes as u64 {
+            return Err(Rejection::BodyTooLarge);
+        }
+    }
+    Ok(accept)
+}
 
 /// What the client's `Accept` header allows.
 #[derive(Debug, Clone, Copy)]
@@ -180,20 +246,20 @@ where
 /// would disagree, so one `Host: localhost` line could carry a foreign
 /// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
 /// 400). Browsers never send two `Origin` lines.
-pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Response<McpBody>> {
+pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Rejection> {
     // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
     // more than one Host line, and to an invalid Host value. HTTP/1.0 may
     // omit it; HTTP/2 and HTTP/3 carry `:authority` instead (checked below).
     let mut hosts = parts.headers.get_all(header::HOST).iter();
     match (hosts.next(), hosts.next()) {
         (_, Some(_)) => {
-            return Some(Rejection::DuplicateHost.into_response());
+            return Some(Rejection::DuplicateHost);
         }
         (None, None) if parts.version == http::Version::HTTP_11 => {
-            return Some(Rejection::MissingHost.into_response());
+            return Some(Rejection::MissingHost);
         }
         (Some(h), None) if !valid_host_value(h.as_bytes()) => {
-            return Some(Rejection::InvalidHost.into_response());
+            return Some(Rejection::InvalidHost);
         }
         _ => {}
     }
@@ -207,9 +273,9 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
     if parts.version >= http::Version::HTTP_2 {
         let host = parts.headers.get(header::HOST).map(HeaderValue::as_bytes);
         match (parts.uri.authority(), host) {
-            (None, None) => return Some(Rejection::MissingAuthority.into_response()),
+            (None, None) => return Some(Rejection::MissingAuthority),
             (Some(a), Some(h)) if !a.as_str().as_bytes().eq_ignore_ascii_case(h) => {
-                return Some(Rejection::HostDiffersFromAuthority.into_response());
+                return Some(Rejection::HostDiffersFromAuthority);
             }
             _ => {}
         }
@@ -221,7 +287,7 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
         .nth(1)
         .is_some()
     {
-        return Some(Rejection::OriginNotAllowed.into_response());
+        return Some(Rejection::OriginNotAllowed);
     }
     None
 }

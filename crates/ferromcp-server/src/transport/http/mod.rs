@@ -344,40 +344,13 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let (parts, body) = req.into_parts();
-    // hyper counts HTTP/1 header lines itself (`max_headers`, 431); its
-    // HTTP/2 side bounds only the header list's size.
-    if parts.version >= http::Version::HTTP_2
-        && parts.headers.len() > inner.shared.limits.max_headers
-    {
-        return Rejection::TooManyHeaders.into_response();
-    }
-    if let Some(p) = &inner.config.path {
-        if !serves_path(p, parts.uri.path()) {
-            tracing::debug!(
-                path = parts.uri.path(),
-                endpoint = %p,
-                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
-            );
-            return Rejection::NotFound
-                .into_response_saying(&format!("Not Found: the MCP endpoint is {p}"));
-        }
-    }
-    // LADDER-01: Origin / Host.
-    if let Some(r) = ambiguous_host_or_origin(&parts) {
-        return r;
-    }
-    let host = host_of(&parts);
-    match inner.config.origin.check(
-        host,
-        parts.headers.get(header::ORIGIN).map(HeaderValue::as_bytes),
-    ) {
-        OriginVerdict::Allowed => {}
-        OriginVerdict::BadHost => {
-            return Rejection::HostNotAllowed.into_response();
-        }
-        OriginVerdict::BadOrigin => {
-            return Rejection::OriginNotAllowed.into_response();
-        }
+    if let Err(r) = gate::front(inner, &parts) {
+        return match (r, &inner.config.path) {
+            (Rejection::NotFound, Some(p)) => {
+                r.into_response_saying(&format!("Not Found: the MCP endpoint is {p}"))
+            }
+            _ => r.into_response(),
+        };
     }
     let session_id = parts
         .headers
@@ -393,24 +366,11 @@ where
         }
         _ => return Rejection::MethodNotAllowed("GET, POST, DELETE").into_response(),
     }
-    if !is_json_content_type(&parts.headers) {
-        return Rejection::UnsupportedMediaType.into_response();
-    }
-    let accept = accepts(&parts.headers);
-    if !accept.json && !accept.sse {
-        return Rejection::NotAcceptable.into_response();
-    }
     let limits = &inner.shared.limits;
-    if let Some(len) = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-    {
-        if len > limits.max_body_bytes as u64 {
-            return Rejection::BodyTooLarge.into_response();
-        }
-    }
+    let accept = match gate::post(&parts.headers, limits.max_body_bytes) {
+        Ok(a) => a,
+        Err(r) => return r.into_response(),
+    };
     // The permit is held until the handler finishes, also when the answer
     // is an SSE stream or the handler runs on its own task (handshake era).
     let Ok(permit) = inner.permits.clone().acquire_owned().await else {
