@@ -68,6 +68,9 @@ python3 scripts/req-ids-out-of-docs.py --check
 echo "== module circles: none new, none grown (scripts/module-cycles.allowed only shrinks)"
 python3 scripts/module-cycles.py --check
 
+echo "== docs/MODULES.md matches the code (regenerate: python3 scripts/module-map.py)"
+python3 scripts/module-map.py --check
+
 echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
 cargo clippy -p ferromcp-everything -p ferromcp-cli --all-targets --features redis -- -D warnings
 for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
