@@ -7,7 +7,9 @@ list in the docs is generated from the code instead of drifting from it.
     python3 scripts/module-map.py --check    the gate run by scripts/test.sh:
                                              fails when the file is stale
 
-A file without `//!` docs fails both modes: every file says what it is for.
+A file without `//!` docs fails both modes (every file says what it is
+for), and so does a source path docs/ARCHITECTURE.md names that does not
+exist.
 """
 import os
 import re
@@ -100,8 +102,37 @@ def render():
     return "\n".join(out), missing
 
 
+def dangling_paths():
+    """Source paths docs/ARCHITECTURE.md names that no longer exist: a
+    `crate/src/file.rs` path must exist as written; a bare `file.rs` must
+    exist somewhere under crates/."""
+    arch = os.path.join(ROOT, "docs", "ARCHITECTURE.md")
+    with open(arch, encoding="utf-8") as f:
+        text = f.read()
+    names = set()
+    for dirpath, _, files in os.walk(os.path.join(ROOT, "crates")):
+        if "target" in dirpath.split(os.sep):
+            continue
+        names.update(f for f in files if f.endswith(".rs"))
+    bad = []
+    for m in sorted(set(re.findall(r"[A-Za-z0-9_./-]*\.rs\b", text))):
+        if "/src/" in m:
+            rel = m[m.index("ferromcp-"):] if "ferromcp-" in m else m
+            if not os.path.exists(os.path.join(ROOT, "crates", rel)):
+                bad.append(m)
+        elif "/" not in m and m not in names:
+            bad.append(m)
+    return bad
+
+
 def main():
     text, missing = render()
+    dangling = dangling_paths()
+    if dangling:
+        print("docs/ARCHITECTURE.md names files that do not exist:", file=sys.stderr)
+        for d in dangling:
+            print(f"  {d}", file=sys.stderr)
+        return 1
     if missing:
         print("files without //! docs (say what each is for):", file=sys.stderr)
         for m in missing:
