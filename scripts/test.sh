@@ -71,6 +71,9 @@ python3 scripts/module-cycles.py --check
 echo "== docs/MODULES.md matches the code (regenerate: python3 scripts/module-map.py)"
 python3 scripts/module-map.py --check
 
+echo "== commit subjects within 72 characters"
+bash scripts/commit-subjects.sh
+
 echo "== the redis feature (opt-in): lint it, and keep it out of default builds"
 cargo clippy -p ferromcp-everything -p ferromcp-cli --all-targets --features redis -- -D warnings
 for crate in ferromcp-everything ferromcp-cli ferromcp-server; do
