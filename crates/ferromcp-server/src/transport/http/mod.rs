@@ -72,32 +72,102 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-/// HTTP transport settings.
+/// HTTP transport settings: the Host/Origin policy, the endpoint path and
+/// JSON-only answers. Start from [`HttpConfig::default`] and chain the
+/// setters.
+///
+/// ```
+/// use ferromcp_server::transport::http::HttpConfig;
+/// use ferromcp_server::transport::origin::OriginPolicy;
+///
+/// let config = HttpConfig::default()
+///     .origin(OriginPolicy::default().allow_host("mcp:8080"))
+///     .path("/rpc")
+///     .json_only(true);
+/// # let _ = config;
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     // SEC-01, SEC-04
-    /// Origin/Host policy; loopback only by default.
-    pub origin: OriginPolicy,
-    /// Serve only this path (others get 404); `None` serves any path.
-    ///
-    /// The root `/` is served as well: a router that strips its mount
-    /// prefix before calling a nested service (axum's
-    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
-    /// the default config works both standalone at `/mcp` and nested.
-    pub path: Option<String>,
+    origin: OriginPolicy,
+    path: Option<String>,
     // HTTP-17
-    /// Never answer with SSE except for `subscriptions/listen`; progress and
-    /// log notifications are then dropped.
-    pub json_only: bool,
+    json_only: bool,
 }
 
 impl Default for HttpConfig {
+    /// Loopback-only Host/Origin policy, the endpoint at `/mcp` (and `/`),
+    /// SSE answers allowed.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default();
+    /// # let _ = config;
+    /// ```
     fn default() -> Self {
         Self {
             origin: OriginPolicy::default(),
             path: Some("/mcp".into()),
             json_only: false,
         }
+    }
+}
+
+impl HttpConfig {
+    /// The Origin/Host policy (DNS rebinding protection); loopback only by
+    /// default.
+    ///
+    /// ```
+    /// use ferromcp_server::transport::http::HttpConfig;
+    /// use ferromcp_server::transport::origin::OriginPolicy;
+    ///
+    /// // In a container reached as http://mcp:8080/mcp by other services.
+    /// let config = HttpConfig::default().origin(OriginPolicy::default().allow_host("mcp:8080"));
+    /// # let _ = config;
+    /// ```
+    pub fn origin(mut self, policy: OriginPolicy) -> Self {
+        self.origin = policy;
+        self
+    }
+
+    /// Serves only this path (others get 404); `/mcp` by default.
+    ///
+    /// The root `/` is served as well: a router that strips its mount
+    /// prefix before calling a nested service (axum's
+    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
+    /// the default config works both standalone at `/mcp` and nested.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().path("/rpc");
+    /// # let _ = config;
+    /// ```
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Serves any path: path matching is left to the router the service
+    /// is mounted in (axum's `route_service` at a custom mount point).
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().any_path();
+    /// # let _ = config;
+    /// ```
+    pub fn any_path(mut self) -> Self {
+        self.path = None;
+        self
+    }
+
+    /// With `true`, never answers with SSE except for
+    /// `subscriptions/listen`; progress and log notifications are then
+    /// dropped. `false` by default.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().json_only(true);
+    /// # let _ = config;
+    /// ```
+    pub fn json_only(mut self, on: bool) -> Self {
+        self.json_only = on;
+        self
     }
 }
 
@@ -354,7 +424,7 @@ where
             tracing::debug!(
                 path = parts.uri.path(),
                 endpoint = %p,
-                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or HttpConfig::any_path)"
             );
             return Rejection::NotFound
                 .into_response_saying(&format!("Not Found: the MCP endpoint is {p}"));
