@@ -72,9 +72,9 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-/// HTTP transport settings: the Host/Origin policy, the endpoint path and
-/// JSON-only answers. Start from [`HttpConfig::default`] and chain the
-/// setters.
+/// HTTP transport settings: the Host/Origin policy, the endpoint path,
+/// JSON-only answers and whether the listener speaks HTTP/2. Start from
+/// [`HttpConfig::default`] and chain the setters.
 ///
 /// ```
 /// use ferromcp_server::transport::http::HttpConfig;
@@ -93,11 +93,13 @@ pub struct HttpConfig {
     path: Option<String>,
     // HTTP-17
     json_only: bool,
+    http2: bool,
 }
 
 impl Default for HttpConfig {
     /// Loopback-only Host/Origin policy, the endpoint at `/mcp` (and `/`),
-    /// SSE answers allowed.
+    /// SSE answers allowed, h2c next to HTTP/1.1 when the crate is built
+    /// with feature `http2` (see [`HttpConfig::http2`]).
     ///
     /// ```
     /// let config = ferromcp_server::transport::http::HttpConfig::default();
@@ -108,6 +110,7 @@ impl Default for HttpConfig {
             origin: OriginPolicy::default(),
             path: Some("/mcp".into()),
             json_only: false,
+            http2: cfg!(feature = "http2"),
         }
     }
 }
@@ -167,6 +170,28 @@ impl HttpConfig {
     /// ```
     pub fn json_only(mut self, on: bool) -> Self {
         self.json_only = on;
+        self
+    }
+
+    /// Whether this crate's listener ([`serve`], [`serve_listener`],
+    /// [`serve_layered`], `Server::serve_http`) also speaks HTTP/2 over
+    /// cleartext (h2c, prior knowledge), chosen per connection; off, it
+    /// speaks HTTP/1.1 only, and a connection opening with the HTTP/2
+    /// preface is closed unanswered (the usual setup behind a
+    /// TLS-terminating reverse proxy). A service mounted in another server
+    /// (axum) speaks whatever that server speaks.
+    ///
+    /// The HTTP/2 code is the `http2` feature (a default feature): with it
+    /// the default is on; without it the default is off, and asking for
+    /// `true` makes serving fail at once with a configuration error
+    /// ([`Error::is_config`]) rather than serve HTTP/1.1 only.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().http2(false);
+    /// # let _ = config;
+    /// ```
+    pub fn http2(mut self, on: bool) -> Self {
+        self.http2 = on;
         self
     }
 }
