@@ -807,6 +807,28 @@ mod tests {
         }
     }
 
+    // The builder's path setters decide which paths are the endpoint.
+    #[tokio::test]
+    async fn path_setters_move_or_drop_the_endpoint_check() {
+        let server = Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = |svc: McpService, path: &'static str| async move {
+            let req = Request::get(path)
+                .header("host", "127.0.0.1")
+                .body(http_body_util::Empty::<Bytes>::new())
+                .unwrap_or_else(|e| panic!("request: {e}"));
+            svc.handle(req).await.status()
+        };
+        let moved = McpService::new(server.clone(), HttpConfig::default().path("/rpc"));
+        assert_eq!(status(moved.clone(), "/mcp").await, StatusCode::NOT_FOUND);
+        assert_ne!(status(moved, "/rpc").await, StatusCode::NOT_FOUND);
+        let default = McpService::new(server.clone(), HttpConfig::default());
+        assert_eq!(status(default, "/elsewhere").await, StatusCode::NOT_FOUND);
+        let any = McpService::new(server, HttpConfig::default().any_path());
+        assert_ne!(status(any, "/elsewhere").await, StatusCode::NOT_FOUND);
+    }
+
     fn post(
         body: serde_json::Value,
         extra: &[(&str, &str)],
