@@ -175,8 +175,10 @@ peer scripts/ts-everything-peer.sh "the TypeScript everything server could not b
 echo "== unit, integration and property tests"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast
-  # What turning schema-validation off changes, pinned (defaults ran above).
-  cargo nextest run -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  # What building without schema-validation and http2 changes, pinned
+  # (defaults ran above).
+  cargo nextest run -p ferromcp-server --no-default-features --features http,stdio \
+    --test schema_validation --test http2_setting
   # The otel feature: the server's remote parent, and the client-to-server
   # parent relationship through an in-memory OpenTelemetry exporter.
   cargo nextest run -p ferromcp-server --features otel --lib -E 'test(otel::)'
@@ -187,7 +189,8 @@ if cargo nextest --version >/dev/null 2>&1; then
     -E 'binary(redis_replicas) | binary(bins) | binary(serve_redis) | binary(gateway_redis)'
 else
   cargo test --workspace --no-fail-fast
-  cargo test -p ferromcp-server --no-default-features --features http,stdio --test schema_validation
+  cargo test -p ferromcp-server --no-default-features --features http,stdio \
+    --test schema_validation --test http2_setting
   cargo test -p ferromcp-server --features otel --lib otel::
   cargo test -p ferromcp-examples --features otel --test otel_parent
   cargo test -p ferromcp-examples --features otel --test examples_run the_otel_example_prints_spans

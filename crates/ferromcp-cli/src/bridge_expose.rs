@@ -120,10 +120,7 @@ pub async fn run(a: BridgeArgs, addr: String) -> Result<u8, Failure> {
         ));
     }
     let origin = origin_policy(&x.allow_hosts, &x.allow_origins)?;
-    let http = HttpConfig {
-        origin,
-        ..HttpConfig::default()
-    };
+    let http = HttpConfig::default().origin(origin);
     let limits = Limits::default()
         .timeout(Duration::from_secs(a.timeout.max(1)))
         .max_in_flight(a.max_in_flight);

@@ -171,10 +171,7 @@ pub async fn run(a: GatewayArgs) -> Result<u8, Failure> {
                 .local_addr()
                 .map_err(|e| Failure::transport(e.to_string()))?;
             eprintln!("mcp gateway: listening on http://{local}/mcp");
-            let http = HttpConfig {
-                origin,
-                ..HttpConfig::default()
-            };
+            let http = HttpConfig::default().origin(origin);
             let svc = McpService::new(server, http);
             match inbound {
                 // AUTH-01: the resource-server layer in front of the

@@ -16,7 +16,8 @@
 //! - `route_service("/mcp", svc)`: the service sees `/mcp`, its default path.
 //!
 //! (With a custom mount point and `route_service`, set `HttpConfig::path`
-//! to that point, or to `None` to leave path matching to the router.)
+//! to that point, or use `HttpConfig::any_path` to leave path matching to
+//! the router.)
 
 use axum::Router;
 use axum::routing::get;

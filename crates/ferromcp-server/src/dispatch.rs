@@ -578,7 +578,7 @@ impl Shared {
         let args = Value::Object(p.arguments.unwrap_or_default());
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
         #[cfg(feature = "schema-validation")]
-        if let Some(v) = &tool.input {
+        if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas) {
             if !v.is_valid(&args) {
                 let msgs: Vec<String> = v
                     .iter_errors(&args)
@@ -665,7 +665,7 @@ impl Shared {
             crate::trace::note_tool_error();
         } else {
             #[cfg(feature = "schema-validation")]
-            if let Some(v) = &tool.output {
+            if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas) {
                 let Some(s) = members.get("structuredContent") else {
                     return Err(ErrorObject::internal(format_args!(
                         "tool {} declares an outputSchema but returned no structuredContent",
@@ -816,7 +816,7 @@ impl Shared {
             return Ok(r);
         }
         #[cfg(feature = "schema-validation")]
-        if let Some(v) = &tool.output {
+        if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas) {
             match &r.structured_content {
                 None => {
                     return Err(ErrorObject::internal(format_args!(

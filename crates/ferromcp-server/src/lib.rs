@@ -22,15 +22,22 @@
 //! ## Cargo features
 //!
 //! All on by default except `macros` and `otel`; each one only adds code, never
-//! changes a trait bound.
+//! changes a trait bound. What a feature implements is chosen at run time:
+//! h2c with [`HttpConfig::http2`](crate::transport::http::HttpConfig::http2),
+//! JSON Schema validation with [`ServerBuilder::validate_schemas`], both
+//! on by default when their feature is built in; asking for either without
+//! its feature is a configuration error, never a silent no-op.
 //!
 //! - `stdio`: newline-delimited JSON-RPC over stdin/stdout.
 //! - `http`: Streamable HTTP as a tower `Service` plus a ready `serve(addr)`.
-//! - `http2`: HTTP/2 (h2c) next to HTTP/1.1 on that listener, chosen per
-//!   connection. Without it the listener speaks HTTP/1.1 only (and HTTP
+//! - `http2`: the HTTP/2 (h2c) code for that listener, next to HTTP/1.1,
+//!   chosen per connection when `HttpConfig::http2` is on (its default with
+//!   the feature). Without it the listener speaks HTTP/1.1 only (and HTTP
 //!   upgrades are not offered), the usual setup behind a TLS-terminating
 //!   reverse proxy.
-//! - `schema-validation`: tool arguments are checked against the tool's
+//! - `schema-validation`: the JSON Schema code. With
+//!   `ServerBuilder::validate_schemas` on (its default with the feature),
+//!   tool arguments are checked against the tool's
 //!   `inputSchema` before the handler runs (failures are an `isError`
 //!   result), `structuredContent` against the `outputSchema`
 //!   (-32603), and schemas are compiled (so invalid ones rejected)

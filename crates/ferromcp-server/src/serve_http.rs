@@ -36,10 +36,7 @@ impl Server {
     ///
     /// # async fn run(server: ferromcp_server::Server) -> Result<(), ferromcp_server::Error> {
     /// // In a container reached as http://mcp:8080/mcp by other services.
-    /// let config = HttpConfig {
-    ///     origin: OriginPolicy::default().allow_host("mcp:8080"),
-    ///     ..HttpConfig::default()
-    /// };
+    /// let config = HttpConfig::default().origin(OriginPolicy::default().allow_host("mcp:8080"));
     /// server.serve_http_with("0.0.0.0:8080", config).await
     /// # }
     /// ```

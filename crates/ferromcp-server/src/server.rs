@@ -330,6 +330,10 @@ pub(crate) struct Shared {
     pub(crate) sealer: StateSealer,
     pub(crate) bus: Arc<dyn ChangeBus>,
     pub(crate) logging_enabled: bool,
+    /// [`ServerBuilder::validate_schemas`]; only ever `true` with the
+    /// `schema-validation` feature, whose code reads it.
+    #[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+    pub(crate) validate_schemas: bool,
     pub(crate) stamp_server_info: bool,
     pub(crate) page_size: Option<usize>,
     pub(crate) declare: Declared,
@@ -767,6 +771,7 @@ pub struct ServerBuilder {
     state_single_use_store: Option<Arc<dyn SingleUseStore>>,
     bus: Option<Arc<dyn ChangeBus>>,
     logging: bool,
+    validate_schemas: bool,
     stamp_server_info: bool,
     page_size: Option<usize>,
     declare: Declared,
@@ -807,6 +812,7 @@ impl ServerBuilder {
             state_single_use_store: None,
             bus: None,
             logging: false,
+            validate_schemas: cfg!(feature = "schema-validation"),
             stamp_server_info: true,
             page_size: None,
             declare: Declared::default(),
@@ -1121,6 +1127,34 @@ impl ServerBuilder {
         self.stamp_server_info = on;
         self
     }
+    // TOOL-06, TOOL-07, TOOL-09
+    /// Whether `tools/call` checks the arguments against the tool's
+    /// `inputSchema` (a failing call is an `isError` result and never
+    /// reaches the handler) and `structuredContent` against its
+    /// `outputSchema` (a mismatch is a -32603).
+    ///
+    /// The checking is done by the `schema-validation` feature (a default
+    /// feature): with it, the default is on, and off leaves schema-only
+    /// constraints (`pattern`, `minimum`, `enum`, …) to the handler (typed
+    /// handlers still reject arguments their parameter type cannot
+    /// deserialize; schemas are still compiled, and so checked, at
+    /// registration). Without the feature the default is off, and asking
+    /// for `true` makes [`Self::build`] fail with a configuration error
+    /// ([`Error::is_config`]) rather than serve unchecked.
+    ///
+    /// ```
+    /// use ferromcp_server::{NoArgs, RequestContext, Server, tool};
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .tool(tool("t").handler(|_: NoArgs, _cx: RequestContext| async { "ok" }))
+    ///     .validate_schemas(false)
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn validate_schemas(mut self, on: bool) -> Self {
+        self.validate_schemas = on;
+        self
+    }
     /// Page size for the four list methods; default: one page.
     pub fn page_size(mut self, n: usize) -> Self {
         self.page_size = Some(n.max(1));
@@ -1219,6 +1253,12 @@ impl ServerBuilder {
         if !self.modern && !self.handshake {
             return Err(Error::config("a server must serve at least one era"));
         }
+        if self.validate_schemas && !cfg!(feature = "schema-validation") {
+            return Err(Error::config(
+                "validate_schemas(true) needs ferromcp-server's `schema-validation` feature, \
+                 which this build leaves out",
+            ));
+        }
         let keys = match self.keys {
             Some(k) => k,
             None => KeyRing::random()
@@ -1291,6 +1331,7 @@ impl ServerBuilder {
                 },
                 bus,
                 logging_enabled: self.logging,
+                validate_schemas: self.validate_schemas,
                 stamp_server_info: self.stamp_server_info,
                 page_size: self.page_size,
                 declare: self.declare,

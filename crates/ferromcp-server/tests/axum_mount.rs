@@ -24,10 +24,7 @@ async fn mounts_in_an_axum_router() {
         .build()
         .expect("server");
     // Path matching is the router's job when mounted.
-    let config = HttpConfig {
-        path: None,
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::default().any_path();
     let app: Router = Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
         .route_service("/mcp", McpService::new(server, config));

@@ -22,7 +22,7 @@ pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(
             tracing::debug!(
                 path = parts.uri.path(),
                 endpoint = %p,
-                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or None)"
+                "404: not the MCP endpoint; when the service is routed at another path, set HttpConfig::path to it (or HttpConfig::any_path)"
             );
             return Err(Rejection::NotFound);
         }

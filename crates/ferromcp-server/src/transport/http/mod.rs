@@ -74,32 +74,127 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
-/// HTTP transport settings.
+/// HTTP transport settings: the Host/Origin policy, the endpoint path,
+/// JSON-only answers and whether the listener speaks HTTP/2. Start from
+/// [`HttpConfig::default`] and chain the setters.
+///
+/// ```
+/// use ferromcp_server::transport::http::HttpConfig;
+/// use ferromcp_server::transport::origin::OriginPolicy;
+///
+/// let config = HttpConfig::default()
+///     .origin(OriginPolicy::default().allow_host("mcp:8080"))
+///     .path("/rpc")
+///     .json_only(true);
+/// # let _ = config;
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     // SEC-01, SEC-04
-    /// Origin/Host policy; loopback only by default.
-    pub origin: OriginPolicy,
-    /// Serve only this path (others get 404); `None` serves any path.
-    ///
-    /// The root `/` is served as well: a router that strips its mount
-    /// prefix before calling a nested service (axum's
-    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
-    /// the default config works both standalone at `/mcp` and nested.
-    pub path: Option<String>,
+    origin: OriginPolicy,
+    path: Option<String>,
     // HTTP-17
-    /// Never answer with SSE except for `subscriptions/listen`; progress and
-    /// log notifications are then dropped.
-    pub json_only: bool,
+    json_only: bool,
+    http2: bool,
 }
 
 impl Default for HttpConfig {
+    /// Loopback-only Host/Origin policy, the endpoint at `/mcp` (and `/`),
+    /// SSE answers allowed, h2c next to HTTP/1.1 when the crate is built
+    /// with feature `http2` (see [`HttpConfig::http2`]).
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default();
+    /// # let _ = config;
+    /// ```
     fn default() -> Self {
         Self {
             origin: OriginPolicy::default(),
             path: Some("/mcp".into()),
             json_only: false,
+            http2: cfg!(feature = "http2"),
         }
+    }
+}
+
+impl HttpConfig {
+    /// The Origin/Host policy (DNS rebinding protection); loopback only by
+    /// default.
+    ///
+    /// ```
+    /// use ferromcp_server::transport::http::HttpConfig;
+    /// use ferromcp_server::transport::origin::OriginPolicy;
+    ///
+    /// // In a container reached as http://mcp:8080/mcp by other services.
+    /// let config = HttpConfig::default().origin(OriginPolicy::default().allow_host("mcp:8080"));
+    /// # let _ = config;
+    /// ```
+    pub fn origin(mut self, policy: OriginPolicy) -> Self {
+        self.origin = policy;
+        self
+    }
+
+    /// Serves only this path (others get 404); `/mcp` by default.
+    ///
+    /// The root `/` is served as well: a router that strips its mount
+    /// prefix before calling a nested service (axum's
+    /// `Router::nest_service("/mcp", service)`) hands the service `/`, so
+    /// the default config works both standalone at `/mcp` and nested.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().path("/rpc");
+    /// # let _ = config;
+    /// ```
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Serves any path: path matching is left to the router the service
+    /// is mounted in (axum's `route_service` at a custom mount point).
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().any_path();
+    /// # let _ = config;
+    /// ```
+    pub fn any_path(mut self) -> Self {
+        self.path = None;
+        self
+    }
+
+    /// With `true`, never answers with SSE except for
+    /// `subscriptions/listen`; progress and log notifications are then
+    /// dropped. `false` by default.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().json_only(true);
+    /// # let _ = config;
+    /// ```
+    pub fn json_only(mut self, on: bool) -> Self {
+        self.json_only = on;
+        self
+    }
+
+    /// Whether this crate's listener ([`serve`], [`serve_listener`],
+    /// [`serve_layered`], `Server::serve_http`) also speaks HTTP/2 over
+    /// cleartext (h2c, prior knowledge), chosen per connection; off, it
+    /// speaks HTTP/1.1 only, and a connection opening with the HTTP/2
+    /// preface is closed unanswered (the usual setup behind a
+    /// TLS-terminating reverse proxy). A service mounted in another server
+    /// (axum) speaks whatever that server speaks.
+    ///
+    /// The HTTP/2 code is the `http2` feature (a default feature): with it
+    /// the default is on; without it the default is off, and asking for
+    /// `true` makes serving fail at once with a configuration error
+    /// ([`Error::is_config`]) rather than serve HTTP/1.1 only.
+    ///
+    /// ```
+    /// let config = ferromcp_server::transport::http::HttpConfig::default().http2(false);
+    /// # let _ = config;
+    /// ```
+    pub fn http2(mut self, on: bool) -> Self {
+        self.http2 = on;
+        self
     }
 }
 
@@ -672,6 +767,28 @@ mod tests {
                 "{prefix:?}"
             );
         }
+    }
+
+    // The builder's path setters decide which paths are the endpoint.
+    #[tokio::test]
+    async fn path_setters_move_or_drop_the_endpoint_check() {
+        let server = Server::builder("t", "1")
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        let status = |svc: McpService, path: &'static str| async move {
+            let req = Request::get(path)
+                .header("host", "127.0.0.1")
+                .body(http_body_util::Empty::<Bytes>::new())
+                .unwrap_or_else(|e| panic!("request: {e}"));
+            svc.handle(req).await.status()
+        };
+        let moved = McpService::new(server.clone(), HttpConfig::default().path("/rpc"));
+        assert_eq!(status(moved.clone(), "/mcp").await, StatusCode::NOT_FOUND);
+        assert_ne!(status(moved, "/rpc").await, StatusCode::NOT_FOUND);
+        let default = McpService::new(server.clone(), HttpConfig::default());
+        assert_eq!(status(default, "/elsewhere").await, StatusCode::NOT_FOUND);
+        let any = McpService::new(server, HttpConfig::default().any_path());
+        assert_ne!(status(any, "/elsewhere").await, StatusCode::NOT_FOUND);
     }
 
     fn post(

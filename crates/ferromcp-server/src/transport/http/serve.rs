@@ -1,5 +1,6 @@
-//! The accept loop: TCP_NODELAY, HTTP/1.1 and HTTP/2, header and version
-//! timeouts, session sweeping and the graceful drain.
+//! The accept loop: TCP_NODELAY, HTTP/1.1 and (when
+//! [`HttpConfig::http2`] is on) HTTP/2, header and version timeouts,
+//! session sweeping and the graceful drain.
 
 use super::*;
 
@@ -135,7 +136,9 @@ pub async fn serve(
 
 // Foreign type: the caller binds the tokio listener (port 0, socket options, systemd sockets).
 /// Serves `service` on an already bound listener until `shutdown` completes:
-/// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2, header read
+/// TCP_NODELAY on every connection, HTTP/1.1 and HTTP/2 (see
+/// [`HttpConfig::http2`]; asking for HTTP/2 in a build without feature
+/// `http2` is a configuration error, returned at once), header read
 /// timeout, then a graceful drain: the listener closes (new connections are
 /// refused), listen streams end with their final result, HTTP/1 answers
 /// carry `connection: close`, idle connections stay open for
@@ -231,7 +234,16 @@ where
     use hyper_util::rt::TokioExecutor;
     use hyper_util::rt::{TokioIo, TokioTimer};
     let limits = service.inner.shared.limits.clone();
-    // Feature `http2`: HTTP/1.1 or h2c per connection; otherwise HTTP/1.1 only.
+    // The setting decides; the feature only supplies the HTTP/2 code.
+    let http2 = service.inner.config.http2;
+    if http2 && !cfg!(feature = "http2") {
+        return Err(Error::config(
+            "HttpConfig::http2(true) needs ferromcp-server's `http2` feature, \
+             which this build leaves out",
+        ));
+    }
+    // Feature `http2`: HTTP/1.1 or h2c per connection (h2c only when the
+    // setting allows it, checked below); otherwise HTTP/1.1 only.
     #[cfg(feature = "http2")]
     let builder = {
         let mut b = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
@@ -306,6 +318,12 @@ where
                     else {
                         return;
                     };
+                    // HTTP/2 off: closed unanswered, as an HTTP/1-only
+                    // server closes on the preface.
+                    if detected == Detected::Http2 && !http2 {
+                        tracing::debug!("closing an HTTP/2 connection: HttpConfig::http2 is off");
+                        return;
+                    }
                     // HTTP/1 keep-alive connections are bounded by hyper's
                     // header read timeout; HTTP/2 ones by their activity.
                     let activity = (detected == Detected::Http2).then(Activity::new);
