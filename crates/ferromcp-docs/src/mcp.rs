@@ -380,10 +380,13 @@ pub fn register(mut builder: ServerBuilder, lib: &Arc<Library>, completion: bool
     );
     if completion {
         let l = lib.clone();
-        builder = builder.completion(move |p, _cx: RequestContext| {
-            let r = complete(&l, &p.reference, &p.argument.name, &p.argument.value);
-            async move { Ok(r) }
-        });
+        builder = builder.completion(
+            move |p: ferromcp_server::protocol::types::CompleteRequestParams,
+                  _cx: RequestContext| {
+                let r = complete(&l, &p.reference, &p.argument.name, &p.argument.value);
+                async move { Ok(r) }
+            },
+        );
     }
     builder.resource_subscriptions(true)
 }

@@ -632,7 +632,7 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     let fn_ident = &h.fn_ident;
     let description = h.description.as_ref().map(|d| quote!(.description(#d)));
     let title = h.title.as_ref().map(|t| quote!(.title(#t)));
-    // The first `State<T>` comes through `handler_with_state`; the others
+    // The first `State<T>` is the handler's extractor; the others
     // are extracted in the handler (and declared for the registration
     // check).
     let mut n_state = 0usize;
@@ -840,11 +840,10 @@ fn def_expr(h: &Handler, self_ty: Option<&Type>) -> TokenStream {
     // The builder call's trait bounds (the return type's) are reported at
     // the return type when there is one, not at the attribute.
     let ret_span = h.ret.as_ref().map_or_else(Span::call_site, |r| r.span());
-    let handler_with_state = Ident::new("handler_with_state", ret_span);
     let handler_fn = Ident::new("handler", ret_span);
     let handler = match state_ty {
         Some(st) => quote! {
-            .#handler_with_state(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
+            .#handler_fn(move |__mcp_state: #st, __mcp_args: #args_ty, __mcp_cx: #k::RequestContext| {
                 #unpack
                 #call
             })

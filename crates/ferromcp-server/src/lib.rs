@@ -63,8 +63,9 @@
 //! ## Application state
 //!
 //! Give shared state once with [`ServerBuilder::with_state`]; handlers take
-//! it as a [`State<T>`] parameter (`handler_with_state`) or read it with
-//! [`RequestContext::app_state`]. See [`State`].
+//! it as a [`State<T>`] parameter of `handler` (before the arguments; see
+//! [`FromContext`]) or read it with [`RequestContext::app_state`]. See
+//! [`State`].
 // TOOL-06, TOOL-07, SCHEMA-02, TOOL-09
 
 // Without a transport the dispatch core has no caller in this crate (a
@@ -81,6 +82,7 @@ mod error;
 pub mod fallback;
 mod field_order;
 mod future;
+mod handler;
 mod limits;
 mod listen;
 pub mod middleware;
@@ -115,6 +117,7 @@ pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
 pub use fallback::FallbackRequest;
+pub use handler::{CompletionFn, FromContext, PromptFn, ResourceFn, ToolFn};
 pub use limits::Limits;
 pub use prompt::{
     CompletionHandler, IntoPromptResult, PromptArgs, PromptBuilder, PromptDef, PromptHandler,

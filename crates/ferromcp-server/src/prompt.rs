@@ -4,12 +4,12 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::future::BoxFuture;
-use crate::state::{State, StateNeed};
+use crate::handler::{ErasedPrompt, PromptFn, needs};
+use crate::state::StateNeed;
 use ferromcp_protocol::types::{
     CompleteRequestParams, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
 };
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 
 // PROMPT-02
@@ -74,48 +74,6 @@ pub trait PromptHandler: Send + Sync + 'static {
         args: PromptArgs,
         cx: RequestContext,
     ) -> BoxFuture<Result<GetPromptResult, HandlerError>>;
-}
-
-struct FnPrompt<F>(F);
-
-struct FnPromptState<F, S>(F, std::marker::PhantomData<fn() -> S>);
-
-impl<S, F, Fut, R> PromptHandler for FnPromptState<F, S>
-where
-    S: Clone + Send + Sync + 'static,
-    F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoPromptResult + 'static,
-{
-    fn get(
-        &self,
-        args: PromptArgs,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<GetPromptResult, HandlerError>> {
-        match crate::state::extract::<S>(&cx) {
-            Ok(state) => {
-                let fut = (self.0)(state, args, cx);
-                Box::pin(async move { fut.await.into_prompt_result() })
-            }
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
-    }
-}
-
-impl<F, Fut, R> PromptHandler for FnPrompt<F>
-where
-    F: Fn(PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoPromptResult + 'static,
-{
-    fn get(
-        &self,
-        args: PromptArgs,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<GetPromptResult, HandlerError>> {
-        let fut = (self.0)(args, cx);
-        Box::pin(async move { fut.await.into_prompt_result() })
-    }
 }
 
 /// A prompt ready to register.
@@ -209,22 +167,12 @@ impl PromptBuilder {
             });
         self
     }
-    /// Finishes with a handler `async fn(PromptArgs, RequestContext) -> R`.
-    pub fn handler<F, Fut, R>(self, f: F) -> PromptDef
-    where
-        F: Fn(PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
-    {
-        PromptDef {
-            prompt: self.prompt,
-            handler: Arc::new(FnPrompt(f)),
-            state_needs: Vec::new(),
-        }
-    }
-    /// Finishes with a handler that also takes the server's application
-    /// state: `async fn(State<S>, PromptArgs, RequestContext) -> R` (see
-    /// [`crate::State`]).
+    /// Finishes with a handler (see [`PromptFn`] for the shapes it may
+    /// have): `async fn(PromptArgs, RequestContext) -> R`,
+    /// `async fn(PromptArgs) -> R`, or either with extractors such as
+    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
+    /// given to [`crate::ServerBuilder::with_state`] makes registering the
+    /// prompt a configuration error.
     ///
     /// ```
     /// use ferromcp_server::{prompt, PromptArgs, RequestContext, State};
@@ -235,24 +183,18 @@ impl PromptBuilder {
     ///
     /// let def = prompt("review")
     ///     .argument("code", "The code to review", true)
-    ///     .handler_with_state(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
+    ///     .handler(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
     ///         let code = a.get("code").cloned().unwrap_or_default();
     ///         let text = format!("Review in a {} tone:\n{code}", style.0);
     ///         vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
     ///     });
     /// # let _ = def;
     /// ```
-    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> PromptDef
-    where
-        S: Clone + Send + Sync + 'static,
-        F: Fn(State<S>, PromptArgs, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
-    {
+    pub fn handler<T: 'static, H: PromptFn<T>>(self, f: H) -> PromptDef {
         PromptDef {
             prompt: self.prompt,
-            handler: Arc::new(FnPromptState(f, std::marker::PhantomData)),
-            state_needs: vec![StateNeed::of::<S>()],
+            handler: Arc::new(ErasedPrompt::new(f)),
+            state_needs: needs(H::declare),
         }
     }
 }
@@ -265,43 +207,4 @@ pub trait CompletionHandler: Send + Sync + 'static {
         params: CompleteRequestParams,
         cx: RequestContext,
     ) -> BoxFuture<Result<Completion, HandlerError>>;
-}
-
-pub(crate) struct FnCompletion<F>(pub(crate) F);
-
-impl<F, Fut> CompletionHandler for FnCompletion<F>
-where
-    F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
-{
-    fn complete(
-        &self,
-        params: CompleteRequestParams,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<Completion, HandlerError>> {
-        Box::pin((self.0)(params, cx))
-    }
-}
-
-pub(crate) struct FnCompletionState<F, S>(
-    pub(crate) F,
-    pub(crate) std::marker::PhantomData<fn() -> S>,
-);
-
-impl<S, F, Fut> CompletionHandler for FnCompletionState<F, S>
-where
-    S: Clone + Send + Sync + 'static,
-    F: Fn(State<S>, CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
-{
-    fn complete(
-        &self,
-        params: CompleteRequestParams,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<Completion, HandlerError>> {
-        match crate::state::extract::<S>(&cx) {
-            Ok(state) => Box::pin((self.0)(state, params, cx)),
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
-    }
 }

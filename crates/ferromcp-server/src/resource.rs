@@ -33,14 +33,16 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::future::BoxFuture;
+use crate::handler::{ResourceFn, WithContext, needs};
 use crate::raw_result::RawResult;
-use crate::state::{State, StateNeed};
+use crate::state::StateNeed;
 use crate::uri_template::UriTemplate;
 use ferromcp_protocol::types::{
     Annotations, Icon, Meta, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// What a resource handler receives.
@@ -192,49 +194,23 @@ where
 }
 
 /// A handler and the declared MIME type (for [`complete`]).
-struct FnResource<F>(F, Option<Arc<str>>);
+struct FnResource<H, T>(H, Option<Arc<str>>, PhantomData<fn() -> T>);
 
-struct FnResourceState<F, S>(F, std::marker::PhantomData<fn() -> S>, Option<Arc<str>>);
-
-impl<S, F, Fut, R> ResourceHandler for FnResourceState<F, S>
-where
-    S: Clone + Send + Sync + 'static,
-    F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoReadResult + 'static,
-{
-    fn read(
-        &self,
-        req: ResourceRequest,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
-        match crate::state::extract::<S>(&cx) {
-            Ok(state) => {
-                let (uri, mime) = (req.uri.clone(), self.2.clone());
-                let fut = (self.0)(state, req, cx);
-                Box::pin(
-                    async move { complete(fut.await.into_read_result(), &uri, mime.as_deref()) },
-                )
-            }
-            Err(e) => Box::pin(async move { Err(e) }),
-        }
+impl<H: ResourceFn<T>, T: 'static> FnResource<H, T> {
+    fn new(h: H, mime: Option<&str>) -> Self {
+        Self(h, mime.map(Arc::from), PhantomData)
     }
 }
 
-impl<F, Fut, R> ResourceHandler for FnResource<F>
-where
-    F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoReadResult + 'static,
-{
+impl<H: ResourceFn<T>, T: 'static> ResourceHandler for FnResource<H, T> {
     fn read(
         &self,
         req: ResourceRequest,
         cx: RequestContext,
     ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
         let (uri, mime) = (req.uri.clone(), self.1.clone());
-        let fut = (self.0)(req, cx);
-        Box::pin(async move { complete(fut.await.into_read_result(), &uri, mime.as_deref()) })
+        let fut = self.0.read(req, cx);
+        Box::pin(async move { complete(fut.await, &uri, mime.as_deref()) })
     }
 }
 
@@ -289,11 +265,15 @@ impl ResourceDef {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
-        let mime = resource.mime_type.as_deref().map(Arc::from);
+        Self::with_handler::<(WithContext, ()), _>(resource, handler)
+    }
+    /// A resource read by a [`ResourceFn`] of any shape.
+    fn with_handler<T: 'static, H: ResourceFn<T>>(resource: Resource, handler: H) -> Self {
+        let h = FnResource::new(handler, resource.mime_type.as_deref());
         Self {
             resource,
-            handler: Arc::new(FnResource(handler, mime)),
-            state_needs: Vec::new(),
+            handler: Arc::new(h),
+            state_needs: needs(H::declare),
             raw: None,
         }
     }
@@ -333,8 +313,12 @@ impl TemplateDef {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoReadResult + 'static,
     {
-        let mime = template.mime_type.as_deref().map(Arc::from);
-        Self::compile(template, Arc::new(FnResource(handler, mime)), Vec::new())
+        Self::with_handler::<(WithContext, ()), _>(template, handler)
+    }
+    /// A template read by a [`ResourceFn`] of any shape.
+    fn with_handler<T: 'static, H: ResourceFn<T>>(template: ResourceTemplate, handler: H) -> Self {
+        let h = FnResource::new(handler, template.mime_type.as_deref());
+        Self::compile(template, Arc::new(h), needs(H::declare))
     }
 
     /// A template whose reader returns the `resources/read` result as
@@ -481,63 +465,38 @@ impl ResourceBuilder {
         self.resource.size = Some(bytes);
         self
     }
-    /// Finishes with a handler `async fn(ResourceRequest, RequestContext) -> R`.
-    pub fn handler<F, Fut, R>(self, f: F) -> ResourceDef
-    where
-        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        ResourceDef::new(self.resource, f)
-    }
-    /// Finishes with a handler that also takes the server's application
-    /// state: `async fn(State<S>, ResourceRequest, RequestContext) -> R`
-    /// (see [`crate::State`]).
+    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
+    /// have): `async fn(ResourceRequest, RequestContext) -> R`,
+    /// `async fn(ResourceRequest) -> R`, or either with extractors such as
+    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
+    /// given to [`crate::ServerBuilder::with_state`] makes registering the
+    /// resource a configuration error.
     ///
     /// ```
     /// use ferromcp_server::{resource, ResourceRequest, RequestContext, State};
     /// use ferromcp_server::protocol::types::ResourceContents;
     /// use std::sync::Arc;
     ///
-    /// let def = resource("config://app", "config").handler_with_state(
+    /// let def = resource("config://app", "config").handler(
     ///     |State(cfg): State<Arc<String>>, r: ResourceRequest, _cx: RequestContext| async move {
     ///         ResourceContents::text(r.uri, None, cfg.as_str())
     ///     },
     /// );
     /// # let _ = def;
     /// ```
-    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> ResourceDef
-    where
-        S: Clone + Send + Sync + 'static,
-        F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        let mime = self.resource.mime_type.as_deref().map(Arc::from);
-        ResourceDef {
-            resource: self.resource,
-            handler: Arc::new(FnResourceState(f, std::marker::PhantomData, mime)),
-            state_needs: vec![StateNeed::of::<S>()],
-            raw: None,
-        }
+    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> ResourceDef {
+        ResourceDef::with_handler(self.resource, f)
     }
 }
 
 impl TemplateBuilder {
     descriptor_setters!(template);
 
-    /// Finishes with a handler `async fn(ResourceRequest, RequestContext) -> R`.
-    pub fn handler<F, Fut, R>(self, f: F) -> TemplateDef
-    where
-        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        TemplateDef::new(self.template, f)
-    }
-    /// Finishes with a handler that also takes the server's application
-    /// state: `async fn(State<S>, ResourceRequest, RequestContext) -> R`
-    /// (see [`crate::State`]).
+    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
+    /// have); it reads the matched variables in [`ResourceRequest::vars`].
+    /// A `State<S>` whose `S` was not given to
+    /// [`crate::ServerBuilder::with_state`] makes registering the template
+    /// a configuration error.
     ///
     /// ```
     /// use ferromcp_server::{resource_template, ResourceRequest, RequestContext, State};
@@ -545,7 +504,7 @@ impl TemplateBuilder {
     /// use std::collections::HashMap;
     /// use std::sync::Arc;
     ///
-    /// let def = resource_template("kv://{key}", "kv").handler_with_state(
+    /// let def = resource_template("kv://{key}", "kv").handler(
     ///     |State(kv): State<Arc<HashMap<String, String>>>, r: ResourceRequest, _cx: RequestContext| async move {
     ///         let key = r.vars.get("key").cloned().unwrap_or_default();
     ///         let value = kv.get(&key).cloned().ok_or(format!("no key {key:?}"))?;
@@ -554,18 +513,7 @@ impl TemplateBuilder {
     /// );
     /// # let _ = def;
     /// ```
-    pub fn handler_with_state<S, F, Fut, R>(self, f: F) -> TemplateDef
-    where
-        S: Clone + Send + Sync + 'static,
-        F: Fn(State<S>, ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        let mime = self.template.mime_type.as_deref().map(Arc::from);
-        TemplateDef::compile(
-            self.template,
-            Arc::new(FnResourceState(f, std::marker::PhantomData, mime)),
-            vec![StateNeed::of::<S>()],
-        )
+    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> TemplateDef {
+        TemplateDef::with_handler(self.template, f)
     }
 }

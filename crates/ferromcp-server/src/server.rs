@@ -7,18 +7,18 @@ use crate::fallback::FallbackRequest;
 use crate::future::BoxFuture;
 use crate::limits::Limits;
 use crate::notify::{Change, ChangeBus, LocalBus};
-use crate::prompt::{CompletionHandler, FnCompletion, PromptDef};
+use crate::prompt::{CompletionHandler, PromptDef};
 use crate::request_state::{KeyRing, StateSealer};
 use crate::resource::{ResourceDef, TemplateDef};
 use crate::single_use::SingleUseStore;
-use crate::state::{State, StateMap, StateNeed};
+use crate::state::{StateMap, StateNeed};
 use crate::tool::ToolDef;
 use arc_swap::ArcSwap;
 use ferromcp_protocol::ProtocolVersion;
 use ferromcp_protocol::header::x_mcp_header::{ParamHeaderMap, x_mcp_header_map};
 use ferromcp_protocol::types::{
-    CacheHint, CompleteRequestParams, Completion, Implementation, JsonObject,
-    ListChangedCapability, ResourcesCapability, ServerCapabilities,
+    CacheHint, Implementation, JsonObject, ListChangedCapability, ResourcesCapability,
+    ServerCapabilities,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -925,7 +925,7 @@ impl ServerBuilder {
         defs.into_iter().fold(self, Self::resource_template)
     }
     /// Gives handlers shared application state of type `T`, which they take
-    /// as a [`State<T>`] parameter (`handler_with_state`) or read with
+    /// as a [`State<T>`](crate::State) parameter of their `handler` or read with
     /// [`RequestContext::app_state`]. One value per type (a second call with
     /// the same type replaces the first); `T` is cloned for each call, so
     /// share heavy state behind an `Arc`. See [`crate::State`].
@@ -936,7 +936,7 @@ impl ServerBuilder {
     ///
     /// let server = Server::builder("s", "1")
     ///     .with_state(Arc::new(String::from("v1.2")))
-    ///     .tool(tool("version").handler_with_state(
+    ///     .tool(tool("version").handler(
     ///         |State(v): State<Arc<String>>, _: NoArgs, _cx: RequestContext| async move { v.to_string() },
     ///     ))
     ///     .build();
@@ -986,18 +986,12 @@ impl ServerBuilder {
         }
         self
     }
-    /// Sets the `completion/complete` handler (declares `completions`).
-    pub fn completion<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
-    {
-        self.completion = Some(Arc::new(FnCompletion(f)));
-        self.completion_needs.clear();
-        self
-    }
-    /// Sets the `completion/complete` handler, which also takes the
-    /// application state of type `S` (see [`crate::State`]).
+    /// Sets the `completion/complete` handler (declares `completions`);
+    /// see [`CompletionFn`](crate::CompletionFn) for the shapes it may
+    /// have: `async fn(CompleteRequestParams, RequestContext)`,
+    /// `async fn(CompleteRequestParams)`, or either with extractors such
+    /// as [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
+    /// given to [`Self::with_state`] makes [`Self::build`] fail.
     ///
     /// ```
     /// use ferromcp_server::{HandlerError, RequestContext, Server, State};
@@ -1007,7 +1001,7 @@ impl ServerBuilder {
     /// let languages: Arc<Vec<String>> = Arc::new(vec!["rust".into(), "ruby".into()]);
     /// let server = Server::builder("s", "1")
     ///     .with_state(languages)
-    ///     .completion_with_state(
+    ///     .completion(
     ///         |State(langs): State<Arc<Vec<String>>>, p: CompleteRequestParams, _cx: RequestContext| async move {
     ///             let values = langs.iter().filter(|l| l.starts_with(&p.argument.value)).cloned().collect();
     ///             Ok::<_, HandlerError>(Completion { values, ..Completion::default() })
@@ -1016,17 +1010,9 @@ impl ServerBuilder {
     ///     .build();
     /// assert!(server.is_ok());
     /// ```
-    pub fn completion_with_state<S, F, Fut>(mut self, f: F) -> Self
-    where
-        S: Clone + Send + Sync + 'static,
-        F: Fn(State<S>, CompleteRequestParams, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Completion, HandlerError>> + Send + 'static,
-    {
-        self.completion = Some(Arc::new(crate::prompt::FnCompletionState(
-            f,
-            std::marker::PhantomData,
-        )));
-        self.completion_needs = vec![StateNeed::of::<S>()];
+    pub fn completion<T: 'static, H: crate::handler::CompletionFn<T>>(mut self, f: H) -> Self {
+        self.completion = Some(Arc::new(crate::handler::ErasedCompletion::new(f)));
+        self.completion_needs = crate::handler::needs(H::declare);
         self
     }
     // LOG-03

@@ -1,10 +1,11 @@
 //! Shared application state handed to handlers, modelled on axum's `State`.
 //!
 //! Give the value once to [`ServerBuilder::with_state`](crate::ServerBuilder::with_state);
-//! handlers then take it as a [`State<T>`] first parameter (`handler_with_state`
-//! on tools, prompts, resources and templates, `completion_with_state` for
-//! completion) or read it with [`RequestContext::app_state`]. Nothing has to be
-//! cloned into closures, so no `move` closure and no `Arc` juggling:
+//! handlers then take it as a [`State<T>`] parameter before their arguments
+//! (`handler` on tools, prompts, resources and templates, `completion` for
+//! completion; see [`FromContext`](crate::FromContext)) or read it with
+//! [`RequestContext::app_state`]. Nothing has to be cloned into closures, so
+//! no `move` closure and no `Arc` juggling:
 //!
 //! ```
 //! use ferromcp_server::{Server, State, tool, RequestContext};
@@ -17,7 +18,7 @@
 //!
 //! let server = Server::builder("demo", "1.0.0")
 //!     .with_state(Arc::new(Db { greeting: "Hello".into() }))
-//!     .tool(tool("greet").description("Greets someone").handler_with_state(
+//!     .tool(tool("greet").description("Greets someone").handler(
 //!         |State(db): State<Arc<Db>>, a: Greet, _cx: RequestContext| async move {
 //!             format!("{}, {}!", db.greeting, a.name)
 //!         },
@@ -33,9 +34,10 @@
 //! time. State is looked up by type: use one type per value (wrap it in a
 //! newtype to hold two values of the same type).
 //!
-//! `handler_with_state` passes one `State<T>`; a `#[tool]`/`#[prompt]`/
-//! `#[resource]` function may take several (each checked at build), and a
-//! builder handler reads further ones with [`RequestContext::app_state`].
+//! A handler may take up to three extractors (several `State<T>`s, each
+//! checked at build); a `#[tool]`/`#[prompt]`/`#[resource]` function may
+//! take any number, and a handler reads further ones with
+//! [`RequestContext::app_state`].
 
 use crate::context::RequestContext;
 use crate::error::{Error, HandlerError};
@@ -62,9 +64,10 @@ pub struct State<T>(pub T);
 pub(crate) type StateMap = HashMap<TypeId, Arc<dyn Any + Send + Sync>>;
 
 /// A state type a handler needs: checked against the server's state when
-/// the handler is registered.
+/// the handler is registered. (Public only because the hidden methods of
+/// the handler traits name it; it cannot be named outside this crate.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StateNeed {
+pub struct StateNeed {
     pub(crate) id: TypeId,
     pub(crate) name: &'static str,
 }

@@ -27,8 +27,9 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::field_order;
+use crate::handler::{ErasedTool, ToolFn, needs};
 use crate::raw_result::RawResult;
-use crate::state::{State, StateNeed};
+use crate::state::StateNeed;
 use crate::tasks::support::{TaskCreation, TaskSupport};
 use ferromcp_protocol::types::{
     CallToolResult, ContentBlock, Icon, JsonObject, Tool, ToolAnnotations,
@@ -351,38 +352,13 @@ impl ToolBuilder {
 
     // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
     // `schemars` so the versions match.
-    /// Finishes with a typed handler: `async fn(P, RequestContext) -> R`.
-    /// Unless [`Self::input_schema`] was called, the schema is derived from `P`.
-    pub fn handler<P, F, Fut, R>(mut self, f: F) -> ToolDef
-    where
-        P: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
-    {
-        if !self.explicit_schema {
-            self.derive_input::<P>();
-        }
-        ToolDef {
-            tool: self.tool,
-            handler: Arc::new(Typed {
-                f,
-                _p: std::marker::PhantomData,
-            }),
-            task_support: self.task_support,
-            task_creation: self.task_creation,
-            state_needs: Vec::new(),
-            raw: None,
-        }
-    }
-
-    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
-    // `schemars` so the versions match.
-    /// Finishes with a typed handler that also takes the server's
-    /// application state: `async fn(State<S>, P, RequestContext) -> R`
-    /// (see [`crate::State`]). `S` must have been given to
-    /// [`crate::ServerBuilder::with_state`]; otherwise registering the tool
-    /// is a configuration error.
+    /// Finishes with a typed handler (see [`ToolFn`] for the shapes it
+    /// may have): `async fn(P, RequestContext) -> R`, `async fn(P) -> R`,
+    /// or either with extractors such as [`State<S>`](crate::State) first.
+    /// Unless [`Self::input_schema`] was called, the schema is derived from
+    /// `P`. A `State<S>` whose `S` was not given to
+    /// [`crate::ServerBuilder::with_state`] makes registering the tool a
+    /// configuration error.
     ///
     /// ```
     /// use ferromcp_server::{Server, State, tool, RequestContext};
@@ -393,7 +369,7 @@ impl ToolBuilder {
     ///
     /// type Store = Arc<std::collections::HashMap<String, String>>;
     ///
-    /// let get = tool("get").description("Looks a key up").handler_with_state(
+    /// let get = tool("get").description("Looks a key up").handler(
     ///     |State(store): State<Store>, k: Key, _cx: RequestContext| async move {
     ///         store.get(&k.key).cloned().ok_or(format!("no key {:?}", k.key))
     ///     },
@@ -404,26 +380,16 @@ impl ToolBuilder {
     ///     .build();
     /// assert!(server.is_ok());
     /// ```
-    pub fn handler_with_state<S, P, F, Fut, R>(mut self, f: F) -> ToolDef
-    where
-        S: Clone + Send + Sync + 'static,
-        P: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
-    {
+    pub fn handler<T: 'static, H: ToolFn<T>>(mut self, f: H) -> ToolDef {
         if !self.explicit_schema {
-            self.derive_input::<P>();
+            self.derive_input::<H::Params>();
         }
         ToolDef {
             tool: self.tool,
-            handler: Arc::new(TypedState {
-                f,
-                _p: std::marker::PhantomData,
-            }),
+            handler: Arc::new(ErasedTool::new(f)),
             task_support: self.task_support,
             task_creation: self.task_creation,
-            state_needs: vec![StateNeed::of::<S>()],
+            state_needs: needs(H::declare),
             raw: None,
         }
     }
@@ -497,65 +463,6 @@ pub(crate) fn schema_object<T: JsonSchema>() -> JsonObject {
             m
         }
         _ => Tool::no_arguments_schema(),
-    }
-}
-
-struct Typed<F, P> {
-    f: F,
-    _p: std::marker::PhantomData<fn() -> P>,
-}
-
-impl<P, F, Fut, R> ToolHandler for Typed<F, P>
-where
-    P: DeserializeOwned + Send + 'static,
-    F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult + 'static,
-{
-    fn call(
-        &self,
-        arguments: &Value,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
-        match P::deserialize(arguments) {
-            Ok(p) => {
-                let fut = (self.f)(p, cx);
-                Box::pin(async move { fut.await.into_tool_result() })
-            }
-            Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
-        }
-    }
-}
-
-struct TypedState<F, S, P> {
-    f: F,
-    _p: std::marker::PhantomData<fn() -> (S, P)>,
-}
-
-impl<S, P, F, Fut, R> ToolHandler for TypedState<F, S, P>
-where
-    S: Clone + Send + Sync + 'static,
-    P: DeserializeOwned + Send + 'static,
-    F: Fn(State<S>, P, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = R> + Send + 'static,
-    R: IntoToolResult + 'static,
-{
-    fn call(
-        &self,
-        arguments: &Value,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
-        let state = match crate::state::extract::<S>(&cx) {
-            Ok(s) => s,
-            Err(e) => return Box::pin(async move { Err(e) }),
-        };
-        match P::deserialize(arguments) {
-            Ok(p) => {
-                let fut = (self.f)(state, p, cx);
-                Box::pin(async move { fut.await.into_tool_result() })
-            }
-            Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
-        }
     }
 }
 

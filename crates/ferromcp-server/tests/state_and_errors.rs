@@ -57,7 +57,7 @@ fn server() -> Server {
             calls: AtomicU64::new(0),
         }))
         .with_state(7_u32)
-        .tool(tool("greet").description("Greets").handler_with_state(
+        .tool(tool("greet").description("Greets").handler(
             |State(db): State<Arc<Db>>, a: Name, _cx: RequestContext| async move {
                 db.calls.fetch_add(1, Ordering::Relaxed);
                 format!("{}, {}!", db.greeting, a.name)
@@ -87,7 +87,7 @@ fn server() -> Server {
         .tool(tool("protocol").handler(|_: NoArgs, _cx: RequestContext| async move {
             Err::<String, _>(ferromcp_server::protocol::ErrorObject::invalid_params("bad"))
         }))
-        .prompt(prompt("hello").argument("name", "Who", true).handler_with_state(
+        .prompt(prompt("hello").argument("name", "Who", true).handler(
             |State(db): State<Arc<Db>>, a: PromptArgs, _cx: RequestContext| async move {
                 let name = a.get("name").cloned().unwrap_or_default();
                 let text = format!("{}, {name}", db.greeting);
@@ -97,14 +97,14 @@ fn server() -> Server {
         .resource(
             resource("mem://greeting", "greeting")
                 .mime_type("text/plain")
-                .handler_with_state(
+                .handler(
                     |State(db): State<Arc<Db>>, r: ResourceRequest, _cx: RequestContext| async move {
                         ResourceContents::text(r.uri, None, db.greeting.clone())
                     },
                 ),
         )
         .resource_template(
-            resource_template("mem://n/{n}", "numbers").handler_with_state(
+            resource_template("mem://n/{n}", "numbers").handler(
                 |State(k): State<u32>, r: ResourceRequest, _cx: RequestContext| async move {
                     let n: u32 = r
                         .vars
@@ -115,7 +115,7 @@ fn server() -> Server {
                 },
             ),
         )
-        .completion_with_state(
+        .completion(
             |State(k): State<u32>, _p: CompleteRequestParams, _cx: RequestContext| async move {
                 Ok::<_, HandlerError>(Completion {
                     values: vec![k.to_string()],
@@ -193,7 +193,7 @@ async fn err_of_any_display_type_is_an_is_error_result() {
 
 #[test]
 fn a_handler_taking_state_nobody_gave_is_a_config_error() {
-    let def = tool("t").handler_with_state(
+    let def = tool("t").handler(
         |State(n): State<u64>, _: NoArgs, _cx: RequestContext| async move { n.to_string() },
     );
     let e = Server::builder("s", "1")
@@ -214,7 +214,7 @@ fn a_handler_taking_state_nobody_gave_is_a_config_error() {
     let e = server.add_tool(def).expect_err("no u64 state");
     assert!(e.is_config(), "{e}");
     let e = Server::builder("s", "1")
-        .completion_with_state(
+        .completion(
             |State(_n): State<u64>, _p: CompleteRequestParams, _cx: RequestContext| async move {
                 Ok(Completion::default())
             },
@@ -224,14 +224,19 @@ fn a_handler_taking_state_nobody_gave_is_a_config_error() {
     assert!(e.to_string().contains("completion"), "{e}");
 }
 
-/// The context parameter needs no annotation: the closure's signature is
-/// taken from the builder's bound (no E0282 for `cx`).
+/// Since `handler` takes several shapes (issue 25), the shape is chosen
+/// from the closure's parameter types: the context is annotated like the
+/// rest (an unannotated `cx` is E0282, "type annotations needed").
 #[test]
-fn closures_need_no_annotation_for_the_context() {
-    let a = tool("a").handler(|a: Name, cx| async move { format!("{} {}", a.name, cx.method()) });
-    let b = tool("b").handler_with_state(|State(n): State<u32>, _: NoArgs, cx| async move {
-        format!("{n} {}", cx.method())
+fn closures_choose_their_shape_from_annotated_parameters() {
+    let a = tool("a").handler(|a: Name, cx: RequestContext| async move {
+        format!("{} {}", a.name, cx.method())
     });
+    let b = tool("b").handler(
+        |State(n): State<u32>, _: NoArgs, cx: RequestContext| async move {
+            format!("{n} {}", cx.method())
+        },
+    );
     assert!(
         Server::builder("s", "1")
             .with_state(1_u32)
