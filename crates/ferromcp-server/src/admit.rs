@@ -32,7 +32,8 @@ use ferromcp_protocol::method::{ClientRequest, client_method_exists_in};
 use ferromcp_protocol::types::SubscriptionFilter;
 use serde_json::value::RawValue;
 
-use crate::server::{Registry, Shared};
+use crate::registry::Registry;
+use crate::shared::Shared;
 
 /// A request admitted for the dispatcher, with the registry snapshot it
 /// was admitted against (and is served from).

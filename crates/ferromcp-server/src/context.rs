@@ -4,7 +4,7 @@
 // schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::{HandlerError, InputRequired};
-use crate::server::Shared;
+use crate::shared::Shared;
 use bytes::Bytes;
 use ferromcp_protocol::jsonrpc::{OutgoingNotification, RequestId, to_vec};
 use ferromcp_protocol::meta::{ProgressToken, RequestMeta};

@@ -13,9 +13,10 @@ use crate::future::{BoxFuture, Dispatch, Reply};
 use crate::outcome::Failure;
 use crate::prompt::PromptDef;
 use crate::raw_result::{Members, Object, RawResult};
+use crate::registry::{RegisteredTool, Registry};
 use crate::request_state::StateBinding;
-use crate::server::{RegisteredTool, Registry, Shared};
 use crate::session::SessionState;
+use crate::shared::Shared;
 use crate::sieve::{Sieve, sieve_call_result, sieve_icons_title};
 #[cfg(feature = "schema-validation")]
 use crate::tool::invalid_arguments;

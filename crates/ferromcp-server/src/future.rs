@@ -11,7 +11,7 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 pub(crate) use crate::outcome::Reply;
 
-/// The future [`Shared::dispatch`](crate::server::Shared) returns: already answered, or one boxed
+/// The future [`Shared::dispatch`](crate::shared::Shared) returns: already answered, or one boxed
 /// method future.
 pub(crate) enum Dispatch {
     /// Answered synchronously; taken on the first poll.

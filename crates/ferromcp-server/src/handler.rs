@@ -40,6 +40,7 @@
 
 use crate::context::{Principal, RequestContext};
 use crate::error::HandlerError;
+use crate::fallback::FallbackRequest;
 use crate::future::BoxFuture;
 use crate::prompt::{IntoPromptResult, PromptArgs};
 use crate::resource::{IntoReadResult, ResourceRequest};
@@ -480,5 +481,32 @@ impl<H: CompletionFn<T>, T: 'static> crate::prompt::CompletionHandler for Erased
         cx: RequestContext,
     ) -> BoxFuture<Result<Completion, HandlerError>> {
         self.0.complete(params, cx)
+    }
+}
+
+/// A handler for the methods the server does not implement (see
+/// [`crate::fallback`]). Implemented for every
+/// `Fn(FallbackRequest, RequestContext) -> impl Future<Output =
+/// Result<serde_json::Value, HandlerError>>`.
+pub trait FallbackHandler: Send + Sync + 'static {
+    /// Serves one request; resolves with its `result` object.
+    fn call(
+        &self,
+        req: FallbackRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<serde_json::Value, HandlerError>>;
+}
+
+impl<F, Fut> FallbackHandler for F
+where
+    F: Fn(FallbackRequest, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<serde_json::Value, HandlerError>> + Send + 'static,
+{
+    fn call(
+        &self,
+        req: FallbackRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<serde_json::Value, HandlerError>> {
+        Box::pin(self(req, cx))
     }
 }

@@ -74,6 +74,8 @@
 
 mod admit;
 mod apps;
+mod builder;
+mod cache_hints;
 mod client_notification;
 mod context;
 mod dispatch;
@@ -92,6 +94,7 @@ mod otel;
 mod outcome;
 mod prompt;
 mod raw_result;
+mod registry;
 pub mod request_state;
 mod resource;
 #[cfg(feature = "fs")]
@@ -100,6 +103,7 @@ pub mod safe_fs;
 mod serve_http;
 mod server;
 mod session;
+mod shared;
 pub mod shared_sessions;
 mod sieve;
 pub mod single_use;
@@ -112,11 +116,14 @@ pub mod transport;
 pub use ferromcp_protocol::uri_template;
 
 pub use apps::{UiResourceBuilder, ui_resource};
+pub use builder::ServerBuilder;
+pub use cache_hints::CacheHints;
 pub use client_notification::ClientNotification;
 pub use context::{Principal, RequestContext};
 pub use elicit::Elicited;
 pub use error::{Error, ErrorKind, HandlerError, InputRequired, IntoHandlerError};
 pub use fallback::FallbackRequest;
+pub use handler::FallbackHandler;
 pub use handler::{CompletionFn, FromContext, PromptFn, ResourceFn, ToolFn};
 pub use limits::Limits;
 pub use prompt::{
@@ -130,7 +137,7 @@ pub use resource::{
 };
 #[cfg(feature = "http")]
 pub use serve_http::shutdown_signal;
-pub use server::{AnyResourceDef, CacheHints, FallbackHandler, Server, ServerBuilder};
+pub use server::{AnyResourceDef, Server};
 pub use session::SessionState;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};

@@ -4,8 +4,8 @@
 // SUB-*, META-11
 
 use crate::notify::Change;
-use crate::server::Shared;
 use crate::session::SessionState;
+use crate::shared::Shared;
 use bytes::Bytes;
 use ferromcp_protocol::jsonrpc::{OutgoingNotification, OutgoingResult, RequestId, to_vec};
 use ferromcp_protocol::meta::SUBSCRIPTION_ID;

@@ -1,6 +1,6 @@
 //! One `tracing` span per served request (issue 18).
 //!
-//! [`Shared::dispatch`](crate::server::Shared) wraps every transport's call in a
+//! [`Shared::dispatch`](crate::shared::Shared) wraps every transport's call in a
 //! [`Traced`] future: an `INFO` span named `mcp.request` (target
 //! `ferromcp_server::request`) that is entered on each poll, so the handler's own
 //! events nest under it. Its fields:

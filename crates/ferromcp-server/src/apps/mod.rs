@@ -42,10 +42,10 @@
 
 pub(crate) mod wire;
 
+use crate::builder::ServerBuilder;
 use crate::context::RequestContext;
 use crate::error::Error;
 use crate::resource::{ResourceDef, ResourceRequest};
-use crate::server::ServerBuilder;
 use crate::tool::ToolDef;
 use ferromcp_protocol::types::{
     JsonObject, Resource, ResourceContents, TextResourceContents, UI_MIME_TYPE, UiCsp,

@@ -4,9 +4,12 @@
 // "Directory Listing", "Capability Declaration".
 
 use super::{Catalog, Skill, SkillsLimits};
+use crate::builder::ServerBuilder;
 use crate::error::Error;
 use crate::outcome::Reply;
-use crate::server::{Registry, Server, ServerBuilder, Shared};
+use crate::registry::Registry;
+use crate::server::Server;
+use crate::shared::Shared;
 use arc_swap::ArcSwap;
 use ferromcp_protocol::jsonrpc::RequestId;
 use ferromcp_protocol::types::{

@@ -29,8 +29,9 @@ pub use support::{TaskCreation, TaskSupport};
 
 use crate::context::{ContextParts, RequestContext};
 use crate::error::HandlerError;
+use crate::registry::RegisteredTool;
 use crate::request_state::StateBinding;
-use crate::server::{RegisteredTool, Shared};
+use crate::shared::Shared;
 use crate::sieve::sieve_call_result;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::jsonrpc::RequestId;

@@ -207,7 +207,7 @@ pub(super) async fn post(
 /// Gives a client notification the server does not act on to the
 /// [`crate::ServerBuilder::on_notification`] hook, if there is one.
 pub(super) fn hand_to_hook(
-    shared: &crate::server::Shared,
+    shared: &crate::shared::Shared,
     n: &ferromcp_protocol::jsonrpc::Notification<'_>,
     session: Option<&str>,
 ) {

@@ -1,0 +1,146 @@
+//! The server core every request, connection and transport shares:
+//! registry, limits, versions, sealer, change bus and hooks.
+
+use crate::cache_hints::CacheHints;
+use crate::error::Error;
+use crate::handler::FallbackHandler;
+use crate::limits::Limits;
+use crate::notify::{Change, ChangeBus};
+use crate::prompt::CompletionHandler;
+use crate::registry::Registry;
+use crate::request_state::StateSealer;
+use crate::state::StateMap;
+use arc_swap::ArcSwap;
+use ferromcp_protocol::ProtocolVersion;
+use ferromcp_protocol::types::{
+    Implementation, JsonObject, ListChangedCapability, ResourcesCapability, ServerCapabilities,
+};
+use std::sync::Arc;
+
+/// State shared by every request, connection and transport.
+pub(crate) struct Shared {
+    pub(crate) info: Implementation,
+    /// `,"_meta":{"io.modelcontextprotocol/serverInfo":<info>}`, serialized once.
+    pub(crate) server_info_member: Vec<u8>,
+    pub(crate) instructions: Option<String>,
+    pub(crate) registry: ArcSwap<Registry>,
+    pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
+    pub(crate) limits: Limits,
+    pub(crate) modern_versions: Vec<ProtocolVersion>,
+    pub(crate) handshake_versions: Vec<ProtocolVersion>,
+    pub(crate) cache_hints: CacheHints,
+    pub(crate) sealer: StateSealer,
+    pub(crate) bus: Arc<dyn ChangeBus>,
+    pub(crate) logging_enabled: bool,
+    /// [`ServerBuilder::validate_schemas`]; only ever `true` with the
+    /// `schema-validation` feature, whose code reads it.
+    #[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+    pub(crate) validate_schemas: bool,
+    pub(crate) stamp_server_info: bool,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) declare: Declared,
+    pub(crate) extensions: Option<JsonObject>,
+    /// The tasks extension, when enabled.
+    pub(crate) tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// Handshake-era session records shared with other replicas.
+    pub(crate) shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
+    /// Application state given to [`ServerBuilder::with_state`].
+    pub(crate) app_state: StateMap,
+    /// The middleware stack around the dispatcher ([`ServerBuilder::layer`]);
+    /// `None` without middleware.
+    pub(crate) rpc: Option<Arc<dyn crate::middleware::RpcService>>,
+    /// The skills extension, when skills are served.
+    pub(crate) skills: Option<Arc<crate::skills::wire::SkillsState>>,
+    /// The handler of methods the server does not implement
+    /// ([`ServerBuilder::fallback`]); `None`: they are -32601.
+    pub(crate) fallback: Option<Arc<dyn FallbackHandler>>,
+    /// The hook for client notifications the server does not act on
+    /// ([`ServerBuilder::on_notification`]).
+    pub(crate) on_notification: Option<crate::client_notification::NotificationHook>,
+}
+
+/// Which capabilities were declared explicitly (beyond what registrations imply).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Declared {
+    pub(crate) tools: bool,
+    pub(crate) prompts: bool,
+    pub(crate) resources: bool,
+    pub(crate) resource_subscribe: bool,
+}
+
+impl Shared {
+    pub(crate) fn registry(&self) -> arc_swap::Guard<Arc<Registry>> {
+        self.registry.load()
+    }
+
+    // DISC-05
+    /// The capabilities this server declares: derived from what is
+    /// registered so declared capabilities always match behaviour.
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        self.capabilities_of(&self.registry())
+    }
+
+    /// [`Shared::capabilities`] for registry snapshot `reg`.
+    pub(crate) fn capabilities_of(&self, reg: &Registry) -> ServerCapabilities {
+        let mut caps = ServerCapabilities::default();
+        if self.declare.tools || !reg.tools.is_empty() {
+            caps.tools = Some(ListChangedCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            });
+        }
+        if self.declare.prompts || !reg.prompts.is_empty() {
+            caps.prompts = Some(ListChangedCapability {
+                list_changed: Some(true),
+                ..Default::default()
+            });
+        }
+        if self.declare.resources || !reg.resources.is_empty() || !reg.templates.is_empty() {
+            caps.resources = Some(ResourcesCapability {
+                list_changed: Some(true),
+                subscribe: Some(self.declare.resource_subscribe),
+                ..Default::default()
+            });
+        }
+        if self.completion.is_some() {
+            caps.completions = Some(JsonObject::new());
+        }
+        if self.logging_enabled {
+            caps.logging = Some(JsonObject::new());
+        }
+        caps.extensions.clone_from(&self.extensions);
+        caps
+    }
+
+    pub(crate) fn has_tools(&self, r: &Registry) -> bool {
+        self.declare.tools || !r.tools.is_empty()
+    }
+    pub(crate) fn has_prompts(&self, r: &Registry) -> bool {
+        self.declare.prompts || !r.prompts.is_empty()
+    }
+    pub(crate) fn has_resources(&self, r: &Registry) -> bool {
+        self.declare.resources || !r.resources.is_empty() || !r.templates.is_empty()
+    }
+
+    /// Every version served, modern first (the `supportedVersions` list).
+    pub(crate) fn all_versions(&self) -> impl Iterator<Item = ProtocolVersion> + '_ {
+        self.modern_versions
+            .iter()
+            .chain(self.handshake_versions.iter())
+            .copied()
+    }
+
+    pub(crate) fn update(
+        &self,
+        f: impl FnOnce(&mut Registry) -> Result<bool, Error>,
+        change: Change,
+    ) -> Result<bool, Error> {
+        let mut next = Registry::clone(&self.registry.load());
+        let changed = f(&mut next)?;
+        if changed {
+            self.registry.store(Arc::new(next));
+            self.bus.publish(change);
+        }
+        Ok(changed)
+    }
+}
