@@ -22,6 +22,7 @@
 //! rejection with its one status), `modern.rs` (the 2026-07-28 path and its
 //! JSON-or-SSE answer), `streams.rs` (listen streams), `legacy.rs` and
 //! `sessions.rs` (the handshake era), `body.rs` (the response body),
+//! `sse.rs` (the one SSE body: source, keep-alives, final event, cleanup),
 //! `serve.rs` (the accept loop and drain); this file holds the
 //! configuration, the service and the dispatch between them.
 // LADDER-01…LADDER-04, ERA-03, LADDER-13
@@ -33,6 +34,7 @@ mod modern;
 mod reject;
 mod serve;
 mod sessions;
+mod sse;
 mod streams;
 
 pub use body::McpBody;
@@ -50,18 +52,17 @@ use crate::listen;
 use crate::outcome::Failure;
 use crate::server::{Server, Shared};
 use crate::transport::origin::{OriginPolicy, OriginVerdict};
-use body::{sse_event, sse_keepalive};
 use bytes::Bytes;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
 use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
 use ferromcp_protocol::ladder::ParamsProbe;
-use futures_util::StreamExt;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use reject::Rejection;
+use sse::{Close, SseBody, SseItem, sse_event};
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -291,10 +292,8 @@ pub(crate) fn store_unavailable(
     r
 }
 
-pub(crate) fn sse_response(
-    stream: impl futures_util::Stream<Item = Bytes> + Send + 'static,
-) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::stream(stream));
+pub(crate) fn sse_response(body: SseBody) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::stream(body));
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -499,6 +498,7 @@ where
 mod tests {
     use super::serve::{Detected, version_bytes_arrived};
     use super::*;
+    use futures_util::StreamExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn accept_of(values: &[&str]) -> (bool, bool) {

@@ -170,7 +170,7 @@ async fn serve_typed(
 pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Response<McpBody> {
     match reply {
         Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
-        Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
+        Ok(bytes) => sse_response(SseBody::new().event(sse_event(None, &bytes))),
         Err(f) => failure_response(Some(id), &f),
     }
 }
@@ -239,7 +239,7 @@ pub(super) async fn respond(
                     let mut events: Vec<Bytes> = std::iter::once(n).chain(rest).map(|b| sse_event(None, &b)).collect();
                     events.push(sse_event(None, &reply_bytes(&id, r)));
                     guard.disarm();
-                    return sse_response(futures_util::stream::iter(events));
+                    return sse_response(SseBody::new().events(events));
                 }
                 Err(_) => { guard.disarm(); return reply_response(&id, r, json_ok); }
             }
@@ -262,7 +262,7 @@ pub(super) async fn respond(
 /// The SSE body of a committed request: queued notifications, keep-alives,
 /// then the final response, which ends the stream. Dropping the
 /// body (client gone) drops the handler and cancels its token.
-pub(super) fn sse_body(
+fn sse_body(
     id: RequestId,
     fut: crate::trace::Traced,
     rx: Option<mpsc::Receiver<Bytes>>,
@@ -270,62 +270,40 @@ pub(super) fn sse_body(
     guard: tokio_util::sync::DropGuard,
     keepalive: Duration,
     permit: OwnedSemaphorePermit,
-) -> impl futures_util::Stream<Item = Bytes> + Send {
-    struct St {
-        id: RequestId,
-        fut: Option<crate::trace::Traced>,
-        rx: Option<mpsc::Receiver<Bytes>>,
-        first: Option<Bytes>,
-        guard: Option<tokio_util::sync::DropGuard>,
-        tick: tokio::time::Interval,
-        permit: Option<OwnedSemaphorePermit>,
-    }
-    let mut tick = tokio::time::interval(keepalive);
-    tick.reset();
-    let st = St {
-        id,
-        fut: Some(fut),
-        rx,
-        first,
-        guard: Some(guard),
-        tick,
-        permit: Some(permit),
+) -> SseBody {
+    let finish = async move {
+        let r = fut.await;
+        drop(permit); // the handler is done
+        Some(sse_event(None, &reply_bytes(&id, r)))
     };
-    fn final_event(st: &mut St, r: Reply) -> Bytes {
-        // Flush notifications that raced the result, then the result.
-        let mut out = Vec::new();
-        if let Some(rx) = st.rx.as_mut() {
-            while let Ok(n) = rx.try_recv() {
-                out.extend_from_slice(&sse_event(None, &n));
+    let mut body = SseBody::new()
+        .events(first.map(|f| sse_event(None, &f)))
+        .finish(finish)
+        .keep_alive(keepalive)
+        .on_close(move |how| match how {
+            Close::Finished => {
+                guard.disarm();
             }
-        }
-        out.extend_from_slice(&sse_event(None, &reply_bytes(&st.id, r)));
-        if let Some(g) = st.guard.take() {
-            g.disarm();
-        }
-        st.permit = None; // the handler is done
-        Bytes::from(out)
+            // The handler was dropped first; this cancels its token.
+            Close::Abandoned => drop(guard),
+        });
+    if let Some(mut rx) = rx {
+        // The channel closes when the handler drops its context: not the
+        // end of the answer, which is the handler's result.
+        let mut closed = false;
+        body = body.source(futures_util::stream::poll_fn(move |cx| {
+            if closed {
+                return Poll::Pending;
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(Some(n)) => Poll::Ready(Some(SseItem::Event(sse_event(None, &n)))),
+                Poll::Ready(None) => {
+                    closed = true;
+                    Poll::Pending
+                }
+                Poll::Pending => Poll::Pending,
+            }
+        }));
     }
-    futures_util::stream::unfold(st, |mut st| async move {
-        if let Some(f) = st.first.take() {
-            return Some((sse_event(None, &f), st));
-        }
-        let fut = st.fut.as_mut()?;
-        let out = match st.rx.as_mut() {
-            Some(rx) => tokio::select! {
-                biased;
-                n = rx.recv() => match n {
-                    Some(n) => sse_event(None, &n),
-                    None => { st.rx = None; sse_keepalive() }
-                },
-                r = fut => { st.fut = None; final_event(&mut st, r) }
-                _ = st.tick.tick() => sse_keepalive(),
-            },
-            None => tokio::select! {
-                r = fut => { st.fut = None; final_event(&mut st, r) }
-                _ = st.tick.tick() => sse_keepalive(),
-            },
-        };
-        Some((out, st))
-    })
+    body
 }
