@@ -2,7 +2,14 @@
 //! Origin, `Content-Type`, `Accept`, and the bounded body read.
 // LADDER-01…LADDER-04
 
-use super::*;
+use super::McpBody;
+use super::reject::Rejection;
+use bytes::Bytes;
+use ferromcp_protocol::header::trim_ows;
+use http::Response;
+use http::header::{self, HeaderMap, HeaderValue};
+use http_body_util::BodyExt;
+use std::time::Duration;
 
 /// What the client's `Accept` header allows.
 #[derive(Debug, Clone, Copy)]

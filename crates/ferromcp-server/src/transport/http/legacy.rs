@@ -6,10 +6,11 @@
 // LEGACY-09…LEGACY-20
 
 use super::McpBody;
+use super::gate::{Accepts, accepts};
 use super::reject::Rejection;
 use super::sessions::{Event, GET_STREAM, HttpSession};
 use super::sse::{SseBody, SseItem, sse_event, sse_priming};
-use super::{Accepts, HttpInner, json_error, json_response, sse_response};
+use super::{HttpInner, json_error, json_response, sse_response};
 use crate::admit::admit_handshake;
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
@@ -859,7 +860,7 @@ pub(super) async fn get_or_delete(
         *r.status_mut() = StatusCode::OK;
         return r;
     }
-    if !super::accepts(&parts.headers).sse {
+    if !accepts(&parts.headers).sse {
         return Rejection::GetNeedsSse.into_response();
     }
     let keepalive = inner.shared.limits.sse_keepalive;

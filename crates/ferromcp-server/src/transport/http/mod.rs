@@ -40,15 +40,6 @@ mod streams;
 pub use body::McpBody;
 pub use serve::{serve, serve_layered, serve_listener};
 
-use gate::*;
-use modern::*;
-use streams::*;
-
-use crate::context::{ContextParts, Outbound, Principal};
-use crate::dispatch::Legacy;
-use crate::error::Error;
-use crate::future::Reply;
-use crate::listen;
 use crate::outcome::Failure;
 use crate::server::{Server, Shared};
 use crate::transport::origin::{OriginPolicy, OriginVerdict};
@@ -58,19 +49,17 @@ use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
 use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
 use ferromcp_protocol::ladder::ParamsProbe;
+use gate::{accepts, ambiguous_host_or_origin, host_of, is_json_content_type, read_body};
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
 use reject::Rejection;
-use sse::{Close, SseBody, SseItem, sse_event};
+use sse::SseBody;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// HTTP transport settings.
@@ -478,7 +467,7 @@ where
         Some(_) => SessionHint::Unknown,
     };
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern(inner, parts, msg, probe, accept, permit).await,
+        HttpEra::Modern => modern::modern(inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { .. } => {
             legacy::post(
                 inner,
@@ -496,10 +485,12 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::gate::{BodyError, collect_body, valid_host_value};
     use super::serve::{Detected, version_bytes_arrived};
     use super::*;
     use futures_util::StreamExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     fn accept_of(values: &[&str]) -> (bool, bool) {
         let mut h = HeaderMap::new();

@@ -1,8 +1,27 @@
 //! The 2026-07-28 path: a stateless request served on the connection's
 //! task, answered as JSON or (when it streams) committed to SSE.
 
-use super::*;
+use super::gate::Accepts;
+use super::reject::Rejection;
+use super::sse::{Close, SseBody, SseItem, sse_event};
+use super::streams::listen_stream;
+use super::{
+    Headers, HttpInner, McpBody, failure_response, json_error, json_response, sse_response,
+};
 use crate::admit::{Call, Modern, ModernInput, admit_modern};
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::Legacy;
+use crate::future::Reply;
+use bytes::Bytes;
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, to_vec};
+use ferromcp_protocol::ladder::ParamsProbe;
+use http::{Response, StatusCode};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
 
 /// Outbound for a modern request: a bounded channel read by the response.
 pub(super) struct ChannelOutbound(mpsc::Sender<Bytes>);

@@ -1,6 +1,12 @@
 //! `subscriptions/listen` streams and their counted slots.
 
-use super::*;
+use super::reject::Rejection;
+use super::sse::{SseBody, SseItem, sse_event};
+use super::{HttpInner, McpBody, sse_response};
+use crate::listen;
+use ferromcp_protocol::jsonrpc::RequestId;
+use http::Response;
+use std::sync::Arc;
 
 // SUB-*, HTTP-16
 /// A `subscriptions/listen` stream: acknowledgement first,
