@@ -326,3 +326,76 @@ fn sse_body(
     }
     body
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{HttpConfig, McpService};
+    use crate::{NoArgs, RequestContext, Server, tool};
+    use bytes::Bytes;
+    use http::Request;
+    use http_body_util::BodyExt;
+    use std::time::Duration;
+
+    /// Regression: a zero `sse_keepalive` panicked (`tokio::time::interval`
+    /// refuses a zero period) as soon as an answer was committed to SSE;
+    /// zero now means no keep-alive comments.
+    // SSE-05
+    #[tokio::test]
+    async fn a_zero_keep_alive_interval_streams_without_keep_alives() {
+        let limits = crate::Limits {
+            sse_keepalive: Duration::ZERO,
+            ..crate::Limits::default()
+        };
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("step").handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, None, None);
+                    // Pending after the notification: the answer commits
+                    // to SSE.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    "done"
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let svc = McpService::new(server, HttpConfig::default());
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        });
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "step", "_meta": meta}});
+        let req = Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "step")
+            .body(http_body_util::Full::new(Bytes::from(call.to_string())))
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        let resp = svc.handle(req).await;
+        assert_eq!(
+            resp.headers()
+                .get(http::header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+            Some(&b"text/event-stream"[..])
+        );
+        let body = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+            .await
+            .unwrap_or_else(|_| panic!("the stream did not end"))
+            .map(|c| c.to_bytes())
+            .unwrap_or_else(|e| match e {});
+        let text = String::from_utf8_lossy(&body);
+        let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
+        assert_eq!(events.len(), 2, "{text}");
+        assert!(events[0].contains("notifications/progress"), "{text}");
+        assert!(
+            events[1].contains("\"id\":1") && events[1].contains("done"),
+            "{text}"
+        );
+        assert!(!text.contains(": ping"), "{text}");
+    }
+}
