@@ -61,7 +61,7 @@ pub struct Limits {
     /// overflowing. Default 256.
     pub listen_backlog: usize,
     // SSE-05
-    /// SSE keep-alive comment interval. Default 15 s.
+    /// SSE keep-alive comment interval. Default 15 s; zero sends none.
     pub sse_keepalive: Duration,
     /// A request whose handler has neither finished nor emitted a
     /// notification after this long is committed to SSE so keep-alives can

@@ -83,36 +83,3 @@ impl Body for McpBody {
         }
     }
 }
-
-// SSE-01, SSE-07
-/// One SSE `message` event carrying a JSON-RPC message, with an
-/// optional event id (handshake-era resumability only).
-pub(crate) fn sse_event(id: Option<&str>, data: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(data.len() + 48);
-    if let Some(id) = id {
-        out.extend_from_slice(b"id: ");
-        out.extend_from_slice(id.as_bytes());
-        out.push(b'\n');
-    }
-    out.extend_from_slice(b"event: message\ndata: ");
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\n\n");
-    Bytes::from(out)
-}
-
-// LEGACY-17
-/// A priming event: an id and empty data, with a `retry` hint.
-pub(crate) fn sse_priming(id: &str, retry_ms: Option<u64>) -> Bytes {
-    let mut s = format!("id: {id}\n");
-    if let Some(r) = retry_ms {
-        s.push_str(&format!("retry: {r}\n"));
-    }
-    s.push_str("data: \n\n");
-    Bytes::from(s)
-}
-
-// SSE-05
-/// A keep-alive comment.
-pub(crate) fn sse_keepalive() -> Bytes {
-    Bytes::from_static(b": ping\n\n")
-}

@@ -4,8 +4,16 @@
 //! bounded body read.
 // LADDER-01…LADDER-04
 
-use super::*;
-use crate::transport::origin::{WebOrigin, parse_host};
+use super::McpBody;
+use super::reject::Rejection;
+use super::{HttpInner, serves_path};
+use crate::transport::origin::{OriginVerdict, WebOrigin, parse_host};
+use bytes::Bytes;
+use ferromcp_protocol::header::trim_ows;
+use http::Response;
+use http::header::{self, HeaderMap, HeaderValue};
+use http_body_util::BodyExt;
+use std::time::Duration;
 
 /// The gates every request passes before its HTTP method is looked at:
 /// the header count (HTTP/2; hyper counts HTTP/1 lines itself), the

@@ -6,10 +6,11 @@
 // LEGACY-09…LEGACY-20
 
 use super::McpBody;
-use super::body::{sse_event, sse_keepalive, sse_priming};
+use super::gate::{Accepts, accepts};
 use super::reject::Rejection;
 use super::sessions::{Event, GET_STREAM, HttpSession};
-use super::{Accepts, HttpInner, json_error, json_response, sse_response};
+use super::sse::{SseBody, SseItem, sse_event, sse_priming};
+use super::{HttpInner, json_error, json_response, sse_response};
 use crate::admit::admit_handshake;
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
@@ -27,7 +28,6 @@ use ferromcp_protocol::meta::RequestMeta;
 use ferromcp_protocol::method::{ClientRequest, NOTIFICATIONS_CANCELLED};
 use ferromcp_protocol::types::CancelledNotificationParams;
 use ferromcp_protocol::{ErrorObject, ProtocolVersion, RequestId};
-use futures_util::StreamExt;
 use http::header::HeaderValue;
 use http::{Response, StatusCode};
 use serde_json::Value;
@@ -650,10 +650,7 @@ async fn request(
     };
     if let Some(retry) = first.close_retry {
         // Closed before anything else: prime, hint the retry, end (SEP-1699).
-        return sse_response(futures_util::stream::iter([sse_priming(
-            &format!("{sid}-0"),
-            retry,
-        )]));
+        return sse_response(SseBody::new().event(sse_priming(&format!("{sid}-0"), retry)));
     }
     if !use_sse || (first.last && accept.json) {
         // Nothing but the result: answer with plain JSON, `200 OK` for an
@@ -682,7 +679,9 @@ fn accepted_none() -> Response<McpBody> {
 
 /// An SSE body over a session stream: optional priming event, replayed
 /// events, then live events until the stream's last message, keep-alives
-/// in between. Ends when the session ends.
+/// in between. Ends when the session ends. When the body goes away, live
+/// events stop being forwarded to it; they stay in the log for
+/// `Last-Event-ID` resumption.
 fn session_stream(
     priming: Option<Bytes>,
     replay: Vec<Event>,
@@ -690,70 +689,42 @@ fn session_stream(
     session: Arc<HttpSession>,
     sid: u64,
     keepalive: std::time::Duration,
-) -> impl futures_util::Stream<Item = Bytes> + Send {
+) -> SseBody {
     let ended = replay.iter().any(|e| e.last);
-    let head = futures_util::stream::iter(
-        priming
-            .into_iter()
-            .chain(replay.into_iter().map(|e| sse_event(Some(&e.id), &e.data))),
-    );
-    let mut tick = tokio::time::interval(keepalive);
-    tick.reset();
-    struct St {
-        live: Option<mpsc::Receiver<Event>>,
-        session: Arc<HttpSession>,
-        tick: tokio::time::Interval,
-        done: bool,
-        _detach: DetachOnDrop,
-    }
-    let st = St {
-        live: if ended { None } else { live },
-        session: session.clone(),
-        tick,
-        done: false,
-        _detach: DetachOnDrop { session, sid },
+    let body = SseBody::new()
+        .events(priming)
+        .events(replay.iter().map(|e| sse_event(Some(&e.id), &e.data)));
+    let body = match live {
+        Some(mut rx) if !ended => {
+            let closed = session.closed.clone();
+            body.source(futures_util::stream::poll_fn(move |cx| {
+                rx.poll_recv(cx).map(|ev| {
+                    ev.map(|ev| match ev {
+                        Event {
+                            close_retry: Some(retry),
+                            ..
+                        } => SseItem::Last(match retry {
+                            Some(ms) => Bytes::from(format!("retry: {ms}\n\n")),
+                            None => Bytes::new(),
+                        }),
+                        ev if ev.last => SseItem::Last(sse_event(Some(&ev.id), &ev.data)),
+                        ev => SseItem::Event(sse_event(Some(&ev.id), &ev.data)),
+                    })
+                })
+            }))
+            .finish(async move {
+                closed.cancelled_owned().await;
+                None
+            })
+            .keep_alive(keepalive)
+        }
+        _ => body,
     };
-    let tail = futures_util::stream::unfold(st, |mut st| async move {
-        if st.done {
-            return None;
+    body.on_close(move |_| {
+        if sid != GET_STREAM {
+            session.detach(sid);
         }
-        let rx = st.live.as_mut()?;
-        tokio::select! {
-            ev = rx.recv() => match ev {
-                Some(Event { close_retry: Some(retry), .. }) => {
-                    st.done = true;
-                    let frame = match retry {
-                        Some(ms) => Bytes::from(format!("retry: {ms}\n\n")),
-                        None => Bytes::new(),
-                    };
-                    Some((frame, st))
-                }
-                Some(ev) => {
-                    st.done = ev.last;
-                    Some((sse_event(Some(&ev.id), &ev.data), st))
-                }
-                None => None,
-            },
-            _ = st.tick.tick() => Some((sse_keepalive(), st)),
-            _ = st.session.closed.cancelled() => None,
-        }
-    });
-    head.chain(tail)
-}
-
-/// When a response stream goes away, stop forwarding live events to it; they
-/// stay in the log for `Last-Event-ID` resumption.
-struct DetachOnDrop {
-    session: Arc<HttpSession>,
-    sid: u64,
-}
-
-impl Drop for DetachOnDrop {
-    fn drop(&mut self) {
-        if self.sid != GET_STREAM {
-            self.session.detach(self.sid);
-        }
-    }
+    })
 }
 
 // LEGACY-24
@@ -889,7 +860,7 @@ pub(super) async fn get_or_delete(
         *r.status_mut() = StatusCode::OK;
         return r;
     }
-    if !super::accepts(&parts.headers).sse {
+    if !accepts(&parts.headers).sse {
         return Rejection::GetNeedsSse.into_response();
     }
     let keepalive = inner.shared.limits.sse_keepalive;

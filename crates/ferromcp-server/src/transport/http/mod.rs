@@ -17,12 +17,13 @@
 //! [`Limits::sse_commit_after`](crate::Limits) is committed to SSE as well,
 //! so keep-alives flow and a client disconnect cancels the handler.
 //!
-//! Files, one concern each: `gate.rs` (Host/Origin, `Content-Type`,
-//! `Accept`, the bounded body read), `reject.rs` (every transport
+//! Files, one concern each: `gate.rs` (the gate sequence: path,
+//! Host/Origin, `Content-Type`, `Accept`, the bounded body read), `reject.rs` (every transport
 //! rejection with its one status), `modern.rs` (the 2026-07-28 path and its
 //! JSON-or-SSE answer), `streams.rs` (listen streams), `legacy.rs` and
 //! `sessions.rs` (the handshake era), `body.rs` (the response body),
 //! `response_future.rs` (the service's named future),
+//! `sse.rs` (the one SSE body: source, keep-alives, final event, cleanup),
 //! `serve.rs` (the accept loop and drain); this file holds the
 //! configuration, the service and the dispatch between them.
 // LADDER-01…LADDER-04, ERA-03, LADDER-13
@@ -35,44 +36,32 @@ mod reject;
 mod response_future;
 mod serve;
 mod sessions;
+mod sse;
 mod streams;
 
 pub use body::McpBody;
 pub use response_future::ResponseFuture;
 pub use serve::{serve, serve_layered, serve_listener};
 
-use gate::*;
-use modern::*;
-use streams::*;
-
-use crate::context::{ContextParts, Outbound, Principal};
-use crate::dispatch::Legacy;
-use crate::error::Error;
-use crate::future::Reply;
-use crate::listen;
 use crate::outcome::Failure;
 use crate::server::Server;
 use crate::shared::Shared;
-use crate::transport::origin::{OriginPolicy, OriginVerdict};
-use body::{sse_event, sse_keepalive};
+use crate::transport::origin::OriginPolicy;
 use bytes::Bytes;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
 use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
 use ferromcp_protocol::ladder::ParamsProbe;
-use futures_util::StreamExt;
+use gate::read_body;
 use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
-use http_body_util::BodyExt;
 use reject::Rejection;
+use sse::SseBody;
 use std::convert::Infallible;
-use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 /// HTTP transport settings: the Host/Origin policy, the endpoint path,
@@ -389,10 +378,8 @@ pub(crate) fn store_unavailable(
     r
 }
 
-pub(crate) fn sse_response(
-    stream: impl futures_util::Stream<Item = Bytes> + Send + 'static,
-) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::stream(stream));
+pub(crate) fn sse_response(body: SseBody) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::stream(body));
     let h = r.headers_mut();
     h.insert(
         header::CONTENT_TYPE,
@@ -537,7 +524,7 @@ where
         Some(_) => SessionHint::Unknown,
     };
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern(inner, parts, msg, probe, accept, permit).await,
+        HttpEra::Modern => modern::modern(inner, parts, msg, probe, accept, permit).await,
         HttpEra::Handshake { .. } => {
             legacy::post(
                 inner,
@@ -555,9 +542,15 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::gate::{
+        BodyError, accepts, ambiguous_host_or_origin, collect_body, host_of, valid_host_value,
+    };
     use super::serve::{Detected, version_bytes_arrived};
     use super::*;
+    use crate::transport::origin::OriginVerdict;
+    use futures_util::StreamExt;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     fn accept_of(values: &[&str]) -> (bool, bool) {
         let mut h = HeaderMap::new();

@@ -1,8 +1,27 @@
 //! The 2026-07-28 path: a stateless request served on the connection's
 //! task, answered as JSON or (when it streams) committed to SSE.
 
-use super::*;
+use super::gate::Accepts;
+use super::reject::Rejection;
+use super::sse::{Close, SseBody, SseItem, sse_event};
+use super::streams::listen_stream;
+use super::{
+    Headers, HttpInner, McpBody, failure_response, json_error, json_response, sse_response,
+};
 use crate::admit::{Call, Modern, ModernInput, admit_modern};
+use crate::context::{ContextParts, Outbound, Principal};
+use crate::dispatch::Legacy;
+use crate::future::Reply;
+use bytes::Bytes;
+use ferromcp_protocol::ErrorObject;
+use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, to_vec};
+use ferromcp_protocol::ladder::ParamsProbe;
+use http::{Response, StatusCode};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
 
 /// Outbound for a modern request: a bounded channel read by the response.
 pub(super) struct ChannelOutbound(mpsc::Sender<Bytes>);
@@ -170,7 +189,7 @@ async fn serve_typed(
 pub(super) fn reply_response(id: &RequestId, reply: Reply, json_ok: bool) -> Response<McpBody> {
     match reply {
         Ok(bytes) if json_ok => json_response(StatusCode::OK, bytes),
-        Ok(bytes) => sse_response(futures_util::stream::iter([sse_event(None, &bytes)])),
+        Ok(bytes) => sse_response(SseBody::new().event(sse_event(None, &bytes))),
         Err(f) => failure_response(Some(id), &f),
     }
 }
@@ -239,7 +258,7 @@ pub(super) async fn respond(
                     let mut events: Vec<Bytes> = std::iter::once(n).chain(rest).map(|b| sse_event(None, &b)).collect();
                     events.push(sse_event(None, &reply_bytes(&id, r)));
                     guard.disarm();
-                    return sse_response(futures_util::stream::iter(events));
+                    return sse_response(SseBody::new().events(events));
                 }
                 Err(_) => { guard.disarm(); return reply_response(&id, r, json_ok); }
             }
@@ -262,7 +281,7 @@ pub(super) async fn respond(
 /// The SSE body of a committed request: queued notifications, keep-alives,
 /// then the final response, which ends the stream. Dropping the
 /// body (client gone) drops the handler and cancels its token.
-pub(super) fn sse_body(
+fn sse_body(
     id: RequestId,
     fut: crate::trace::Traced,
     rx: Option<mpsc::Receiver<Bytes>>,
@@ -270,62 +289,113 @@ pub(super) fn sse_body(
     guard: tokio_util::sync::DropGuard,
     keepalive: Duration,
     permit: OwnedSemaphorePermit,
-) -> impl futures_util::Stream<Item = Bytes> + Send {
-    struct St {
-        id: RequestId,
-        fut: Option<crate::trace::Traced>,
-        rx: Option<mpsc::Receiver<Bytes>>,
-        first: Option<Bytes>,
-        guard: Option<tokio_util::sync::DropGuard>,
-        tick: tokio::time::Interval,
-        permit: Option<OwnedSemaphorePermit>,
-    }
-    let mut tick = tokio::time::interval(keepalive);
-    tick.reset();
-    let st = St {
-        id,
-        fut: Some(fut),
-        rx,
-        first,
-        guard: Some(guard),
-        tick,
-        permit: Some(permit),
+) -> SseBody {
+    let finish = async move {
+        let r = fut.await;
+        drop(permit); // the handler is done
+        Some(sse_event(None, &reply_bytes(&id, r)))
     };
-    fn final_event(st: &mut St, r: Reply) -> Bytes {
-        // Flush notifications that raced the result, then the result.
-        let mut out = Vec::new();
-        if let Some(rx) = st.rx.as_mut() {
-            while let Ok(n) = rx.try_recv() {
-                out.extend_from_slice(&sse_event(None, &n));
+    let mut body = SseBody::new()
+        .events(first.map(|f| sse_event(None, &f)))
+        .finish(finish)
+        .keep_alive(keepalive)
+        .on_close(move |how| match how {
+            Close::Finished => {
+                guard.disarm();
             }
-        }
-        out.extend_from_slice(&sse_event(None, &reply_bytes(&st.id, r)));
-        if let Some(g) = st.guard.take() {
-            g.disarm();
-        }
-        st.permit = None; // the handler is done
-        Bytes::from(out)
+            // The handler was dropped first; this cancels its token.
+            Close::Abandoned => drop(guard),
+        });
+    if let Some(mut rx) = rx {
+        // The channel closes when the handler drops its context: not the
+        // end of the answer, which is the handler's result.
+        let mut closed = false;
+        body = body.source(futures_util::stream::poll_fn(move |cx| {
+            if closed {
+                return Poll::Pending;
+            }
+            match rx.poll_recv(cx) {
+                Poll::Ready(Some(n)) => Poll::Ready(Some(SseItem::Event(sse_event(None, &n)))),
+                Poll::Ready(None) => {
+                    closed = true;
+                    Poll::Pending
+                }
+                Poll::Pending => Poll::Pending,
+            }
+        }));
     }
-    futures_util::stream::unfold(st, |mut st| async move {
-        if let Some(f) = st.first.take() {
-            return Some((sse_event(None, &f), st));
-        }
-        let fut = st.fut.as_mut()?;
-        let out = match st.rx.as_mut() {
-            Some(rx) => tokio::select! {
-                biased;
-                n = rx.recv() => match n {
-                    Some(n) => sse_event(None, &n),
-                    None => { st.rx = None; sse_keepalive() }
-                },
-                r = fut => { st.fut = None; final_event(&mut st, r) }
-                _ = st.tick.tick() => sse_keepalive(),
-            },
-            None => tokio::select! {
-                r = fut => { st.fut = None; final_event(&mut st, r) }
-                _ = st.tick.tick() => sse_keepalive(),
-            },
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{HttpConfig, McpService};
+    use crate::{NoArgs, RequestContext, Server, tool};
+    use bytes::Bytes;
+    use http::Request;
+    use http_body_util::BodyExt;
+    use std::time::Duration;
+
+    /// Regression: a zero `sse_keepalive` panicked (`tokio::time::interval`
+    /// refuses a zero period) as soon as an answer was committed to SSE;
+    /// zero now means no keep-alive comments.
+    // SSE-05
+    #[tokio::test]
+    async fn a_zero_keep_alive_interval_streams_without_keep_alives() {
+        let limits = crate::Limits {
+            sse_keepalive: Duration::ZERO,
+            ..crate::Limits::default()
         };
-        Some((out, st))
-    })
+        let server = Server::builder("t", "1")
+            .limits(limits)
+            .tool(
+                tool("step").handler(|_: NoArgs, cx: RequestContext| async move {
+                    cx.progress(1.0, None, None);
+                    // Pending after the notification: the answer commits
+                    // to SSE.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    "done"
+                }),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let svc = McpService::new(server, HttpConfig::default());
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "progressToken": "p"
+        });
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "step", "_meta": meta}});
+        let req = Request::post("/mcp")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "step")
+            .body(http_body_util::Full::new(Bytes::from(call.to_string())))
+            .unwrap_or_else(|e| panic!("request: {e}"));
+        let resp = svc.handle(req).await;
+        assert_eq!(
+            resp.headers()
+                .get(http::header::CONTENT_TYPE)
+                .map(|v| v.as_bytes()),
+            Some(&b"text/event-stream"[..])
+        );
+        let body = tokio::time::timeout(Duration::from_secs(10), resp.into_body().collect())
+            .await
+            .unwrap_or_else(|_| panic!("the stream did not end"))
+            .map(|c| c.to_bytes())
+            .unwrap_or_else(|e| match e {});
+        let text = String::from_utf8_lossy(&body);
+        let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
+        assert_eq!(events.len(), 2, "{text}");
+        assert!(events[0].contains("notifications/progress"), "{text}");
+        assert!(
+            events[1].contains("\"id\":1") && events[1].contains("done"),
+            "{text}"
+        );
+        assert!(!text.contains(": ping"), "{text}");
+    }
 }

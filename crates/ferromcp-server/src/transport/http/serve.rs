@@ -2,7 +2,16 @@
 //! [`HttpConfig::http2`] is on) HTTP/2, header and version timeouts,
 //! session sweeping and the graceful drain.
 
-use super::*;
+use super::{HttpConfig, McpService};
+use crate::error::Error;
+use crate::server::Server;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 /// The protocol a connection speaks, told by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

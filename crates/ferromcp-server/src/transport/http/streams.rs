@@ -1,6 +1,12 @@
 //! `subscriptions/listen` streams and their counted slots.
 
-use super::*;
+use super::reject::Rejection;
+use super::sse::{SseBody, SseItem, sse_event};
+use super::{HttpInner, McpBody, sse_response};
+use crate::listen;
+use ferromcp_protocol::jsonrpc::RequestId;
+use http::Response;
+use std::sync::Arc;
 
 // SUB-*, HTTP-16
 /// A `subscriptions/listen` stream: acknowledgement first,
@@ -22,52 +28,35 @@ pub(super) fn listen_stream(
     // Subscribe before acknowledging (SUB-13).
     let rx = shared.bus.subscribe();
     let ack = sse_event(None, &listen::acknowledgement(&id, &filter));
-    let mut tick = tokio::time::interval(shared.limits.sse_keepalive);
-    tick.reset();
-    let shutdown = inner.shutdown.clone();
-    struct St {
-        rx: tokio::sync::broadcast::Receiver<crate::notify::Change>,
-        filter: ferromcp_protocol::types::SubscriptionFilter,
-        id: RequestId,
-        tick: tokio::time::Interval,
-        shutdown: CancellationToken,
-        done: bool,
-        _slot: ListenSlot,
-    }
-    let st = St {
-        rx,
-        filter,
-        id,
-        tick,
-        shutdown,
-        done: false,
-        _slot: slot,
-    };
-    let rest = futures_util::stream::unfold(st, |mut st| async move {
-        if st.done {
-            return None;
-        }
-        loop {
-            tokio::select! {
-                _ = st.shutdown.cancelled() => {
-                    st.done = true;
-                    let b = sse_event(None, &listen::ended(&st.id));
-                    return Some((b, st));
-                }
-                c = st.rx.recv() => match c {
+    let ended = sse_event(None, &listen::ended(&id));
+    // Matching changes; a lagged (past the backlog) or closed bus ends
+    // the stream (SUB-13).
+    let changes =
+        futures_util::stream::unfold((rx, filter, id), |(mut rx, filter, id)| async move {
+            loop {
+                match rx.recv().await {
                     Ok(c) => {
-                        if let Some(m) = listen::render_for_listen(&c, &st.filter, &st.id) {
-                            return Some((sse_event(None, &m), st));
+                        if let Some(m) = listen::render_for_listen(&c, &filter, &id) {
+                            return Some((SseItem::Event(sse_event(None, &m)), (rx, filter, id)));
                         }
                     }
-                    // Lagged past the backlog, or bus closed: end the stream (SUB-13).
                     Err(_) => return None,
-                },
-                _ = st.tick.tick() => return Some((sse_keepalive(), st)),
+                }
             }
-        }
-    });
-    sse_response(futures_util::stream::once(async move { ack }).chain(rest))
+        });
+    let shutdown = inner.shutdown.clone();
+    sse_response(
+        SseBody::new()
+            .event(ack)
+            .source(changes)
+            // Server shutdown: the listen result ends the stream.
+            .finish(async move {
+                shutdown.cancelled_owned().await;
+                Some(ended)
+            })
+            .keep_alive(shared.limits.sse_keepalive)
+            .on_close(move |_| drop(slot)),
+    )
 }
 
 /// A counted slot for an open listen stream, released on drop.
