@@ -320,9 +320,10 @@ impl Options {
     pub const DEFAULT_PROMPT_SECTION_BYTES: usize = 16 * 1024;
     /// Default [`Options::max_prompt_bytes`]: 64 KiB.
     pub const DEFAULT_MAX_PROMPT_BYTES: usize = 64 * 1024;
-    /// Default [`Options::min_relevance`], tuned on the `tune` split of the
-    /// ranking evaluation (see the crate docs).
-    pub const DEFAULT_MIN_RELEVANCE: f32 = 0.63;
+    /// Default [`Options::min_relevance`], tuned on the tuning splits
+    /// (`tune`, `held`, `fresh`) of the ranking evaluation (see the crate
+    /// docs).
+    pub const DEFAULT_MIN_RELEVANCE: f32 = 0.62;
     /// Default [`Options::debounce`].
     pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(150);
 }
