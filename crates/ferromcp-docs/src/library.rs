@@ -1048,4 +1048,16 @@ mod tests {
         assert!(covers(0.80, min, 10.0, Some(10.0)));
         assert!(!covers(0.60, min, 10.0, None));
     }
+
+    // Issue 28 (the abstain decision, refitted with the file's share in
+    // the relevance): at the default threshold, a first hit tied with the
+    // second counts from CLEAR_MARGIN (0.10) above it, not below.
+    #[test]
+    fn a_tied_first_hit_clearly_over_the_threshold_covers() {
+        let min = crate::Options::DEFAULT_MIN_RELEVANCE;
+        assert!(covers(min + 0.11, min, 10.0, Some(10.0)));
+        assert!(!covers(min + 0.09, min, 10.0, Some(10.0)));
+        assert!(covers(min + 0.01, min, 10.0, Some(9.0)));
+        assert!(!covers(min - 0.01, min, 10.0, None));
+    }
 }
