@@ -173,8 +173,9 @@ pub struct Hit {
     /// comparable only within one query).
     pub score: f32,
     /// How well the section answers the query, from 0 to 1: the share of
-    /// the query's words (weighted by rarity) the section holds, combined
-    /// with its score relative to the best the query could reach.
+    /// the query's words (weighted by rarity) the section holds, the same
+    /// share for its whole file, and its score relative to the best the
+    /// query could reach.
     /// Comparable across queries; below the server's threshold
     /// (`minRelevance` of the page) the section is a weak match.
     pub relevance: f32,
@@ -286,10 +287,9 @@ pub fn check_rel(rel: &str) -> Result<(), DocsError> {
     Ok(())
 }
 
-/// Whether bytes look binary: a NUL in the first 8 KiB, or not UTF-8.
 /// How far above the threshold a first hit's relevance must be to count
 /// as answering even when the second hit scores as well as it does.
-const CLEAR_MARGIN: f32 = 0.12;
+const CLEAR_MARGIN: f32 = 0.10;
 
 /// The second hit's score, as a share of the first's, from which the two
 /// count as tied.
@@ -305,6 +305,7 @@ fn covers(rel: f32, min: f32, first: f32, second: Option<f32>) -> bool {
     rel >= min && (rel >= min + CLEAR_MARGIN || second.is_none_or(|s| s < TIE_RATIO * first))
 }
 
+/// Whether bytes look binary: a NUL in the first 8 KiB, or not UTF-8.
 fn is_binary(bytes: &[u8]) -> bool {
     bytes.iter().take(8192).any(|b| *b == 0) || std::str::from_utf8(bytes).is_err()
 }
@@ -674,7 +675,7 @@ impl Library {
         let min_relevance = self.opts.min_relevance;
         let covered = hits.first().is_some_and(|h| {
             covers(
-                relevance(h.score, h.coverage, &q),
+                relevance(h, &q),
                 min_relevance,
                 h.score,
                 hits.get(1).map(|s| s.score),
@@ -695,7 +696,7 @@ impl Library {
                     section: sec.heading.clone(),
                     mime_type: doc.mime.to_owned(),
                     score: h.score,
-                    relevance: relevance(h.score, h.coverage, &q),
+                    relevance: relevance(h, &q),
                     snippet: snippet(
                         &st.index,
                         &doc.text,
@@ -1046,5 +1047,17 @@ mod tests {
         assert!(covers(0.66, min, 10.0, None));
         assert!(covers(0.80, min, 10.0, Some(10.0)));
         assert!(!covers(0.60, min, 10.0, None));
+    }
+
+    // Issue 28 (the abstain decision, refitted with the file's share in
+    // the relevance): at the default threshold, a first hit tied with the
+    // second counts from CLEAR_MARGIN (0.10) above it, not below.
+    #[test]
+    fn a_tied_first_hit_clearly_over_the_threshold_covers() {
+        let min = crate::Options::DEFAULT_MIN_RELEVANCE;
+        assert!(covers(min + 0.11, min, 10.0, Some(10.0)));
+        assert!(!covers(min + 0.09, min, 10.0, Some(10.0)));
+        assert!(covers(min + 0.01, min, 10.0, Some(9.0)));
+        assert!(!covers(min - 0.01, min, 10.0, None));
     }
 }

@@ -553,3 +553,57 @@ fn related_terms_widen_a_query() {
         "{page:#?}"
     );
 }
+
+// Issue 28 (the abstain decision): a section sharing the rare words of a
+// question with a document about something else (another product's TLS
+// set-up for "mutual TLS for the gateway's upstreams") is not an answer;
+// the same section inside a document that covers the rest of the
+// question is. The document's own coverage of the query is part of the
+// relevance signal.
+#[test]
+fn a_section_of_a_document_about_something_else_does_not_cover() {
+    let d = TempDir::new("doc-coverage");
+    d.write(
+        "queue.md",
+        "# Queue client\n\n## Encryption\n\nThe queue client speaks tls with mutual certificates.\n\n## Retries\n\nFailed jobs are retried three times.\n",
+    );
+    d.write(
+        "gateway.md",
+        "# Gateway\n\n## Upstreams\n\nThe gateway forwards calls to its upstreams.\n\n### Encryption\n\nConnections use tls with mutual certificates.\n",
+    );
+    for (i, topic) in [
+        "logging", "metrics", "storage", "sessions", "prompts", "caching",
+    ]
+    .iter()
+    .enumerate()
+    {
+        d.write(
+            &format!("other{i}.md"),
+            &format!("# {topic}\n\n## Overview\n\nHow {topic} works in general.\n"),
+        );
+    }
+    let (lib, _) = Library::open(d.path(), Options::default()).unwrap();
+    // Nothing here is about a billing proxy: the closest section holds
+    // the rare words, and neither it nor its document holds the rest.
+    let page = lib.search("mutual tls certificates for the billing proxy", 0, 3);
+    assert_eq!(
+        page.results[0].uri, "docs://gateway.md#encryption",
+        "{page:#?}"
+    );
+    assert!(!page.covered, "{page:#?}");
+    assert!(page.results[0].relevance < page.min_relevance, "{page:#?}");
+    // The queue's document holds the rest of this question (its
+    // retries, in a sibling section): covered.
+    let page = lib.search("mutual tls certificates of the queue, retries", 0, 3);
+    assert_eq!(
+        page.results[0].uri, "docs://queue.md#encryption",
+        "{page:#?}"
+    );
+    assert!(page.covered, "{page:#?}");
+    let page = lib.search("mutual tls certificates for the gateway upstreams", 0, 3);
+    assert_eq!(
+        page.results[0].uri, "docs://gateway.md#encryption",
+        "{page:#?}"
+    );
+    assert!(page.covered, "{page:#?}");
+}

@@ -53,8 +53,9 @@
 //! ([`coverage_boost`]).
 //!
 //! The relevance signal ([`relevance`]) combines the share of the query's
-//! IDF mass the section covers with its score normalised by the best score
-//! the query could reach; it is in `[0, 1]` and comparable across queries.
+//! IDF mass the section covers, the same share for its whole document and
+//! its score normalised by the best score the query could reach; it is in
+//! `[0, 1]` and comparable across queries.
 //!
 //! Posting lists per term hold `(section, tf~)`, so a query costs the
 //! length of its terms' lists, not a scan of every section.
@@ -739,15 +740,21 @@ pub fn coverage_boost(coverage: f32) -> f32 {
     1.0 + COVERAGE_BOOST * c * c
 }
 
-/// The relevance signal: query coverage and normalised score, in `[0, 1]`.
-pub fn relevance(score: f32, coverage: f32, q: &Query) -> f32 {
+/// The relevance signal of a hit, in `[0, 1]`: the share of the query's
+/// IDF mass the section holds (weight 0.55), the same share for its whole
+/// document (0.2) and its score relative to the best the query could
+/// reach (0.25, full at a third of it). The document's share tells a
+/// section that shares a question's rare words with a document about
+/// something else (another product's TLS set-up, for "mutual TLS for the
+/// gateway") from one whose document covers the rest of the question.
+pub fn relevance(hit: &Scored, q: &Query) -> f32 {
     let norm = if q.max_score > 0.0 {
-        (score / q.max_score).clamp(0.0, 1.0)
+        (hit.score / q.max_score).clamp(0.0, 1.0)
     } else {
         0.0
     };
     // A score near a third of the maximum is already a strong match.
-    (0.6 * coverage + 0.4 * (norm * 3.0).min(1.0)).clamp(0.0, 1.0)
+    (0.55 * hit.coverage + 0.2 * hit.doc_coverage + 0.25 * (norm * 3.0).min(1.0)).clamp(0.0, 1.0)
 }
 
 impl Index {
@@ -1430,7 +1437,34 @@ mod tests {
         let q2 = ix.query("pagination kubernetes");
         let c = ix.score(&q2, &mut Scratch::default())[0].coverage;
         assert!(c < 0.6, "{c}");
-        assert!(relevance(0.0, 0.0, &q2) == 0.0);
+        let none = Scored {
+            id: 0,
+            score: 0.0,
+            coverage: 0.0,
+            doc_coverage: 0.0,
+        };
+        assert!(relevance(&none, &q2) == 0.0);
+    }
+
+    // Issue 28 (the abstain decision): a section holding part of a query
+    // is more relevant when its document holds the rest than when the
+    // document holds no more of it than the section does.
+    #[test]
+    fn relevance_counts_the_documents_coverage() {
+        let docs = [body("pagination with a cursor")];
+        let ix = build(&docs);
+        let q = ix.query("pagination cursor");
+        let hit = |doc_coverage| Scored {
+            id: 0,
+            score: q.max_score() / 3.0,
+            coverage: 0.5,
+            doc_coverage,
+        };
+        let alone = relevance(&hit(0.5), &q);
+        let backed = relevance(&hit(1.0), &q);
+        assert!(backed > alone, "{backed} {alone}");
+        assert!((backed - alone - 0.1).abs() < 1e-4, "{backed} {alone}");
+        assert!((relevance(&hit(1.0), &q) - (0.55 * 0.5 + 0.2 + 0.25)).abs() < 1e-4);
     }
 
     // Issue 28 (sibling sections): between two sections of one document,
