@@ -176,7 +176,7 @@ impl HttpConfig {
     /// The HTTP/2 code is the `http2` feature (a default feature): with it
     /// the default is on; without it the default is off, and asking for
     /// `true` makes serving fail at once with a configuration error
-    /// ([`Error::is_config`]) rather than serve HTTP/1.1 only.
+    /// ([`Error::is_config`](crate::Error::is_config)) rather than serve HTTP/1.1 only.
     ///
     /// ```
     /// let config = ferromcp_server::transport::http::HttpConfig::default().http2(false);
