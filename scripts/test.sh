@@ -71,6 +71,9 @@ python3 scripts/module-cycles.py --check
 echo "== docs/MODULES.md matches the code (regenerate: python3 scripts/module-map.py)"
 python3 scripts/module-map.py --check
 
+echo "== the transports read the server core through methods only"
+python3 scripts/transport-api.py
+
 echo "== commit subjects within 72 characters"
 bash scripts/commit-subjects.sh
 

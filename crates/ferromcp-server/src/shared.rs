@@ -68,6 +68,55 @@ pub(crate) struct Declared {
     pub(crate) resource_subscribe: bool,
 }
 
+/// What the transports read of the core: these methods, never its fields
+/// (`scripts/transport-api.py` checks `src/transport/`).
+impl Shared {
+    /// Every size, count and time limit.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Where list changes and resource updates are published.
+    pub(crate) fn bus(&self) -> &Arc<dyn ChangeBus> {
+        &self.bus
+    }
+
+    /// The 2026-07-28-era revisions served, newest first (empty: that era
+    /// is off).
+    pub(crate) fn modern_versions(&self) -> &[ProtocolVersion] {
+        &self.modern_versions
+    }
+
+    /// The handshake-era revisions served, newest first (empty: that era
+    /// is off).
+    pub(crate) fn handshake_versions(&self) -> &[ProtocolVersion] {
+        &self.handshake_versions
+    }
+
+    /// The handshake-era session records shared with other replicas, if
+    /// configured.
+    pub(crate) fn shared_sessions(
+        &self,
+    ) -> Option<&Arc<dyn crate::shared_sessions::SharedSessions>> {
+        self.shared_sessions.as_ref()
+    }
+
+    /// The hook for client notifications the server does not act on.
+    pub(crate) fn on_notification(&self) -> Option<&crate::client_notification::NotificationHook> {
+        self.on_notification.as_ref()
+    }
+
+    /// Whether `logging/setLevel` is served.
+    pub(crate) fn logging_enabled(&self) -> bool {
+        self.logging_enabled
+    }
+
+    /// Whether resource subscriptions were declared.
+    pub(crate) fn subscriptions_declared(&self) -> bool {
+        self.declare.resource_subscribe
+    }
+}
+
 impl Shared {
     pub(crate) fn registry(&self) -> arc_swap::Guard<Arc<Registry>> {
         self.registry.load()

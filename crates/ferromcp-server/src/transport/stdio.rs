@@ -369,7 +369,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
-    let limits = shared.limits.clone();
+    let limits = shared.limits().clone();
     let (tx, rx) = mpsc::channel::<Bytes>(1024);
     let conn = Arc::new(Conn {
         shared,
@@ -475,7 +475,7 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
         FrameRef::TooLong => {
             let e = ErrorObject::invalid_request(format_args!(
                 "message exceeds the {} byte line limit",
-                d.conn.shared.limits.max_line_bytes
+                d.conn.shared.limits().max_line_bytes
             ));
             d.out.push(&to_vec(&OutgoingError::new(None, &e)));
             return Ok(());
@@ -606,10 +606,10 @@ enum Prepared {
 /// (`serve_stdio` returns a timed-out I/O error). The modern era has no
 /// server-to-client requests, so nothing is sent there.
 fn start_keep_alive(conn: &Arc<Conn>) {
-    let Some(interval) = conn.shared.limits.keep_alive_interval else {
+    let Some(interval) = conn.shared.limits().keep_alive_interval else {
         return;
     };
-    let timeout = conn.shared.limits.keep_alive_timeout;
+    let timeout = conn.shared.limits().keep_alive_timeout;
     let weak = Arc::downgrade(conn);
     tokio::spawn(async move {
         let start = tokio::time::Instant::now() + interval;
@@ -644,7 +644,7 @@ fn start_keep_alive(conn: &Arc<Conn>) {
 /// of this process, until stdout is gone.
 fn forward_session_changes(conn: &Arc<Conn>, session: Arc<SessionState>) {
     let conn = conn.clone();
-    let mut rx = conn.shared.bus.subscribe();
+    let mut rx = conn.shared.bus().subscribe();
     tokio::spawn(async move {
         loop {
             match rx.recv().await {
@@ -686,7 +686,7 @@ fn prepare(
             &req.method,
             modern_envelope,
             init_version.as_deref(),
-            &shared.modern_versions,
+            shared.modern_versions(),
         )?,
         Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
     };
@@ -773,7 +773,7 @@ fn start_listen(
     tasks: &mut JoinSet<()>,
     shutdown: &CancellationToken,
 ) {
-    let max = conn.shared.limits.max_listen_streams;
+    let max = conn.shared.limits().max_listen_streams;
     if conn.listens.fetch_add(1, Ordering::AcqRel) >= max {
         conn.listens.fetch_sub(1, Ordering::AcqRel);
         let conn = conn.clone();
@@ -795,7 +795,7 @@ fn start_listen(
     tasks.spawn(async move {
         let filter = listen::honoured(&conn.shared, &requested);
         // Subscribe before acknowledging so nothing published in between is lost (SUB-13).
-        let mut rx = conn.shared.bus.subscribe();
+        let mut rx = conn.shared.bus().subscribe();
         conn.send(listen::acknowledgement(&id, &filter)).await;
         loop {
             tokio::select! {

@@ -21,7 +21,7 @@ use std::time::Duration;
 /// (421) and Origin (403) against the policy, each parsed once.
 pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(), Rejection> {
     if parts.version >= http::Version::HTTP_2
-        && parts.headers.len() > inner.shared.limits.max_headers
+        && parts.headers.len() > inner.shared.limits().max_headers
     {
         return Err(Rejection::TooManyHeaders);
     }

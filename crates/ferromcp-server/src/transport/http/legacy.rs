@@ -116,7 +116,7 @@ pub(super) async fn post(
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
-    if shared.handshake_versions.is_empty() {
+    if shared.handshake_versions().is_empty() {
         // A modern-only server (VER-06): name the supported versions.
         let (id, requested) = match msg {
             Message::Request(r) => (Some(&r.id), initialize_version(r.params)),
@@ -124,7 +124,7 @@ pub(super) async fn post(
         };
         let e = ErrorObject::unsupported_version(
             requested.as_deref().unwrap_or(""),
-            shared.modern_versions.iter().map(|v| v.as_str()),
+            shared.modern_versions().iter().map(|v| v.as_str()),
         );
         return json_error(id, &e);
     }
@@ -148,15 +148,15 @@ pub(super) async fn post(
             };
             inner
                 .sessions
-                .set_event_buffer(shared.limits.session_event_buffer);
+                .set_event_buffer(shared.limits().session_event_buffer);
             // STATE-06: the session belongs to whoever initialized it.
             let owner = principal_subject(&parts).map(str::to_owned);
             let Ok(session) = inner.sessions.create(state, owner) else {
                 return Rejection::TooManySessions.into_response();
             };
-            if let Some(store) = &shared.shared_sessions {
+            if let Some(store) = shared.shared_sessions() {
                 let record = session.state.to_record(session.owner.as_deref());
-                let idle = shared.limits.session_idle_timeout;
+                let idle = shared.limits().session_idle_timeout;
                 if let Err(e) = store.put(&session.id, &record, idle).await {
                     inner.sessions.remove(&session.id);
                     return shared_store_unavailable(Some(&r.id), &e);
@@ -185,7 +185,7 @@ pub(super) async fn post(
         let ok = std::str::from_utf8(trim_ows(v.as_bytes()))
             .ok()
             .and_then(ProtocolVersion::parse)
-            .is_some_and(|v| shared.handshake_versions.contains(&v));
+            .is_some_and(|v| shared.handshake_versions().contains(&v));
         if !ok {
             return Rejection::UnsupportedProtocolVersion.into_response();
         }
@@ -211,7 +211,7 @@ pub(super) fn hand_to_hook(
     n: &ferromcp_protocol::jsonrpc::Notification<'_>,
     session: Option<&str>,
 ) {
-    let Some(hook) = &shared.on_notification else {
+    let Some(hook) = shared.on_notification() else {
         return;
     };
     if crate::client_notification::is_own(&n.method) {
@@ -289,7 +289,7 @@ async fn deliver(
         hand_to_hook(&inner.shared, n, Some(&session.id));
     }
     // Without shared sessions nobody else can have it: dropped, as before.
-    if !act(session, msg) || inner.shared.shared_sessions.is_none() {
+    if !act(session, msg) || inner.shared.shared_sessions().is_none() {
         return Ok(());
     }
     let Some(message) = relay_text(msg) else {
@@ -300,7 +300,7 @@ async fn deliver(
         message,
     };
     if matches!(msg, Message::Notification(_)) {
-        inner.shared.bus.publish(change);
+        inner.shared.bus().publish(change);
         return Ok(());
     }
     inner
@@ -328,7 +328,7 @@ fn ensure_relay(inner: &Arc<HttpInner>) {
         return;
     }
     let weak = Arc::downgrade(inner);
-    let bus = inner.shared.bus.clone();
+    let bus = inner.shared.bus().clone();
     let shutdown = inner.shutdown.clone();
     tokio::spawn(async move {
         use tokio::sync::broadcast::error::RecvError;
@@ -387,14 +387,14 @@ pub(super) async fn find_session(
     request_id: Option<&RequestId>,
 ) -> Result<Option<Arc<HttpSession>>, Response<McpBody>> {
     let local = inner.sessions.get(sid, principal);
-    let Some(store) = &inner.shared.shared_sessions else {
+    let Some(store) = inner.shared.shared_sessions() else {
         return Ok(local);
     };
     ensure_relay(inner);
     let Ok(id) = std::str::from_utf8(sid) else {
         return Ok(None);
     };
-    let idle = inner.shared.limits.session_idle_timeout;
+    let idle = inner.shared.limits().session_idle_timeout;
     // Without the subscriptions: the GET stream's filter reads them.
     let record = match store.fetch_without_subscriptions(id, idle).await {
         Ok(r) => r,
@@ -418,7 +418,7 @@ pub(super) async fn find_session(
     };
     inner
         .sessions
-        .set_event_buffer(inner.shared.limits.session_event_buffer);
+        .set_event_buffer(inner.shared.limits().session_event_buffer);
     match inner.sessions.adopt(id, state, record.owner.clone()) {
         Ok(s) => Ok(Some(s)),
         Err(_) => Err(Rejection::TooManySessions.into_response()),
@@ -463,7 +463,7 @@ async fn update_shared_record(
 ) -> Result<(), RecordRefusal> {
     use crate::shared_sessions::{SessionUpdate, UpdateOutcome};
     let shared = &inner.shared;
-    let Some(store) = &shared.shared_sessions else {
+    let Some(store) = shared.shared_sessions() else {
         return Ok(());
     };
     // A fallback method changes nothing the session record holds.
@@ -471,22 +471,24 @@ async fn update_shared_record(
         return Ok(());
     };
     let update = match typed {
-        ClientRequest::SetLevel(p) if shared.logging_enabled => SessionUpdate::SetLogLevel(p.level),
-        ClientRequest::Subscribe(p) if shared.declare.resource_subscribe => {
+        ClientRequest::SetLevel(p) if shared.logging_enabled() => {
+            SessionUpdate::SetLogLevel(p.level)
+        }
+        ClientRequest::Subscribe(p) if shared.subscriptions_declared() => {
             shared
                 .check_subscription_uri(&p.uri)
                 .map_err(RecordRefusal::Refused)?;
             SessionUpdate::Subscribe {
                 uri: &p.uri,
-                max: shared.limits.max_subscriptions_per_session,
+                max: shared.limits().max_subscriptions_per_session,
             }
         }
-        ClientRequest::Unsubscribe(p) if shared.declare.resource_subscribe => {
+        ClientRequest::Unsubscribe(p) if shared.subscriptions_declared() => {
             SessionUpdate::Unsubscribe(&p.uri)
         }
         _ => return Ok(()),
     };
-    let idle = shared.limits.session_idle_timeout;
+    let idle = shared.limits().session_idle_timeout;
     match store.update(&session.id, update, idle).await {
         Ok(UpdateOutcome::Applied) => Ok(()),
         Ok(UpdateOutcome::TooManySubscriptions) => {
@@ -556,7 +558,7 @@ async fn request(
         requester: use_sse.then(|| Arc::new(writer.clone()) as Arc<dyn ClientRequester>),
         session: Some(state.clone()),
         // update_shared_record checked the cap in the store.
-        shared_record: shared.shared_sessions.is_some(),
+        shared_record: shared.shared_sessions().is_some(),
     };
     let id = r.id.clone();
     let mut fut = shared.dispatch(call, ctx, legacy);
@@ -666,7 +668,7 @@ async fn request(
         Some(rx),
         session.clone(),
         sid,
-        inner.shared.limits.sse_keepalive,
+        inner.shared.limits().sse_keepalive,
     ))
 }
 
@@ -804,7 +806,7 @@ pub(super) async fn batch(
                         let legacy = Legacy {
                             requester: None,
                             session: Some(state),
-                            shared_record: inner.shared.shared_sessions.is_some(),
+                            shared_record: inner.shared.shared_sessions().is_some(),
                         };
                         inner.shared.clone().dispatch(typed, ctx, legacy).await
                     }
@@ -843,7 +845,7 @@ pub(super) async fn get_or_delete(
         Err(r) => return r,
     };
     if parts.method == http::Method::DELETE {
-        if let Some(store) = &inner.shared.shared_sessions {
+        if let Some(store) = inner.shared.shared_sessions() {
             if let Err(e) = store.remove(&session.id).await {
                 return shared_store_unavailable(None, &e);
             }
@@ -863,7 +865,7 @@ pub(super) async fn get_or_delete(
     if !accepts(&parts.headers).sse {
         return Rejection::GetNeedsSse.into_response();
     }
-    let keepalive = inner.shared.limits.sse_keepalive;
+    let keepalive = inner.shared.limits().sse_keepalive;
     if let Some(last) = parts
         .headers
         .get("last-event-id")
@@ -914,7 +916,7 @@ fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
     }
     let shared = inner.shared.clone();
     let session = session.clone();
-    let mut rx = shared.bus.subscribe();
+    let mut rx = shared.bus().subscribe();
     tokio::spawn(async move {
         loop {
             tokio::select! {
@@ -924,9 +926,9 @@ fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
                         // With shared sessions a subscription may have been
                         // made on another replica: read the record first.
                         if let (crate::notify::Change::ResourceUpdated(_), Some(store)) =
-                            (&c, &shared.shared_sessions)
+                            (&c, shared.shared_sessions())
                         {
-                            let idle = shared.limits.session_idle_timeout;
+                            let idle = shared.limits().session_idle_timeout;
                             match store.fetch(&session.id, idle).await {
                                 Ok(Some(record)) => session.state.apply(&record),
                                 Ok(None) => break, // ended on another replica

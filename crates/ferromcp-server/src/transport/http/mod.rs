@@ -220,11 +220,11 @@ impl std::fmt::Debug for McpService {
 impl McpService {
     /// A service for `server` with `config`.
     pub fn new(server: Server, config: HttpConfig) -> Self {
-        let limits = &server.shared.limits;
+        let limits = &server.shared.limits();
         let sessions =
             sessions::SessionStore::new(limits.max_sessions, limits.session_idle_timeout);
         let permits = Arc::new(Semaphore::new(limits.max_concurrent_requests.max(1)));
-        if server.shared.shared_sessions.is_some() {
+        if server.shared.shared_sessions().is_some() {
             sessions.tag_request_ids();
         }
         Self {
@@ -449,7 +449,7 @@ where
         }
         _ => return Rejection::MethodNotAllowed("GET, POST, DELETE").into_response(),
     }
-    let limits = &inner.shared.limits;
+    let limits = &inner.shared.limits();
     let accept = match gate::post(&parts.headers, limits.max_body_bytes) {
         Ok(a) => a,
         Err(r) => return r.into_response(),

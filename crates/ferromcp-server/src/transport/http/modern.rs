@@ -49,7 +49,7 @@ pub(super) async fn modern(
             let verdict = ferromcp_protocol::ladder::classify_inbound_request(
                 &msg,
                 Some(&headers),
-                &shared.modern_versions,
+                shared.modern_versions(),
                 None,
             );
             return match verdict {
@@ -175,7 +175,7 @@ async fn serve_typed(
             sse: sse_allowed,
         },
         cancel,
-        shared.limits.clone(),
+        shared.limits().clone(),
         permit,
     )
     .await

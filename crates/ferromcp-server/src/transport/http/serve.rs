@@ -242,7 +242,7 @@ where
     #[cfg(feature = "http2")]
     use hyper_util::rt::TokioExecutor;
     use hyper_util::rt::{TokioIo, TokioTimer};
-    let limits = service.inner.shared.limits.clone();
+    let limits = service.inner.shared.limits().clone();
     // The setting decides; the feature only supplies the HTTP/2 code.
     let http2 = service.inner.config.http2;
     if http2 && !cfg!(feature = "http2") {

@@ -20,13 +20,13 @@ pub(super) fn listen_stream(
     let shared = inner.shared.clone();
     let Some(slot) = ListenSlot::acquire(
         &inner.sessions.listen_count,
-        shared.limits.max_listen_streams,
+        shared.limits().max_listen_streams,
     ) else {
         return Rejection::TooManySubscriptions.into_response();
     };
     let filter = listen::honoured(&shared, &requested);
     // Subscribe before acknowledging (SUB-13).
-    let rx = shared.bus.subscribe();
+    let rx = shared.bus().subscribe();
     let ack = sse_event(None, &listen::acknowledgement(&id, &filter));
     let ended = sse_event(None, &listen::ended(&id));
     // Matching changes; a lagged (past the backlog) or closed bus ends
@@ -54,7 +54,7 @@ pub(super) fn listen_stream(
                 shutdown.cancelled_owned().await;
                 Some(ended)
             })
-            .keep_alive(shared.limits.sse_keepalive)
+            .keep_alive(shared.limits().sse_keepalive)
             .on_close(move |_| drop(slot)),
     )
 }
