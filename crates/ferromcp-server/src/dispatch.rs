@@ -15,7 +15,7 @@ use crate::prompt::PromptDef;
 use crate::raw_result::{Members, Object, RawResult};
 use crate::registry::{RegisteredTool, Registry};
 use crate::request_state::StateBinding;
-use crate::session::SessionState;
+use crate::session::HandshakeSession;
 use crate::shared::Shared;
 use crate::sieve::{Sieve, sieve_call_result, sieve_icons_title};
 #[cfg(feature = "schema-validation")]
@@ -57,7 +57,7 @@ pub(crate) trait ClientRequester: Send + Sync {
 #[derive(Clone, Default)]
 pub(crate) struct Legacy {
     pub(crate) requester: Option<Arc<dyn ClientRequester>>,
-    pub(crate) session: Option<Arc<SessionState>>,
+    pub(crate) session: Option<Arc<HandshakeSession>>,
     /// The session's record is shared and the store already checked the
     /// subscription cap for this request, fleet-wide: this replica's copy
     /// may be behind, so it does not judge again.
@@ -276,7 +276,7 @@ impl Shared {
     pub(crate) fn initialize(
         &self,
         params: &InitializeRequestParams,
-    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+    ) -> Result<(InitializeResult, HandshakeSession), ErrorObject> {
         let span = crate::trace::initialize_span(&params.protocol_version);
         let _entered = span.enter();
         let r = self.initialize_untraced(params);
@@ -291,7 +291,7 @@ impl Shared {
     fn initialize_untraced(
         &self,
         params: &InitializeRequestParams,
-    ) -> Result<(InitializeResult, SessionState), ErrorObject> {
+    ) -> Result<(InitializeResult, HandshakeSession), ErrorObject> {
         let requested = ProtocolVersion::parse(&params.protocol_version);
         let version = match requested {
             Some(v) if self.handshake_versions.contains(&v) => v,
@@ -324,7 +324,7 @@ impl Shared {
             ..Default::default()
         };
         self.check_client_metadata(params)?;
-        Ok((result, SessionState::new(version, params)))
+        Ok((result, HandshakeSession::new(version, params)))
     }
 
     /// Refuses a subscription URI longer than

@@ -138,7 +138,7 @@ pub use resource::{
 #[cfg(feature = "http")]
 pub use serve_http::shutdown_signal;
 pub use server::{AnyResourceDef, Server};
-pub use session::SessionState;
+pub use session::HandshakeSession;
 pub use state::State;
 pub use tasks::{TaskConfig, TaskCreation, TaskSupport};
 pub use tool::{

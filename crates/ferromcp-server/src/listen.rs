@@ -4,7 +4,7 @@
 // SUB-*, META-11
 
 use crate::notify::Change;
-use crate::session::SessionState;
+use crate::session::HandshakeSession;
 use crate::shared::Shared;
 use bytes::Bytes;
 use ferromcp_protocol::jsonrpc::{OutgoingNotification, OutgoingResult, RequestId, to_vec};
@@ -117,7 +117,7 @@ pub(crate) fn render_for_listen(
 pub(crate) fn render_for_session(
     shared: &Shared,
     change: &Change,
-    session: &SessionState,
+    session: &HandshakeSession,
 ) -> Option<Bytes> {
     let reg = shared.registry();
     let method = match change {

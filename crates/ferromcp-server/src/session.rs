@@ -1,4 +1,4 @@
-//! Handshake-era session state: what `initialize`
+//! One handshake-era session: what `initialize`
 //! negotiated and what later requests changed (`logging/setLevel`,
 //! `resources/subscribe`). Shared by the stdio transport (one session per
 //! process) and the HTTP transport (one per `Mcp-Session-Id`).
@@ -11,9 +11,11 @@ use ferromcp_protocol::types::{
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-/// The negotiated state of one handshake-era session.
+/// One handshake-era session: what `initialize` negotiated (revision,
+/// client capabilities and description) and what the client set since
+/// (log level, resource subscriptions).
 #[derive(Debug)]
-pub struct SessionState {
+pub struct HandshakeSession {
     /// The negotiated revision.
     pub version: ProtocolVersion,
     /// The client's capabilities from `initialize`.
@@ -24,7 +26,7 @@ pub struct SessionState {
     subscriptions: Mutex<HashSet<String>>,
 }
 
-impl SessionState {
+impl HandshakeSession {
     pub(crate) fn new(version: ProtocolVersion, params: &InitializeRequestParams) -> Self {
         Self {
             version,
@@ -35,7 +37,7 @@ impl SessionState {
         }
     }
 
-    /// The state a shared record describes (`None`: a version this build
+    /// The session a shared record describes (`None`: a version this build
     /// does not know).
     pub(crate) fn from_record(r: &crate::shared_sessions::SessionRecord) -> Option<Self> {
         let s = Self {
@@ -49,7 +51,7 @@ impl SessionState {
         Some(s)
     }
 
-    /// The shareable record of this state, owned by `owner`.
+    /// The shareable record of this session, owned by `owner`.
     pub(crate) fn to_record(&self, owner: Option<&str>) -> crate::shared_sessions::SessionRecord {
         let mut subscriptions: Vec<String> = self
             .subscriptions
@@ -150,7 +152,7 @@ mod tests {
 
     #[test]
     fn sub_resource_matching() {
-        let s = SessionState {
+        let s = HandshakeSession {
             version: ProtocolVersion::V2025_11_25,
             capabilities: Default::default(),
             client_info: None,
@@ -168,7 +170,7 @@ mod tests {
     #[test]
     fn subscriptions_stop_at_the_cap_from_many_threads() {
         // Limits::max_subscriptions_per_session, in-process sessions.
-        let s = std::sync::Arc::new(SessionState::new(
+        let s = std::sync::Arc::new(HandshakeSession::new(
             ProtocolVersion::V2025_11_25,
             &InitializeRequestParams::default(),
         ));

@@ -50,7 +50,7 @@ pub(crate) struct Shared {
     /// `None` without middleware.
     pub(crate) rpc: Option<Arc<dyn crate::middleware::RpcService>>,
     /// The skills extension, when skills are served.
-    pub(crate) skills: Option<Arc<crate::skills::wire::SkillsState>>,
+    pub(crate) skills: Option<Arc<crate::skills::wire::ServedSkills>>,
     /// The handler of methods the server does not implement
     /// ([`ServerBuilder::fallback`]); `None`: they are -32601.
     pub(crate) fallback: Option<Arc<dyn FallbackHandler>>,

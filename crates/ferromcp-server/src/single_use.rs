@@ -152,11 +152,11 @@ impl std::error::Error for StoreError {
 /// promise. Replicas need a shared store instead (or sticky routing).
 pub struct LocalSingleUse {
     max: usize,
-    state: Mutex<LocalState>,
+    records: Mutex<LocalRecords>,
 }
 
 #[derive(Default)]
-struct LocalState {
+struct LocalRecords {
     seen: HashSet<TokenId>,
     /// `(forget after, id)` in the order recorded. Expiry is (nearly)
     /// monotonic in that order, so purging from the front is amortized
@@ -178,7 +178,7 @@ impl LocalSingleUse {
     pub fn new(max_tokens: usize) -> Self {
         Self {
             max: max_tokens,
-            state: Mutex::new(LocalState::default()),
+            records: Mutex::new(LocalRecords::default()),
         }
     }
 
@@ -189,7 +189,7 @@ impl LocalSingleUse {
         forget_after: u64,
         now: u64,
     ) -> Result<bool, StoreError> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = self.records.lock().unwrap_or_else(|p| p.into_inner());
         while let Some(&(t, d)) = st.order.front() {
             if t > now {
                 break;

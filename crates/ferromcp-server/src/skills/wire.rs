@@ -1,5 +1,5 @@
-//! What the server core asks of skills: the builder methods, the state
-//! kept in the server, the three methods' answers and run-time reloads.
+//! What the server core asks of skills: the builder methods, the skills
+//! the server serves ([`ServedSkills`]), the three methods' answers and run-time reloads.
 // SEP-2640 "Enumeration via skills/list", "Retrieval via skills/get",
 // "Directory Listing", "Capability Declaration".
 
@@ -31,7 +31,7 @@ pub(crate) struct SkillsConfig {
 
 /// The skills a running server serves.
 #[derive(Debug)]
-pub(crate) struct SkillsState {
+pub(crate) struct ServedSkills {
     pub(crate) catalog: ArcSwap<Catalog>,
     pub(crate) limits: SkillsLimits,
 }
@@ -76,13 +76,13 @@ impl ServerBuilder {
         }
     }
 
-    /// Builds the skills state and registers the files as resources;
+    /// Builds the served skills and registers the files as resources;
     /// `None` when no skill was asked for.
     pub(crate) fn build_skills(
         config: SkillsConfig,
         registry: &mut Registry,
         extensions: &mut Option<JsonObject>,
-    ) -> Result<Option<Arc<SkillsState>>, Error> {
+    ) -> Result<Option<Arc<ServedSkills>>, Error> {
         if !config.enabled {
             return Ok(None);
         }
@@ -100,7 +100,7 @@ impl ServerBuilder {
             .get_or_insert_with(JsonObject::new)
             .entry(SKILLS_EXTENSION)
             .or_insert_with(|| Value::Object(settings.to_object()));
-        Ok(Some(Arc::new(SkillsState {
+        Ok(Some(Arc::new(ServedSkills {
             catalog: ArcSwap::from_pointee(catalog),
             limits: config.limits,
         })))
@@ -115,13 +115,13 @@ impl Server {
     /// content changed. Nothing changes when a skill is refused. Fails when
     /// the server was built without skills.
     pub fn set_skills(&self, skills: Vec<Skill>) -> Result<(), Error> {
-        let Some(state) = &self.shared.skills else {
+        let Some(served) = &self.shared.skills else {
             return Err(Error::config(
                 "this server serves no skills (register some with ServerBuilder::skill or skills_dir)",
             ));
         };
-        let next = Catalog::build(skills, &state.limits).map_err(Error::config)?;
-        let old = state.catalog.load_full();
+        let next = Catalog::build(skills, &served.limits).map_err(Error::config)?;
+        let old = served.catalog.load_full();
         let mut remove: Vec<&str> = Vec::new();
         let mut changed: Vec<String> = Vec::new();
         for (uri, f) in &old.files {
@@ -140,7 +140,7 @@ impl Server {
             .filter(|(uri, _)| !old.files.contains_key(*uri) || changed.iter().any(|c| c == *uri))
             .map(|(_, f)| super::catalog::resource_def(f))
             .collect();
-        state.catalog.store(Arc::new(next));
+        served.catalog.store(Arc::new(next));
         self.update_resources(remove, add)?;
         for uri in changed {
             self.notify_resource_updated(uri);
@@ -153,12 +153,12 @@ impl Shared {
     /// Answers `skills/list`, one page at a time.
     pub(crate) fn list_skills(
         &self,
-        state: &SkillsState,
+        skills: &ServedSkills,
         id: &RequestId,
         p: ListSkillsRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let catalog = state.catalog.load();
+        let catalog = skills.catalog.load();
         let (skills, next_cursor) =
             self.page(&catalog.entries, p.cursor.as_deref(), Clone::clone)?;
         let r = ListSkillsResult {
@@ -173,12 +173,12 @@ impl Shared {
     /// Answers `skills/get`: -32602 for a URI that is not a served skill.
     pub(crate) fn get_skill(
         &self,
-        state: &SkillsState,
+        skills: &ServedSkills,
         id: &RequestId,
         p: GetSkillRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let catalog = state.catalog.load();
+        let catalog = skills.catalog.load();
         let Some(skill) = catalog.get(&p.uri).cloned() else {
             return Err(ErrorObject::invalid_params(format_args!(
                 "{:?} is not the SKILL.md of a skill this server serves",
@@ -202,12 +202,12 @@ impl Shared {
     /// directory this server serves.
     pub(crate) fn read_directory(
         &self,
-        state: &SkillsState,
+        skills: &ServedSkills,
         id: &RequestId,
         p: ReadDirectoryRequestParams,
         version: ProtocolVersion,
     ) -> Reply {
-        let catalog = state.catalog.load();
+        let catalog = skills.catalog.load();
         let Some(children) = catalog.dirs.get(&p.uri) else {
             return Err(ErrorObject::invalid_params(format_args!(
                 "{:?} is not a directory this server serves",

@@ -32,7 +32,7 @@ use crate::error::Error;
 use crate::future::Reply;
 use crate::listen;
 use crate::server::Server;
-use crate::session::SessionState;
+use crate::session::HandshakeSession;
 use crate::shared::Shared;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
@@ -198,7 +198,7 @@ struct Conn {
     pending: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, ErrorObject>>>>,
     next_id: AtomicI64,
     era: Mutex<StdioEra>,
-    session: Mutex<Option<Arc<SessionState>>>,
+    session: Mutex<Option<Arc<HandshakeSession>>>,
     listens: std::sync::atomic::AtomicUsize,
     /// Cancelled when the keep-alive gives the client up for dead.
     dead: CancellationToken,
@@ -215,7 +215,7 @@ impl Conn {
             .await;
     }
 
-    fn session(&self) -> Option<Arc<SessionState>> {
+    fn session(&self) -> Option<Arc<HandshakeSession>> {
         self.session.lock().ok().and_then(|g| g.clone())
     }
 
@@ -642,7 +642,7 @@ fn start_keep_alive(conn: &Arc<Conn>) {
 // ERA-12
 /// Forwards list changes and resource updates to the handshake-era session
 /// of this process, until stdout is gone.
-fn forward_session_changes(conn: &Arc<Conn>, session: Arc<SessionState>) {
+fn forward_session_changes(conn: &Arc<Conn>, session: Arc<HandshakeSession>) {
     let conn = conn.clone();
     let mut rx = conn.shared.bus().subscribe();
     tokio::spawn(async move {

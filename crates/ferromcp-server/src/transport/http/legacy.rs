@@ -155,7 +155,7 @@ pub(super) async fn post(
                 return Rejection::TooManySessions.into_response();
             };
             if let Some(store) = shared.shared_sessions() {
-                let record = session.state.to_record(session.owner.as_deref());
+                let record = session.handshake.to_record(session.owner.as_deref());
                 let idle = shared.limits().session_idle_timeout;
                 if let Err(e) = store.put(&session.id, &record, idle).await {
                     inner.sessions.remove(&session.id);
@@ -410,10 +410,10 @@ pub(super) async fn find_session(
         return Ok(None);
     }
     if let Some(s) = local {
-        s.state.apply_level(&record);
+        s.handshake.apply_level(&record);
         return Ok(Some(s));
     }
-    let Some(state) = crate::session::SessionState::from_record(&record) else {
+    let Some(state) = crate::session::HandshakeSession::from_record(&record) else {
         return Ok(None);
     };
     inner
@@ -539,7 +539,7 @@ async fn request(
             &ErrorObject::invalid_request(format_args!("request id {} is already in flight", r.id)),
         );
     };
-    let state = session.state.clone();
+    let state = session.handshake.clone();
     let use_sse = accept.sse_allowed(inner.config.json_only);
     let (sid, mut rx) = session.open_stream();
     let writer = StreamWriter {
@@ -660,7 +660,7 @@ async fn request(
         // `text/event-stream` gets the one message as a stream (HTTP-06).
         return json_response(StatusCode::OK, first.data.clone());
     }
-    let priming = (session.state.version == ProtocolVersion::V2025_11_25)
+    let priming = (session.handshake.version == ProtocolVersion::V2025_11_25)
         .then(|| sse_priming(&format!("{sid}-0"), None));
     sse_response(session_stream(
         priming,
@@ -790,7 +790,7 @@ pub(super) async fn batch(
                 let reply = match typed {
                     Err(e) => Err(crate::outcome::Failure::from(e)),
                     Ok(typed) => {
-                        let state = session.state.clone();
+                        let state = session.handshake.clone();
                         let ctx = ContextParts {
                             capabilities: Some(state.capabilities.clone()),
                             principal: parts.extensions.get::<Principal>().cloned(),
@@ -930,14 +930,14 @@ fn start_forwarder(inner: &Arc<HttpInner>, session: &Arc<HttpSession>) {
                         {
                             let idle = shared.limits().session_idle_timeout;
                             match store.fetch(&session.id, idle).await {
-                                Ok(Some(record)) => session.state.apply(&record),
+                                Ok(Some(record)) => session.handshake.apply(&record),
                                 Ok(None) => break, // ended on another replica
                                 Err(e) => {
                                     tracing::warn!(error = %e, "shared session record unavailable; using the local subscriptions");
                                 }
                             }
                         }
-                        if let Some(m) = listen::render_for_session(&shared, &c, &session.state) {
+                        if let Some(m) = listen::render_for_session(&shared, &c, &session.handshake) {
                             session.push(GET_STREAM, m, false).await;
                         }
                     }

@@ -476,7 +476,7 @@ where
             None => None,
         };
         if let Some(session) = session {
-            if !session.state.version.forbids_batches() {
+            if !session.handshake.version.forbids_batches() {
                 return legacy::batch(inner, parts, elements, session).await;
             }
         }

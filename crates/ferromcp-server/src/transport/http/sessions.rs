@@ -13,7 +13,7 @@
 //! unknown session: 404, without touching the session.
 // LEGACY-12…LEGACY-20, LEGACY-17, LEGACY-20, STATE-06, LEGACY-13
 
-use crate::session::SessionState;
+use crate::session::HandshakeSession;
 use bytes::Bytes;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::jsonrpc::RequestId;
@@ -53,7 +53,7 @@ struct StreamLog {
 /// A live handshake-era session.
 pub(crate) struct HttpSession {
     pub(crate) id: String,
-    pub(crate) state: Arc<SessionState>,
+    pub(crate) handshake: Arc<HandshakeSession>,
     /// Subject of the principal that initialized the session.
     pub(crate) owner: Option<String>,
     last_seen: Mutex<Instant>,
@@ -372,7 +372,7 @@ impl SessionStore {
     /// subject), after freeing idle ones if the table is full.
     pub(crate) fn create(
         &self,
-        state: SessionState,
+        state: HandshakeSession,
         owner: Option<String>,
     ) -> Result<Arc<HttpSession>, Full> {
         let id = new_session_id().ok_or(Full)?;
@@ -384,7 +384,7 @@ impl SessionStore {
     pub(crate) fn adopt(
         &self,
         id: &str,
-        state: SessionState,
+        state: HandshakeSession,
         owner: Option<String>,
     ) -> Result<Arc<HttpSession>, Full> {
         if let Some(s) = self.map.lock().map_err(|_| Full)?.get(id) {
@@ -396,7 +396,7 @@ impl SessionStore {
     fn insert(
         &self,
         id: String,
-        state: SessionState,
+        state: HandshakeSession,
         owner: Option<String>,
     ) -> Result<Arc<HttpSession>, Full> {
         let mut map = self.map.lock().map_err(|_| Full)?;
@@ -415,7 +415,7 @@ impl SessionStore {
         }
         let s = Arc::new(HttpSession {
             id: id.clone(),
-            state: Arc::new(state),
+            handshake: Arc::new(state),
             owner,
             last_seen: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
@@ -498,8 +498,8 @@ mod tests {
     use ferromcp_protocol::ProtocolVersion;
     use ferromcp_protocol::types::InitializeRequestParams;
 
-    fn state() -> SessionState {
-        SessionState::new(
+    fn state() -> HandshakeSession {
+        HandshakeSession::new(
             ProtocolVersion::V2025_11_25,
             &InitializeRequestParams::default(),
         )
