@@ -217,8 +217,9 @@ async fn server_builder(a: &GatewayArgs) -> Result<ferromcp_server::ServerBuilde
     let ring = crate::serve::state_key_ring_from_env()?;
     let shared_keys = ring.is_some();
     let mut builder = Gateway::default_server();
+    let mut state = ferromcp_server::RequestStateConfig::default();
     if let Some(ring) = ring {
-        builder = builder.state_keys(ring);
+        state = state.keys(ring);
     }
     if let Some(url) = &a.redis {
         let opts = ferromcp_everything::config::RedisOptions {
@@ -227,11 +228,13 @@ async fn server_builder(a: &GatewayArgs) -> Result<ferromcp_server::ServerBuilde
             backlog: ferromcp_server::Limits::default().listen_backlog,
             ..Default::default()
         };
-        builder = ferromcp_everything::config::with_redis(builder, &opts, shared_keys)
+        let backplane;
+        (state, backplane) = ferromcp_everything::config::with_redis(state, &opts, shared_keys)
             .await
             .map_err(Failure::usage)?;
+        builder = builder.backplane(backplane);
     }
-    Ok(builder)
+    Ok(builder.request_state(state))
 }
 
 // AUTH-01, AUTH-03

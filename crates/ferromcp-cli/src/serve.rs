@@ -396,8 +396,9 @@ async fn build_server(
         // The fixtures' completion handler stays.
         builder = ferromcp_docs::register(builder, lib, false);
     }
+    let mut state = ferromcp_server::RequestStateConfig::default();
     if let Some(ring) = ring {
-        builder = builder.state_keys(ring);
+        state = state.keys(ring);
     }
     if let Some(url) = &a.redis {
         let opts = ferromcp_everything::config::RedisOptions {
@@ -405,11 +406,14 @@ async fn build_server(
             backlog: ferromcp_server::Limits::default().listen_backlog,
             ..Default::default()
         };
-        builder = ferromcp_everything::config::with_redis(builder, &opts, shared_keys)
+        let backplane;
+        (state, backplane) = ferromcp_everything::config::with_redis(state, &opts, shared_keys)
             .await
             .map_err(Failure::usage)?;
+        builder = builder.backplane(backplane);
     }
     builder
+        .request_state(state)
         .build()
         .map_err(|e| Failure::usage(format!("cannot build the server: {e}")))
 }

@@ -300,7 +300,8 @@ async fn live_updates_reach_the_bus() {
     let d = corpus("live");
     let lib = Arc::new(open(&d));
     let bus = Arc::new(LocalBus::new(64));
-    let builder = ferromcp_server::Server::builder("t", "1").change_bus(bus.clone());
+    let builder = ferromcp_server::Server::builder("t", "1")
+        .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()));
     let server = ferromcp_docs::register(builder, &lib, true)
         .build()
         .unwrap();

@@ -1,8 +1,8 @@
 //! Deployment configuration shared by `everything-server` and `mcp serve`:
 //! the `requestState` key ring and (feature `redis`) the Redis backplane.
 
-use ferromcp_server::ServerBuilder;
 use ferromcp_server::request_state::KeyRing;
+use ferromcp_server::{Backplane, RequestStateConfig};
 
 /// The key id `MCP_STATE_KEY` sealed under before key rings; still opened
 /// (never sealed) so tokens minted by an older build stay valid.
@@ -70,18 +70,20 @@ pub struct RedisOptions {
     pub backlog: usize,
 }
 
-/// Connects `builder` to Redis: the shared change bus and, when
-/// `opts.single_use`, the shared single-use `requestState` store.
+/// Connects to Redis: a [`Backplane`] of the shared change bus and session
+/// store and, when `opts.single_use`, `state` with the shared single-use
+/// `requestState` store (replacing an in-process record). Give both to the
+/// builder (`ServerBuilder::backplane`, `ServerBuilder::request_state`).
 ///
 /// Refuses without a shared key ring (`has_shared_keys`): replicas with
 /// random per-process keys cannot open each other's tokens, so Redis would
 /// only hide the misconfiguration.
 #[cfg(feature = "redis")]
 pub async fn with_redis(
-    builder: ServerBuilder,
+    state: RequestStateConfig,
     opts: &RedisOptions,
     has_shared_keys: bool,
-) -> Result<ServerBuilder, String> {
+) -> Result<(RequestStateConfig, Backplane), String> {
     use std::sync::Arc;
     if !has_shared_keys {
         return Err(
@@ -106,26 +108,27 @@ pub async fn with_redis(
         .connect_sessions()
         .await
         .map_err(|e| format!("--redis: session store: {e}"))?;
-    let mut builder = builder
+    let backplane = Backplane::default()
         .change_bus(Arc::new(bus))
         .shared_sessions(Arc::new(sessions));
+    let mut state = state;
     if opts.single_use {
         let store = config
             .connect_single_use()
             .await
             .map_err(|e| format!("--redis: single-use store: {e}"))?;
-        builder = builder.state_single_use_store(Arc::new(store));
+        state = state.single_use_store(Arc::new(store));
     }
-    Ok(builder)
+    Ok((state, backplane))
 }
 
 /// Without the `redis` feature: always an error naming the feature.
 #[cfg(not(feature = "redis"))]
 pub async fn with_redis(
-    _builder: ServerBuilder,
+    _state: RequestStateConfig,
     _opts: &RedisOptions,
     _has_shared_keys: bool,
-) -> Result<ServerBuilder, String> {
+) -> Result<(RequestStateConfig, Backplane), String> {
     Err("--redis: this binary was built without the `redis` feature".into())
 }
 

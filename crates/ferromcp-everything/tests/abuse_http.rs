@@ -1438,7 +1438,7 @@ fn conflicting_state_key_variables_refuse_to_start() {
 #[test]
 fn request_state_single_use_refuses_replays() {
     // MRTR-09 "single-use where at-most-once matters": opt-in
-    // (`ServerBuilder::state_single_use`), here a record of 3 tokens.
+    // (`RequestStateConfig::single_use`), here a record of 3 tokens.
     let s = HttpServer::start_with(&[("MCP_STATE_SINGLE_USE", "3")]);
     let tool = "test_input_required_result_tampered_state";
     let caps = json!({"elicitation": {}});

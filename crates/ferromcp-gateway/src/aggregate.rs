@@ -1138,7 +1138,7 @@ mod tests {
         use ferromcp_server::notify::{ChangeBus, LocalBus};
         let bus = Arc::new(LocalBus::new(64));
         let server = Server::builder("t", "1")
-            .change_bus(bus.clone())
+            .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
         let mut rx = bus.subscribe();
@@ -1204,7 +1204,7 @@ mod tests {
         use ferromcp_server::notify::{ChangeBus, LocalBus};
         let bus = Arc::new(LocalBus::new(64));
         let server = Server::builder("t", "1")
-            .change_bus(bus.clone())
+            .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
         let rx = bus.subscribe();
@@ -1338,7 +1338,7 @@ mod tests {
         use ferromcp_server::notify::{Change, ChangeBus, LocalBus};
         let bus = Arc::new(LocalBus::new(16));
         let server = Server::builder("t", "1")
-            .change_bus(bus.clone())
+            .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
             .build()
             .unwrap_or_else(|e| panic!("{e}"));
         let said = Arc::new(Mutex::new(String::new()));

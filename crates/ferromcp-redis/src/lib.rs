@@ -19,16 +19,22 @@
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
-//! use ferromcp_server::{Server, request_state::KeyRing};
+//! use ferromcp_server::{Backplane, RequestStateConfig, Server, request_state::KeyRing};
 //!
 //! let redis = ferromcp_redis::RedisConfig::new("redis://127.0.0.1:6379/0")?
 //!     .key_prefix("myapp:mcp:");
 //! let server = Server::builder("demo", "1.0.0")
-//!     // Keys are configuration shared by every replica, never stored in Redis.
-//!     .state_keys(KeyRing::from_hex_list(&std::env::var("MCP_STATE_KEYS")?)?)
-//!     .change_bus(Arc::new(redis.connect_change_bus().await?))
-//!     .state_single_use_store(Arc::new(redis.connect_single_use().await?))
-//!     .shared_sessions(Arc::new(redis.connect_sessions().await?))
+//!     .request_state(
+//!         RequestStateConfig::default()
+//!             // Keys are configuration shared by every replica, never stored in Redis.
+//!             .keys(KeyRing::from_hex_list(&std::env::var("MCP_STATE_KEYS")?)?)
+//!             .single_use_store(Arc::new(redis.connect_single_use().await?)),
+//!     )
+//!     .backplane(
+//!         Backplane::default()
+//!             .change_bus(Arc::new(redis.connect_change_bus().await?))
+//!             .shared_sessions(Arc::new(redis.connect_sessions().await?)),
+//!     )
 //!     .build()?;
 //! # let _ = server; Ok(()) }
 //! ```

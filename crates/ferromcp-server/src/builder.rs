@@ -1,18 +1,17 @@
 //! [`ServerBuilder`]: every limit and policy of a server, with named
 //! defaults, checked once by `build`.
 
+use crate::backplane::Backplane;
 use crate::cache_hints::CacheHints;
 use crate::error::Error;
 use crate::handler::FallbackHandler;
 use crate::limits::Limits;
-use crate::notify::{ChangeBus, LocalBus};
 use crate::prompt::{CompletionHandler, PromptDef};
 use crate::registry::{Registry, check_needs};
-use crate::request_state::{KeyRing, StateSealer};
+use crate::request_state_config::RequestStateConfig;
 use crate::resource::TemplateDef;
 use crate::server::{AnyResourceDef, Server};
 use crate::shared::{Declared, Shared};
-use crate::single_use::SingleUseStore;
 use crate::state::{StateMap, StateNeed};
 use crate::tool::ToolDef;
 use arc_swap::ArcSwap;
@@ -29,11 +28,8 @@ pub struct ServerBuilder {
     completion: Option<Arc<dyn CompletionHandler>>,
     limits: Limits,
     cache_hints: CacheHints,
-    keys: Option<KeyRing>,
-    state_ttl: std::time::Duration,
-    state_single_use: Option<usize>,
-    state_single_use_store: Option<Arc<dyn SingleUseStore>>,
-    bus: Option<Arc<dyn ChangeBus>>,
+    request_state: RequestStateConfig,
+    backplane: Backplane,
     logging: bool,
     validate_schemas: bool,
     stamp_server_info: bool,
@@ -43,7 +39,6 @@ pub struct ServerBuilder {
     handshake: bool,
     modern: bool,
     tasks: Option<crate::tasks::TaskConfig>,
-    shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
     app_state: StateMap,
     completion_needs: Vec<StateNeed>,
     layers: Vec<Arc<dyn crate::middleware::RpcLayer>>,
@@ -70,11 +65,8 @@ impl ServerBuilder {
             completion: None,
             limits: Limits::default(),
             cache_hints: CacheHints::default(),
-            keys: None,
-            state_ttl: std::time::Duration::from_secs(600),
-            state_single_use: None,
-            state_single_use_store: None,
-            bus: None,
+            request_state: RequestStateConfig::default(),
+            backplane: Backplane::default(),
             logging: false,
             validate_schemas: cfg!(feature = "schema-validation"),
             stamp_server_info: true,
@@ -84,7 +76,6 @@ impl ServerBuilder {
             handshake: true,
             modern: true,
             tasks: None,
-            shared_sessions: None,
             app_state: StateMap::new(),
             completion_needs: Vec::new(),
             layers: Vec::new(),
@@ -320,54 +311,28 @@ impl ServerBuilder {
         self.cache_hints = hints;
         self
     }
-    /// Keys for sealing `requestState` (first seals, all open: rotation).
-    /// Without this a random key is generated at build time, which is right
-    /// for a single process; replicas behind a load balancer must share keys.
-    pub fn state_keys(mut self, keys: KeyRing) -> Self {
-        self.keys = Some(keys);
+    /// How `requestState` is sealed and opened: keys, lifetime, single
+    /// use (see [`RequestStateConfig`]; the default suits one process). A
+    /// second call replaces the whole group.
+    ///
+    /// ```
+    /// use ferromcp_server::{RequestStateConfig, Server};
+    /// use std::time::Duration;
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .request_state(RequestStateConfig::default().ttl(Duration::from_secs(60)).single_use(1000))
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn request_state(mut self, config: RequestStateConfig) -> Self {
+        self.request_state = config;
         self
     }
-    /// How long a sealed `requestState` stays valid. Default 10 minutes.
-    pub fn state_ttl(mut self, ttl: std::time::Duration) -> Self {
-        self.state_ttl = ttl;
-        self
-    }
-    // MRTR-09
-    /// Makes every `requestState` single-use (for tools with
-    /// at-most-once semantics): a token is accepted once, remembering at most
-    /// `max_tokens` unexpired ones per process (default off; see
-    /// [`crate::request_state::StateSealer::with_single_use`] and
-    /// [`crate::request_state::DEFAULT_MAX_CONSUMED_TOKENS`]).
-    pub fn state_single_use(mut self, max_tokens: usize) -> Self {
-        self.state_single_use = Some(max_tokens);
-        self
-    }
-    // MRTR-09
-    /// Makes every `requestState` single-use, recorded in `store` instead of
-    /// the in-process record: with a store shared by every replica (e.g.
-    /// `ferromcp_redis::RedisSingleUse`) a token is accepted once fleet-wide.
-    /// Takes precedence over [`Self::state_single_use`]. A store
-    /// that cannot answer refuses the retry with -32603 (HTTP 503 with
-    /// `Retry-After`); see [`crate::single_use`].
-    pub fn state_single_use_store(mut self, store: Arc<dyn SingleUseStore>) -> Self {
-        self.state_single_use_store = Some(store);
-        self
-    }
-    /// Shares handshake-era sessions with other replicas through `store`
-    /// (see [`crate::shared_sessions`]): a session created on one replica
-    /// is served by all, DELETE ends it everywhere, and a store that cannot
-    /// answer turns session requests into 503 with `Retry-After`. Without
-    /// it (the default) sessions live in this process only.
-    pub fn shared_sessions(
-        mut self,
-        store: Arc<dyn crate::shared_sessions::SharedSessions>,
-    ) -> Self {
-        self.shared_sessions = Some(store);
-        self
-    }
-    /// Replaces the in-process change bus.
-    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
-        self.bus = Some(bus);
+    /// What this server shares with the other replicas of its fleet: the
+    /// change bus and the handshake-era session store (see [`Backplane`];
+    /// the default is in-process). A second call replaces the whole group.
+    pub fn backplane(mut self, backplane: Backplane) -> Self {
+        self.backplane = backplane;
         self
     }
     // META-08
@@ -509,14 +474,9 @@ impl ServerBuilder {
                  which this build leaves out",
             ));
         }
-        let keys = match self.keys {
-            Some(k) => k,
-            None => KeyRing::random()
-                .map_err(|e| Error::config(format!("cannot generate a requestState key: {e}")))?,
-        };
-        let bus = self
-            .bus
-            .unwrap_or_else(|| Arc::new(LocalBus::new(self.limits.listen_backlog)));
+        let sealer = self.request_state.into_sealer()?;
+        let bus = self.backplane.take_change_bus(self.limits.listen_backlog);
+        let shared_sessions = self.backplane.take_shared_sessions();
         let handshake_versions = if self.handshake {
             vec![
                 ProtocolVersion::V2025_11_25,
@@ -554,7 +514,7 @@ impl ServerBuilder {
             shared: Arc::new(Shared {
                 skills,
                 tasks,
-                shared_sessions: self.shared_sessions,
+                shared_sessions,
                 app_state: self.app_state,
                 rpc: crate::middleware::stack(&self.layers),
                 fallback: self.fallback,
@@ -571,14 +531,7 @@ impl ServerBuilder {
                 },
                 handshake_versions,
                 cache_hints: self.cache_hints,
-                sealer: {
-                    let sealer = StateSealer::new(keys).with_ttl(self.state_ttl);
-                    match (self.state_single_use_store, self.state_single_use) {
-                        (Some(store), _) => sealer.with_single_use_store(store),
-                        (None, Some(max)) => sealer.with_single_use(max),
-                        (None, None) => sealer,
-                    }
-                },
+                sealer,
                 bus,
                 logging_enabled: self.logging,
                 validate_schemas: self.validate_schemas,

@@ -74,6 +74,7 @@
 
 mod admit;
 mod apps;
+mod backplane;
 mod builder;
 mod cache_hints;
 mod client_notification;
@@ -96,6 +97,7 @@ mod prompt;
 mod raw_result;
 mod registry;
 pub mod request_state;
+mod request_state_config;
 mod resource;
 #[cfg(feature = "fs")]
 pub mod safe_fs;
@@ -116,6 +118,7 @@ pub mod transport;
 pub use ferromcp_protocol::uri_template;
 
 pub use apps::{UiResourceBuilder, ui_resource};
+pub use backplane::Backplane;
 pub use builder::ServerBuilder;
 pub use cache_hints::CacheHints;
 pub use client_notification::ClientNotification;
@@ -131,6 +134,7 @@ pub use prompt::{
     prompt, prompt_from,
 };
 pub use raw_result::RawResult;
+pub use request_state_config::RequestStateConfig;
 pub use resource::{
     IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
     TemplateBuilder, TemplateDef, resource, resource_template,

@@ -3,7 +3,7 @@
 //! Without a [`SharedSessions`] store (the default) a session created by
 //! `initialize` lives in the process that created it, exactly as before:
 //! behind several replicas a load balancer must then pin each client.
-//! With one ([`crate::ServerBuilder::shared_sessions`]; Redis:
+//! With one ([`crate::Backplane::shared_sessions`]; Redis:
 //! `ferromcp_redis::RedisSessions`), the session *record* (negotiated version,
 //! client capabilities and info, log level, resource subscriptions, owning
 //! principal) is written when the session is created, and every request

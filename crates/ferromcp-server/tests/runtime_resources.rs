@@ -67,7 +67,7 @@ fn drain(rx: &mut tokio::sync::broadcast::Receiver<Change>) -> Vec<Change> {
 async fn resources_are_removed_and_replaced_in_one_swap() {
     let bus = Arc::new(LocalBus::new(16));
     let server = Server::builder("t", "1")
-        .change_bus(bus.clone())
+        .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
         .resource(def("a://1"))
         .resource(def("a://2"))
         .resource(def("a://3"))
@@ -119,7 +119,7 @@ fn template(t: &str) -> TemplateDef {
 async fn templates_are_added_and_removed_at_run_time() {
     let bus = Arc::new(LocalBus::new(16));
     let server = Server::builder("t", "1")
-        .change_bus(bus.clone())
+        .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
         .build()
         .unwrap_or_else(|e| panic!("build: {e}"));
     let mut rx = bus.subscribe();
@@ -165,7 +165,7 @@ async fn tools_and_prompts_are_updated_in_one_swap() {
     let t = |n: &str| tool(n).handler(|_: serde_json::Value, _cx: RequestContext| async { "x" });
     let p = |n: &str| prompt(n).handler(|_: PromptArgs, _cx: RequestContext| async { "p" });
     let server = Server::builder("t", "1")
-        .change_bus(bus.clone())
+        .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
         .tool(t("a"))
         .tool(t("b"))
         .build()

@@ -73,7 +73,7 @@ fn service(store: Arc<FlakyStore>) -> McpService {
                     Err::<String, _>(HandlerError::Protocol(e))
                 }),
         )
-        .state_single_use_store(store)
+        .request_state(ferromcp_server::RequestStateConfig::default().single_use_store(store))
         .build()
         .expect("server");
     McpService::new(server, HttpConfig::default())

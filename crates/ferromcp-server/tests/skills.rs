@@ -228,7 +228,10 @@ async fn without_skills_nothing_is_declared_or_answered() {
 #[tokio::test]
 async fn a_reload_swaps_the_skills_and_notifies() {
     let bus = std::sync::Arc::new(ferromcp_server::notify::LocalBus::new(64));
-    let server = builder().change_bus(bus.clone()).build().unwrap();
+    let server = builder()
+        .backplane(ferromcp_server::Backplane::default().change_bus(bus.clone()))
+        .build()
+        .unwrap();
     let svc = McpService::new(server.clone(), HttpConfig::default());
     let mut changes = ferromcp_server::notify::ChangeBus::subscribe(&*bus);
     server

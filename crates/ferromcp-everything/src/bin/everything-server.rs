@@ -58,7 +58,7 @@
 // MRTR-09
 
 use ferromcp_everything::config::{RedisOptions, state_key_ring, with_redis};
-use ferromcp_server::Limits;
+use ferromcp_server::{Limits, RequestStateConfig};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -188,15 +188,16 @@ async fn configure(
     let keys = env_value::<String>("MCP_STATE_KEYS")?;
     let ring = state_key_ring(key.as_deref(), keys.as_deref())?;
     let shared_keys = ring.is_some();
+    let mut state = RequestStateConfig::default();
     if let Some(ring) = ring {
-        b = b.state_keys(ring);
+        state = state.keys(ring);
     }
     if let Some(ms) = env_value::<u64>("MCP_STATE_TTL_MS")? {
-        b = b.state_ttl(Duration::from_millis(ms));
+        state = state.ttl(Duration::from_millis(ms));
     }
     let single_use = env_value::<usize>("MCP_STATE_SINGLE_USE")?;
     if let Some(n) = single_use {
-        b = b.state_single_use(n);
+        state = state.single_use(n);
     }
     if let Some(url) = redis {
         let opts = RedisOptions {
@@ -206,9 +207,11 @@ async fn configure(
             single_use: single_use.is_some(),
             backlog,
         };
-        b = with_redis(b, &opts, shared_keys).await?;
+        let backplane;
+        (state, backplane) = with_redis(state, &opts, shared_keys).await?;
+        b = b.backplane(backplane);
     }
-    Ok(b)
+    Ok(b.request_state(state))
 }
 
 /// `--http ADDR` or `--stdio`, plus an optional `--redis URL`, in any order.

@@ -80,6 +80,8 @@
 //! a store that cannot answer refuses the token with
 //! [`StateError::StoreUnavailable`] (-32603, HTTP 503 with `Retry-After`).
 //! With a remote store, open tokens with [`StateSealer::open_async`].
+//! A server takes these settings as a [`crate::RequestStateConfig`]
+//! (see [`crate::ServerBuilder::request_state`]).
 // MRTR-08, MRTR-09, STATE-06, MRTR-06, MRTR-08 POLICY
 // Foreign type: serde_json (`Value`, `Map`, `RawValue`, `Number`, `Error`) in this module's public
 // signatures: it is the JSON data model users pass in and get back (arbitrary params, results,

@@ -109,6 +109,12 @@ impl StateSealer {
         &self.ring
     }
 
+    /// The token lifetime in seconds.
+    #[cfg(test)]
+    pub(crate) fn ttl_secs(&self) -> u64 {
+        self.ttl_secs
+    }
+
     // MRTR-08, MRTR-09
     /// Seals `state` (the application's own bytes, possibly empty) bound to
     /// `binding`, expiring one TTL from now.
