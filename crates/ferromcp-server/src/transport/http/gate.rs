@@ -18,7 +18,8 @@ use std::time::Duration;
 /// The gates every request passes before its HTTP method is looked at:
 /// the header count (HTTP/2; hyper counts HTTP/1 lines itself), the
 /// endpoint path (404), an ambiguous Host or Origin (400 / 403), then Host
-/// (421) and Origin (403) against the policy, each parsed once.
+/// (421) and Origin (403) against the policy, which decides on parsed
+/// values (the Host header is also parsed once before, for its own 400).
 pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(), Rejection> {
     if parts.version >= http::Version::HTTP_2
         && parts.headers.len() > inner.shared.limits().max_headers
