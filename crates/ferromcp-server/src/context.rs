@@ -4,7 +4,9 @@
 // schemas, `_meta`); the SDK is built on serde_json by design.
 
 use crate::error::{HandlerError, InputRequired};
-use crate::shared::Shared;
+use crate::future::BoxFuture;
+use crate::notify::{Change, ChangeBus};
+use crate::state::{State, StateMap};
 use bytes::Bytes;
 use ferromcp_protocol::jsonrpc::{OutgoingNotification, RequestId, to_vec};
 use ferromcp_protocol::meta::{ProgressToken, RequestMeta};
@@ -15,6 +17,7 @@ use ferromcp_protocol::types::{
 };
 use ferromcp_protocol::{ErrorObject, ProtocolVersion};
 use serde::de::DeserializeOwned;
+use std::any::Any;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +38,36 @@ pub(crate) trait Outbound: Send + Sync {
 
 pub use ferromcp_protocol::Principal;
 
+/// What a request context reads of the server: the core (its one
+/// implementor) fills it in, so this module, and the handler-facing files
+/// that build on it, name no core type and do not reach back into the core.
+///
+/// The context holds it as one `Arc` clone per request, as it held the core
+/// before; the virtual calls are off the per-request path (logging, state
+/// extractors, `notify_tools_changed`, `server()`).
+pub(crate) trait ServerCore: Send + Sync + 'static {
+    /// Whether `logging/setLevel` is served: log notifications go out only then.
+    fn logging_enabled(&self) -> bool;
+    /// Where list changes and resource updates are published.
+    fn bus(&self) -> &Arc<dyn ChangeBus>;
+    /// The application state given to `ServerBuilder::with_state`.
+    fn app_state(&self) -> &StateMap;
+    /// The core itself, for `RequestContext::server` to give back as a
+    /// `Server`.
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+/// What a handler's context reaches of its task, on task-capable calls
+/// (tasks extension); the tasks runtime implements it.
+pub(crate) trait TaskHook: Send + Sync + 'static {
+    /// The task id, once the call became a task.
+    fn task_id(&self) -> Option<&str>;
+    /// Makes the call a task (idempotent).
+    fn detach(self: Arc<Self>) -> BoxFuture<Result<(), ErrorObject>>;
+    /// Progress while running as a task: the task's `statusMessage`.
+    fn status_message(&self, message: String);
+}
+
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
     pub(crate) method: std::borrow::Cow<'static, str>,
@@ -50,9 +83,9 @@ pub(crate) struct ContextInner {
     pub(crate) principal: Option<Principal>,
     #[cfg(feature = "http")]
     pub(crate) http: Option<Arc<http::request::Parts>>,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) core: Arc<dyn ServerCore>,
     /// Set on task-capable `tools/call`s (tasks extension).
-    pub(crate) task: Option<Arc<crate::tasks::TaskLink>>,
+    pub(crate) task: Option<Arc<dyn TaskHook>>,
     last_progress: AtomicU64,
 }
 
@@ -149,7 +182,7 @@ impl RequestContext {
         p: ContextParts,
         input: Option<InputResponses>,
         state: Option<Vec<u8>>,
-        shared: Arc<Shared>,
+        core: Arc<dyn ServerCore>,
     ) -> Self {
         Self {
             inner: Arc::new(ContextInner {
@@ -166,7 +199,7 @@ impl RequestContext {
                 principal: p.principal,
                 #[cfg(feature = "http")]
                 http: p.http,
-                shared,
+                core,
                 task: None,
                 last_progress: AtomicU64::new(f64::NEG_INFINITY.to_bits()),
             }),
@@ -178,10 +211,10 @@ impl RequestContext {
         p: ContextParts,
         input: Option<InputResponses>,
         state: Option<Vec<u8>>,
-        shared: Arc<Shared>,
-        task: Arc<crate::tasks::TaskLink>,
+        core: Arc<dyn ServerCore>,
+        task: Arc<dyn TaskHook>,
     ) -> Self {
-        let mut cx = Self::new(p, input, state, shared);
+        let mut cx = Self::new(p, input, state, core);
         if let Some(inner) = Arc::get_mut(&mut cx.inner) {
             inner.task = Some(task);
         }
@@ -205,6 +238,7 @@ impl RequestContext {
         match &self.inner.task {
             None => Ok(false),
             Some(link) => link
+                .clone()
                 .detach()
                 .await
                 .map(|()| true)
@@ -327,7 +361,7 @@ impl RequestContext {
         let (Some(min), Some(out)) = (self.inner.log_level, &self.inner.outbound) else {
             return;
         };
-        if level < min || self.is_cancelled() || !self.inner.shared.logging_enabled {
+        if level < min || self.is_cancelled() || !self.inner.core.logging_enabled() {
             return;
         }
         let mut params = LoggingMessageNotificationParams::new(level, data);
@@ -503,10 +537,40 @@ impl RequestContext {
     /// Tells subscribers (listen streams and handshake-era sessions) that
     /// the tool list changed.
     pub fn notify_tools_changed(&self) {
-        self.inner
-            .shared
-            .bus
-            .publish(crate::notify::Change::ToolsListChanged);
+        self.inner.core.bus().publish(Change::ToolsListChanged);
+    }
+}
+
+/// Extracts `State<T>` from a request context.
+pub(crate) fn extract_state<T: Clone + Send + Sync + 'static>(
+    cx: &RequestContext,
+) -> Result<State<T>, HandlerError> {
+    cx.app_state::<T>()
+        .map(State)
+        .ok_or_else(crate::state::missing::<T>)
+}
+
+impl RequestContext {
+    /// The application state of type `T` given to
+    /// [`ServerBuilder::with_state`](crate::ServerBuilder::with_state), cloned;
+    /// `None` when no value of that type was given.
+    ///
+    /// (Not to be confused with [`RequestContext::state`], the opaque MRTR
+    /// `requestState` of a retried call.)
+    ///
+    /// ```
+    /// use ferromcp_server::{tool, RequestContext, NoArgs};
+    /// use std::sync::Arc;
+    ///
+    /// let def = tool("count").handler(|_: NoArgs, cx: RequestContext| async move {
+    ///     let counter = cx.app_state::<Arc<std::sync::atomic::AtomicU64>>().ok_or("no counter")?;
+    ///     let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ///     Ok::<_, &str>(n.to_string())
+    /// });
+    /// # let _ = def;
+    /// ```
+    pub fn app_state<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
+        crate::state::lookup::<T>(self.inner.core.app_state())
     }
 }
 

@@ -99,7 +99,7 @@ pub trait FromContext: sealed::Extract + Send + 'static {}
 
 impl<T: Clone + Send + Sync + 'static> sealed::Extract for State<T> {
     fn extract(cx: &RequestContext) -> Result<Self, HandlerError> {
-        crate::state::extract::<T>(cx)
+        crate::context::extract_state::<T>(cx)
     }
     fn declare(needs: &mut Vec<StateNeed>) {
         needs.push(StateNeed::of::<T>());

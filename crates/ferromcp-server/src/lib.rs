@@ -198,7 +198,7 @@ pub mod __private {
     pub fn extract_state<T: Clone + Send + Sync + 'static>(
         cx: &crate::RequestContext,
     ) -> Result<crate::State<T>, crate::HandlerError> {
-        crate::state::extract::<T>(cx)
+        crate::context::extract_state::<T>(cx)
     }
 }
 

@@ -208,3 +208,5 @@ pub trait CompletionHandler: Send + Sync + 'static {
         cx: RequestContext,
     ) -> BoxFuture<Result<Completion, HandlerError>>;
 }
+
+crate::state::needs_state!(PromptDef);

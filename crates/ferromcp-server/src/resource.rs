@@ -517,3 +517,5 @@ impl TemplateBuilder {
         TemplateDef::with_handler(self.template, f)
     }
 }
+
+crate::state::needs_state!(ResourceDef, TemplateDef);

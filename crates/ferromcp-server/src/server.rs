@@ -300,8 +300,11 @@ impl RequestContext {
     /// The server serving this request, to change its registries from a
     /// handler (e.g. a tool that installs another tool).
     pub fn server(&self) -> Server {
-        Server {
-            shared: self.inner.shared.clone(),
+        match Arc::downcast::<Shared>(self.inner.core.clone().into_any()) {
+            Ok(shared) => Server { shared },
+            // `Shared` is the one implementor of the crate-private
+            // `ServerCore`: every context is built from the core.
+            Err(_) => unreachable!("a request context's core is the server's"),
         }
     }
 }

@@ -193,3 +193,19 @@ impl Shared {
         Ok(changed)
     }
 }
+
+/// The handler-facing seam: what a request context reads of the core.
+impl crate::context::ServerCore for Shared {
+    fn logging_enabled(&self) -> bool {
+        self.logging_enabled
+    }
+    fn bus(&self) -> &Arc<dyn ChangeBus> {
+        &self.bus
+    }
+    fn app_state(&self) -> &StateMap {
+        &self.app_state
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}

@@ -39,7 +39,6 @@
 //! take any number, and a handler reads further ones with
 //! [`RequestContext::app_state`].
 
-use crate::context::RequestContext;
 use crate::error::{Error, HandlerError};
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -110,37 +109,6 @@ pub(crate) fn missing<T>() -> HandlerError {
     )))
 }
 
-/// Extracts `State<T>` from a request context.
-pub(crate) fn extract<T: Clone + Send + Sync + 'static>(
-    cx: &RequestContext,
-) -> Result<State<T>, HandlerError> {
-    cx.app_state::<T>().map(State).ok_or_else(missing::<T>)
-}
-
-impl RequestContext {
-    /// The application state of type `T` given to
-    /// [`ServerBuilder::with_state`](crate::ServerBuilder::with_state), cloned;
-    /// `None` when no value of that type was given.
-    ///
-    /// (Not to be confused with [`RequestContext::state`], the opaque MRTR
-    /// `requestState` of a retried call.)
-    ///
-    /// ```
-    /// use ferromcp_server::{tool, RequestContext, NoArgs};
-    /// use std::sync::Arc;
-    ///
-    /// let def = tool("count").handler(|_: NoArgs, cx: RequestContext| async move {
-    ///     let counter = cx.app_state::<Arc<std::sync::atomic::AtomicU64>>().ok_or("no counter")?;
-    ///     let n = counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    ///     Ok::<_, &str>(n.to_string())
-    /// });
-    /// # let _ = def;
-    /// ```
-    pub fn app_state<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
-        lookup::<T>(&self.inner.shared.app_state)
-    }
-}
-
 /// Macro support: a handler definition that reads more `State<T>`s than
 /// the one its builder call declared, declaring them for the registration
 /// check.
@@ -150,20 +118,16 @@ pub trait NeedsState: Sized {
     fn needs_state<T: 'static>(self) -> Self;
 }
 
+// The capability files implement it for their definitions with this
+// macro (the trait is defined here; the definitions are theirs).
 macro_rules! needs_state {
     ($($t:ty),*) => {$(
-        impl NeedsState for $t {
+        impl crate::state::NeedsState for $t {
             fn needs_state<T: 'static>(mut self) -> Self {
-                self.state_needs.push(StateNeed::of::<T>());
+                self.state_needs.push(crate::state::StateNeed::of::<T>());
                 self
             }
         }
     )*};
 }
-
-needs_state!(
-    crate::ToolDef,
-    crate::PromptDef,
-    crate::ResourceDef,
-    crate::resource::TemplateDef
-);
+pub(crate) use needs_state;

@@ -557,6 +557,8 @@ where
     }
 }
 
+crate::state::needs_state!(ToolDef);
+
 #[cfg(test)]
 mod tests {
     use super::*;

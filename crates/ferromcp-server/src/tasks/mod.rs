@@ -233,6 +233,18 @@ impl TaskLink {
     }
 }
 
+impl crate::context::TaskHook for TaskLink {
+    fn task_id(&self) -> Option<&str> {
+        TaskLink::task_id(self)
+    }
+    fn detach(self: Arc<Self>) -> crate::future::BoxFuture<Result<(), ErrorObject>> {
+        Box::pin(async move { TaskLink::detach(&self).await })
+    }
+    fn status_message(&self, message: String) {
+        TaskLink::status_message(self, message);
+    }
+}
+
 /// How a handler round ended.
 enum Round {
     Done(Result<CallToolResult, HandlerError>),
