@@ -443,7 +443,7 @@ impl ServerBuilder {
             return Err(e);
         }
         self.check_state_needs()?;
-        let skills = Self::build_skills(
+        let skills = crate::skills::wire::build_skills(
             std::mem::take(&mut self.skills),
             &mut self.registry,
             &mut self.extensions,
@@ -542,6 +542,55 @@ impl ServerBuilder {
                 limits: self.limits,
             }),
         })
+    }
+}
+
+/// The skills extension's builder methods (SEP-2640).
+impl ServerBuilder {
+    /// Serves `skill` (see [`crate::skills`]). The server declares the
+    /// skills extension and answers `skills/list`, `skills/get` and
+    /// `resources/directory/read`; [`ServerBuilder::build`] fails when a
+    /// skill breaks a naming or front-matter rule or a [`SkillsLimits`]
+    /// bound.
+    pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
+        let c = self.skills_config();
+        c.enabled = true;
+        c.skills.push(skill);
+        self
+    }
+
+    /// Serves every skill of `skills`.
+    pub fn skills(mut self, skills: impl IntoIterator<Item = crate::skills::Skill>) -> Self {
+        let c = self.skills_config();
+        c.enabled = true;
+        c.skills.extend(skills);
+        self
+    }
+
+    /// The bounds applied to the skills (default [`SkillsLimits::default`]).
+    pub fn skills_limits(mut self, limits: crate::skills::SkillsLimits) -> Self {
+        self.skills_config().limits = limits;
+        self
+    }
+
+    /// Serves the skills found in the folder `dir` (each a directory
+    /// holding a `SKILL.md`; see [`crate::skills::load_dir`]), read with
+    /// the limits given so far. Keep it current with
+    /// [`crate::skills::watch`].
+    #[cfg(feature = "fs")]
+    pub fn skills_dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        let limits = self.skills_config().limits.clone();
+        match crate::skills::load_dir(dir.as_ref(), &limits) {
+            Ok(skills) => self.skills(skills),
+            Err(e) => self.push_error(e),
+        }
+    }
+}
+
+impl Server {
+    /// Starts a builder for a server identified as `name` `version`.
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder::new(Implementation::new(name, version))
     }
 }
 

@@ -1,7 +1,6 @@
 //! The server facade: a built [`Server`] and what handlers and
 //! applications do with it at run time.
 
-use crate::builder::ServerBuilder;
 use crate::context::RequestContext;
 use crate::error::Error;
 use crate::limits::Limits;
@@ -31,11 +30,6 @@ impl std::fmt::Debug for Server {
 }
 
 impl Server {
-    /// Starts a builder for a server identified as `name` `version`.
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder::new(Implementation::new(name, version))
-    }
-
     /// The server's self-description.
     pub fn info(&self) -> &Implementation {
         &self.shared.info
@@ -293,6 +287,26 @@ impl Server {
     /// Publishes any change to subscribers.
     pub fn publish(&self, change: Change) {
         self.shared.bus.publish(change);
+    }
+
+    /// Replaces the served skills with `skills` (a reload): the files'
+    /// resources are swapped in one registry change (one
+    /// `notifications/resources/list_changed` when the set changed) and
+    /// `notifications/resources/updated` is published for each file whose
+    /// content changed. Nothing changes when a skill is refused. Fails when
+    /// the server was built without skills.
+    pub fn set_skills(&self, skills: Vec<crate::skills::Skill>) -> Result<(), Error> {
+        let Some(served) = &self.shared.skills else {
+            return Err(Error::config(
+                "this server serves no skills (register some with ServerBuilder::skill or skills_dir)",
+            ));
+        };
+        let swap = served.swap(skills)?;
+        self.update_resources(swap.remove.iter().map(String::as_str), swap.add)?;
+        for uri in swap.changed {
+            self.notify_resource_updated(uri);
+        }
+        Ok(())
     }
 }
 

@@ -18,6 +18,7 @@ mod mrtr;
 mod pager;
 mod prompts;
 mod resources;
+mod skills;
 mod tools;
 
 use crate::admit::{Call, CallRequest};
