@@ -117,14 +117,14 @@ pub(crate) fn admit_modern(
     input: ModernInput<'_>,
     headers: Option<&dyn HeaderList>,
 ) -> Result<Modern, ErrorObject> {
-    let registry = shared.registry.load_full();
+    let registry = shared.registry_snapshot();
     let lookup = |name: &str| registry.tool(name).and_then(|t| t.headers.clone());
     let ladder = |id: &RequestId, method: &str, probe: ParamsProbe<'_>| match classify_probed(
         id,
         method,
         probe,
         headers,
-        &shared.modern_versions,
+        shared.modern_versions(),
         Some(&lookup),
     ) {
         Ok(Verdict::Request(r)) => Ok(r),
@@ -140,7 +140,7 @@ pub(crate) fn admit_modern(
         } => {
             let members = probe.members();
             let route = ladder(id, method, probe)?;
-            let fallback = shared.fallback.is_some();
+            let fallback = shared.fallback_handler().is_some();
             match admit(method, params, Some(&members), Era::Modern, fallback)? {
                 CallRequest::Known(ClientRequest::Listen(p)) => {
                     return Ok(Modern::Listen(p.notifications));
@@ -172,13 +172,13 @@ pub(crate) fn admit_handshake(
         params,
         None,
         Era::Handshake,
-        shared.fallback.is_some(),
+        shared.fallback_handler().is_some(),
     )? {
         // Unreachable: the era rule refuses it first.
         CallRequest::Known(ClientRequest::Listen(_)) => Err(ErrorObject::method_not_found(method)),
         request => Ok(Call {
             request,
-            registry: shared.registry.load_full(),
+            registry: shared.registry_snapshot(),
         }),
     }
 }

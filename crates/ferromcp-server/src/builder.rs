@@ -11,10 +11,9 @@ use crate::registry::{Registry, check_needs};
 use crate::request_state_config::RequestStateConfig;
 use crate::resource::TemplateDef;
 use crate::server::{AnyResourceDef, Server};
-use crate::shared::{Declared, Shared};
+use crate::shared::{Declared, Shared, SharedParts};
 use crate::state::{StateMap, StateNeed};
 use crate::tool::ToolDef;
-use arc_swap::ArcSwap;
 use ferromcp_protocol::ProtocolVersion;
 use ferromcp_protocol::types::{Implementation, JsonObject};
 use std::sync::Arc;
@@ -511,7 +510,7 @@ impl ServerBuilder {
         }
         .map(|c| Arc::new(crate::tasks::Tasks::new(c)));
         Ok(Server {
-            shared: Arc::new(Shared {
+            shared: Arc::new(Shared::new(SharedParts {
                 skills,
                 tasks,
                 shared_sessions,
@@ -522,7 +521,7 @@ impl ServerBuilder {
                 server_info_member,
                 info: self.info,
                 instructions: self.instructions,
-                registry: ArcSwap::from_pointee(self.registry),
+                registry: self.registry,
                 completion: self.completion,
                 modern_versions: if self.modern {
                     ProtocolVersion::MODERN.to_vec()
@@ -540,7 +539,7 @@ impl ServerBuilder {
                 declare: self.declare,
                 extensions: self.extensions,
                 limits: self.limits,
-            }),
+            })),
         })
     }
 }

@@ -25,7 +25,7 @@ pub(crate) fn honoured(shared: &Shared, requested: &SubscriptionFilter) -> Subsc
         tools_list_changed: yes(requested.tools_list_changed, shared.has_tools(&reg)),
         prompts_list_changed: yes(requested.prompts_list_changed, shared.has_prompts(&reg)),
         resources_list_changed: yes(requested.resources_list_changed, shared.has_resources(&reg)),
-        resource_subscriptions: if shared.declare.resource_subscribe {
+        resource_subscriptions: if shared.declare().resource_subscribe {
             requested
                 .resource_subscriptions
                 .clone()
@@ -129,7 +129,7 @@ pub(crate) fn render_for_session(
             "notifications/resources/list_changed"
         }
         Change::ResourceUpdated(uri)
-            if shared.declare.resource_subscribe && session.is_subscribed(uri) =>
+            if shared.declare().resource_subscribe && session.is_subscribed(uri) =>
         {
             let params = ResourceUpdatedNotificationParams {
                 uri: uri.clone(),

@@ -173,7 +173,7 @@ mod tests {
     }
 
     fn seal(shared: &crate::shared::Shared) -> String {
-        match shared.sealer.seal(&binding(), b"x") {
+        match shared.sealer().seal(&binding(), b"x") {
             Ok(t) => t,
             Err(e) => panic!("seal failed: {e:?}"),
         }
@@ -212,16 +212,16 @@ mod tests {
     fn the_default_is_a_random_key_ten_minutes_and_replayable_tokens() {
         let a = sealer_of(RequestStateConfig::default());
         let b = sealer_of(RequestStateConfig::default());
-        assert_eq!(a.sealer.ttl_secs(), 600);
+        assert_eq!(a.sealer().ttl_secs(), 600);
         let kids = |s: &crate::shared::Shared| -> Vec<String> {
-            s.sealer.key_ring().kids().map(str::to_owned).collect()
+            s.sealer().key_ring().kids().map(str::to_owned).collect()
         };
         assert_ne!(kids(&a), kids(&b), "each build makes its own key");
         let token = seal(&a);
-        assert_eq!(a.sealer.open(&token, &binding()), Ok(b"x".to_vec()));
-        assert_eq!(a.sealer.open(&token, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(a.sealer().open(&token, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(a.sealer().open(&token, &binding()), Ok(b"x".to_vec()));
         assert_eq!(
-            b.sealer.open(&token, &binding()),
+            b.sealer().open(&token, &binding()),
             Err(StateError::UnknownKey)
         );
     }
@@ -231,33 +231,33 @@ mod tests {
         let ring = || KeyRing::new("k1", [3u8; 32]).unwrap_or_else(|e| panic!("{e}"));
         let a = sealer_of(RequestStateConfig::default().keys(ring()));
         let b = sealer_of(RequestStateConfig::default().keys(ring()));
-        assert_eq!(a.sealer.key_ring().kids().collect::<Vec<_>>(), ["k1"]);
+        assert_eq!(a.sealer().key_ring().kids().collect::<Vec<_>>(), ["k1"]);
         let token = seal(&a);
-        assert_eq!(b.sealer.open(&token, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(b.sealer().open(&token, &binding()), Ok(b"x".to_vec()));
     }
 
     #[test]
     fn ttl_sets_the_lifetime_in_whole_seconds_of_at_least_one() {
         let s = sealer_of(RequestStateConfig::default().ttl(Duration::from_secs(42)));
-        assert_eq!(s.sealer.ttl_secs(), 42);
+        assert_eq!(s.sealer().ttl_secs(), 42);
         let s = sealer_of(RequestStateConfig::default().ttl(Duration::ZERO));
-        assert_eq!(s.sealer.ttl_secs(), 1);
+        assert_eq!(s.sealer().ttl_secs(), 1);
     }
 
     #[test]
     fn single_use_refuses_replays_and_a_full_record_fails_closed() {
         let s = sealer_of(RequestStateConfig::default().single_use(1));
         let (t1, t2) = (seal(&s), seal(&s));
-        assert_eq!(s.sealer.open(&t1, &binding()), Ok(b"x".to_vec()));
-        assert_eq!(s.sealer.open(&t1, &binding()), Err(StateError::Replayed));
+        assert_eq!(s.sealer().open(&t1, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(s.sealer().open(&t1, &binding()), Err(StateError::Replayed));
         assert_eq!(
-            s.sealer.open(&t2, &binding()),
+            s.sealer().open(&t2, &binding()),
             Err(StateError::ReplayStoreFull)
         );
         // A record of 0 tokens accepts none (as before the grouping).
         let s = sealer_of(RequestStateConfig::default().single_use(0));
         assert_eq!(
-            s.sealer.open(&seal(&s), &binding()),
+            s.sealer().open(&seal(&s), &binding()),
             Err(StateError::ReplayStoreFull)
         );
     }
@@ -267,8 +267,11 @@ mod tests {
         let store = Counting::new(10);
         let s = sealer_of(RequestStateConfig::default().single_use_store(store.clone()));
         let token = seal(&s);
-        assert_eq!(s.sealer.open(&token, &binding()), Ok(b"x".to_vec()));
-        assert_eq!(s.sealer.open(&token, &binding()), Err(StateError::Replayed));
+        assert_eq!(s.sealer().open(&token, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(
+            s.sealer().open(&token, &binding()),
+            Err(StateError::Replayed)
+        );
         assert_eq!(store.calls.load(Ordering::SeqCst), 2);
     }
 
@@ -281,8 +284,11 @@ mod tests {
                 .single_use(10),
         );
         let token = seal(&s);
-        assert_eq!(s.sealer.open(&token, &binding()), Ok(b"x".to_vec()));
-        assert_eq!(s.sealer.open(&token, &binding()), Err(StateError::Replayed));
+        assert_eq!(s.sealer().open(&token, &binding()), Ok(b"x".to_vec()));
+        assert_eq!(
+            s.sealer().open(&token, &binding()),
+            Err(StateError::Replayed)
+        );
         assert_eq!(
             store.calls.load(Ordering::SeqCst),
             0,
@@ -294,7 +300,7 @@ mod tests {
                 .single_use(10)
                 .single_use_store(store.clone()),
         );
-        assert_eq!(s.sealer.open(&seal(&s), &binding()), Ok(b"x".to_vec()));
+        assert_eq!(s.sealer().open(&seal(&s), &binding()), Ok(b"x".to_vec()));
         assert_eq!(store.calls.load(Ordering::SeqCst), 1);
     }
 

@@ -24,7 +24,7 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("info", &self.shared.info)
+            .field("info", &self.shared.info())
             .finish_non_exhaustive()
     }
 }
@@ -32,12 +32,12 @@ impl std::fmt::Debug for Server {
 impl Server {
     /// The server's self-description.
     pub fn info(&self) -> &Implementation {
-        &self.shared.info
+        self.shared.info()
     }
 
     /// The limits in force.
     pub fn limits(&self) -> &Limits {
-        &self.shared.limits
+        self.shared.limits()
     }
 
     // TOOL-01, SUB-12
@@ -45,7 +45,7 @@ impl Server {
     pub fn add_tool(&self, def: ToolDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("tool {:?}", def.tool.name),
         )?;
         self.shared
@@ -60,7 +60,7 @@ impl Server {
     pub fn replace_tool(&self, def: ToolDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("tool {:?}", def.tool.name),
         )?;
         let name = def.tool.name.clone();
@@ -95,7 +95,7 @@ impl Server {
         for def in &add {
             check_needs(
                 &def.state_needs,
-                &self.shared.app_state,
+                self.shared.app_state(),
                 &format!("tool {:?}", def.tool.name),
             )?;
         }
@@ -129,7 +129,7 @@ impl Server {
         for def in &add {
             check_needs(
                 &def.state_needs,
-                &self.shared.app_state,
+                self.shared.app_state(),
                 &format!("prompt {:?}", def.prompt.name),
             )?;
         }
@@ -156,7 +156,7 @@ impl Server {
     pub fn add_prompt(&self, def: PromptDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("prompt {:?}", def.prompt.name),
         )?;
         self.shared
@@ -173,7 +173,7 @@ impl Server {
     pub fn replace_prompt(&self, def: PromptDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("prompt {:?}", def.prompt.name),
         )?;
         let name = def.prompt.name.clone();
@@ -199,7 +199,7 @@ impl Server {
     pub fn add_resource(&self, def: ResourceDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("resource {:?}", def.resource.uri),
         )?;
         self.shared
@@ -221,7 +221,7 @@ impl Server {
     pub fn add_resource_template(&self, def: TemplateDef) -> Result<(), Error> {
         check_needs(
             &def.state_needs,
-            &self.shared.app_state,
+            self.shared.app_state(),
             &format!("resource template {:?}", def.template.uri_template),
         )?;
         self.shared
@@ -281,12 +281,14 @@ impl Server {
     // SUB-12
     /// Tells subscribers that the resource at `uri` changed.
     pub fn notify_resource_updated(&self, uri: impl Into<String>) {
-        self.shared.bus.publish(Change::ResourceUpdated(uri.into()));
+        self.shared
+            .bus()
+            .publish(Change::ResourceUpdated(uri.into()));
     }
 
     /// Publishes any change to subscribers.
     pub fn publish(&self, change: Change) {
-        self.shared.bus.publish(change);
+        self.shared.bus().publish(change);
     }
 
     /// Replaces the served skills with `skills` (a reload): the files'
@@ -296,7 +298,7 @@ impl Server {
     /// content changed. Nothing changes when a skill is refused. Fails when
     /// the server was built without skills.
     pub fn set_skills(&self, skills: Vec<crate::skills::Skill>) -> Result<(), Error> {
-        let Some(served) = &self.shared.skills else {
+        let Some(served) = &self.shared.skills() else {
             return Err(Error::config(
                 "this server serves no skills (register some with ServerBuilder::skill or skills_dir)",
             ));

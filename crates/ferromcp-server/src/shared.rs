@@ -19,11 +19,54 @@ use std::sync::Arc;
 
 /// State shared by every request, connection and transport.
 pub(crate) struct Shared {
+    info: Implementation,
+    /// `,"_meta":{"io.modelcontextprotocol/serverInfo":<info>}`, serialized once.
+    server_info_member: Vec<u8>,
+    instructions: Option<String>,
+    registry: ArcSwap<Registry>,
+    completion: Option<Arc<dyn CompletionHandler>>,
+    limits: Limits,
+    modern_versions: Vec<ProtocolVersion>,
+    handshake_versions: Vec<ProtocolVersion>,
+    cache_hints: CacheHints,
+    sealer: StateSealer,
+    bus: Arc<dyn ChangeBus>,
+    logging_enabled: bool,
+    /// [`ServerBuilder::validate_schemas`]; only ever `true` with the
+    /// `schema-validation` feature, whose code reads it.
+    #[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+    validate_schemas: bool,
+    stamp_server_info: bool,
+    page_size: Option<usize>,
+    declare: Declared,
+    extensions: Option<JsonObject>,
+    /// The tasks extension, when enabled.
+    tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// Handshake-era session records shared with other replicas.
+    shared_sessions: Option<Arc<dyn crate::shared_sessions::SharedSessions>>,
+    /// Application state given to [`ServerBuilder::with_state`].
+    app_state: StateMap,
+    /// The middleware stack around the dispatcher ([`ServerBuilder::layer`]);
+    /// `None` without middleware.
+    rpc: Option<Arc<dyn crate::middleware::RpcService>>,
+    /// The skills extension, when skills are served.
+    skills: Option<Arc<crate::skills::wire::ServedSkills>>,
+    /// The handler of methods the server does not implement
+    /// ([`ServerBuilder::fallback`]); `None`: they are -32601.
+    fallback: Option<Arc<dyn FallbackHandler>>,
+    /// The hook for client notifications the server does not act on
+    /// ([`ServerBuilder::on_notification`]).
+    on_notification: Option<crate::client_notification::NotificationHook>,
+}
+
+/// What the builder hands the core, moved in by [`Shared::new`]: the same
+/// fields, with the registry not yet behind its swap.
+pub(crate) struct SharedParts {
     pub(crate) info: Implementation,
     /// `,"_meta":{"io.modelcontextprotocol/serverInfo":<info>}`, serialized once.
     pub(crate) server_info_member: Vec<u8>,
     pub(crate) instructions: Option<String>,
-    pub(crate) registry: ArcSwap<Registry>,
+    pub(crate) registry: Registry,
     pub(crate) completion: Option<Arc<dyn CompletionHandler>>,
     pub(crate) limits: Limits,
     pub(crate) modern_versions: Vec<ProtocolVersion>,
@@ -57,6 +100,38 @@ pub(crate) struct Shared {
     /// The hook for client notifications the server does not act on
     /// ([`ServerBuilder::on_notification`]).
     pub(crate) on_notification: Option<crate::client_notification::NotificationHook>,
+}
+
+impl Shared {
+    /// The core built from `p`.
+    pub(crate) fn new(p: SharedParts) -> Self {
+        Self {
+            info: p.info,
+            server_info_member: p.server_info_member,
+            instructions: p.instructions,
+            registry: ArcSwap::from_pointee(p.registry),
+            completion: p.completion,
+            limits: p.limits,
+            modern_versions: p.modern_versions,
+            handshake_versions: p.handshake_versions,
+            cache_hints: p.cache_hints,
+            sealer: p.sealer,
+            bus: p.bus,
+            logging_enabled: p.logging_enabled,
+            validate_schemas: p.validate_schemas,
+            stamp_server_info: p.stamp_server_info,
+            page_size: p.page_size,
+            declare: p.declare,
+            extensions: p.extensions,
+            tasks: p.tasks,
+            shared_sessions: p.shared_sessions,
+            app_state: p.app_state,
+            rpc: p.rpc,
+            skills: p.skills,
+            fallback: p.fallback,
+            on_notification: p.on_notification,
+        }
+    }
 }
 
 /// Which capabilities were declared explicitly (beyond what registrations imply).
@@ -114,6 +189,92 @@ impl Shared {
     /// Whether resource subscriptions were declared.
     pub(crate) fn subscriptions_declared(&self) -> bool {
         self.declare.resource_subscribe
+    }
+}
+
+/// What the core's own files (dispatch, admission, listen streams, tasks,
+/// skills, the facade) read of it: the fields stay private to this file.
+impl Shared {
+    /// The server's self-description.
+    pub(crate) fn info(&self) -> &Implementation {
+        &self.info
+    }
+
+    /// `,"_meta":{"io.modelcontextprotocol/serverInfo":<info>}`, serialized once.
+    pub(crate) fn server_info_member(&self) -> &[u8] {
+        &self.server_info_member
+    }
+
+    /// The `instructions` of the initialize/discover answer.
+    pub(crate) fn instructions(&self) -> &Option<String> {
+        &self.instructions
+    }
+
+    /// The registry as it is now, kept by the caller (one snapshot per
+    /// call: the handler run is the one looked up).
+    pub(crate) fn registry_snapshot(&self) -> Arc<Registry> {
+        self.registry.load_full()
+    }
+
+    /// The completion handler, if any.
+    pub(crate) fn completion(&self) -> &Option<Arc<dyn CompletionHandler>> {
+        &self.completion
+    }
+
+    /// The cache hints of list and read answers (2026-07-28).
+    pub(crate) fn cache_hints(&self) -> &CacheHints {
+        &self.cache_hints
+    }
+
+    /// Seals and opens `requestState`.
+    pub(crate) fn sealer(&self) -> &StateSealer {
+        &self.sealer
+    }
+
+    /// Whether results are validated against the tools' schemas.
+    #[cfg_attr(not(feature = "schema-validation"), allow(dead_code))]
+    pub(crate) fn validate_schemas(&self) -> bool {
+        self.validate_schemas
+    }
+
+    /// Whether results carry the server's self-description in `_meta`.
+    pub(crate) fn stamp_server_info(&self) -> bool {
+        self.stamp_server_info
+    }
+
+    /// The page size of list answers (`None`: one page).
+    pub(crate) fn page_size(&self) -> Option<usize> {
+        self.page_size
+    }
+
+    /// Which capabilities were declared explicitly.
+    pub(crate) fn declare(&self) -> Declared {
+        self.declare
+    }
+
+    /// The tasks extension, when enabled.
+    pub(crate) fn tasks(&self) -> &Option<Arc<crate::tasks::Tasks>> {
+        &self.tasks
+    }
+
+    /// The application state given to `ServerBuilder::with_state`.
+    pub(crate) fn app_state(&self) -> &StateMap {
+        &self.app_state
+    }
+
+    /// The middleware stack around the dispatcher, if any.
+    pub(crate) fn rpc(&self) -> &Option<Arc<dyn crate::middleware::RpcService>> {
+        &self.rpc
+    }
+
+    /// The skills extension, when skills are served.
+    pub(crate) fn skills(&self) -> &Option<Arc<crate::skills::wire::ServedSkills>> {
+        &self.skills
+    }
+
+    /// The handler of methods the server does not implement, if any.
+    pub(crate) fn fallback_handler(&self) -> &Option<Arc<dyn FallbackHandler>> {
+        &self.fallback
     }
 }
 

@@ -17,11 +17,11 @@ impl Shared {
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(h) = self.completion.clone() else {
+        let Some(h) = self.completion().clone() else {
             return Err(ErrorObject::method_not_found("completion/complete").into());
         };
         let cx = RequestContext::new(parts, None, None, self.clone());
-        let timeout = self.limits.handler_timeout;
+        let timeout = self.limits().handler_timeout;
         match guarded(h.complete(p, cx.clone()), timeout, &cx).await {
             Ok(mut completion) => {
                 completion.values.truncate(100); // CMPL-02

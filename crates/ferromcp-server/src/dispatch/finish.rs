@@ -25,11 +25,11 @@ impl Shared {
             return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
         }
         r.ensure_result_type();
-        if !self.stamp_server_info {
+        if !self.stamp_server_info() {
             return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
         }
         if r.meta().is_some() {
-            r.stamp_server_info(&self.info);
+            r.stamp_server_info(self.info());
             return Bytes::from(to_vec(&OutgoingResult::new(id, &r)));
         }
         // Fast path (META-08): the result has no `_meta`, so append the
@@ -40,7 +40,7 @@ impl Shared {
         let mut out = to_vec(&OutgoingResult::new(id, &r));
         if out.ends_with(b"}}") {
             out.truncate(out.len() - 2);
-            out.extend_from_slice(&self.server_info_member);
+            out.extend_from_slice(self.server_info_member());
             out.extend_from_slice(b"}}");
         }
         Bytes::from(out)
@@ -54,8 +54,8 @@ impl Shared {
         mut r: InputRequiredResult,
     ) -> Bytes {
         crate::trace::note_input_required();
-        if self.stamp_server_info {
-            if let Ok(v) = serde_json::to_value(&self.info) {
+        if self.stamp_server_info() {
+            if let Ok(v) = serde_json::to_value(self.info()) {
                 r.meta
                     .get_or_insert_with(Default::default)
                     .insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), v);
@@ -91,13 +91,13 @@ impl Shared {
             if let Value::Object(m) = &mut r {
                 m.entry("resultType")
                     .or_insert_with(|| Value::from("complete"));
-                if self.stamp_server_info {
+                if self.stamp_server_info() {
                     let meta = m
                         .entry("_meta")
                         .or_insert_with(|| Value::Object(Default::default()));
                     if let Value::Object(meta) = meta {
                         if !meta.contains_key(ferromcp_protocol::meta::SERVER_INFO) {
-                            if let Ok(info) = serde_json::to_value(&self.info) {
+                            if let Ok(info) = serde_json::to_value(self.info()) {
                                 meta.insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), info);
                             }
                         }

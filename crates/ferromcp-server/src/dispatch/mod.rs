@@ -122,7 +122,7 @@ impl Shared {
         legacy: Legacy,
     ) -> crate::trace::Traced {
         let span = crate::trace::request_span(&call.request, &parts);
-        let fut = match &self.rpc {
+        let fut = match &self.rpc() {
             None => self.dispatch_untraced(call, parts, legacy),
             Some(stack) => {
                 let stack = stack.clone();
@@ -158,7 +158,7 @@ impl Shared {
         Dispatch::Ready(Some(match request {
             ClientRequest::Discover(_) => {
                 let mut capabilities = self.capabilities_of(reg);
-                if self.tasks.is_some() {
+                if self.tasks().is_some() {
                     // Modern wire only: handshake revisions get no tasks.
                     capabilities
                         .extensions
@@ -174,10 +174,10 @@ impl Shared {
                         .map(|v| v.as_str().to_owned())
                         .collect(),
                     capabilities,
-                    instructions: self.instructions.clone(),
+                    instructions: self.instructions().clone(),
                     ..DiscoverResult::default()
                 };
-                r.fill_cache_hint(self.cache_hints.discover);
+                r.fill_cache_hint(self.cache_hints().discover);
                 Ok(self.finish(&id, r, parts.version))
             }
             ClientRequest::ListTools(p) if self.has_tools(reg) => {
@@ -208,42 +208,42 @@ impl Shared {
                     legacy,
                 )));
             }
-            ClientRequest::Complete(p) if self.completion.is_some() => {
+            ClientRequest::Complete(p) if self.completion().is_some() => {
                 return Dispatch::Pending(Box::pin(self.complete(p, parts)));
             }
             // Tasks extension (crate::tasks); the era rule (crate::admit)
             // keeps these and discover off the handshake wire, and the
             // handshake-only methods below off the modern one.
-            ClientRequest::GetTask(p) if self.tasks.is_some() => {
+            ClientRequest::GetTask(p) if self.tasks().is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_get(p, parts)));
             }
-            ClientRequest::UpdateTask(p) if self.tasks.is_some() => {
+            ClientRequest::UpdateTask(p) if self.tasks().is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_update(p, parts)));
             }
-            ClientRequest::CancelTask(p) if self.tasks.is_some() => {
+            ClientRequest::CancelTask(p) if self.tasks().is_some() => {
                 return Dispatch::Pending(Box::pin(self.task_cancel(p, parts)));
             }
             // Skills extension (crate::skills), both eras.
-            ClientRequest::ListSkills(p) if self.skills.is_some() => match &self.skills {
+            ClientRequest::ListSkills(p) if self.skills().is_some() => match &self.skills() {
                 Some(s) => self.list_skills(s, &id, p, parts.version),
                 None => Err(ErrorObject::method_not_found("skills/list").into()),
             },
-            ClientRequest::GetSkill(p) if self.skills.is_some() => match &self.skills {
+            ClientRequest::GetSkill(p) if self.skills().is_some() => match &self.skills() {
                 Some(s) => self.get_skill(s, &id, p, parts.version),
                 None => Err(ErrorObject::method_not_found("skills/get").into()),
             },
-            ClientRequest::ReadDirectory(p) if self.skills.is_some() => match &self.skills {
+            ClientRequest::ReadDirectory(p) if self.skills().is_some() => match &self.skills() {
                 Some(s) => self.read_directory(s, &id, p, parts.version),
                 None => Err(ErrorObject::method_not_found("resources/directory/read").into()),
             },
             ClientRequest::Ping(_) => Ok(self.finish(&id, EmptyResult::default(), parts.version)),
-            ClientRequest::SetLevel(p) if self.logging_enabled => {
+            ClientRequest::SetLevel(p) if self.logging_enabled() => {
                 if let Some(s) = &legacy.session {
                     s.set_log_level(p.level);
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            ClientRequest::Subscribe(p) if self.declare.resource_subscribe => {
+            ClientRequest::Subscribe(p) if self.declare().resource_subscribe => {
                 if let Err(e) = self.check_subscription_uri(&p.uri) {
                     return Dispatch::Ready(Some(Err(e.into())));
                 }
@@ -251,7 +251,7 @@ impl Shared {
                     let max = if legacy.shared_record {
                         usize::MAX
                     } else {
-                        self.limits.max_subscriptions_per_session
+                        self.limits().max_subscriptions_per_session
                     };
                     if !s.subscribe(p.uri, max) {
                         return Dispatch::Ready(Some(Err(self.too_many_subscriptions().into())));
@@ -259,7 +259,7 @@ impl Shared {
                 }
                 Ok(self.finish(&id, EmptyResult::default(), parts.version))
             }
-            ClientRequest::Unsubscribe(p) if self.declare.resource_subscribe => {
+            ClientRequest::Unsubscribe(p) if self.declare().resource_subscribe => {
                 if let Some(s) = &legacy.session {
                     s.unsubscribe(&p.uri);
                 }
@@ -293,18 +293,18 @@ impl Shared {
     ) -> Result<(InitializeResult, HandshakeSession), ErrorObject> {
         let requested = ProtocolVersion::parse(&params.protocol_version);
         let version = match requested {
-            Some(v) if self.handshake_versions.contains(&v) => v,
-            _ => match self.handshake_versions.first() {
+            Some(v) if self.handshake_versions().contains(&v) => v,
+            _ => match self.handshake_versions().first() {
                 Some(v) => *v,
                 None => {
                     return Err(ErrorObject::unsupported_version(
                         &params.protocol_version,
-                        self.modern_versions.iter().map(|v| v.as_str()),
+                        self.modern_versions().iter().map(|v| v.as_str()),
                     ));
                 }
             },
         };
-        let mut info = self.info.clone();
+        let mut info = self.info().clone();
         if crate::sieve::Sieve::for_version(version) != crate::sieve::Sieve::Full {
             info.icons = None;
             info.website_url = None;
@@ -319,7 +319,7 @@ impl Shared {
             protocol_version: version.as_str().to_owned(),
             capabilities,
             server_info: info,
-            instructions: self.instructions.clone(),
+            instructions: self.instructions().clone(),
             ..Default::default()
         };
         self.check_client_metadata(params)?;
@@ -329,7 +329,7 @@ impl Shared {
     /// Refuses a subscription URI longer than
     /// `Limits::max_subscription_uri_bytes`.
     pub(crate) fn check_subscription_uri(&self, uri: &str) -> Result<(), ErrorObject> {
-        let max = self.limits.max_subscription_uri_bytes;
+        let max = self.limits().max_subscription_uri_bytes;
         if uri.len() > max {
             return Err(ErrorObject::invalid_params(format_args!(
                 "the resource URI is {} bytes, more than this server's limit of {max} \
@@ -346,7 +346,7 @@ impl Shared {
         ErrorObject::invalid_params(format_args!(
             "this session already holds {} resource subscriptions, this server's limit \
              (max_subscriptions_per_session); unsubscribe from one first",
-            self.limits.max_subscriptions_per_session
+            self.limits().max_subscriptions_per_session
         ))
     }
 
@@ -358,7 +358,7 @@ impl Shared {
         &self,
         params: &InitializeRequestParams,
     ) -> Result<(), ErrorObject> {
-        let max = self.limits.max_client_metadata_bytes;
+        let max = self.limits().max_client_metadata_bytes;
         let size = serde_json::to_vec(&params.capabilities).map_or(usize::MAX, |v| v.len())
             + serde_json::to_vec(&params.client_info).map_or(usize::MAX, |v| v.len());
         if size > max {
@@ -384,7 +384,7 @@ impl Shared {
     ) -> Reply {
         let id = parts.id.clone();
         let version = parts.version;
-        let Some(handler) = self.fallback.clone() else {
+        let Some(handler) = self.fallback_handler().clone() else {
             return Err(ErrorObject::method_not_found(&u.method).into());
         };
         let params = u.params_value();
@@ -580,7 +580,7 @@ mod tests {
                 ttl_ms: Some(5),
                 ..Default::default()
             },
-            shared.cache_hints.resources_read,
+            shared.cache_hints().resources_read,
             ProtocolVersion::V2026_07_28,
         ))
         .expect("json");

@@ -102,7 +102,7 @@ impl Shared {
                 // Awaited inline: no store, or the in-process one, answers
                 // at once; a shared store costs one round trip (no spawn).
                 Some(
-                    Box::pin(self.sealer.open_async(&token, &binding(&args)))
+                    Box::pin(self.sealer().open_async(&token, &binding(&args)))
                         .await
                         .map_err(|e| {
                             tracing::debug!(reason = %e, "rejected requestState");
@@ -113,7 +113,7 @@ impl Shared {
             _ => None,
         };
         let mut input = input;
-        let timeout = self.limits.handler_timeout;
+        let timeout = self.limits().handler_timeout;
         let max_rounds = if modern { 1 } else { 10 };
         let mut parts = Some(parts);
         for round in 0..max_rounds {
@@ -134,7 +134,7 @@ impl Shared {
                 Err(HandlerError::Protocol(e)) => return Err(e.into()),
                 Err(HandlerError::NeedInput(ir)) if modern => {
                     let sealed = self
-                        .sealer
+                        .sealer()
                         .seal(&binding(&args), ir.state.as_deref().unwrap_or_default())
                         .map_err(|e| e.to_error_object())?;
                     let r = InputRequiredResult {
@@ -152,7 +152,7 @@ impl Shared {
                         .into());
                     };
                     let answers =
-                        Box::pin(fulfil(req, &ir, self.limits.client_request_timeout)).await?;
+                        Box::pin(fulfil(req, &ir, self.limits().client_request_timeout)).await?;
                     let mut merged = input.take().unwrap_or_default();
                     for (k, v) in answers {
                         merged.insert_raw(k, v);

@@ -17,7 +17,7 @@ impl Shared {
                 .filter(|s| *s <= len)
                 .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?,
         };
-        let end = match self.page_size {
+        let end = match self.page_size() {
             Some(n) => (start + n).min(len),
             None => len,
         };

@@ -33,7 +33,7 @@ impl Shared {
             next_cursor,
             ..Default::default()
         };
-        Ok(self.finish_cacheable(id, r, self.cache_hints.prompts_list, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().prompts_list, version))
     }
 
     pub(super) async fn get_prompt(

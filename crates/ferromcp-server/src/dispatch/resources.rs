@@ -36,7 +36,7 @@ impl Shared {
             next_cursor,
             ..Default::default()
         };
-        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().resources_list, version))
     }
 
     pub(super) fn list_templates(
@@ -57,7 +57,7 @@ impl Shared {
             next_cursor,
             ..Default::default()
         };
-        Ok(self.finish_cacheable(id, r, self.cache_hints.templates_list, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().templates_list, version))
     }
 
     pub(super) async fn read_resource(
@@ -127,7 +127,7 @@ impl Shared {
             legacy,
             runner,
             OnFailure::InternalError,
-            |s: &Self, r| Ok(s.finish_cacheable(&id, r, s.cache_hints.resources_read, version)),
+            |s: &Self, r| Ok(s.finish_cacheable(&id, r, s.cache_hints().resources_read, version)),
         )
         .await
     }
@@ -148,7 +148,7 @@ impl Shared {
             version,
             None,
             false,
-            Some(self.cache_hints.resources_read),
+            Some(self.cache_hints().resources_read),
         )
     }
 }

@@ -31,7 +31,7 @@ impl Shared {
             ..Default::default()
         };
         // SEP-2640: list-caching attributes on 2026-07-28, as resources/list.
-        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().resources_list, version))
     }
 
     /// Answers `skills/get`: -32602 for a URI that is not a served skill.
@@ -59,7 +59,7 @@ impl Shared {
         };
         // SEP-2640 leaves the caching attributes of skills/get open; the
         // 2026-07-28 wire carries them as on resources/read.
-        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_read, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().resources_read, version))
     }
 
     /// Answers `resources/directory/read`: -32602 for a URI that is not a
@@ -85,6 +85,6 @@ impl Shared {
             next_cursor,
             ..Default::default()
         };
-        Ok(self.finish_cacheable(id, r, self.cache_hints.resources_list, version))
+        Ok(self.finish_cacheable(id, r, self.cache_hints().resources_list, version))
     }
 }

@@ -44,12 +44,12 @@ impl Shared {
             next_cursor: next,
             ttl_ms: version
                 .is_modern()
-                .then_some(self.cache_hints.tools_list.ttl_ms),
+                .then_some(self.cache_hints().tools_list.ttl_ms),
             cache_scope: version
                 .is_modern()
-                .then_some(self.cache_hints.tools_list.scope),
-            meta: (version.is_modern() && self.stamp_server_info)
-                .then_some(ServerInfoMeta { info: &self.info }),
+                .then_some(self.cache_hints().tools_list.scope),
+            meta: (version.is_modern() && self.stamp_server_info())
+                .then_some(ServerInfoMeta { info: self.info() }),
         };
         Ok(Bytes::from(
             ferromcp_protocol::jsonrpc::to_vec_with_capacity(&OutgoingResult::new(id, &page), size),
@@ -77,7 +77,7 @@ impl Shared {
         let args = Value::Object(p.arguments.unwrap_or_default());
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
         #[cfg(feature = "schema-validation")]
-        if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas) {
+        if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas()) {
             if !v.is_valid(&args) {
                 let msgs: Vec<String> = v
                     .iter_errors(&args)
@@ -164,7 +164,7 @@ impl Shared {
             crate::trace::note_tool_error();
         } else {
             #[cfg(feature = "schema-validation")]
-            if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas) {
+            if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas()) {
                 let Some(s) = members.get("structuredContent") else {
                     return Err(ErrorObject::internal(format_args!(
                         "tool {} declares an outputSchema but returned no structuredContent",
@@ -223,7 +223,7 @@ impl Shared {
         let modern = version.is_modern();
         let internal = |e: serde_json::Error| ErrorObject::internal(e.to_string());
         // META-08: serverInfo goes into the result's _meta, unless it has one.
-        let stamp = modern && self.stamp_server_info;
+        let stamp = modern && self.stamp_server_info();
         let meta = match members.get("_meta") {
             Some(m) if stamp => {
                 let mut m: serde_json::Map<String, Value> =
@@ -231,7 +231,7 @@ impl Shared {
                         ErrorObject::internal(format!("the result's _meta is malformed: {e}"))
                     })?;
                 if !m.contains_key(ferromcp_protocol::meta::SERVER_INFO) {
-                    let info = serde_json::to_value(&self.info).map_err(internal)?;
+                    let info = serde_json::to_value(self.info()).map_err(internal)?;
                     m.insert(ferromcp_protocol::meta::SERVER_INFO.to_owned(), info);
                 }
                 Some(serde_json::value::to_raw_value(&m).map_err(internal)?)
@@ -278,7 +278,7 @@ impl Shared {
         // pre-serialized `,"_meta":{…}` member goes before its closing brace.
         if stamp && members.get("_meta").is_none() && bytes.ends_with(b"}}") {
             bytes.truncate(bytes.len() - 2);
-            bytes.extend_from_slice(&self.server_info_member);
+            bytes.extend_from_slice(self.server_info_member());
             bytes.extend_from_slice(b"}}");
         }
         Ok(Bytes::from(bytes))
@@ -295,7 +295,7 @@ impl Shared {
             return Ok(r);
         }
         #[cfg(feature = "schema-validation")]
-        if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas) {
+        if let Some(v) = tool.output.as_ref().filter(|_| self.validate_schemas()) {
             match &r.structured_content {
                 None => {
                     return Err(ErrorObject::internal(format_args!(

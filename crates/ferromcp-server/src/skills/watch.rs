@@ -60,7 +60,7 @@ pub fn watch(
     debounce: Duration,
 ) -> Result<SkillsWatcher, Error> {
     let dir: PathBuf = dir.into();
-    let Some(limits) = server.shared.skills.as_ref().map(|s| s.limits.clone()) else {
+    let Some(limits) = server.shared.skills().as_ref().map(|s| s.limits.clone()) else {
         return Err(Error::config("this server serves no skills to reload"));
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<()>();

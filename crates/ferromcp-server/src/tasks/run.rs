@@ -144,7 +144,7 @@ impl Shared {
         parts: &ContextParts,
     ) -> Result<Option<TaskCreation>, ErrorObject> {
         let support = tool.def.task_support;
-        if support == TaskSupport::Forbidden || self.tasks.is_none() {
+        if support == TaskSupport::Forbidden || self.tasks().is_none() {
             return Ok(None);
         }
         if !parts.version.is_modern() {
@@ -173,7 +173,7 @@ impl Shared {
         mut parts: ContextParts,
         creation: TaskCreation,
     ) -> crate::future::Reply {
-        let Some(tasks) = self.tasks.clone() else {
+        let Some(tasks) = self.tasks().clone() else {
             return Err(ErrorObject::internal("tasks are not enabled").into());
         };
         let name = tool.def.tool.name.clone();
@@ -193,7 +193,7 @@ impl Shared {
                     arguments_digest: digest,
                     principal: principal.as_deref(),
                 };
-                Some(self.sealer.open(&token, &b).map_err(|e| {
+                Some(self.sealer().open(&token, &b).map_err(|e| {
                     tracing::debug!(reason = %e, "rejected requestState");
                     crate::outcome::Failure::from(e)
                 })?)
@@ -240,7 +240,7 @@ impl Shared {
             }
             // Until it becomes a task, the call is an ordinary request,
             // bound by the handler timeout.
-            () = tokio::time::sleep(self.limits.handler_timeout) => {
+            () = tokio::time::sleep(self.limits().handler_timeout) => {
                 if link.task_id().is_none() {
                     task_cancel.cancel();
                 }
@@ -332,7 +332,7 @@ impl Shared {
     }
 
     fn tasks_for(&self, parts: &ContextParts) -> Result<Arc<Tasks>, ErrorObject> {
-        let Some(tasks) = self.tasks.clone() else {
+        let Some(tasks) = self.tasks().clone() else {
             return Err(ErrorObject::method_not_found(parts.method.as_ref()));
         };
         if !client_declares_tasks(parts.capabilities()) {
@@ -511,7 +511,7 @@ fn plain_reply(
                 principal: link.owner.as_deref(),
             };
             let sealed = shared
-                .sealer
+                .sealer()
                 .seal(&b, ir.state.as_deref().unwrap_or_default())
                 .map_err(|e| e.to_error_object())?;
             let r = InputRequiredResult {

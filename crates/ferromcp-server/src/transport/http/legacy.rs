@@ -305,7 +305,7 @@ async fn deliver(
     }
     inner
         .shared
-        .bus
+        .bus()
         .publish_confirmed(change)
         .await
         .map_err(|e| {
@@ -854,7 +854,7 @@ pub(super) async fn get_or_delete(
             // an open stream makes none).
             inner
                 .shared
-                .bus
+                .bus()
                 .publish(Change::SessionEnded(session.id.clone()));
         }
         inner.sessions.remove(&session.id);
