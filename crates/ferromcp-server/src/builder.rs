@@ -549,7 +549,7 @@ impl ServerBuilder {
     /// Serves `skill` (see [`crate::skills`]). The server declares the
     /// skills extension and answers `skills/list`, `skills/get` and
     /// `resources/directory/read`; [`ServerBuilder::build`] fails when a
-    /// skill breaks a naming or front-matter rule or a [`SkillsLimits`]
+    /// skill breaks a naming or front-matter rule or a [`SkillsLimits`](crate::skills::SkillsLimits)
     /// bound.
     pub fn skill(mut self, skill: crate::skills::Skill) -> Self {
         let c = self.skills_config();
@@ -566,7 +566,7 @@ impl ServerBuilder {
         self
     }
 
-    /// The bounds applied to the skills (default [`SkillsLimits::default`]).
+    /// The bounds applied to the skills (default [`SkillsLimits::default`](crate::skills::SkillsLimits::default)).
     pub fn skills_limits(mut self, limits: crate::skills::SkillsLimits) -> Self {
         self.skills_config().limits = limits;
         self

@@ -42,17 +42,23 @@ use crate::context::{Principal, RequestContext};
 use crate::error::HandlerError;
 use crate::fallback::FallbackRequest;
 use crate::future::BoxFuture;
-use crate::prompt::{IntoPromptResult, PromptArgs};
-use crate::resource::{IntoReadResult, ResourceRequest};
+use crate::prompt::{IntoPromptResult, PromptArgs, PromptBuilder, PromptDef};
+use crate::resource::{
+    IntoReadResult, ResourceBuilder, ResourceDef, ResourceHandler, ResourceRequest,
+    TemplateBuilder, TemplateDef,
+};
 use crate::state::{State, StateNeed};
-use crate::tool::{IntoToolResult, invalid_arguments};
+use crate::tool::{IntoToolResult, ToolBuilder, ToolDef, invalid_arguments};
 use ferromcp_protocol::types::{
     CallToolResult, CompleteRequestParams, Completion, GetPromptResult, ReadResourceResult,
+    Resource, ResourceTemplate,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 mod sealed {
     use crate::context::RequestContext;
@@ -481,6 +487,214 @@ impl<H: CompletionFn<T>, T: 'static> crate::prompt::CompletionHandler for Erased
         cx: RequestContext,
     ) -> BoxFuture<Result<Completion, HandlerError>> {
         self.0.complete(params, cx)
+    }
+}
+
+// Every `handler(f)`: the capability builders' typed finishers live here,
+// beside the traits they take, so that tool.rs, prompt.rs and resource.rs
+// name none of this file (this file names their result traits).
+
+/// The typed finisher of [`ToolBuilder`].
+impl ToolBuilder {
+    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
+    // `schemars` so the versions match.
+    /// Finishes with a typed handler (see [`ToolFn`] for the shapes it
+    /// may have): `async fn(P, RequestContext) -> R`, `async fn(P) -> R`,
+    /// or either with extractors such as [`State<S>`](crate::State) first.
+    /// Unless [`Self::input_schema`] was called, the schema is derived from
+    /// `P`. A `State<S>` whose `S` was not given to
+    /// [`crate::ServerBuilder::with_state`] makes registering the tool a
+    /// configuration error.
+    ///
+    /// ```
+    /// use ferromcp_server::{Server, State, tool, RequestContext};
+    /// use std::sync::Arc;
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Key { key: String }
+    ///
+    /// type Store = Arc<std::collections::HashMap<String, String>>;
+    ///
+    /// let get = tool("get").description("Looks a key up").handler(
+    ///     |State(store): State<Store>, k: Key, _cx: RequestContext| async move {
+    ///         store.get(&k.key).cloned().ok_or(format!("no key {:?}", k.key))
+    ///     },
+    /// );
+    /// let server = Server::builder("kv", "1.0.0")
+    ///     .with_state(Store::default())
+    ///     .tool(get)
+    ///     .build();
+    /// assert!(server.is_ok());
+    /// ```
+    pub fn handler<T: 'static, H: ToolFn<T>>(mut self, f: H) -> ToolDef {
+        if !self.explicit_schema {
+            self.derive_input::<H::Params>();
+        }
+        ToolDef {
+            tool: self.tool,
+            handler: Arc::new(ErasedTool::new(f)),
+            task_support: self.task_support,
+            task_creation: self.task_creation,
+            state_needs: needs(H::declare),
+            raw: None,
+        }
+    }
+}
+
+/// The typed finisher of [`PromptBuilder`].
+impl PromptBuilder {
+    /// Finishes with a handler (see [`PromptFn`] for the shapes it may
+    /// have): `async fn(PromptArgs, RequestContext) -> R`,
+    /// `async fn(PromptArgs) -> R`, or either with extractors such as
+    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
+    /// given to [`crate::ServerBuilder::with_state`] makes registering the
+    /// prompt a configuration error.
+    ///
+    /// ```
+    /// use ferromcp_server::{prompt, PromptArgs, RequestContext, State};
+    /// use ferromcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
+    ///
+    /// #[derive(Clone)]
+    /// struct Style(&'static str);
+    ///
+    /// let def = prompt("review")
+    ///     .argument("code", "The code to review", true)
+    ///     .handler(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
+    ///         let code = a.get("code").cloned().unwrap_or_default();
+    ///         let text = format!("Review in a {} tone:\n{code}", style.0);
+    ///         vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
+    ///     });
+    /// # let _ = def;
+    /// ```
+    pub fn handler<T: 'static, H: PromptFn<T>>(self, f: H) -> PromptDef {
+        PromptDef {
+            prompt: self.prompt,
+            handler: Arc::new(ErasedPrompt::new(f)),
+            state_needs: needs(H::declare),
+        }
+    }
+}
+
+/// The typed finisher of [`ResourceBuilder`].
+impl ResourceBuilder {
+    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
+    /// have): `async fn(ResourceRequest, RequestContext) -> R`,
+    /// `async fn(ResourceRequest) -> R`, or either with extractors such as
+    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
+    /// given to [`crate::ServerBuilder::with_state`] makes registering the
+    /// resource a configuration error.
+    ///
+    /// ```
+    /// use ferromcp_server::{resource, ResourceRequest, RequestContext, State};
+    /// use ferromcp_server::protocol::types::ResourceContents;
+    /// use std::sync::Arc;
+    ///
+    /// let def = resource("config://app", "config").handler(
+    ///     |State(cfg): State<Arc<String>>, r: ResourceRequest, _cx: RequestContext| async move {
+    ///         ResourceContents::text(r.uri, None, cfg.as_str())
+    ///     },
+    /// );
+    /// # let _ = def;
+    /// ```
+    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> ResourceDef {
+        ResourceDef::with_handler(self.resource, f)
+    }
+}
+
+/// The typed finisher of [`TemplateBuilder`].
+impl TemplateBuilder {
+    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
+    /// have); it reads the matched variables in [`ResourceRequest::vars`].
+    /// A `State<S>` whose `S` was not given to
+    /// [`crate::ServerBuilder::with_state`] makes registering the template
+    /// a configuration error.
+    ///
+    /// ```
+    /// use ferromcp_server::{resource_template, ResourceRequest, RequestContext, State};
+    /// use ferromcp_server::protocol::types::ResourceContents;
+    /// use std::collections::HashMap;
+    /// use std::sync::Arc;
+    ///
+    /// let def = resource_template("kv://{key}", "kv").handler(
+    ///     |State(kv): State<Arc<HashMap<String, String>>>, r: ResourceRequest, _cx: RequestContext| async move {
+    ///         let key = r.vars.get("key").cloned().unwrap_or_default();
+    ///         let value = kv.get(&key).cloned().ok_or(format!("no key {key:?}"))?;
+    ///         Ok::<_, String>(ResourceContents::text(r.uri, None, value))
+    ///     },
+    /// );
+    /// # let _ = def;
+    /// ```
+    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> TemplateDef {
+        TemplateDef::with_handler(self.template, f)
+    }
+}
+
+/// Resources read by a closure of the request and the context.
+impl ResourceDef {
+    /// A resource listed as `resource` and read by `handler`.
+    pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        Self::with_handler::<(WithContext, ()), _>(resource, handler)
+    }
+    /// A resource read by a [`ResourceFn`] of any shape.
+    pub(crate) fn with_handler<T: 'static, H: ResourceFn<T>>(
+        resource: Resource,
+        handler: H,
+    ) -> Self {
+        let h = FnResource::new(handler, resource.mime_type.as_deref());
+        Self {
+            resource,
+            handler: Arc::new(h),
+            state_needs: needs(H::declare),
+            raw: None,
+        }
+    }
+}
+
+/// Templates read by a closure of the request and the context.
+impl TemplateDef {
+    /// A template listed as `template` (its `uriTemplate` is compiled once)
+    /// and read by `handler` with the matched variables.
+    pub fn new<F, Fut, R>(template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoReadResult + 'static,
+    {
+        Self::with_handler::<(WithContext, ()), _>(template, handler)
+    }
+    /// A template read by a [`ResourceFn`] of any shape.
+    pub(crate) fn with_handler<T: 'static, H: ResourceFn<T>>(
+        template: ResourceTemplate,
+        handler: H,
+    ) -> Self {
+        let h = FnResource::new(handler, template.mime_type.as_deref());
+        Self::compile(template, Arc::new(h), needs(H::declare))
+    }
+}
+
+/// A handler and the declared MIME type (for `resource::complete`).
+struct FnResource<H, T>(H, Option<Arc<str>>, PhantomData<fn() -> T>);
+
+impl<H: ResourceFn<T>, T: 'static> FnResource<H, T> {
+    fn new(h: H, mime: Option<&str>) -> Self {
+        Self(h, mime.map(Arc::from), PhantomData)
+    }
+}
+
+impl<H: ResourceFn<T>, T: 'static> ResourceHandler for FnResource<H, T> {
+    fn read(
+        &self,
+        req: ResourceRequest,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
+        let (uri, mime) = (req.uri.clone(), self.1.clone());
+        let fut = self.0.read(req, cx);
+        Box::pin(async move { crate::resource::complete(fut.await, &uri, mime.as_deref()) })
     }
 }
 

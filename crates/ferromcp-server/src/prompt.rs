@@ -4,7 +4,6 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::future::BoxFuture;
-use crate::handler::{ErasedPrompt, PromptFn, needs};
 use crate::state::StateNeed;
 use ferromcp_protocol::types::{
     CompleteRequestParams, Completion, GetPromptResult, Prompt, PromptArgument, PromptMessage,
@@ -128,7 +127,7 @@ pub fn prompt_from(name: impl Into<String>, listed: Prompt) -> PromptBuilder {
 /// Builds a [`PromptDef`].
 #[derive(Debug, Clone)]
 pub struct PromptBuilder {
-    prompt: Prompt,
+    pub(crate) prompt: Prompt,
 }
 
 impl PromptBuilder {
@@ -166,36 +165,6 @@ impl PromptBuilder {
                 ..PromptArgument::default()
             });
         self
-    }
-    /// Finishes with a handler (see [`PromptFn`] for the shapes it may
-    /// have): `async fn(PromptArgs, RequestContext) -> R`,
-    /// `async fn(PromptArgs) -> R`, or either with extractors such as
-    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
-    /// given to [`crate::ServerBuilder::with_state`] makes registering the
-    /// prompt a configuration error.
-    ///
-    /// ```
-    /// use ferromcp_server::{prompt, PromptArgs, RequestContext, State};
-    /// use ferromcp_server::protocol::types::{ContentBlock, PromptMessage, Role};
-    ///
-    /// #[derive(Clone)]
-    /// struct Style(&'static str);
-    ///
-    /// let def = prompt("review")
-    ///     .argument("code", "The code to review", true)
-    ///     .handler(|State(style): State<Style>, a: PromptArgs, _cx: RequestContext| async move {
-    ///         let code = a.get("code").cloned().unwrap_or_default();
-    ///         let text = format!("Review in a {} tone:\n{code}", style.0);
-    ///         vec![PromptMessage::new(Role::User, ContentBlock::text(text))]
-    ///     });
-    /// # let _ = def;
-    /// ```
-    pub fn handler<T: 'static, H: PromptFn<T>>(self, f: H) -> PromptDef {
-        PromptDef {
-            prompt: self.prompt,
-            handler: Arc::new(ErasedPrompt::new(f)),
-            state_needs: needs(H::declare),
-        }
     }
 }
 

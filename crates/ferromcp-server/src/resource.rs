@@ -33,7 +33,6 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::future::BoxFuture;
-use crate::handler::{ResourceFn, WithContext, needs};
 use crate::raw_result::RawResult;
 use crate::state::StateNeed;
 use crate::uri_template::UriTemplate;
@@ -42,7 +41,6 @@ use ferromcp_protocol::types::{
 };
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// What a resource handler receives.
@@ -88,7 +86,7 @@ impl IntoReadResult for &'static str {
 
 /// Fills what a `String` result left out: contents without a URI get the
 /// URI that was read and, unless they have one, the declared MIME type.
-fn complete(
+pub(crate) fn complete(
     result: Result<ReadResourceResult, HandlerError>,
     uri: &str,
     mime: Option<&str>,
@@ -193,27 +191,6 @@ where
     }
 }
 
-/// A handler and the declared MIME type (for [`complete`]).
-struct FnResource<H, T>(H, Option<Arc<str>>, PhantomData<fn() -> T>);
-
-impl<H: ResourceFn<T>, T: 'static> FnResource<H, T> {
-    fn new(h: H, mime: Option<&str>) -> Self {
-        Self(h, mime.map(Arc::from), PhantomData)
-    }
-}
-
-impl<H: ResourceFn<T>, T: 'static> ResourceHandler for FnResource<H, T> {
-    fn read(
-        &self,
-        req: ResourceRequest,
-        cx: RequestContext,
-    ) -> BoxFuture<Result<ReadResourceResult, HandlerError>> {
-        let (uri, mime) = (req.uri.clone(), self.1.clone());
-        let fut = self.0.read(req, cx);
-        Box::pin(async move { complete(fut.await, &uri, mime.as_deref()) })
-    }
-}
-
 /// A static resource ready to register.
 #[derive(Clone)]
 pub struct ResourceDef {
@@ -258,25 +235,6 @@ impl ResourceDef {
             raw: Some(Arc::new(RawRead(f))),
         }
     }
-    /// A resource listed as `resource` and read by `handler`.
-    pub fn new<F, Fut, R>(resource: Resource, handler: F) -> Self
-    where
-        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        Self::with_handler::<(WithContext, ()), _>(resource, handler)
-    }
-    /// A resource read by a [`ResourceFn`] of any shape.
-    fn with_handler<T: 'static, H: ResourceFn<T>>(resource: Resource, handler: H) -> Self {
-        let h = FnResource::new(handler, resource.mime_type.as_deref());
-        Self {
-            resource,
-            handler: Arc::new(h),
-            state_needs: needs(H::declare),
-            raw: None,
-        }
-    }
 }
 
 /// A resource template ready to register.
@@ -305,21 +263,6 @@ impl TemplateDef {
     pub fn definition(&self) -> &ResourceTemplate {
         &self.template
     }
-    /// A template listed as `template` (its `uriTemplate` is compiled once)
-    /// and read by `handler` with the matched variables.
-    pub fn new<F, Fut, R>(template: ResourceTemplate, handler: F) -> Self
-    where
-        F: Fn(ResourceRequest, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoReadResult + 'static,
-    {
-        Self::with_handler::<(WithContext, ()), _>(template, handler)
-    }
-    /// A template read by a [`ResourceFn`] of any shape.
-    fn with_handler<T: 'static, H: ResourceFn<T>>(template: ResourceTemplate, handler: H) -> Self {
-        let h = FnResource::new(handler, template.mime_type.as_deref());
-        Self::compile(template, Arc::new(h), needs(H::declare))
-    }
 
     /// A template whose reader returns the `resources/read` result as
     /// JSON text (see [`ResourceDef::raw`]).
@@ -334,7 +277,7 @@ impl TemplateDef {
         t
     }
 
-    fn compile(
+    pub(crate) fn compile(
         template: ResourceTemplate,
         handler: Arc<dyn ResourceHandler>,
         state_needs: Vec<StateNeed>,
@@ -384,7 +327,7 @@ pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuil
 /// Builds a [`ResourceDef`] (see [`resource`] for an example).
 #[derive(Debug, Clone)]
 pub struct ResourceBuilder {
-    resource: Resource,
+    pub(crate) resource: Resource,
 }
 
 /// Starts a resource template definition: an RFC 6570 `uri_template` and a
@@ -419,7 +362,7 @@ pub fn resource_template(
 /// Builds a [`TemplateDef`] (see [`resource_template`] for an example).
 #[derive(Debug, Clone)]
 pub struct TemplateBuilder {
-    template: ResourceTemplate,
+    pub(crate) template: ResourceTemplate,
 }
 
 macro_rules! descriptor_setters {
@@ -465,57 +408,10 @@ impl ResourceBuilder {
         self.resource.size = Some(bytes);
         self
     }
-    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
-    /// have): `async fn(ResourceRequest, RequestContext) -> R`,
-    /// `async fn(ResourceRequest) -> R`, or either with extractors such as
-    /// [`State<S>`](crate::State) first. A `State<S>` whose `S` was not
-    /// given to [`crate::ServerBuilder::with_state`] makes registering the
-    /// resource a configuration error.
-    ///
-    /// ```
-    /// use ferromcp_server::{resource, ResourceRequest, RequestContext, State};
-    /// use ferromcp_server::protocol::types::ResourceContents;
-    /// use std::sync::Arc;
-    ///
-    /// let def = resource("config://app", "config").handler(
-    ///     |State(cfg): State<Arc<String>>, r: ResourceRequest, _cx: RequestContext| async move {
-    ///         ResourceContents::text(r.uri, None, cfg.as_str())
-    ///     },
-    /// );
-    /// # let _ = def;
-    /// ```
-    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> ResourceDef {
-        ResourceDef::with_handler(self.resource, f)
-    }
 }
 
 impl TemplateBuilder {
     descriptor_setters!(template);
-
-    /// Finishes with a handler (see [`ResourceFn`] for the shapes it may
-    /// have); it reads the matched variables in [`ResourceRequest::vars`].
-    /// A `State<S>` whose `S` was not given to
-    /// [`crate::ServerBuilder::with_state`] makes registering the template
-    /// a configuration error.
-    ///
-    /// ```
-    /// use ferromcp_server::{resource_template, ResourceRequest, RequestContext, State};
-    /// use ferromcp_server::protocol::types::ResourceContents;
-    /// use std::collections::HashMap;
-    /// use std::sync::Arc;
-    ///
-    /// let def = resource_template("kv://{key}", "kv").handler(
-    ///     |State(kv): State<Arc<HashMap<String, String>>>, r: ResourceRequest, _cx: RequestContext| async move {
-    ///         let key = r.vars.get("key").cloned().unwrap_or_default();
-    ///         let value = kv.get(&key).cloned().ok_or(format!("no key {key:?}"))?;
-    ///         Ok::<_, String>(ResourceContents::text(r.uri, None, value))
-    ///     },
-    /// );
-    /// # let _ = def;
-    /// ```
-    pub fn handler<T: 'static, H: ResourceFn<T>>(self, f: H) -> TemplateDef {
-        TemplateDef::with_handler(self.template, f)
-    }
 }
 
 crate::state::needs_state!(ResourceDef, TemplateDef);

@@ -326,7 +326,7 @@ impl RequestContext {
 }
 
 /// A static resource or a resource template, for
-/// [`ServerBuilder::resource`], which takes either.
+/// [`ServerBuilder::resource`](crate::ServerBuilder::resource), which takes either.
 #[derive(Debug, Clone)]
 pub enum AnyResourceDef {
     /// A fixed URI.

@@ -27,7 +27,6 @@
 use crate::context::RequestContext;
 use crate::error::{HandlerError, IntoHandlerError};
 use crate::field_order;
-use crate::handler::{ErasedTool, ToolFn, needs};
 use crate::raw_result::RawResult;
 use crate::state::StateNeed;
 use crate::tasks::support::{TaskCreation, TaskSupport};
@@ -257,10 +256,10 @@ pub fn tool_from(name: impl Into<String>, listed: Tool) -> ToolBuilder {
 /// Builds a [`ToolDef`].
 #[derive(Debug, Clone)]
 pub struct ToolBuilder {
-    tool: Tool,
-    explicit_schema: bool,
-    task_support: TaskSupport,
-    task_creation: TaskCreation,
+    pub(crate) tool: Tool,
+    pub(crate) explicit_schema: bool,
+    pub(crate) task_support: TaskSupport,
+    pub(crate) task_creation: TaskCreation,
 }
 
 impl ToolBuilder {
@@ -315,7 +314,7 @@ impl ToolBuilder {
 
     /// The `inputSchema` derived from `P`, its `properties` in `P`'s
     /// declaration order (a client lays the fields out in that order).
-    fn derive_input<P: JsonSchema + DeserializeOwned>(&mut self) {
+    pub(crate) fn derive_input<P: JsonSchema + DeserializeOwned>(&mut self) {
         let schema = schema_object::<P>();
         self.tool.property_order.input = field_order::property_order(
             field_order::declared_fields::<P>(),
@@ -348,50 +347,6 @@ impl ToolBuilder {
     pub fn task_creation(mut self, creation: TaskCreation) -> Self {
         self.task_creation = creation;
         self
-    }
-
-    // Foreign type: tool and form schemas are derived with schemars; the crate re-exports
-    // `schemars` so the versions match.
-    /// Finishes with a typed handler (see [`ToolFn`] for the shapes it
-    /// may have): `async fn(P, RequestContext) -> R`, `async fn(P) -> R`,
-    /// or either with extractors such as [`State<S>`](crate::State) first.
-    /// Unless [`Self::input_schema`] was called, the schema is derived from
-    /// `P`. A `State<S>` whose `S` was not given to
-    /// [`crate::ServerBuilder::with_state`] makes registering the tool a
-    /// configuration error.
-    ///
-    /// ```
-    /// use ferromcp_server::{Server, State, tool, RequestContext};
-    /// use std::sync::Arc;
-    ///
-    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
-    /// struct Key { key: String }
-    ///
-    /// type Store = Arc<std::collections::HashMap<String, String>>;
-    ///
-    /// let get = tool("get").description("Looks a key up").handler(
-    ///     |State(store): State<Store>, k: Key, _cx: RequestContext| async move {
-    ///         store.get(&k.key).cloned().ok_or(format!("no key {:?}", k.key))
-    ///     },
-    /// );
-    /// let server = Server::builder("kv", "1.0.0")
-    ///     .with_state(Store::default())
-    ///     .tool(get)
-    ///     .build();
-    /// assert!(server.is_ok());
-    /// ```
-    pub fn handler<T: 'static, H: ToolFn<T>>(mut self, f: H) -> ToolDef {
-        if !self.explicit_schema {
-            self.derive_input::<H::Params>();
-        }
-        ToolDef {
-            tool: self.tool,
-            handler: Arc::new(ErasedTool::new(f)),
-            task_support: self.task_support,
-            task_creation: self.task_creation,
-            state_needs: needs(H::declare),
-            raw: None,
-        }
     }
 
     /// Finishes with an untyped handler receiving the raw arguments object.
