@@ -346,3 +346,31 @@ impl From<TemplateDef> for AnyResourceDef {
         Self::Template(d)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ContextBuilder;
+    use crate::{NoArgs, State, tool};
+
+    // The context reaches the core only through the `ServerCore` seam
+    // (context.rs); `RequestContext::server` gets the core back by a
+    // downcast. The server it gives is the one the context was built from,
+    // and the state it reads is that server's.
+    #[test]
+    fn a_context_gives_back_its_own_server_and_state() {
+        let server = match Server::builder("s", "1").with_state(7_u32).build() {
+            Ok(s) => s,
+            Err(e) => panic!("build failed: {e}"),
+        };
+        let cx = ContextBuilder::new(&server).build();
+        assert_eq!(cx.app_state::<u32>(), Some(7));
+        assert_eq!(cx.app_state::<u64>(), None);
+        let added = cx.server().add_tool(
+            tool("added").handler(|State(n): State<u32>, _: NoArgs| async move { n.to_string() }),
+        );
+        assert!(added.is_ok(), "{added:?}");
+        assert!(server.remove_tool("added"));
+        assert!(!server.remove_tool("added"));
+    }
+}
