@@ -1,6 +1,6 @@
 //! Ranking evaluation: does `search_docs` put the answering section first?
 //!
-//! `cargo run -p ferromcp-docs --release --example eval [-- --quick] [--split tune|held|fresh|fresh2|all] [--verbose] [--show-fresh] [--show-fresh2] [--sections]`
+//! `cargo run -p ferromcp-docs --release --example eval [-- --quick] [--split tune|held|fresh|fresh2|fresh3|all] [--verbose] [--show-fresh] [--show-fresh2] [--show-fresh3] [--sections]`
 //!
 //! The corpus, read at run time (nothing is kept in the repository): this
 //! repository's own texts (`docs/*.md`, `README.md`, `CHANGELOG.md`,
@@ -14,9 +14,10 @@
 //! questions are `eval/questions.tsv`: answerable ones name the section(s)
 //! that answer them, unanswerable ones expect the search to abstain. The
 //! `tune`, `held` and `fresh` splits are tuning data (`held` and `fresh`
-//! were held out once and have been looked at since); the `fresh2` split
-//! is held out: it is measured, and its per-question results print only
-//! with `--show-fresh2` (`fresh`'s only with `--show-fresh`).
+//! were held out once and have been looked at since); the `fresh2` and
+//! `fresh3` splits are held out: they are measured, and their per-question
+//! results print only with `--show-fresh2` and `--show-fresh3` (`fresh`'s
+//! only with `--show-fresh`).
 //!
 //! Prints, for this crate's ranking and for a plain Okapi BM25 over the
 //! same sections (no stemming, no stop words, no fields): top-1 and top-3
@@ -401,6 +402,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // for: tuning on them would defeat the split.
     let show_fresh = args.iter().any(|a| a == "--show-fresh");
     let show_fresh2 = args.iter().any(|a| a == "--show-fresh2");
+    let show_fresh3 = args.iter().any(|a| a == "--show-fresh3");
     let verbose = args.iter().any(|a| a == "--verbose");
     // `--sections`: list the answerable documents' section URIs (for
     // writing questions) and stop.
@@ -476,6 +478,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let visible = match q.split.as_str() {
             "fresh" => show_fresh,
             "fresh2" => show_fresh2,
+            "fresh3" => show_fresh3,
             _ => true,
         };
         if visible {
