@@ -185,7 +185,7 @@ impl Shared {
             }
             ClientRequest::CallTool(p) if self.has_tools(reg) => {
                 let tool = reg.tool(&p.name).cloned();
-                return Dispatch::Pending(Box::pin(self.call_tool(tool, p, parts, legacy)));
+                return self.call_tool(tool, p, parts, legacy);
             }
             ClientRequest::ListPrompts(p) if self.has_prompts(reg) => {
                 self.list_prompts(reg, &id, p, parts.version)
@@ -445,7 +445,7 @@ mod tests {
     use super::*;
     use crate::error::HandlerError;
     use crate::raw_result::RawResult;
-    use ferromcp_protocol::types::CallToolResult;
+    use ferromcp_protocol::types::{CallToolRequestParams, CallToolResult};
 
     #[test]
     fn fast_server_info_stamp_matches_the_slow_path() {
@@ -627,6 +627,123 @@ mod tests {
         }
         // An error result is not checked.
         assert!(raw_answer(&server, r#"{"content":[],"isError":true}"#, v).is_ok());
+    }
+
+    fn call_parts(v: ProtocolVersion) -> (CallToolRequestParams, ContextParts, Legacy) {
+        let p = CallToolRequestParams {
+            name: "echo".into(),
+            ..Default::default()
+        };
+        let parts = ContextParts::new(
+            RequestId::number(9),
+            "tools/call",
+            v,
+            Box::default(),
+            tokio_util::sync::CancellationToken::new(),
+        );
+        let legacy = Legacy {
+            requester: None,
+            session: None,
+            shared_record: false,
+        };
+        (p, parts, legacy)
+    }
+
+    // MRTR-01: the one-round call of the modern wire is the hot path; its
+    // future is boxed once per request and must stay off glibc's large-chunk
+    // path (bench/RESULTS.md). The handshake era's later rounds are boxed
+    // apart, so they do not size it either.
+    #[tokio::test]
+    async fn the_tools_call_future_stays_small_and_answers() {
+        const BOUND: usize = 1024;
+        let server = crate::Server::builder("s", "1.0")
+            .tool(
+                crate::tool("echo")
+                    .handler(|_: crate::NoArgs, _: RequestContext| async { "hi".to_owned() }),
+            )
+            .build()
+            .expect("build");
+        for v in [ProtocolVersion::V2026_07_28, ProtocolVersion::V2025_11_25] {
+            let shared = server.shared.clone();
+            let tool = shared.registry().tool("echo").cloned();
+            let (p, parts, legacy) = call_parts(v);
+            let Dispatch::Pending(fut) = shared.call_tool(tool, p, parts, legacy) else {
+                panic!("{v:?}: a handler-backed call is answered later");
+            };
+            let size = std::mem::size_of_val(&*fut);
+            assert!(
+                size <= BOUND,
+                "{v:?}: the tools/call future is {size} bytes"
+            );
+            let answer: Value = serde_json::from_slice(&fut.await.expect("answer")).expect("json");
+            assert_eq!(answer["result"]["content"][0]["text"], "hi", "{answer}");
+        }
+    }
+
+    struct CountingRequester(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl ClientRequester for CountingRequester {
+        fn request(
+            &self,
+            _method: &'static str,
+            _params: Box<serde_json::value::RawValue>,
+        ) -> BoxFuture<Result<Value, ErrorObject>> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Ok(serde_json::json!({"roots": []})) })
+        }
+    }
+
+    // MRTR-13: a handshake-era handler that keeps asking runs ten times,
+    // each run's input requests go to the client (the last one's too), and
+    // the call then fails with -32603; without a way to reach the client
+    // the first request for input fails at once.
+    #[tokio::test]
+    async fn handshake_rounds_give_up_after_ten_runs() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let runs = Arc::new(AtomicUsize::new(0));
+        let server = {
+            let runs = runs.clone();
+            crate::Server::builder("s", "1.0")
+                .tool(crate::tool("echo").raw_result_handler(move |_a, _cx| {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    async {
+                        Err::<RawResult, _>(HandlerError::NeedInput(
+                            crate::error::InputRequired::new().request(
+                                "roots",
+                                ferromcp_protocol::types::InputRequest::ListRoots(None),
+                            ),
+                        ))
+                    }
+                }))
+                .build()
+                .expect("build")
+        };
+        let sent = Arc::new(AtomicUsize::new(0));
+        for requester in [true, false] {
+            runs.store(0, Ordering::SeqCst);
+            sent.store(0, Ordering::SeqCst);
+            let shared = server.shared.clone();
+            let tool = shared.registry().tool("echo").cloned();
+            let (p, parts, mut legacy) = call_parts(ProtocolVersion::V2025_11_25);
+            if requester {
+                legacy.requester = Some(Arc::new(CountingRequester(sent.clone())));
+            }
+            let Dispatch::Pending(fut) = shared.call_tool(tool, p, parts, legacy) else {
+                panic!("a handler-backed call is answered later");
+            };
+            let Err(crate::outcome::Failure::Error(e)) = fut.await else {
+                panic!("the call must fail");
+            };
+            assert_eq!(e.code.0, -32603, "{e:?}");
+            let (want_runs, want_sent, text) = if requester {
+                (10, 10, "giving up after 10 rounds")
+            } else {
+                (1, 0, "cannot send requests to the client")
+            };
+            assert!(e.message.contains(text), "{e:?}");
+            assert_eq!(runs.load(Ordering::SeqCst), want_runs);
+            assert_eq!(sent.load(Ordering::SeqCst), want_sent);
+        }
     }
 
     #[test]

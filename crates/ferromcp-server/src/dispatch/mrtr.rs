@@ -17,16 +17,31 @@ use serde_json::Value;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+/// Rounds a handshake-era handler gets before the server gives up.
+const HANDSHAKE_ROUNDS: usize = 10;
+
 impl Shared {
-    /// Runs `run` under MRTR rules ([`Self::run_mrtr`]) with the
-    /// `inputResponses` and `requestState` of `input` and answers: a result
-    /// through `complete`, an input request as an `InputRequiredResult`, a
-    /// handler failure as `on_failure` says.
+    // MRTR-01…MRTR-15
+    /// Runs `run` under MRTR rules with the `inputResponses` and
+    /// `requestState` of `input` and answers: a result through `complete`,
+    /// an input request as an `InputRequiredResult`, a handler failure as
+    /// `on_failure` says.
+    ///
+    /// Modern: one round; an incoming `requestState` is verified and
+    /// unsealed first (tampered, expired or mismatched → -32602); a
+    /// `NeedInput` becomes an `InputRequiredResult` with freshly sealed state.
+    /// Handshake era: the server fulfils `NeedInput` itself by sending the
+    /// input requests to the client and calling the handler again, up to
+    /// ten rounds ([`Self::handshake_rounds`]).
+    ///
+    /// The first round is the only await on the common path; opening a
+    /// state and the later rounds are boxed, so they do not size this
+    /// future (one boxed future per request, kept small).
     #[allow(clippy::too_many_arguments)]
-    pub(super) async fn answer_mrtr<T, F, C>(
+    pub(super) fn answer_mrtr<'a, T, S, F, C>(
         self: Arc<Self>,
-        method: &str,
-        target: &str,
+        method: &'a str,
+        target: S,
         args: Value,
         input: (Option<InputResponses>, Option<String>),
         parts: ContextParts,
@@ -34,92 +49,154 @@ impl Shared {
         run: F,
         on_failure: OnFailure,
         complete: C,
-    ) -> Reply
+    ) -> impl Future<Output = Reply> + Send + 'a
     where
-        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
-        C: FnOnce(&Self, T) -> Result<Bytes, ErrorObject>,
+        T: Send + 'a,
+        S: AsRef<str> + Send + 'a,
+        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>> + Send + Sync + 'a,
+        C: FnOnce(&Self, T) -> Result<Bytes, ErrorObject> + Send + 'a,
     {
+        // Built before the future: what it keeps is small (the context is
+        // one pointer), so the one boxed future per request stays small.
         let id = parts.id.clone();
         let version = parts.version;
-        let (input, state) = input;
-        let out = self
-            .clone()
-            .run_mrtr(method, target, args, input, state, parts, legacy, run)
-            .await?;
-        match out {
-            Mrtr::Complete(r) => Ok(complete(&self, r)?),
-            Mrtr::Failed(msg) => match on_failure {
-                OnFailure::ToolError => {
-                    crate::trace::note_tool_error();
-                    Ok(self.finish(
-                        &id,
-                        CallToolResult::error(vec![ContentBlock::text(msg)]),
-                        version,
-                    ))
+        let modern = version.is_modern();
+        let (input, request_state) = input;
+        let first = match request_state {
+            Some(token) if modern => Err(Box::new((parts, input, token))),
+            _ => Ok(RequestContext::new(parts, input, None, self.clone())),
+        };
+        let requester = legacy.requester;
+        async move {
+            let cx = match first {
+                Ok(cx) => cx,
+                Err(b) => {
+                    let (parts, input, token) = *b;
+                    let target = target.as_ref();
+                    Box::pin(self.open_context(method, target, &args, parts, input, token)).await?
                 }
-                OnFailure::InternalError => Err(ErrorObject::internal(msg).into()),
-            },
-            Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+            };
+            let timeout = self.limits().handler_timeout;
+            let out = match guarded(run(&args, cx.clone()), timeout, &cx).await {
+                Ok(t) => Mrtr::Complete(t),
+                Err(HandlerError::Failed(m)) => Mrtr::Failed(m),
+                Err(HandlerError::Protocol(e)) => return Err(e.into()),
+                Err(HandlerError::NeedInput(ir)) if modern => {
+                    let principal = cx.inner.principal.as_ref().map(|p| p.subject.as_str());
+                    let sealed = self
+                        .sealer()
+                        .seal(
+                            &state_binding(method, target.as_ref(), &args, principal),
+                            ir.state.as_deref().unwrap_or_default(),
+                        )
+                        .map_err(|e| e.to_error_object())?;
+                    Mrtr::InputRequired(InputRequiredResult {
+                        input_requests: (!ir.requests.is_empty()).then_some(ir.requests),
+                        request_state: Some(sealed),
+                        meta: None,
+                    })
+                }
+                Err(HandlerError::NeedInput(ir)) => {
+                    Box::pin(self.handshake_rounds(&args, ir, cx, requester, &run)).await?
+                }
+            };
+            match out {
+                Mrtr::Complete(r) => Ok(complete(&self, r)?),
+                Mrtr::Failed(msg) => match on_failure {
+                    OnFailure::ToolError => {
+                        crate::trace::note_tool_error();
+                        Ok(self.finish(
+                            &id,
+                            CallToolResult::error(vec![ContentBlock::text(msg)]),
+                            version,
+                        ))
+                    }
+                    OnFailure::InternalError => Err(ErrorObject::internal(msg).into()),
+                },
+                Mrtr::InputRequired(r) => Ok(self.finish_input_required(&id, r)),
+            }
         }
     }
 
-    // MRTR-01…MRTR-15, MRTR-15
-    /// Runs a handler under MRTR rules.
-    ///
-    /// Modern: one round; an incoming `requestState` is verified and
-    /// unsealed first (tampered, expired or mismatched → -32602); a
-    /// `NeedInput` becomes an `InputRequiredResult` with freshly sealed state.
-    /// Handshake era: the server fulfils `NeedInput` itself by sending the
-    /// input requests to the client and calling the handler again, up to
-    /// ten rounds.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn run_mrtr<T, F>(
-        self: Arc<Self>,
+    /// The first round's context when a `requestState` came: verified and
+    /// unsealed first (rare; boxed by the caller).
+    async fn open_context(
+        self: &Arc<Self>,
         method: &str,
         target: &str,
-        args: Value,
-        input: Option<InputResponses>,
-        request_state: Option<String>,
+        args: &Value,
         parts: ContextParts,
-        legacy: Legacy,
-        run: F,
+        input: Option<InputResponses>,
+        token: String,
+    ) -> Result<RequestContext, Failure> {
+        let principal = parts.principal.as_ref().map(|p| p.subject.as_str());
+        let binding = state_binding(method, target, args, principal);
+        // Awaited inline: no store, or the in-process one, answers at once;
+        // a shared store costs one round trip (no spawn).
+        let state = self.open_state(token, binding).await?;
+        Ok(RequestContext::new(parts, input, Some(state), self.clone()))
+    }
+
+    /// Verifies and unseals an incoming `requestState` for `binding`.
+    async fn open_state(
+        &self,
+        token: String,
+        binding: StateBinding<'_>,
+    ) -> Result<Vec<u8>, Failure> {
+        self.sealer()
+            .open_async(&token, &binding)
+            .await
+            .map_err(|e| {
+                tracing::debug!(reason = %e, "rejected requestState");
+                Failure::from(e)
+            })
+    }
+
+    // MRTR-13
+    /// The handshake era's rounds after the first asked for input `ir`:
+    /// the server sends the input requests to the client, merges the
+    /// answers into `input` and runs the handler again, up to
+    /// [`HANDSHAKE_ROUNDS`] runs in all.
+    async fn handshake_rounds<T, F>(
+        self: &Arc<Self>,
+        args: &Value,
+        ir: InputRequired,
+        first: RequestContext,
+        requester: Option<Arc<dyn ClientRequester>>,
+        run: &F,
     ) -> Result<Mrtr<T>, Failure>
     where
         F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
     {
-        let modern = parts.version.is_modern();
-        let principal = parts.principal.as_ref().map(|p| p.subject.clone());
-        // The binding (and the SHA-256 of the arguments in it) is only needed
-        // when a requestState arrives or has to be sealed.
-        let binding = |args: &Value| StateBinding {
-            method,
-            target,
-            arguments_digest: crate::request_state::arguments_digest(Some(args)),
-            principal: principal.as_deref(),
+        let Some(req) = requester else {
+            return Err(
+                ErrorObject::internal("this transport cannot send requests to the client").into(),
+            );
         };
-        let mut state = match request_state {
-            Some(token) if modern => {
-                // Awaited inline: no store, or the in-process one, answers
-                // at once; a shared store costs one round trip (no spawn).
-                Some(
-                    Box::pin(self.sealer().open_async(&token, &binding(&args)))
-                        .await
-                        .map_err(|e| {
-                            tracing::debug!(reason = %e, "rejected requestState");
-                            Failure::from(e)
-                        })?,
-                )
-            }
-            _ => None,
-        };
-        let mut input = input;
+        // The next rounds' parts and input are the first round's.
+        let mut input = first.inner.input.clone();
+        let mut parts = Some(parts_of(&first));
+        drop(first);
         let timeout = self.limits().handler_timeout;
-        let max_rounds = if modern { 1 } else { 10 };
-        let mut parts = Some(parts);
-        for round in 0..max_rounds {
-            // The last possible round (the only one on the modern wire)
-            // takes the context parts instead of a copy.
-            let round_parts = if round + 1 == max_rounds {
+        let mut ir = ir;
+        let mut state = None;
+        // Each run that asked for input has its requests sent, the last
+        // one's too, before giving up.
+        for round in 1..=HANDSHAKE_ROUNDS {
+            let answers = fulfil(req.clone(), &ir, self.limits().client_request_timeout).await?;
+            let mut merged = input.take().unwrap_or_default();
+            for (k, v) in answers {
+                merged.insert_raw(k, v);
+            }
+            input = Some(merged);
+            if ir.state.is_some() {
+                state = ir.state.take();
+            }
+            if round == HANDSHAKE_ROUNDS {
+                break;
+            }
+            // The last possible round takes the parts instead of a copy.
+            let round_parts = if round + 1 == HANDSHAKE_ROUNDS {
                 parts.take()
             } else {
                 parts.clone()
@@ -128,46 +205,51 @@ impl Shared {
                 break;
             };
             let cx = RequestContext::new(round_parts, input.clone(), state.clone(), self.clone());
-            match guarded(run(&args, cx.clone()), timeout, &cx).await {
+            match guarded(run(args, cx.clone()), timeout, &cx).await {
                 Ok(t) => return Ok(Mrtr::Complete(t)),
                 Err(HandlerError::Failed(m)) => return Ok(Mrtr::Failed(m)),
                 Err(HandlerError::Protocol(e)) => return Err(e.into()),
-                Err(HandlerError::NeedInput(ir)) if modern => {
-                    let sealed = self
-                        .sealer()
-                        .seal(&binding(&args), ir.state.as_deref().unwrap_or_default())
-                        .map_err(|e| e.to_error_object())?;
-                    let r = InputRequiredResult {
-                        input_requests: (!ir.requests.is_empty()).then_some(ir.requests),
-                        request_state: Some(sealed),
-                        meta: None,
-                    };
-                    return Ok(Mrtr::InputRequired(r));
-                }
-                Err(HandlerError::NeedInput(ir)) => {
-                    let Some(req) = legacy.requester.clone() else {
-                        return Err(ErrorObject::internal(
-                            "this transport cannot send requests to the client",
-                        )
-                        .into());
-                    };
-                    let answers =
-                        Box::pin(fulfil(req, &ir, self.limits().client_request_timeout)).await?;
-                    let mut merged = input.take().unwrap_or_default();
-                    for (k, v) in answers {
-                        merged.insert_raw(k, v);
-                    }
-                    input = Some(merged);
-                    if ir.state.is_some() {
-                        state = ir.state;
-                    }
-                }
+                Err(HandlerError::NeedInput(next)) => ir = next,
             }
         }
         Err(
             ErrorObject::internal("the handler kept asking for input; giving up after 10 rounds")
                 .into(),
         )
+    }
+}
+
+/// The parts `cx` was built from, for a next round's context.
+fn parts_of(cx: &RequestContext) -> ContextParts {
+    let i = &cx.inner;
+    ContextParts {
+        id: i.id.clone(),
+        method: i.method.clone(),
+        version: i.version,
+        meta: i.meta.clone(),
+        capabilities: i.capabilities.clone(),
+        log_level: i.log_level,
+        cancel: i.cancel.clone(),
+        outbound: i.outbound.clone(),
+        principal: i.principal.clone(),
+        #[cfg(feature = "http")]
+        http: i.http.clone(),
+    }
+}
+
+/// What a `requestState` is bound to (the binding, and the SHA-256 of the
+/// arguments in it, is only made when a state arrives or is sealed).
+fn state_binding<'a>(
+    method: &'a str,
+    target: &'a str,
+    args: &Value,
+    principal: Option<&'a str>,
+) -> StateBinding<'a> {
+    StateBinding {
+        method,
+        target,
+        arguments_digest: crate::request_state::arguments_digest(Some(args)),
+        principal,
     }
 }
 

@@ -5,7 +5,7 @@ use super::Legacy;
 use super::finish::ServerInfoMeta;
 use super::mrtr::OnFailure;
 use crate::context::{ContextParts, RequestContext};
-use crate::future::Reply;
+use crate::future::{Dispatch, Reply};
 use crate::raw_result::{Members, Object, RawResult};
 use crate::registry::{RegisteredTool, Registry};
 use crate::shared::Shared;
@@ -58,21 +58,25 @@ impl Shared {
 
     /// `tools/call` of `tool`, the definition the admitted snapshot has
     /// under `p.name` (the one whose headers the ladder checked).
-    pub(super) async fn call_tool(
+    ///
+    /// Everything up to the handler's run is done here, synchronously; the
+    /// one boxed future keeps only what the run and the answer need.
+    pub(super) fn call_tool(
         self: Arc<Self>,
         tool: Option<Arc<RegisteredTool>>,
         p: CallToolRequestParams,
         parts: ContextParts,
         legacy: Legacy,
-    ) -> Reply {
+    ) -> Dispatch {
         let id = parts.id.clone();
         let version = parts.version;
         let Some(tool) = tool else {
-            return Err(
-                ErrorObject::invalid_params(format_args!("Unknown tool: {}", p.name))
-                    .with_data(serde_json::json!({"name": p.name}))
-                    .into(),
-            );
+            return Dispatch::Ready(Some(Err(ErrorObject::invalid_params(format_args!(
+                "Unknown tool: {}",
+                p.name
+            ))
+            .with_data(serde_json::json!({"name": p.name}))
+            .into())));
         };
         let args = Value::Object(p.arguments.unwrap_or_default());
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
@@ -87,63 +91,62 @@ impl Shared {
                         format!("{e} at {at}")
                     })
                     .collect();
-                return Ok(self.finish(
+                return Dispatch::Ready(Some(Ok(self.finish(
                     &id,
                     sieve_call_result(version, invalid_arguments(&msgs.join("; "))),
                     version,
-                ));
+                ))));
             }
         }
-        if let Some(creation) = self.task_mode(&tool, &parts)? {
-            // Boxed: the rare branch must not size every call's future.
-            return Box::pin(self.call_tool_as_task(
-                tool,
-                args,
-                p.input_responses,
-                p.request_state,
-                parts,
-                creation,
-            ))
-            .await;
+        match self.task_mode(&tool, &parts) {
+            Err(e) => return Dispatch::Ready(Some(Err(e.into()))),
+            Ok(Some(creation)) => {
+                return Dispatch::Pending(Box::pin(self.call_tool_as_task(
+                    tool,
+                    args,
+                    p.input_responses,
+                    p.request_state,
+                    parts,
+                    creation,
+                )));
+            }
+            Ok(None) => {}
         }
-        let (input, state) = (p.input_responses, p.request_state);
+        let input = (p.input_responses, p.request_state);
         if let Some(raw) = tool.def.raw.clone() {
             let runner = move |args: &Value, cx: RequestContext| raw.call(args, cx);
-            let complete = |s: &Self, r: RawResult| s.finish_raw_tool(&tool, &id, &r, version);
-            return self
-                .answer_mrtr(
-                    "tools/call",
-                    &p.name,
-                    args,
-                    (input, state),
-                    parts,
-                    legacy,
-                    runner,
-                    OnFailure::ToolError,
-                    complete,
-                )
-                .await;
+            let complete = move |s: &Self, r: RawResult| s.finish_raw_tool(&tool, &id, &r, version);
+            return Dispatch::Pending(Box::pin(self.answer_mrtr(
+                "tools/call",
+                p.name,
+                args,
+                input,
+                parts,
+                legacy,
+                runner,
+                OnFailure::ToolError,
+                complete,
+            )));
         }
         let runner = {
             let tool = tool.clone();
             move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
         };
-        let complete = |s: &Self, r: CallToolResult| {
+        let complete = move |s: &Self, r: CallToolResult| {
             let r = s.check_output(&tool, r)?;
             Ok(s.finish(&id, sieve_call_result(version, r), version))
         };
-        self.answer_mrtr(
+        Dispatch::Pending(Box::pin(self.answer_mrtr(
             "tools/call",
-            &p.name,
+            p.name,
             args,
-            (input, state),
+            input,
             parts,
             legacy,
             runner,
             OnFailure::ToolError,
             complete,
-        )
-        .await
+        )))
     }
 
     /// The answer to a `tools/call` whose result is already JSON text:
