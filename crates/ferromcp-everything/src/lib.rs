@@ -581,3 +581,16 @@ fn schema_2020_12() -> ferromcp_protocol::types::JsonObject {
     }))
     .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    // TOOL-06, TOOL-09: the plain tool schemas take the built-in checker,
+    // so serving them runs no `jsonschema` code (the idle-RSS figure).
+    #[test]
+    fn only_the_tools_with_non_plain_schemas_take_the_full_validator() {
+        let server = super::everything_server().expect("the fixtures build");
+        let outside = ferromcp_server::testing::tools_outside_plain_schemas(&server);
+        // `$defs`, `$ref`, `allOf`, `if`: the 2020-12 conformance fixture.
+        assert_eq!(outside, ["json_schema_2020_12_tool"]);
+    }
+}

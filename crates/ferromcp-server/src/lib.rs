@@ -41,7 +41,17 @@
 //!   `inputSchema` before the handler runs (failures are an `isError`
 //!   result), `structuredContent` against the `outputSchema`
 //!   (-32603), and schemas are compiled (so invalid ones rejected)
-//!   at registration. Without it the SDK does no JSON Schema
+//!   at registration. Schemas in the plain subset that schemas derived
+//!   from Rust types and most hand-written tool schemas use (`type`,
+//!   `properties`, `required`, `additionalProperties`, `items`, `enum`,
+//!   `const`, numeric bounds, string and array length bounds,
+//!   `uniqueItems`, boolean schemas and annotations such as `title`,
+//!   `description`, `default`, `examples`, `format` and `x-*` keywords)
+//!   are checked by a small built-in checker that runs no `jsonschema`
+//!   code while arguments are valid; invalid arguments, and schemas using
+//!   anything else (`$ref`, `$defs`, combinators, `pattern`, other
+//!   dialects, …), go to the `jsonschema` engine, whose verdict and messages
+//!   are the ones reported. Without it the SDK does no JSON Schema
 //!   validation: a typed handler still rejects arguments its parameter type
 //!   cannot deserialize (an `isError` result), but schema-only constraints
 //!   (`pattern`, `minimum`, `enum`, …) and output shapes are the handler's
@@ -101,6 +111,8 @@ mod request_state_config;
 mod resource;
 #[cfg(feature = "fs")]
 pub mod safe_fs;
+#[cfg(feature = "schema-validation")]
+mod schema_check;
 #[cfg(feature = "http")]
 mod serve_http;
 mod server;

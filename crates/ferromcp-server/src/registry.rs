@@ -16,11 +16,11 @@ pub(crate) struct RegisteredTool {
     // TOOL-06, TOOL-09
     /// The compiled `inputSchema` (feature `schema-validation`).
     #[cfg(feature = "schema-validation")]
-    pub(crate) input: Option<Arc<jsonschema::Validator>>,
+    pub(crate) input: Option<Arc<crate::schema_check::CompiledSchema>>,
     // TOOL-07
     /// The compiled `outputSchema` (feature `schema-validation`).
     #[cfg(feature = "schema-validation")]
-    pub(crate) output: Option<Arc<jsonschema::Validator>>,
+    pub(crate) output: Option<Arc<crate::schema_check::CompiledSchema>>,
     pub(crate) headers: Option<Arc<ParamHeaderMap>>,
 }
 
@@ -214,13 +214,13 @@ fn compile_tool(def: ToolDef) -> Result<RegisteredTool, Error> {
     }
     // SCHEMA-02: schemas are compiled (and so checked) once, at registration.
     #[cfg(feature = "schema-validation")]
-    let input = jsonschema::validator_for(&schema)
+    let input = crate::schema_check::CompiledSchema::compile(&def.tool.input_schema)
         .map_err(|e| Error::config(format!("tool {name:?}: invalid inputSchema: {e}")))?;
     #[cfg(feature = "schema-validation")]
     let output = match &def.tool.output_schema {
         None => None,
         Some(o) => Some(Arc::new(
-            jsonschema::validator_for(&serde_json::Value::Object(o.clone()))
+            crate::schema_check::CompiledSchema::compile(o)
                 .map_err(|e| Error::config(format!("tool {name:?}: invalid outputSchema: {e}")))?,
         )),
     };

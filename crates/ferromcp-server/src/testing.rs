@@ -303,3 +303,27 @@ pub async fn call_tool(
     let params = serde_json::json!({"name": name, "arguments": arguments});
     request(service, "tools/call", params).await
 }
+
+/// The names of `server`'s tools whose `inputSchema` or `outputSchema`
+/// is outside the plain subset the built-in checker handles (those are
+/// checked by the `jsonschema` engine), sorted. For tests that pin which
+/// tools take the full engine.
+#[cfg(feature = "schema-validation")]
+#[doc(hidden)]
+#[must_use]
+pub fn tools_outside_plain_schemas(server: &Server) -> Vec<String> {
+    let reg = server.shared.registry();
+    let mut names: Vec<String> = reg
+        .tools
+        .iter()
+        .filter(|t| {
+            let plain = |s: &Option<std::sync::Arc<crate::schema_check::CompiledSchema>>| {
+                s.as_ref().is_none_or(|s| s.is_plain())
+            };
+            !(plain(&t.input) && plain(&t.output))
+        })
+        .map(|t| t.def.tool.name.clone())
+        .collect();
+    names.sort();
+    names
+}

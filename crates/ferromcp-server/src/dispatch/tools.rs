@@ -82,18 +82,10 @@ impl Shared {
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
         #[cfg(feature = "schema-validation")]
         if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas()) {
-            if !v.is_valid(&args) {
-                let msgs: Vec<String> = v
-                    .iter_errors(&args)
-                    .take(8)
-                    .map(|e| {
-                        let at = crate::tool::argument_location(&e.instance_path().to_string());
-                        format!("{e} at {at}")
-                    })
-                    .collect();
+            if let Some(msgs) = v.argument_errors(&args) {
                 return Dispatch::Ready(Some(Ok(self.finish(
                     &id,
-                    sieve_call_result(version, invalid_arguments(&msgs.join("; "))),
+                    sieve_call_result(version, invalid_arguments(&msgs)),
                     version,
                 ))));
             }
@@ -176,12 +168,7 @@ impl Shared {
                 };
                 let s: Value = serde_json::from_str(s.get())
                     .map_err(|e| ErrorObject::internal(e.to_string()))?;
-                if !v.is_valid(&s) {
-                    let why = v
-                        .iter_errors(&s)
-                        .next()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default();
+                if let Some(why) = v.first_error(&s) {
                     return Err(ErrorObject::internal(format_args!(
                         "tool {} returned structuredContent not matching its outputSchema: {why}",
                         tool.def.tool.name
@@ -306,18 +293,14 @@ impl Shared {
                         tool.def.tool.name
                     )));
                 }
-                Some(s) if !v.is_valid(s) => {
-                    let why = v
-                        .iter_errors(s)
-                        .next()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default();
-                    return Err(ErrorObject::internal(format_args!(
-                        "tool {} returned structuredContent not matching its outputSchema: {why}",
-                        tool.def.tool.name
-                    )));
+                Some(s) => {
+                    if let Some(why) = v.first_error(s) {
+                        return Err(ErrorObject::internal(format_args!(
+                            "tool {} returned structuredContent not matching its outputSchema: {why}",
+                            tool.def.tool.name
+                        )));
+                    }
                 }
-                Some(_) => {}
             }
         }
         Ok(r)
