@@ -1,3 +1,6 @@
+//! Tests of the plain schema checker: verdicts equal jsonschema's, every
+//! other schema falls back, and registration refuses what jsonschema refuses.
+
 // TOOL-06, TOOL-09, SCHEMA-01, SCHEMA-02: the plain checker agrees with
 // jsonschema, falls back for everything else, and registration still refuses
 // what jsonschema refuses, with the same message.
