@@ -812,6 +812,19 @@ fn slowloris_on_headers_times_out() {
     let started = Instant::now();
     let (_, closed) = read_until_close(&mut c);
     assert!(closed && started.elapsed() < within);
+    // The timeout counts from each request: a connection used every 0.2 s
+    // for three times the limit stays open (one timer per connection is
+    // armed at the first wait and moved when it fires early).
+    let mut c = connect(&s);
+    let mut rd = BufReader::new(c.try_clone().unwrap());
+    for i in 0..8 {
+        let body = echo(i, "x").to_string();
+        c.write_all(&http_request(&s.host(), &hs, body.as_bytes(), false))
+            .unwrap();
+        let r = read_response(&mut rd);
+        assert_eq!(r.map(|r| r.status), Some(200), "request {i}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     // Many silent connections at once: all closed, descriptors released.
     let base = fd_count(pid);
     let silent: Vec<TcpStream> = (0..200).map(|_| connect(&s)).collect();

@@ -9,6 +9,7 @@ use super::reject::Rejection;
 use super::{HttpInner, serves_path};
 use crate::transport::origin::{OriginVerdict, WebOrigin, parse_host};
 use bytes::Bytes;
+use ferromcp_protocol::authority::Authority;
 use ferromcp_protocol::header::trim_ows;
 use http::Response;
 use http::header::{self, HeaderMap, HeaderValue};
@@ -19,7 +20,7 @@ use std::time::Duration;
 /// the header count (HTTP/2; hyper counts HTTP/1 lines itself), the
 /// endpoint path (404), an ambiguous Host or Origin (400 / 403), then Host
 /// (421) and Origin (403) against the policy, which decides on parsed
-/// values (the Host header is also parsed once before, for its own 400).
+/// values (the Host header is parsed once, for its own 400 and the policy).
 pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(), Rejection> {
     if parts.version >= http::Version::HTTP_2
         && parts.headers.len() > inner.shared.limits().max_headers
@@ -37,14 +38,17 @@ pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(
         }
     }
     // LADDER-01: Origin / Host.
-    if let Some(r) = ambiguous_host_or_origin(parts) {
-        return Err(r);
-    }
+    let host_header = checked_host_and_origin(parts)?;
     let policy = &inner.config.origin;
     if !policy.is_enabled() {
         return Ok(());
     }
-    let host = host_of(parts).map(parse_host);
+    // The target's authority wins over `Host` (RFC 9112 §3.2.2); a `Host`
+    // value was parsed once above, for its own 400, and is not parsed again.
+    let host = match parts.uri.authority() {
+        Some(a) => Some(parse_host(a.as_str().as_bytes())),
+        None => host_header,
+    };
     let origin = parts
         .headers
         .get(header::ORIGIN)
@@ -97,6 +101,33 @@ impl Accepts {
 }
 
 pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
+    let values = headers.get_all(header::ACCEPT);
+    // The values nearly every client sends, compared as bytes before any
+    // parsing (`common_accept_values_answer_as_parsed` pins the answers).
+    let mut each = values.iter();
+    if let (Some(v), None) = (each.next(), each.next()) {
+        if let Some(a) = common_accept(v.as_bytes()) {
+            return a;
+        }
+    }
+    parsed_accepts(values)
+}
+
+/// The answer for an `Accept` value most clients send, without parsing it.
+fn common_accept(v: &[u8]) -> Option<Accepts> {
+    let (json, sse) = match v {
+        b"application/json, text/event-stream" | b"text/event-stream, application/json" => {
+            (true, true)
+        }
+        b"application/json" => (true, false),
+        b"text/event-stream" => (false, true),
+        _ => return None,
+    };
+    Some(Accepts { json, sse })
+}
+
+/// [`accepts`] by parsing every range of every `Accept` line.
+fn parsed_accepts(values: http::header::GetAll<'_, HeaderValue>) -> Accepts {
     // For each type we can produce, the most specific matching range wins
     // (RFC 9110 §12.5.1: `type/subtype` over `type/*` over `*/*`), and
     // `q=0` means "not acceptable". Among ranges equally specific, any
@@ -122,7 +153,7 @@ pub(crate) fn accepts(headers: &HeaderMap) -> Accepts {
         ok: false,
     };
     let mut seen = false;
-    for v in headers.get_all(header::ACCEPT) {
+    for v in values {
         seen = true;
         for item in v.as_bytes().split(|b| *b == b',') {
             let mut fields = item.split(|b| *b == b';');
@@ -227,6 +258,12 @@ where
         }
         Ok(Bytes::from(buf))
     };
+    // A body that is already here (the common case: it came with the
+    // head) is read without reading the clock or arming a timer.
+    let mut read = std::pin::pin!(read);
+    if let std::task::Poll::Ready(r) = futures_util::poll!(read.as_mut()) {
+        return r;
+    }
     tokio::time::timeout(timeout, read)
         .await
         .unwrap_or(Err(BodyError::TimedOut))
@@ -255,23 +292,32 @@ where
 /// would disagree, so one `Host: localhost` line could carry a foreign
 /// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
 /// 400). Browsers never send two `Origin` lines.
+#[cfg(test)]
 pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Rejection> {
+    checked_host_and_origin(parts).err()
+}
+
+/// [`ambiguous_host_or_origin`]'s checks; when they pass, the one `Host`
+/// value parsed (`None`: no `Host` header; `Some(None)`: an empty one,
+/// which names no authority).
+fn checked_host_and_origin(
+    parts: &http::request::Parts,
+) -> Result<Option<Option<Authority<'_>>>, Rejection> {
     // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
     // more than one Host line, and to an invalid Host value. HTTP/1.0 may
     // omit it; HTTP/2 and HTTP/3 carry `:authority` instead (checked below).
     let mut hosts = parts.headers.get_all(header::HOST).iter();
-    match (hosts.next(), hosts.next()) {
-        (_, Some(_)) => {
-            return Some(Rejection::DuplicateHost);
-        }
+    let parsed = match (hosts.next(), hosts.next()) {
+        (_, Some(_)) => return Err(Rejection::DuplicateHost),
         (None, None) if parts.version == http::Version::HTTP_11 => {
-            return Some(Rejection::MissingHost);
+            return Err(Rejection::MissingHost);
         }
-        (Some(h), None) if !valid_host_value(h.as_bytes()) => {
-            return Some(Rejection::InvalidHost);
-        }
-        _ => {}
-    }
+        (None, _) => None,
+        (Some(h), None) => match host_value(h.as_bytes()) {
+            Some(a) => Some(a),
+            None => return Err(Rejection::InvalidHost),
+        },
+    };
     // RFC 9113 §8.3.1 (RFC 9114 §4.3.1 likewise): an `http`/`https`
     // request with neither `:authority` nor `Host` is malformed (MUST),
     // and so, here, is a `Host` naming another entity than `:authority`
@@ -282,9 +328,9 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
     if parts.version >= http::Version::HTTP_2 {
         let host = parts.headers.get(header::HOST).map(HeaderValue::as_bytes);
         match (parts.uri.authority(), host) {
-            (None, None) => return Some(Rejection::MissingAuthority),
+            (None, None) => return Err(Rejection::MissingAuthority),
             (Some(a), Some(h)) if !a.as_str().as_bytes().eq_ignore_ascii_case(h) => {
-                return Some(Rejection::HostDiffersFromAuthority);
+                return Err(Rejection::HostDiffersFromAuthority);
             }
             _ => {}
         }
@@ -296,26 +342,82 @@ pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<R
         .nth(1)
         .is_some()
     {
-        return Some(Rejection::OriginNotAllowed);
+        return Err(Rejection::OriginNotAllowed);
     }
-    None
+    Ok(parsed)
 }
 
 /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): an authority without
 /// userinfo, as the workspace's one authority parser reads it (a port that
 /// fits 16 bits, an IPv6 literal that is one). Empty is allowed (RFC 9112
-/// §3.2: a target without authority).
+/// §3.2: a target without authority). The parsed value when it is valid
+/// (`Some(None)` for an empty one, which names no authority), `None` when
+/// it is not.
+pub(super) fn host_value(v: &[u8]) -> Option<Option<Authority<'_>>> {
+    if v.is_empty() {
+        return Some(None);
+    }
+    Authority::parse_bytes(v).ok().map(Some)
+}
+
+#[cfg(test)]
 pub(super) fn valid_host_value(v: &[u8]) -> bool {
-    v.is_empty() || ferromcp_protocol::authority::Authority::parse_bytes(v).is_ok()
+    host_value(v).is_some()
 }
 
 /// The host the request is addressed to: the authority of an absolute-form
 /// target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2 says wins over
-/// `Host`, else the `Host` header.
+/// `Host`, else the `Host` header. ([`front`] does the same with the
+/// `Host` value it already parsed.)
+#[cfg(test)]
 pub(super) fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
     parts
         .uri
         .authority()
         .map(|a| a.as_str().as_bytes())
         .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(values: &[&'static str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    // HTTP-06: the byte comparison answers exactly as the parser would.
+    #[test]
+    fn common_accept_values_answer_as_parsed() {
+        for v in [
+            "application/json, text/event-stream",
+            "text/event-stream, application/json",
+            "application/json",
+            "text/event-stream",
+        ] {
+            let h = headers(&[v]);
+            let fast = common_accept(v.as_bytes()).expect("a common value");
+            let parsed = parsed_accepts(h.get_all(header::ACCEPT));
+            assert_eq!((fast.json, fast.sse), (parsed.json, parsed.sse), "{v}");
+            let a = accepts(&h);
+            assert_eq!((a.json, a.sse), (parsed.json, parsed.sse), "{v}");
+        }
+        // Anything else is parsed: other spacing, weights, case, two lines.
+        for v in [
+            "application/json,text/event-stream",
+            "application/json;q=0, text/event-stream",
+            "Application/JSON",
+        ] {
+            assert!(common_accept(v.as_bytes()).is_none(), "{v}");
+        }
+        let two = headers(&["application/json", "text/event-stream;q=0"]);
+        let a = accepts(&two);
+        assert_eq!((a.json, a.sse), (true, false));
+        let a = accepts(&headers(&["application/json;q=0", "application/json"]));
+        assert_eq!((a.json, a.sse), (true, false));
+    }
 }

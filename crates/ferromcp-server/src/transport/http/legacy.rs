@@ -11,6 +11,7 @@ use super::reject::Rejection;
 use super::sessions::{Event, GET_STREAM, HttpSession};
 use super::sse::{SseBody, SseItem, sse_event, sse_priming};
 use super::{HttpInner, json_error, json_response, sse_response};
+use super::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID};
 use crate::admit::admit_handshake;
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::{ClientRequester, Legacy};
@@ -19,7 +20,7 @@ use crate::notify::Change;
 use crate::outcome::Failure;
 use crate::tool::BoxFuture;
 use bytes::Bytes;
-use ferromcp_protocol::header::{MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use ferromcp_protocol::header::trim_ows;
 use ferromcp_protocol::jsonrpc::{
     Message, OutgoingError, OutgoingNotification, OutgoingRequest, OutgoingResult, to_vec,
 };

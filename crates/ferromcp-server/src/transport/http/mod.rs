@@ -29,6 +29,7 @@
 // LADDER-01…LADDER-04, ERA-03, LADDER-13
 
 mod body;
+mod conn_timer;
 mod gate;
 mod legacy;
 mod modern;
@@ -50,11 +51,11 @@ use crate::transport::origin::OriginPolicy;
 use bytes::Bytes;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::era::{HttpEra, SessionHint, classify_http};
-use ferromcp_protocol::header::{HeaderList, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, trim_ows};
+use ferromcp_protocol::header::{HeaderList, trim_ows};
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, decode_message, to_vec};
 use ferromcp_protocol::ladder::ParamsProbe;
 use gate::read_body;
-use http::header::{self, HeaderMap, HeaderValue};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use reject::Rejection;
 use sse::SseBody;
@@ -63,6 +64,12 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+
+/// `Mcp-Session-Id` as a ready header name: looking a header up by a
+/// `&str` parses and lower-cases the name on every call.
+const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version` as a ready header name (see [`MCP_SESSION_ID`]).
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
 /// HTTP transport settings: the Host/Origin policy, the endpoint path,
 /// JSON-only answers and whether the listener speaks HTTP/2. Start from

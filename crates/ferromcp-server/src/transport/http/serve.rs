@@ -2,6 +2,7 @@
 //! [`HttpConfig::http2`] is on) HTTP/2, header and version timeouts,
 //! session sweeping and the graceful drain.
 
+use super::conn_timer::ConnTimer;
 use super::{HttpConfig, McpService};
 use crate::error::Error;
 use crate::server::Server;
@@ -220,6 +221,28 @@ where
     accept_loop(make, service, listener, shutdown).await
 }
 
+/// The connection's copy of the shared builder, with a [`ConnTimer`] of
+/// its own for HTTP/1's header read timeout.
+#[cfg(feature = "http2")]
+fn with_conn_timer(
+    shared: &hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+) -> hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor> {
+    let mut b = shared.clone();
+    b.http1().timer(ConnTimer::new());
+    b
+}
+
+/// The connection's copy of the shared builder, with a [`ConnTimer`] of
+/// its own for the header read timeout.
+#[cfg(not(feature = "http2"))]
+fn with_conn_timer(
+    shared: &hyper::server::conn::http1::Builder,
+) -> hyper::server::conn::http1::Builder {
+    let mut b = shared.clone();
+    b.timer(ConnTimer::new());
+    b
+}
+
 /// The accept loop and the drain, for any hyper service `make` builds per
 /// connection (given the connection's [`Activity`] when it is HTTP/2).
 async fn accept_loop<M, H, RB>(
@@ -337,6 +360,16 @@ where
                     // header read timeout; HTTP/2 ones by their activity.
                     let activity = (detected == Detected::Http2).then(Activity::new);
                     let hyper_svc = make(activity.clone());
+                    // HTTP/1: the header read timeout on one timer armed
+                    // per connection, not one per request (conn_timer.rs).
+                    let per_connection;
+                    let builder = match detected {
+                        Detected::Http2 => &*builder,
+                        Detected::Http1 => {
+                            per_connection = with_conn_timer(&builder);
+                            &per_connection
+                        }
+                    };
                     #[cfg(feature = "http2")]
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), hyper_svc);
                     #[cfg(not(feature = "http2"))]
