@@ -247,6 +247,11 @@ fn collect_routing<'h>(headers: &'h dyn HeaderList) -> Routing<'h> {
     r
 }
 
+/// A raw member's value when it is a JSON string.
+fn json_str(raw: Option<&serde_json::value::RawValue>) -> Option<Cow<'_, str>> {
+    raw.and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0))
+}
+
 fn show(v: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(v)
 }
@@ -351,6 +356,11 @@ pub fn classify_probed(
         return Err(missing_key(meta::CLIENT_CAPABILITIES));
     }
 
+    // `params.name` as a string, parsed once for the Mcp-Name rung and the
+    // Mcp-Param-* rung.
+    let parse_name = || json_str(probe.name);
+    let mut name: Option<Option<Cow<'_, str>>> = None;
+
     // LADDER-09: headers must agree with the body.
     if let Some(r) = &routing {
         match (&r.version, &meta.protocol_version) {
@@ -387,13 +397,11 @@ pub fn classify_probed(
             }
         }
         if let Some(member) = header::name_bearing_param(method) {
-            let raw = match member {
-                "uri" => probe.uri,
-                "taskId" => probe.task_id,
-                _ => probe.name,
+            let body: Option<Cow<'_, str>> = match member {
+                "uri" => json_str(probe.uri),
+                "taskId" => json_str(probe.task_id),
+                _ => name.get_or_insert_with(parse_name).clone(),
             };
-            let body: Option<Cow<'_, str>> =
-                raw.and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0));
             match (&r.name, body) {
                 (None, _) => {
                     return Err(mismatch(format_args!(
@@ -453,9 +461,7 @@ pub fn classify_probed(
 
     // LADDER-11: Mcp-Param-* against the tool's schema.
     if let (Some(h), Some(tools), "tools/call") = (headers, tools, method) {
-        let tool = probe
-            .name
-            .and_then(|r| serde_json::from_str::<Str<'_>>(r.get()).ok().map(|k| k.0));
+        let tool = name.unwrap_or_else(parse_name);
         if let Some(map) = tool.and_then(|t| tools.param_headers(&t)) {
             // Not an object: params validation reports it at dispatch (-32602).
             let args = probe.arguments.and_then(|raw| {
