@@ -485,6 +485,15 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(());
     }
+    // The common request, a modern `tools/call`, is decoded, probed and
+    // typed in one scan of the line (as on HTTP); anything else, or
+    // anything unusual about it, takes the general path below, which
+    // answers it exactly as before.
+    if let Some(call) =
+        ferromcp_protocol::ladder::decode_tools_call(line).filter(|c| c.probe.has_modern_envelope())
+    {
+        return serve_request(d, Incoming::ToolsCall(call)).await;
+    }
     let msg = match decode_message(line) {
         Ok(m) => m,
         Err(e) => {
@@ -519,75 +528,108 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                 }
             }
         }
-        Message::Request(req) => {
-            let Some(permit) = d.permit().await? else {
+        Message::Request(req) => return serve_request(d, Incoming::General(req)).await,
+    }
+    Ok(())
+}
+
+/// A request as read from a line.
+// Lives on the stack for the one call that serves it; boxing the large
+// variant would add an allocation to every request.
+#[allow(clippy::large_enum_variant)]
+enum Incoming<'a> {
+    /// Decoded by the general path.
+    General(ferromcp_protocol::Request<'a>),
+    /// A modern `tools/call` decoded, probed and typed in one scan
+    /// (`ferromcp_protocol::ladder::decode_tools_call`).
+    ToolsCall(ferromcp_protocol::ladder::ProbedCall<'a>),
+}
+
+impl Incoming<'_> {
+    fn id(&self) -> &RequestId {
+        match self {
+            Incoming::General(r) => &r.id,
+            Incoming::ToolsCall(c) => &c.id,
+        }
+    }
+}
+
+/// Serves one request: a permit, the era and the ladder, then the
+/// handler, answered inline when it is ready on its first poll.
+async fn serve_request<W: AsyncWrite + Unpin>(
+    d: &mut Driver<W>,
+    req: Incoming<'_>,
+) -> std::io::Result<()> {
+    let Some(permit) = d.permit().await? else {
+        return Ok(());
+    };
+    let conn = &d.conn;
+    let id = req.id().clone();
+    match prepare(conn, req) {
+        Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
+        Ok(Prepared::Reply(bytes)) => d.out.push(&bytes),
+        Ok(Prepared::Listen(filter)) => {
+            drop(permit);
+            start_listen(conn, id, filter, &mut d.tasks, &d.shutdown);
+        }
+        Ok(Prepared::Call(call, parts, legacy)) => {
+            if conn.is_in_flight(&id) {
+                let e = ErrorObject::invalid_request(format_args!(
+                    "request id {id} is already in flight"
+                ));
+                d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
                 return Ok(());
-            };
-            let conn = &d.conn;
-            let id = req.id.clone();
-            match prepare(conn, &req) {
-                Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
-                Ok(Prepared::Reply(bytes)) => d.out.push(&bytes),
-                Ok(Prepared::Listen(filter)) => {
-                    drop(permit);
-                    start_listen(conn, id, filter, &mut d.tasks, &d.shutdown);
-                }
-                Ok(Prepared::Call(call, parts, legacy)) => {
-                    if conn.is_in_flight(&id) {
-                        let e = ErrorObject::invalid_request(format_args!(
-                            "request id {id} is already in flight"
-                        ));
-                        d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
-                        return Ok(());
-                    }
-                    let token = CancellationToken::new();
-                    let mut parts = *parts;
-                    // The handler gets a child of the client's token: a
-                    // handler timeout cancels only the child, so its -32603
-                    // still goes out; notifications/cancelled cancels both
-                    // and nothing is sent (CANCEL-03).
-                    parts.cancel = token.child_token();
-                    let mut fut = conn.shared.clone().dispatch(call, parts, legacy);
-                    // Most handlers finish on their first poll: answer
-                    // inline, no task, no in-flight entry (nothing can
-                    // cancel a request between reading and answering it).
-                    if let Poll::Ready(reply) = futures_util::poll!(&mut fut) {
-                        match reply {
-                            Ok(bytes) => d.out.push(&bytes),
-                            Err(f) => d
-                                .out
-                                .push(&to_vec(&OutgoingError::new(Some(&id), f.error()))),
-                        }
-                        return Ok(());
-                    }
-                    if !conn.insert(&id, &token) {
-                        // Unreachable after the check above (one reader);
-                        // answered rather than assumed.
-                        let e = ErrorObject::invalid_request(format_args!(
-                            "request id {id} is already in flight"
-                        ));
-                        d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
-                        return Ok(());
-                    }
-                    let conn = conn.clone();
-                    d.tasks.spawn(async move {
-                        let reply: Option<Reply> = tokio::select! {
-                            r = fut => Some(r),
-                            _ = token.cancelled() => None,
-                        };
-                        conn.unregister(&id);
-                        // CANCEL-03: nothing is sent for a cancelled request.
-                        match reply {
-                            Some(Ok(bytes)) if !token.is_cancelled() => conn.send(bytes).await,
-                            Some(Err(f)) if !token.is_cancelled() => {
-                                conn.send_error(Some(&id), f.error()).await
-                            }
-                            _ => {}
-                        }
-                        drop(permit);
-                    });
-                }
             }
+            // Two tokens: the handler's own (in its context), and the
+            // client's, made only when the handler does not finish on its
+            // first poll. A handler timeout cancels only the handler's, so
+            // its -32603 still goes out; notifications/cancelled cancels
+            // the client's, which cancels the handler's, and nothing is
+            // sent (CANCEL-03).
+            let handler_token = parts.cancel.clone();
+            let mut fut = conn.shared.clone().dispatch(call, *parts, legacy);
+            // Most handlers finish on their first poll: answer
+            // inline, no task, no in-flight entry (nothing can
+            // cancel a request between reading and answering it).
+            if let Poll::Ready(reply) = futures_util::poll!(&mut fut) {
+                match reply {
+                    Ok(bytes) => d.out.push(&bytes),
+                    Err(f) => d
+                        .out
+                        .push(&to_vec(&OutgoingError::new(Some(&id), f.error()))),
+                }
+                return Ok(());
+            }
+            let token = CancellationToken::new();
+            if !conn.insert(&id, &token) {
+                // Unreachable after the check above (one reader);
+                // answered rather than assumed.
+                let e = ErrorObject::invalid_request(format_args!(
+                    "request id {id} is already in flight"
+                ));
+                d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
+                return Ok(());
+            }
+            let conn = conn.clone();
+            d.tasks.spawn(async move {
+                let reply: Option<Reply> = tokio::select! {
+                    r = fut => Some(r),
+                    _ = token.cancelled() => {
+                        handler_token.cancel();
+                        None
+                    }
+                };
+                conn.unregister(&id);
+                // CANCEL-03: nothing is sent for a cancelled request.
+                match reply {
+                    Some(Ok(bytes)) if !token.is_cancelled() => conn.send(bytes).await,
+                    Some(Err(f)) if !token.is_cancelled() => {
+                        conn.send_error(Some(&id), f.error()).await
+                    }
+                    _ => {}
+                }
+                drop(permit);
+            });
         }
     }
     Ok(())
@@ -663,10 +705,11 @@ fn forward_session_changes(conn: &Arc<Conn>, session: Arc<HandshakeSession>) {
 }
 
 /// The synchronous part of serving a request: era, ladder, typed decode.
-fn prepare(
-    conn: &Arc<Conn>,
-    req: &ferromcp_protocol::Request<'_>,
-) -> Result<Prepared, ErrorObject> {
+fn prepare(conn: &Arc<Conn>, req: Incoming<'_>) -> Result<Prepared, ErrorObject> {
+    let req = match req {
+        Incoming::General(r) => r,
+        Incoming::ToolsCall(call) => return prepare_call(conn, call),
+    };
     let shared = &conn.shared;
     let probe = ParamsProbe::parse(req.params);
     let modern_envelope = probe.has_modern_envelope();
@@ -690,7 +733,6 @@ fn prepare(
         )?,
         Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
     };
-    let outbound = conn.outbound.clone();
     match era {
         StdioEra::Modern | StdioEra::Undecided => {
             let input = ModernInput::Request {
@@ -699,23 +741,12 @@ fn prepare(
                 params: req.params,
                 probe,
             };
-            let (call, route) = match admit_modern(shared, input, None)? {
-                Modern::Call(call, route) => (call, route),
-                Modern::Listen(filter) => return Ok(Prepared::Listen(filter)),
-            };
-            let log_level = route.meta.log_level;
-            let parts = ContextParts {
-                log_level,
-                outbound: Some(outbound),
-                ..ContextParts::new(
-                    req.id.clone(),
-                    &req.method,
-                    route.version,
-                    route.meta,
-                    CancellationToken::new(),
-                )
-            };
-            Ok(Prepared::Call(call, Box::new(parts), Legacy::default()))
+            match admit_modern(shared, input, None)? {
+                Modern::Call(call, route) => {
+                    Ok(modern_call(conn, &req.id, &req.method, call, *route))
+                }
+                Modern::Listen(filter) => Ok(Prepared::Listen(filter)),
+            }
         }
         StdioEra::Handshake => {
             let call = admit_handshake(shared, &req.method, req.params)?;
@@ -734,6 +765,7 @@ fn prepare(
                     &req.id, &result,
                 )))));
             }
+            let outbound = conn.outbound.clone();
             let session = conn.session();
             let (version, caps, level) = match &session {
                 Some(s) => (s.version, s.capabilities.clone(), s.log_level()),
@@ -764,6 +796,50 @@ fn prepare(
             Ok(Prepared::Call(call, Box::new(parts), legacy))
         }
     }
+}
+
+/// [`prepare`] for a `tools/call` with a modern envelope, decoded in one
+/// scan: the same era rule and the same admission.
+fn prepare_call(
+    conn: &Arc<Conn>,
+    call: ferromcp_protocol::ladder::ProbedCall<'_>,
+) -> Result<Prepared, ErrorObject> {
+    use ferromcp_protocol::method::TOOLS_CALL;
+    let shared = &conn.shared;
+    // A modern envelope settles an undecided process as modern and is
+    // refused on a handshake-era one, as in `prepare`.
+    match conn.era.lock() {
+        Ok(mut e) => e.admit(TOOLS_CALL, true, None, shared.modern_versions())?,
+        Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
+    };
+    let id = call.id.clone();
+    match admit_modern(shared, ModernInput::ToolsCall(call), None)? {
+        Modern::Call(call, route) => Ok(modern_call(conn, &id, TOOLS_CALL, call, *route)),
+        // A tools/call is never a listen.
+        Modern::Listen(_) => Err(ErrorObject::internal("unexpected listen")),
+    }
+}
+
+/// The call and context of an admitted modern request.
+fn modern_call(
+    conn: &Arc<Conn>,
+    id: &RequestId,
+    method: &str,
+    call: Call,
+    route: ferromcp_protocol::ladder::ModernRoute,
+) -> Prepared {
+    let parts = ContextParts {
+        log_level: route.meta.log_level,
+        outbound: Some(conn.outbound.clone()),
+        ..ContextParts::new(
+            id.clone(),
+            method,
+            route.version,
+            route.meta,
+            CancellationToken::new(),
+        )
+    };
+    Prepared::Call(call, Box::new(parts), Legacy::default())
 }
 
 fn start_listen(
@@ -828,6 +904,62 @@ mod tests {
     use crate::{Limits, NoArgs, RequestContext, Server, tool};
     use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    // CANCEL-03: a client's notifications/cancelled reaches the handler's
+    // own token (what its spawned work watches), and nothing is sent.
+    #[tokio::test]
+    async fn a_client_cancellation_cancels_the_handlers_token() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let seen = Arc::new(AtomicBool::new(false));
+        let flag = seen.clone();
+        let server = Server::builder("t", "1")
+            .tool(tool("wait").handler(move |_: NoArgs, cx: RequestContext| {
+                let flag = flag.clone();
+                async move {
+                    let watcher = cx.clone();
+                    tokio::spawn(async move {
+                        watcher.cancelled().await;
+                        flag.store(true, Ordering::SeqCst);
+                    });
+                    tokio::time::sleep(Duration::from_secs(600)).await;
+                    "slept"
+                }
+            }))
+            .build()
+            .unwrap_or_else(|e| panic!("build: {e}"));
+        let (client, server_io) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        tokio::spawn(server.serve_io(server_read, server_write));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let mut lines = BufReader::new(client_read).lines();
+        let env = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"wait","_meta":{env}}}}}"#
+        );
+        client_write
+            .write_all(format!("{call}\n").as_bytes())
+            .await
+            .ok();
+        // Give the handler time to start before cancelling it.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        client_write
+            .write_all(format!("{cancel}\n").as_bytes())
+            .await
+            .ok();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while !seen.load(Ordering::SeqCst) && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(
+            seen.load(Ordering::SeqCst),
+            "the handler's token was not cancelled"
+        );
+        let more = tokio::time::timeout(Duration::from_millis(200), lines.next_line()).await;
+        assert!(more.is_err(), "nothing for the cancelled request: {more:?}");
+    }
 
     /// Regression: the handler timeout cancelled the same token that
     /// `notifications/cancelled` uses, so the stdio loop took a timed-out
