@@ -6,15 +6,38 @@
 //! `required`, `additionalProperties`, `items` (one schema), `enum`,
 //! `const`, `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`,
 //! `minLength`, `maxLength`, `minItems`, `maxItems`, `uniqueItems`,
-//! boolean schemas and the annotations (`title`, `description`, `default`,
-//! `examples`, `$comment`, `deprecated`, `readOnly`, `writeOnly`, `format`,
-//! which the 2020-12 dialect does not assert, keywords starting with `x-`,
-//! and `$schema` at the root when it names 2020-12). A schema using only
+//! boolean schemas, the applicators `allOf`, `anyOf`, `oneOf` (each a
+//! non-empty array of schemas), `not`, `if`/`then`/`else` (`then` and
+//! `else` without `if` are ignored but must still be plain schemas), the
+//! root's `$defs` with local references to them, and the annotations
+//! (`title`, `description`, `default`, `examples`, `$comment`,
+//! `deprecated`, `readOnly`, `writeOnly`, `format`, which the 2020-12
+//! dialect does not assert, `$anchor`, keywords starting with `x-`, and
+//! `$schema` at the root when it names 2020-12). A schema using only
 //! these, each with a well-formed value, is checked here without running
-//! any `jsonschema` code. Any other schema (`$ref`, `$defs`, combinators,
-//! `pattern`, other dialects, unknown keywords, a malformed value) is
-//! compiled by `jsonschema` at registration, as before, so its errors are
-//! reported exactly as before.
+//! any `jsonschema` code. Any other schema (`pattern`, `prefixItems`,
+//! `patternProperties`, `unevaluated*`, `$id`, `$dynamicRef`, other
+//! dialects, unknown keywords, a malformed value) is compiled by
+//! `jsonschema` at registration, as before, so its errors are reported
+//! exactly as before.
+//!
+//! References: `$defs` is plain only at the root, as an object whose every
+//! schema is plain (referenced or not); `$defs` inside a subschema is not.
+//! A plain `$ref` is exactly `#/$defs/NAME` with NAME a definition of the
+//! root's `$defs` made of ASCII letters, digits, `_`, `-` and `.` (not
+//! starting with `-` or `.`), so no `~`/percent escape needs decoding; any
+//! other reference (escaped, anchor-based like `#addr`, remote, `#`, a
+//! deeper pointer, an unknown name) takes `jsonschema`, whose error is
+//! then the registration error. A `$ref` with sibling keywords applies
+//! both, as 2020-12 does. `$anchor` must match 2020-12's grammar
+//! (`^[A-Za-z_][-A-Za-z0-9._]*$`) and be unique in the document.
+//! Definitions are compiled once each into an arena and references are
+//! indices into it, so sharing never copies a schema. A schema whose
+//! references form a cycle (a definition that reaches itself, even through
+//! `properties` or `items`) is not plain, nor is one whose expansion (every
+//! reference inlined) would exceed [`MAX_EXPANDED_NODES`] schemas or
+//! [`MAX_EXPANDED_DEPTH`] nested schemas: checking stays bounded and its
+//! recursion shallow. The bound is measured only for schemas with `$defs`.
 //!
 //! An instance the plain checker does not accept is handed to the full
 //! validator (built on first need, once per schema): its verdict is the
@@ -23,7 +46,7 @@
 
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
 /// The dialect URI a plain schema may name in `$schema`.
@@ -31,6 +54,14 @@ const DIALECT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// How many messages an argument check reports at most.
 const MAX_ARGUMENT_MESSAGES: usize = 8;
+
+/// The most schemas a plain schema with `$defs` may expand to with every
+/// reference inlined (it is compiled once per definition, not inlined).
+const MAX_EXPANDED_NODES: u64 = 65_536;
+
+/// The deepest nesting of schemas, references followed, that a plain
+/// schema with `$defs` may have.
+const MAX_EXPANDED_DEPTH: u32 = 128;
 
 /// A tool schema ready for checking instances.
 pub(crate) struct CompiledSchema {
@@ -40,7 +71,7 @@ pub(crate) struct CompiledSchema {
 enum Kind {
     /// Inside the plain subset; the full validator is built on first need.
     Plain {
-        node: Node,
+        plain: Plain,
         source: Value,
         full: OnceLock<Option<jsonschema::Validator>>,
     },
@@ -54,8 +85,8 @@ impl CompiledSchema {
     pub(crate) fn compile(schema: &Map<String, Value>) -> Result<Self, String> {
         let source = Value::Object(schema.clone());
         let kind = match plain_root(schema) {
-            Some(node) => Kind::Plain {
-                node,
+            Some(plain) => Kind::Plain {
+                plain,
                 source,
                 full: OnceLock::new(),
             },
@@ -86,8 +117,8 @@ impl CompiledSchema {
     /// `Some(failing validator)` when `instance` is invalid, `None` when
     /// valid.
     fn failing(&self, instance: &Value) -> Option<Option<&jsonschema::Validator>> {
-        if let Kind::Plain { node, .. } = &self.kind {
-            if node.accepts(instance) {
+        if let Kind::Plain { plain, .. } = &self.kind {
+            if plain.accepts(instance) {
                 return None;
             }
         }
@@ -125,6 +156,19 @@ impl CompiledSchema {
     }
 }
 
+/// A compiled plain root schema and the root's `$defs`, which its
+/// references index.
+struct Plain {
+    root: Node,
+    defs: Box<[Node]>,
+}
+
+impl Plain {
+    fn accepts(&self, v: &Value) -> bool {
+        self.root.accepts(v, &self.defs)
+    }
+}
+
 /// A compiled plain schema.
 enum Node {
     Bool(bool),
@@ -150,6 +194,57 @@ struct Checks {
     min_items: Option<u64>,
     max_items: Option<u64>,
     unique_items: bool,
+    /// `$ref` and the combinators, boxed apart so that a schema without
+    /// them pays one field test.
+    applicators: Option<Box<Applicators>>,
+}
+
+/// The keywords of one plain schema that apply subschemas to the instance
+/// itself.
+#[derive(Default)]
+struct Applicators {
+    /// An index into the root's `$defs`.
+    reference: Option<usize>,
+    all_of: Vec<Node>,
+    any_of: Vec<Node>,
+    one_of: Vec<Node>,
+    not: Option<Node>,
+    /// `if`, kept only with a `then` or an `else` (alone it is a no-op).
+    condition: Option<Node>,
+    then: Option<Node>,
+    otherwise: Option<Node>,
+}
+
+impl Applicators {
+    fn is_empty(&self) -> bool {
+        self.reference.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.not.is_none()
+            && self.condition.is_none()
+    }
+
+    /// Every subschema, for measuring the expansion.
+    fn children(&self) -> impl Iterator<Item = &Node> {
+        self.all_of
+            .iter()
+            .chain(&self.any_of)
+            .chain(&self.one_of)
+            .chain(&self.not)
+            .chain(&self.condition)
+            .chain(&self.then)
+            .chain(&self.otherwise)
+    }
+}
+
+/// What compiling one document needs across its subschemas.
+#[derive(Default)]
+struct Context<'a> {
+    /// The root's `$defs`, by name, as indices into the arena.
+    names: BTreeMap<&'a str, usize>,
+    /// Every `$anchor` seen so far (a repeated one is not plain).
+    anchors: BTreeSet<&'a str>,
 }
 
 const NULL: u8 = 1;
@@ -174,36 +269,74 @@ fn type_bit(name: &str) -> Option<u8> {
 }
 
 /// The plain form of a root schema, or `None` when it is not plain.
-fn plain_root(schema: &Map<String, Value>) -> Option<Node> {
+fn plain_root(schema: &Map<String, Value>) -> Option<Plain> {
     match schema.get("$schema") {
         None => {}
         Some(Value::String(s)) if s == DIALECT_2020_12 => {}
         Some(_) => return None,
     }
-    plain_object(schema, true)
+    let mut cx = Context::default();
+    let sources = match schema.get("$defs") {
+        None => None,
+        Some(Value::Object(d)) => Some(d),
+        Some(_) => return None,
+    };
+    let mut defs = Vec::new();
+    if let Some(sources) = sources {
+        // Names first: definitions may refer to each other in any order.
+        for (i, name) in sources.keys().enumerate() {
+            cx.names.insert(name, i);
+        }
+        defs.reserve_exact(sources.len());
+        for sub in sources.values() {
+            defs.push(plain(sub, &mut cx)?);
+        }
+    }
+    let root = plain_object(schema, true, &mut cx)?;
+    if !defs.is_empty() {
+        Measure::new(&defs).all(&root)?;
+    }
+    Some(Plain {
+        root,
+        defs: defs.into_boxed_slice(),
+    })
 }
 
-fn plain(schema: &Value) -> Option<Node> {
+fn plain<'a>(schema: &'a Value, cx: &mut Context<'a>) -> Option<Node> {
     match schema {
         Value::Bool(b) => Some(Node::Bool(*b)),
-        Value::Object(o) => plain_object(o, false),
+        Value::Object(o) => plain_object(o, false, cx),
         _ => None,
     }
 }
 
-fn plain_object(schema: &Map<String, Value>, root: bool) -> Option<Node> {
+/// A non-empty array of plain schemas.
+fn plain_list<'a>(value: &'a Value, cx: &mut Context<'a>) -> Option<Vec<Node>> {
+    let list = value.as_array()?;
+    if list.is_empty() {
+        return None;
+    }
+    list.iter().map(|s| plain(s, cx)).collect()
+}
+
+fn plain_object<'a>(
+    schema: &'a Map<String, Value>,
+    root: bool,
+    cx: &mut Context<'a>,
+) -> Option<Node> {
     let mut c = Checks::default();
+    let mut a = Applicators::default();
     for (key, value) in schema {
         match key.as_str() {
             "type" => c.types = Some(types(value)?),
             "properties" => {
                 for (name, sub) in value.as_object()? {
-                    c.properties.insert(name.clone(), plain(sub)?);
+                    c.properties.insert(name.clone(), plain(sub, cx)?);
                 }
             }
             "required" => c.required = unique_strings(value)?,
-            "additionalProperties" => c.additional = Some(plain(value)?),
-            "items" => c.items = Some(plain(value)?),
+            "additionalProperties" => c.additional = Some(plain(value, cx)?),
+            "items" => c.items = Some(plain(value, cx)?),
             "enum" => c.enumeration = Some(value.as_array()?.clone()),
             "const" => c.constant = Some(value.clone()),
             "minimum" => c.minimum = Some(number(value)?),
@@ -215,6 +348,20 @@ fn plain_object(schema: &Map<String, Value>, root: bool) -> Option<Node> {
             "minItems" => c.min_items = Some(value.as_u64()?),
             "maxItems" => c.max_items = Some(value.as_u64()?),
             "uniqueItems" => c.unique_items = value.as_bool()?,
+            "$ref" => a.reference = Some(reference(value, cx)?),
+            "allOf" => a.all_of = plain_list(value, cx)?,
+            "anyOf" => a.any_of = plain_list(value, cx)?,
+            "oneOf" => a.one_of = plain_list(value, cx)?,
+            "not" => a.not = Some(plain(value, cx)?),
+            "if" => a.condition = Some(plain(value, cx)?),
+            "then" => a.then = Some(plain(value, cx)?),
+            "else" => a.otherwise = Some(plain(value, cx)?),
+            "$anchor" => {
+                let anchor = value.as_str()?;
+                if !anchor_grammar(anchor) || !cx.anchors.insert(anchor) {
+                    return None;
+                }
+            }
             "title" | "description" | "$comment" | "format" => {
                 value.as_str()?;
             }
@@ -225,12 +372,129 @@ fn plain_object(schema: &Map<String, Value>, root: bool) -> Option<Node> {
                 value.as_array()?;
             }
             "default" => {}
-            "$schema" if root => {}
+            // Compiled by `plain_root`.
+            "$schema" | "$defs" if root => {}
             k if k.starts_with("x-") => {}
             _ => return None,
         }
     }
+    if a.condition.is_none() || (a.then.is_none() && a.otherwise.is_none()) {
+        // `then`/`else` without `if`, and `if` alone, assert nothing.
+        a.condition = None;
+        a.then = None;
+        a.otherwise = None;
+    }
+    if !a.is_empty() {
+        c.applicators = Some(Box::new(a));
+    }
     Some(Node::Checks(Box::new(c)))
+}
+
+/// The index of the root definition `value` names, if it is a reference
+/// the plain checker takes: exactly `#/$defs/NAME`, NAME needing no
+/// unescaping.
+fn reference(value: &Value, cx: &Context<'_>) -> Option<usize> {
+    let name = value.as_str()?.strip_prefix("#/$defs/")?;
+    let mut bytes = name.bytes();
+    let first = bytes.next()?;
+    let plain = (first.is_ascii_alphanumeric() || first == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if !plain {
+        return None;
+    }
+    cx.names.get(name).copied()
+}
+
+/// 2020-12's `$anchor` grammar: `^[A-Za-z_][-A-Za-z0-9._]*$`.
+fn anchor_grammar(anchor: &str) -> bool {
+    let mut bytes = anchor.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+}
+
+/// A definition's state while the expansion is measured.
+#[derive(Clone, Copy)]
+enum Mark {
+    New,
+    /// Being measured: reaching it again is a cycle.
+    Open,
+    /// Its expansion: schemas and nesting depth.
+    Done(u64, u32),
+}
+
+/// Measures the expansion of a plain schema with `$defs`, refusing cycles
+/// and expansions beyond the limits. Recursion is as deep as the nesting
+/// it measures, which is refused beyond [`MAX_EXPANDED_DEPTH`].
+struct Measure<'d> {
+    defs: &'d [Node],
+    marks: Vec<Mark>,
+}
+
+impl<'d> Measure<'d> {
+    fn new(defs: &'d [Node]) -> Self {
+        Self {
+            defs,
+            marks: vec![Mark::New; defs.len()],
+        }
+    }
+
+    /// `Some` when the root and every definition are within the limits.
+    fn all(mut self, root: &Node) -> Option<()> {
+        for i in 0..self.defs.len() {
+            self.def(i, 1)?;
+        }
+        self.node(root, 1).map(|_| ())
+    }
+
+    /// The expansion of definition `i` reached at nesting depth `at`.
+    fn def(&mut self, i: usize, at: u32) -> Option<(u64, u32)> {
+        match *self.marks.get(i)? {
+            Mark::Open => None,
+            Mark::Done(nodes, depth) => {
+                (at + depth - 1 <= MAX_EXPANDED_DEPTH).then_some((nodes, depth))
+            }
+            Mark::New => {
+                *self.marks.get_mut(i)? = Mark::Open;
+                let (nodes, depth) = self.node(self.defs.get(i)?, at)?;
+                *self.marks.get_mut(i)? = Mark::Done(nodes, depth);
+                Some((nodes, depth))
+            }
+        }
+    }
+
+    /// The expansion of `node` at nesting depth `at` (the root is at 1).
+    fn node(&mut self, node: &Node, at: u32) -> Option<(u64, u32)> {
+        if at > MAX_EXPANDED_DEPTH {
+            return None;
+        }
+        let Node::Checks(c) = node else {
+            return Some((1, 1));
+        };
+        let applied = c.applicators.as_deref();
+        let children = c
+            .properties
+            .values()
+            .chain(&c.additional)
+            .chain(&c.items)
+            .chain(applied.into_iter().flat_map(Applicators::children));
+        let (mut nodes, mut depth) = (1_u64, 0_u32);
+        for child in children {
+            let (n, d) = self.node(child, at + 1)?;
+            nodes = nodes.saturating_add(n);
+            depth = depth.max(d);
+            if nodes > MAX_EXPANDED_NODES {
+                return None;
+            }
+        }
+        if let Some(i) = applied.and_then(|a| a.reference) {
+            let (n, d) = self.def(i, at + 1)?;
+            nodes = nodes.saturating_add(n);
+            depth = depth.max(d);
+        }
+        (nodes <= MAX_EXPANDED_NODES).then_some((nodes, depth + 1))
+    }
 }
 
 fn types(value: &Value) -> Option<u8> {
@@ -272,16 +536,55 @@ fn number(value: &Value) -> Option<Number> {
 }
 
 impl Node {
-    fn accepts(&self, v: &Value) -> bool {
+    /// Whether `v` is valid; `defs` are the root's definitions.
+    fn accepts(&self, v: &Value, defs: &[Node]) -> bool {
         match self {
             Node::Bool(b) => *b,
-            Node::Checks(c) => c.accepts(v),
+            Node::Checks(c) => c.accepts(v, defs),
         }
     }
 }
 
+impl Applicators {
+    fn accepts(&self, v: &Value, defs: &[Node]) -> bool {
+        if let Some(i) = self.reference {
+            // The index was resolved at compile time.
+            if !defs.get(i).is_some_and(|d| d.accepts(v, defs)) {
+                return false;
+            }
+        }
+        if !self.all_of.iter().all(|s| s.accepts(v, defs)) {
+            return false;
+        }
+        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.accepts(v, defs)) {
+            return false;
+        }
+        if !self.one_of.is_empty() {
+            // Exactly one: a second match refuses, no match refuses.
+            let mut matched = self.one_of.iter().filter(|s| s.accepts(v, defs));
+            if matched.next().is_none() || matched.next().is_some() {
+                return false;
+            }
+        }
+        if self.not.as_ref().is_some_and(|s| s.accepts(v, defs)) {
+            return false;
+        }
+        if let Some(condition) = &self.condition {
+            let branch = if condition.accepts(v, defs) {
+                &self.then
+            } else {
+                &self.otherwise
+            };
+            if !branch.as_ref().is_none_or(|s| s.accepts(v, defs)) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 impl Checks {
-    fn accepts(&self, v: &Value) -> bool {
+    fn accepts(&self, v: &Value, defs: &[Node]) -> bool {
         if let Some(types) = self.types {
             if types & type_of(v) == 0 {
                 return false;
@@ -297,16 +600,17 @@ impl Checks {
                 return false;
             }
         }
-        match v {
+        let own = match v {
             Value::Number(n) => self.number_ok(n),
             Value::String(s) => {
                 let len = s.chars().count() as u64;
                 self.min_length.is_none_or(|m| len >= m) && self.max_length.is_none_or(|m| len <= m)
             }
-            Value::Array(a) => self.array_ok(a),
-            Value::Object(o) => self.object_ok(o),
+            Value::Array(a) => self.array_ok(a, defs),
+            Value::Object(o) => self.object_ok(o, defs),
             Value::Null | Value::Bool(_) => true,
-        }
+        };
+        own && self.applicators.as_ref().is_none_or(|a| a.accepts(v, defs))
     }
 
     fn number_ok(&self, n: &Number) -> bool {
@@ -319,13 +623,13 @@ impl Checks {
             && within(&self.exclusive_maximum, Ordering::is_lt)
     }
 
-    fn array_ok(&self, a: &[Value]) -> bool {
+    fn array_ok(&self, a: &[Value], defs: &[Node]) -> bool {
         let len = a.len() as u64;
         if self.min_items.is_some_and(|m| len < m) || self.max_items.is_some_and(|m| len > m) {
             return false;
         }
         if let Some(items) = &self.items {
-            if !a.iter().all(|i| items.accepts(i)) {
+            if !a.iter().all(|i| items.accepts(i, defs)) {
                 return false;
             }
         }
@@ -339,13 +643,13 @@ impl Checks {
         true
     }
 
-    fn object_ok(&self, o: &Map<String, Value>) -> bool {
+    fn object_ok(&self, o: &Map<String, Value>, defs: &[Node]) -> bool {
         if !self.required.iter().all(|r| o.contains_key(r)) {
             return false;
         }
         o.iter().all(|(k, v)| match self.properties.get(k) {
-            Some(p) => p.accepts(v),
-            None => self.additional.as_ref().is_none_or(|a| a.accepts(v)),
+            Some(p) => p.accepts(v, defs),
+            None => self.additional.as_ref().is_none_or(|a| a.accepts(v, defs)),
         })
     }
 }

@@ -27,13 +27,6 @@ fn full_built(c: &CompiledSchema) -> bool {
 #[test]
 fn each_keyword_outside_the_subset_takes_the_full_validator() {
     let outside = [
-        json!({"$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}}),
-        json!({"$defs": {"a": {"type": "string"}}}),
-        json!({"allOf": [{"type": "object"}]}),
-        json!({"anyOf": [{"type": "object"}]}),
-        json!({"oneOf": [{"type": "object"}]}),
-        json!({"not": {"type": "string"}}),
-        json!({"if": true, "then": true}),
         json!({"properties": {"a": {"type": "string", "pattern": "^x"}}}),
         json!({"patternProperties": {"^x": true}}),
         json!({"properties": {"a": {"multipleOf": 2}}}),
@@ -42,19 +35,304 @@ fn each_keyword_outside_the_subset_takes_the_full_validator() {
         json!({"minProperties": 1}),
         json!({"propertyNames": {"maxLength": 3}}),
         json!({"unevaluatedProperties": false}),
+        json!({"unevaluatedItems": false}),
         json!({"dependentRequired": {"a": ["b"]}}),
+        json!({"dependentSchemas": {"a": {"required": ["b"]}}}),
         json!({"$id": "urn:x"}),
+        json!({"$defs": {"a": {"$id": "urn:y"}}}),
+        json!({"$dynamicAnchor": "m"}),
+        json!({"$dynamicAnchor": "m", "properties": {"a": {"$dynamicRef": "#m"}}}),
         json!({"$schema": "http://json-schema.org/draft-07/schema#"}),
         json!({"$schema": "https://json-schema.org/draft/2020-12/schema#"}),
         json!({"properties": {"a": {"$schema": "https://json-schema.org/draft/2020-12/schema"}}}),
         json!({"nullable": true}),
+        json!({"definitions": {"a": true}}),
         // A number this checker cannot compare exactly is left to jsonschema.
         json!({"properties": {"a": {"minLength": 1.0}}}),
+        // Combinators whose parts are not plain.
+        json!({"allOf": [{"pattern": "x"}]}),
+        json!({"anyOf": [true, {"pattern": "x"}]}),
+        json!({"oneOf": [{"multipleOf": 2}]}),
+        json!({"not": {"pattern": "x"}}),
+        json!({"if": {"pattern": "x"}, "then": true}),
+        json!({"if": true, "then": {"pattern": "x"}}),
+        json!({"else": {"pattern": "x"}}),
+        // `$defs` anywhere but the root, or with a definition that is not
+        // plain even though nothing refers to it.
+        json!({"properties": {"a": {"$defs": {"b": true}}}}),
+        json!({"$defs": {"a": {"pattern": "x"}}}),
+        json!({"$defs": {"a": {"$defs": {"b": true}}}}),
+        // References other than `#/$defs/NAME` with a plain NAME.
+        json!({"$defs": {"a": {"$anchor": "addr"}}, "$ref": "#addr"}),
+        json!({"$defs": {"a": true}, "properties": {"x": {"$ref": "#"}}}),
+        json!({"$defs": {"a": {"properties": {"b": true}}}, "$ref": "#/$defs/a/properties/b"}),
+        json!({"$defs": {"a~b": true}, "$ref": "#/$defs/a~0b"}),
+        json!({"$defs": {"a/b": true}, "$ref": "#/$defs/a~1b"}),
+        json!({"$defs": {"a b": true}, "$ref": "#/$defs/a%20b"}),
+        json!({"$defs": {"-a": true}, "$ref": "#/$defs/-a"}),
+        // Anchors outside the grammar are refused by jsonschema's meta
+        // schema; a repeated one is left to jsonschema too.
+        json!({"$defs": {"a": {"$anchor": "x"}, "b": {"$anchor": "x"}}}),
     ];
     for mut schema in outside {
         schema["type"] = json!("object");
         let c = compile(&schema).expect("a valid schema compiles");
         assert!(!c.is_plain(), "{schema} must take the full validator");
+    }
+}
+
+#[test]
+fn remote_and_relative_refs_take_jsonschema_whatever_it_says() {
+    for schema in [
+        json!({"$defs": {"a": true}, "$ref": "/$defs/a"}),
+        json!({"$defs": {"a": true}, "$ref": "urn:x#/$defs/a"}),
+        json!({"$defs": {"a": true}, "$ref": "https://example.com/s.json#/$defs/a"}),
+        json!({"$defs": {"a": true}, "$ref": "#/%24defs/a"}),
+        json!({"$defs": {"a": true}, "$ref": "#/$defs/a/"}),
+    ] {
+        match jsonschema::validator_for(&schema) {
+            Err(e) => assert_eq!(compile(&schema).err(), Some(e.to_string()), "{schema}"),
+            Ok(_) => assert!(!compile(&schema).expect("valid").is_plain(), "{schema}"),
+        }
+    }
+}
+
+#[test]
+fn defs_refs_and_combinators_are_plain() {
+    let plain = [
+        json!({"$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}}),
+        json!({"$defs": {"a": {"type": "string"}}}),
+        json!({"$defs": {"A_b-1.x": {"$anchor": "_a-1.x"}}, "$ref": "#/$defs/A_b-1.x"}),
+        json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"required": ["x"]}},
+               "properties": {"p": {"$ref": "#/$defs/a"}, "q": {"items": {"$ref": "#/$defs/a"}}}}),
+        json!({"allOf": [{"type": "object"}]}),
+        json!({"anyOf": [{"type": "object"}]}),
+        json!({"oneOf": [{"type": "object"}]}),
+        json!({"not": {"type": "string"}}),
+        json!({"if": true, "then": true}),
+        json!({"if": true}),
+        json!({"then": false, "else": false}),
+    ];
+    for schema in plain {
+        let c = compile(&schema).expect("a valid schema compiles");
+        assert!(c.is_plain(), "{schema} must be plain");
+    }
+}
+
+#[test]
+fn a_ref_cycle_takes_the_full_validator_without_hanging() {
+    let cycles = [
+        // Through `properties` (a tree): jsonschema handles it.
+        json!({"$defs": {"node": {"type": "object",
+                                  "properties": {"kids": {"items": {"$ref": "#/$defs/node"}}}}},
+               "$ref": "#/$defs/node"}),
+        json!({"$defs": {"a": {"properties": {"x": {"$ref": "#/$defs/b"}}},
+                         "b": {"items": {"$ref": "#/$defs/a"}}},
+               "type": "object"}),
+    ];
+    for schema in cycles {
+        let Value::Object(map) = &schema else {
+            unreachable!()
+        };
+        assert!(plain_root(map).is_none(), "{schema}");
+        let c = compile(&schema).expect("jsonschema takes a recursive schema");
+        assert!(!c.is_plain());
+        let tree = json!({"kids": [{"kids": []}, {"x": [{}]}]});
+        assert_eq!(
+            c.first_error(&tree).is_none(),
+            jsonschema::is_valid(&schema, &tree)
+        );
+    }
+    // Cycles that never descend into the instance: refused before any
+    // checking (jsonschema is not asked here).
+    for schema in [
+        json!({"$defs": {"a": {"$ref": "#/$defs/a"}}}),
+        json!({"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]},
+                         "b": {"not": {"$ref": "#/$defs/a"}}}}),
+        json!({"$defs": {"a": {"if": {"$ref": "#/$defs/a"}, "then": true}},
+               "properties": {"x": true}}),
+    ] {
+        let Value::Object(map) = &schema else {
+            unreachable!()
+        };
+        assert!(plain_root(map).is_none(), "{schema}");
+    }
+}
+
+#[test]
+fn an_exploding_or_deep_expansion_is_not_plain() {
+    // d0 refers to d1 twice, d1 to d2 twice, ...: 2^40 schemas inlined.
+    let chain = |n: usize, refs: usize| {
+        let mut defs = Map::new();
+        for i in 0..n {
+            let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+            let def = if i + 1 == n {
+                json!({"type": "integer"})
+            } else {
+                json!({"allOf": vec![next; refs]})
+            };
+            defs.insert(format!("d{i}"), def);
+        }
+        let mut root = Map::new();
+        root.insert("$defs".to_owned(), Value::Object(defs));
+        root.insert("$ref".to_owned(), json!("#/$defs/d0"));
+        root
+    };
+    let started = std::time::Instant::now();
+    assert!(plain_root(&chain(40, 2)).is_none(), "2^40 schemas");
+    // A long single chain nests deeper than the limit.
+    assert!(plain_root(&chain(200, 1)).is_none(), "200 deep");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Within the limits: 2^10 schemas, 21 deep.
+    let small = chain(11, 2);
+    let plain = plain_root(&small).expect("within the limits");
+    let v = jsonschema::validator_for(&Value::Object(small)).expect("valid");
+    for i in [json!(1), json!(1.5), json!("x")] {
+        assert_eq!(plain.accepts(&i), v.is_valid(&i), "{i}");
+    }
+}
+
+#[test]
+fn an_unresolvable_or_malformed_new_keyword_is_refused_with_jsonschemas_message() {
+    for bad in [
+        json!({"$ref": "#/$defs/missing", "$defs": {"a": true}}),
+        json!({"properties": {"x": {"$ref": "#/$defs/missing"}}}),
+        json!({"$defs": 1}),
+        json!({"$defs": {"a": 1}}),
+        json!({"$defs": {"a": {"type": "strin"}}}),
+        json!({"$ref": 1, "$defs": {"a": true}}),
+        json!({"allOf": []}),
+        json!({"anyOf": {}}),
+        json!({"oneOf": [1]}),
+        json!({"not": 1}),
+        json!({"if": 1, "then": true}),
+        // `then`/`else` without `if` still have to be schemas.
+        json!({"then": 1}),
+        json!({"else": {"type": "strin"}}),
+        json!({"$anchor": "1a"}),
+        json!({"$anchor": 1}),
+    ] {
+        let before = jsonschema::validator_for(&bad).err().map(|e| e.to_string());
+        assert!(before.is_some(), "jsonschema refuses {bad}");
+        assert_eq!(compile(&bad).err(), before, "{bad}");
+    }
+}
+
+/// The `json_schema_2020_12_tool` fixture of `ferromcp-everything`.
+fn fixture_2020_12() -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                              "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"}
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
+        "additionalProperties": false
+    })
+}
+
+#[test]
+fn the_2020_12_fixture_is_plain_with_jsonschemas_verdicts() {
+    let schema = fixture_2020_12();
+    let c = compile(&schema).expect("valid");
+    assert!(c.is_plain());
+    let v = jsonschema::validator_for(&schema).expect("valid");
+    let cases = [
+        (
+            json!({"name": "A", "contactMethod": "phone", "phone": "1"}),
+            true,
+        ),
+        (
+            json!({"email": "a@b", "address": {"street": "s", "zip": 1}}),
+            true,
+        ),
+        (
+            json!({"contactMethod": "email", "email": "e", "phone": "1"}),
+            true,
+        ),
+        (json!({"contactMethod": "phone", "email": "e"}), false),
+        (json!({"contactMethod": "email", "phone": "1"}), false),
+        (json!({"phone": "1"}), false),
+        (json!({}), false),
+        (json!({"email": "e", "extra": 1}), false),
+        (json!({"email": "e", "address": {"street": 1}}), false),
+        (json!({"email": "e", "address": "here"}), false),
+        (json!({"email": "e", "contactMethod": "fax"}), false),
+        (json!([]), false),
+    ];
+    for (args, valid) in &cases {
+        assert_eq!(v.is_valid(args), *valid, "jsonschema on {args}");
+        assert_eq!(c.argument_errors(args).is_none(), *valid, "{args}");
+    }
+    let fresh = compile(&schema).expect("valid");
+    for (args, valid) in &cases {
+        if *valid {
+            assert_eq!(fresh.argument_errors(args), None);
+        }
+    }
+    assert!(!full_built(&fresh), "valid calls ran jsonschema");
+    // Refusals carry jsonschema's messages.
+    let args = json!({"contactMethod": "phone", "extra": 1});
+    let first = v.iter_errors(&args).next().map(|e| e.to_string());
+    assert_eq!(c.first_error(&args), first);
+}
+
+#[test]
+fn combinator_corners_match_jsonschema() {
+    let cases = [
+        // `additionalProperties` sees only its sibling `properties`.
+        (
+            json!({"allOf": [{"properties": {"a": true}}], "additionalProperties": false}),
+            vec![json!({"a": 1}), json!({})],
+        ),
+        // `$ref` with siblings applies both.
+        (
+            json!({"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n", "minimum": 2}),
+            vec![json!(1), json!(2), json!(2.5), json!("x")],
+        ),
+        // `if` alone, `then`/`else` without `if`: no assertion.
+        (json!({"if": false}), vec![json!(1)]),
+        (json!({"then": false, "else": false}), vec![json!(1)]),
+        (
+            json!({"if": {"type": "string"}, "else": false}),
+            vec![json!("s"), json!(1)],
+        ),
+        (
+            json!({"if": {"type": "string"}, "then": false}),
+            vec![json!("s"), json!(1)],
+        ),
+        // Exactly one.
+        (
+            json!({"oneOf": [{"type": "integer"}, {"minimum": 2}, true]}),
+            vec![json!(1), json!(3), json!(2.5), json!("x")],
+        ),
+        (
+            json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+            vec![json!(1), json!(3), json!(2.5), json!(0.5)],
+        ),
+        (
+            json!({"anyOf": [{"type": "integer"}, {"minimum": 2}], "not": {"const": 3}}),
+            vec![json!(1), json!(3), json!(2.5), json!(0.5)],
+        ),
+    ];
+    for (schema, instances) in cases {
+        let Value::Object(map) = &schema else {
+            unreachable!()
+        };
+        let plain = plain_root(map).expect("plain");
+        let v = jsonschema::validator_for(&schema).expect("valid");
+        for i in &instances {
+            assert_eq!(plain.accepts(i), v.is_valid(i), "{schema} on {i}");
+        }
     }
 }
 
@@ -175,11 +453,11 @@ fn numbers_compare_exactly_across_representations() {
         let args = json!({"v": instance});
         let c = compile(&schema).expect("valid");
         assert!(c.is_plain(), "{schema}");
-        let Kind::Plain { node, .. } = &c.kind else {
+        let Kind::Plain { plain, .. } = &c.kind else {
             unreachable!()
         };
         assert_eq!(
-            node.accepts(&args),
+            plain.accepts(&args),
             jsonschema::is_valid(&schema, &args),
             "{schema} on {args}"
         );
@@ -248,7 +526,31 @@ fn of<S: Strategy>(s: S) -> impl Strategy<Value = Option<S::Value>> {
     prop::option::weighted(0.15, s)
 }
 
+/// The definitions a generated document has, and refers to.
+const DEFS: [&str; 3] = ["d0", "d1", "d2"];
+
+/// An applicator keyword: rarer than the others, so that the schemas stay
+/// small and instances still pass often.
+fn rare<S: Strategy>(s: S) -> impl Strategy<Value = Option<S::Value>> {
+    prop::option::weighted(0.08, s)
+}
+
 fn checks(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
+    let list = || prop::collection::vec(inner.clone(), 1..3);
+    let applied = (
+        rare(prop::sample::select(DEFS.to_vec())),
+        rare(list()),
+        rare(list()),
+        rare(list()),
+        rare(inner.clone()),
+        // `if` with `then` and/or `else`; sometimes alone, sometimes
+        // `then`/`else` without `if`.
+        rare((
+            prop::option::weighted(0.8, inner.clone()),
+            prop::option::weighted(0.6, inner.clone()),
+            prop::option::weighted(0.6, inner.clone()),
+        )),
+    );
     let structure = (
         prop::option::weighted(0.5, types()),
         prop::option::weighted(
@@ -279,7 +581,7 @@ fn checks(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
         of(any::<bool>()),
         any::<bool>(),
     );
-    (structure, values, sizes).prop_map(|(s, v, z)| {
+    (structure, values, sizes, applied).prop_map(|(s, v, z, a)| {
         let mut m = Map::new();
         let mut put = |k: &str, v: Option<Value>| {
             if let Some(v) = v {
@@ -305,6 +607,16 @@ fn checks(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
         put("minItems", z.2.map(Value::from));
         put("maxItems", z.3.map(Value::from));
         put("uniqueItems", z.4.map(Value::Bool));
+        put("$ref", a.0.map(|d| json!(format!("#/$defs/{d}"))));
+        put("allOf", a.1.map(Value::Array));
+        put("anyOf", a.2.map(Value::Array));
+        put("oneOf", a.3.map(Value::Array));
+        put("not", a.4);
+        if let Some((i, t, e)) = a.5 {
+            put("if", i);
+            put("then", t);
+            put("else", e);
+        }
         if z.5 {
             put("description", Some(json!("d")));
             put("format", Some(json!("date-time")));
@@ -312,6 +624,62 @@ fn checks(inner: BoxedStrategy<Value>) -> impl Strategy<Value = Value> {
         }
         Value::Object(m)
     })
+}
+
+/// Points every `$ref` in `schema` at one of `DEFS[allowed]`, or drops it
+/// when that range is empty (so definitions refer only to later ones and
+/// references never form a cycle).
+fn aim_refs(schema: &mut Value, allowed: std::ops::Range<usize>) {
+    match schema {
+        Value::Object(m) => {
+            if let Some(r) = m.remove("$ref") {
+                let wanted = DEFS
+                    .iter()
+                    .position(|d| r == json!(format!("#/$defs/{d}")))
+                    .unwrap_or(0);
+                if !allowed.is_empty() {
+                    let d = DEFS[allowed.start + wanted % allowed.len()];
+                    m.insert("$ref".to_owned(), json!(format!("#/$defs/{d}")));
+                }
+            }
+            for v in m.values_mut() {
+                aim_refs(v, allowed.clone());
+            }
+        }
+        Value::Array(a) => {
+            for v in a {
+                aim_refs(v, allowed.clone());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A root schema, often with `$defs` (some anchored) that it and its
+/// definitions refer to.
+fn document() -> impl Strategy<Value = Value> {
+    (
+        checks(schema().boxed()),
+        prop::option::weighted(0.6, (schema(), schema(), schema())),
+        any::<[bool; 3]>(),
+    )
+        .prop_map(|(mut root, defs, anchored)| {
+            let Some((d0, d1, d2)) = defs else {
+                aim_refs(&mut root, 0..0);
+                return root;
+            };
+            let mut defs = Map::new();
+            for (i, mut def) in [d0, d1, d2].into_iter().enumerate() {
+                aim_refs(&mut def, i + 1..DEFS.len());
+                if let (Value::Object(m), true) = (&mut def, anchored[i]) {
+                    m.insert("$anchor".to_owned(), json!(format!("anchor_{}", DEFS[i])));
+                }
+                defs.insert(DEFS[i].to_owned(), def);
+            }
+            aim_refs(&mut root, 0..DEFS.len());
+            root["$defs"] = Value::Object(defs);
+            root
+        })
 }
 
 fn schema() -> impl Strategy<Value = Value> {
@@ -330,7 +698,7 @@ fn plain_verdicts_equal_jsonschemas() {
         let (accepted, total) = (std::cell::Cell::new(0_usize), std::cell::Cell::new(0_usize));
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(1024));
         let cases = (
-            checks(schema().boxed()),
+            document(),
             prop::collection::vec(
                 prop_oneof![
                     1 => instance(),
@@ -348,16 +716,16 @@ fn plain_verdicts_equal_jsonschemas() {
             let Value::Object(map) = &root else {
                 unreachable!()
             };
-            let node = plain_root(map);
-            prop_assert!(node.is_some(), "not plain: {}", root);
-            let node = node.unwrap();
+            let plain = plain_root(map);
+            prop_assert!(plain.is_some(), "not plain: {}", root);
+            let plain = plain.unwrap();
             let full = jsonschema::validator_for(&root);
             prop_assert!(full.is_ok(), "jsonschema refuses {}", root);
             let full = full.unwrap();
             for i in &instances {
                 accepted.set(accepted.get() + usize::from(full.is_valid(i)));
                 total.set(total.get() + 1);
-                prop_assert_eq!(node.accepts(i), full.is_valid(i), "{} on {}", root, i);
+                prop_assert_eq!(plain.accepts(i), full.is_valid(i), "{} on {}", root, i);
             }
             Ok(())
         });
