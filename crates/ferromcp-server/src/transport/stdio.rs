@@ -228,22 +228,18 @@ impl Conn {
         }
     }
 
+    /// A new cancellation token recorded for the in-flight request `id`;
+    /// `None` if that id is already in flight.
     fn register(&self, id: &RequestId) -> Option<CancellationToken> {
-        let t = CancellationToken::new();
-        self.insert(id, &t).then_some(t)
-    }
-
-    /// Records `token` as the cancellation of the in-flight request `id`;
-    /// false if that id is already in flight.
-    fn insert(&self, id: &RequestId, token: &CancellationToken) -> bool {
         let Ok(mut map) = self.in_flight.lock() else {
-            return false;
+            return None;
         };
         if map.contains_key(id) {
-            return false;
+            return None;
         }
+        let token = CancellationToken::new();
         map.insert(id.clone(), token.clone());
-        true
+        Some(token)
     }
 
     fn unregister(&self, id: &RequestId) {
@@ -600,8 +596,7 @@ async fn serve_request<W: AsyncWrite + Unpin>(
                 }
                 return Ok(());
             }
-            let token = CancellationToken::new();
-            if !conn.insert(&id, &token) {
+            let Some(token) = conn.register(&id) else {
                 // Unreachable after the check above (one reader);
                 // answered rather than assumed.
                 let e = ErrorObject::invalid_request(format_args!(
@@ -609,7 +604,7 @@ async fn serve_request<W: AsyncWrite + Unpin>(
                 ));
                 d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e)));
                 return Ok(());
-            }
+            };
             let conn = conn.clone();
             d.tasks.spawn(async move {
                 let reply: Option<Reply> = tokio::select! {
@@ -905,6 +900,14 @@ mod tests {
     use std::time::Duration;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+    /// One line: a 2026-07-28 `tools/call` of `tool` with no arguments.
+    fn modern_call(id: u32, tool: &str) -> String {
+        let env = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","_meta":{env}}}}}"#
+        ) + "\n"
+    }
+
     // CANCEL-03: a client's notifications/cancelled reaches the handler's
     // own token (what its spawned work watches), and nothing is sent.
     #[tokio::test]
@@ -928,17 +931,10 @@ mod tests {
             }))
             .build()
             .unwrap_or_else(|e| panic!("build: {e}"));
-        let (client, server_io) = tokio::io::duplex(64 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        tokio::spawn(server.serve_io(server_read, server_write));
-        let (client_read, mut client_write) = tokio::io::split(client);
+        let (client_read, mut client_write) = server.serve_in_memory();
         let mut lines = BufReader::new(client_read).lines();
-        let env = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        let call = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"wait","_meta":{env}}}}}"#
-        );
         client_write
-            .write_all(format!("{call}\n").as_bytes())
+            .write_all(modern_call(1, "wait").as_bytes())
             .await
             .ok();
         // Give the handler time to start before cancelling it.
@@ -983,17 +979,9 @@ mod tests {
             )
             .build()
             .unwrap_or_else(|e| panic!("build: {e}"));
-        let (client, server_io) = tokio::io::duplex(64 * 1024);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        tokio::spawn(server.serve_io(server_read, server_write));
-        let (client_read, mut client_write) = tokio::io::split(client);
+        let (client_read, mut client_write) = server.serve_in_memory();
         let mut lines = BufReader::new(client_read).lines();
-        let env = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-        let call = |id: u32| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hang","_meta":{env}}}}}"#
-            ) + "\n"
-        };
+        let call = |id| modern_call(id, "hang");
         // Cancelled by the client: no answer. Timed out: -32603.
         let cancel =
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
