@@ -43,12 +43,7 @@ pub(super) fn front(inner: &HttpInner, parts: &http::request::Parts) -> Result<(
     if !policy.is_enabled() {
         return Ok(());
     }
-    // The target's authority wins over `Host` (RFC 9112 §3.2.2); a `Host`
-    // value was parsed once above, for its own 400, and is not parsed again.
-    let host = match parts.uri.authority() {
-        Some(a) => Some(parse_host(a.as_str().as_bytes())),
-        None => host_header,
-    };
+    let host = addressed_host(parts, host_header);
     let origin = parts
         .headers
         .get(header::ORIGIN)
@@ -291,16 +286,10 @@ where
 /// the Origin/Host check: components reading the first and the last copy
 /// would disagree, so one `Host: localhost` line could carry a foreign
 /// `Host` past the DNS-rebinding check (RFC 9112 §3.2: more than one Host →
-/// 400). Browsers never send two `Origin` lines.
-#[cfg(test)]
-pub(super) fn ambiguous_host_or_origin(parts: &http::request::Parts) -> Option<Rejection> {
-    checked_host_and_origin(parts).err()
-}
-
-/// [`ambiguous_host_or_origin`]'s checks; when they pass, the one `Host`
-/// value parsed (`None`: no `Host` header; `Some(None)`: an empty one,
-/// which names no authority).
-fn checked_host_and_origin(
+/// 400). Browsers never send two `Origin` lines. When the checks pass, the
+/// one `Host` value parsed (`None`: no `Host` header; `Some(None)`: an
+/// empty one, which names no authority).
+pub(super) fn checked_host_and_origin(
     parts: &http::request::Parts,
 ) -> Result<Option<Option<Authority<'_>>>, Rejection> {
     // RFC 9112 §3.2: 400 to an HTTP/1.1 request without Host, to one with
@@ -360,22 +349,18 @@ pub(super) fn host_value(v: &[u8]) -> Option<Option<Authority<'_>>> {
     Authority::parse_bytes(v).ok().map(Some)
 }
 
-#[cfg(test)]
-pub(super) fn valid_host_value(v: &[u8]) -> bool {
-    host_value(v).is_some()
-}
-
-/// The host the request is addressed to: the authority of an absolute-form
-/// target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2 says wins over
-/// `Host`, else the `Host` header. ([`front`] does the same with the
-/// `Host` value it already parsed.)
-#[cfg(test)]
-pub(super) fn host_of(parts: &http::request::Parts) -> Option<&[u8]> {
-    parts
-        .uri
-        .authority()
-        .map(|a| a.as_str().as_bytes())
-        .or_else(|| parts.headers.get(header::HOST).map(HeaderValue::as_bytes))
+/// The host the request is addressed to, parsed: the authority of an
+/// absolute-form target (or HTTP/2 `:authority`), which RFC 9112 §3.2.2
+/// says wins over `Host`, else `host_header`, the `Host` value
+/// [`checked_host_and_origin`] already parsed (not parsed again).
+pub(super) fn addressed_host<'a>(
+    parts: &'a http::request::Parts,
+    host_header: Option<Option<Authority<'a>>>,
+) -> Option<Option<Authority<'a>>> {
+    match parts.uri.authority() {
+        Some(a) => Some(parse_host(a.as_str().as_bytes())),
+        None => host_header,
+    }
 }
 
 #[cfg(test)]
