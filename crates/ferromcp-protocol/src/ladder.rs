@@ -34,12 +34,13 @@
 // signatures: it is the JSON data model users pass in and get back (arbitrary params, results,
 // schemas, `_meta`); the SDK is built on serde_json by design.
 
+use crate::envelope::Envelope;
 use crate::error::ErrorObject;
 use crate::header::codec::decode_header_value;
 use crate::header::x_mcp_header::ParamHeaderMap;
 use crate::header::{self, HeaderList, trim_ows};
 use crate::jsonrpc::{Message, RequestId};
-use crate::meta::{self, RequestMeta};
+use crate::meta;
 use crate::probe::ProbeSeed;
 pub use crate::probe::{ParamsProbe, ProbedMembers};
 use crate::types::tagged::Str;
@@ -103,16 +104,15 @@ pub struct ModernRoute {
     pub id: RequestId,
     /// The negotiated-per-request version.
     pub version: ProtocolVersion,
-    /// The typed envelope, decoded once (boxed: it is large, and moves
-    /// along with the request).
-    pub meta: Box<RequestMeta>,
+    /// The envelope: decoded, or checked and kept raw until asked for.
+    pub meta: Envelope,
 }
 
 /// The ladder's verdict.
 #[derive(Debug, Clone)]
 pub enum Verdict {
     /// A request to dispatch.
-    Request(Box<ModernRoute>),
+    Request(ModernRoute),
     /// A notification to accept (HTTP 202) and hand to the notification path.
     Notification,
 }
@@ -320,14 +320,17 @@ pub fn classify_probed(
             ErrorObject::invalid_params(format_args!("malformed params: {e}")),
         ));
     }
-    let meta = match (&probe.meta, &probe.meta_error) {
-        (_, Some(e)) => {
+    // A checked envelope passed every envelope check below already.
+    let checked = probe.checked_meta.take();
+    let decoded = probe.meta.take();
+    if checked.is_none() {
+        if let Some(e) = &probe.meta_error {
             return Err(Rejection::new(
                 Rung::Envelope,
                 ErrorObject::invalid_params(format_args!("malformed _meta: {e}")),
             ));
         }
-        (None, None) => {
+        let Some(meta) = &decoded else {
             return Err(Rejection::new(
                 Rung::Envelope,
                 ErrorObject::invalid_params(format_args!(
@@ -336,25 +339,29 @@ pub fn classify_probed(
                     meta::CLIENT_CAPABILITIES
                 )),
             ));
+        };
+        if !meta.has_protocol_version_key {
+            return Err(missing_key(meta::PROTOCOL_VERSION));
         }
-        (Some(m), None) => m,
+        if let Some(p) = meta
+            .problems
+            .iter()
+            .find(|p| p.key == meta::CLIENT_CAPABILITIES)
+        {
+            return Err(Rejection::new(
+                Rung::Envelope,
+                ErrorObject::invalid_params(format_args!("invalid {}: {}", p.key, p.reason)),
+            ));
+        }
+        if meta.client_capabilities.is_none() {
+            return Err(missing_key(meta::CLIENT_CAPABILITIES));
+        }
+    }
+    let body_version: Option<&str> = match (&checked, &decoded) {
+        (Some(c), _) => Some(c.protocol_version()),
+        (None, Some(m)) => m.protocol_version.as_deref(),
+        (None, None) => None,
     };
-    if !meta.has_protocol_version_key {
-        return Err(missing_key(meta::PROTOCOL_VERSION));
-    }
-    if let Some(p) = meta
-        .problems
-        .iter()
-        .find(|p| p.key == meta::CLIENT_CAPABILITIES)
-    {
-        return Err(Rejection::new(
-            Rung::Envelope,
-            ErrorObject::invalid_params(format_args!("invalid {}: {}", p.key, p.reason)),
-        ));
-    }
-    if meta.client_capabilities.is_none() {
-        return Err(missing_key(meta::CLIENT_CAPABILITIES));
-    }
 
     // `params.name` as a string, parsed once for the Mcp-Name rung and the
     // Mcp-Param-* rung.
@@ -363,7 +370,7 @@ pub fn classify_probed(
 
     // LADDER-09: headers must agree with the body.
     if let Some(r) = &routing {
-        match (&r.version, &meta.protocol_version) {
+        match (&r.version, body_version) {
             (None, _) => {
                 return Err(mismatch(format_args!(
                     "missing {} header",
@@ -376,7 +383,7 @@ pub fn classify_probed(
                     "{} header value '{}' does not match body value '{}'",
                     header::MCP_PROTOCOL_VERSION,
                     show(h),
-                    b.as_deref().unwrap_or("(not a string)")
+                    b.unwrap_or("(not a string)")
                 )));
             }
         }
@@ -437,7 +444,7 @@ pub fn classify_probed(
     }
 
     // LADDER-10: the version.
-    let Some(requested) = meta.protocol_version.as_deref() else {
+    let Some(requested) = body_version else {
         return Err(Rejection::new(
             Rung::Version,
             ErrorObject::invalid_params(format_args!(
@@ -452,7 +459,7 @@ pub fn classify_probed(
     };
 
     // LADDER-12 (envelope part): other malformed members.
-    if let Some(p) = meta.problems.first() {
+    if let Some(p) = decoded.as_ref().and_then(|m| m.problems.first()) {
         return Err(Rejection::new(
             Rung::EnvelopeMember,
             ErrorObject::invalid_params(format_args!("invalid {}: {}", p.key, p.reason)),
@@ -475,11 +482,15 @@ pub fn classify_probed(
         }
     }
 
-    Ok(Verdict::Request(Box::new(ModernRoute {
+    let meta = match (checked, decoded) {
+        (Some(c), _) => c.into_envelope(),
+        (None, m) => Envelope::decoded(m.unwrap_or_default()),
+    };
+    Ok(Verdict::Request(ModernRoute {
         id: id.clone(),
         version,
-        meta: probe.meta.take().unwrap_or_default(),
-    })))
+        meta,
+    }))
 }
 
 fn version_supported(v: &[u8], supported: &[ProtocolVersion]) -> bool {
@@ -586,18 +597,28 @@ mod tests {
         ))
     }
 
+    /// A probe as the general path shows it: a checked envelope decoded.
+    fn shown(mut probe: ParamsProbe<'_>, body: &str) -> String {
+        if let Some(c) = probe.checked_meta.take() {
+            probe.meta = Some(Box::new(c.into_envelope().decode_from(body.as_bytes())));
+        }
+        format!("{probe:?}")
+    }
+
     #[test]
     fn the_common_tools_call_takes_the_one_pass_decode() {
         let bodies = [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}}}"#,
-            r#" {"method":"tools/call","params":{"_meta":{"progressToken":"p"},"name":"a"},"jsonrpc":"2.0","id":"x","extra":[1,{}]} "#,
+            r#" {"method":"tools/call","params":{"_meta":{"progressToken":"p","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"a"},"jsonrpc":"2.0","id":"x","extra":[1,{}]} "#,
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"e\u0041","inputResponses":{},"requestState":"s"}}"#,
         ];
-        for body in bodies {
+        for (i, body) in bodies.into_iter().enumerate() {
             let fast = decode_tools_call(body.as_bytes()).expect(body);
+            // A plain modern envelope is checked, not decoded.
+            assert_eq!(fast.probe.checked_meta.is_some(), i < 2, "{body}");
             let (id, probe, params) = general(body).expect(body);
             assert_eq!(format!("{:?}", fast.id), id);
-            assert_eq!(format!("{:?}", fast.probe), probe);
+            assert_eq!(shown(fast.probe, body), probe);
             assert_eq!(format!("{:?}", fast.params), params);
         }
         // Not the fast case: the general path answers these.
@@ -612,6 +633,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"a"}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"}} x"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a"},"result":{}}"#,
+            // A `_meta` that is not a plain modern envelope (handshake era,
+            // or with a problem the ladder reports).
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":"p"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}}"#,
         ] {
             assert!(decode_tools_call(body.as_bytes()).is_none(), "{body}");
         }
@@ -687,7 +713,7 @@ mod tests {
                 prop_assert!(general.is_some(), "fast path took {}", body);
                 let (id, probe, params) = general.unwrap();
                 prop_assert_eq!(format!("{:?}", fast.id), id);
-                prop_assert_eq!(format!("{:?}", fast.probe), probe);
+                prop_assert_eq!(shown(fast.probe, &body), probe);
                 prop_assert_eq!(format!("{:?}", fast.params), params);
             }
         }
@@ -777,7 +803,12 @@ mod tests {
             match run(&b, headers) {
                 Ok(Verdict::Request(r)) => {
                     assert_eq!(r.version, ProtocolVersion::V2026_07_28);
-                    assert!(r.meta.client_capabilities.is_some());
+                    assert!(
+                        r.meta
+                            .decode_from(b.as_bytes())
+                            .client_capabilities
+                            .is_some()
+                    );
                 }
                 other => panic!("{other:?}"),
             }

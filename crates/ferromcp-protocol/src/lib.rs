@@ -17,6 +17,7 @@
 
 pub mod authority;
 pub mod base64;
+pub mod envelope;
 pub mod era;
 pub mod error;
 pub mod framing;

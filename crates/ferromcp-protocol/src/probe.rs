@@ -4,6 +4,7 @@
 // Split out of the ladder so that `method` (typed decoding) and `ladder`
 // (validation) both build on it without reaching into each other.
 
+use crate::envelope::{CheckSeed, CheckedMeta};
 use crate::meta::{self, RequestMeta};
 use crate::types::tagged::Str;
 use serde::Deserialize;
@@ -17,6 +18,10 @@ use std::fmt;
 pub struct ParamsProbe<'a> {
     /// The decoded `_meta`, when it is an object (boxed: it is large).
     pub meta: Option<Box<RequestMeta>>,
+    /// The `_meta` checked in place instead of decoded (the one-pass
+    /// `tools/call` path, which takes only a plain modern envelope);
+    /// `meta` is then `None`.
+    pub checked_meta: Option<CheckedMeta<'a>>,
     /// `_meta` was present but not an object (or undecodable): why.
     pub meta_error: Option<String>,
     /// Raw `params.name`.
@@ -67,7 +72,7 @@ impl<'a> ParamsProbe<'a> {
         // (a `_meta` that fails to decode, invalid params) takes the path
         // below, which owns the exact problem texts.
         let mut de = serde_json::Deserializer::from_str(p.get());
-        match de.deserialize_map(ProbeVisitor { inline_meta: true }) {
+        match de.deserialize_map(ProbeVisitor::INLINE) {
             Ok(probe) => probe.out,
             Err(_) => Self::parse_slow(p),
         }
@@ -77,7 +82,10 @@ impl<'a> ParamsProbe<'a> {
     /// so that every problem gets its own text.
     pub(crate) fn parse_slow(p: &'a RawValue) -> Self {
         let mut de = serde_json::Deserializer::from_str(p.get());
-        match de.deserialize_map(ProbeVisitor { inline_meta: false }) {
+        match de.deserialize_map(ProbeVisitor {
+            inline_meta: false,
+            check_meta: false,
+        }) {
             Ok(mut probe) => {
                 if let Some(raw) = probe.raw_meta.take() {
                     if raw.get().starts_with('{') {
@@ -111,7 +119,7 @@ impl<'a> ParamsProbe<'a> {
 
     /// Whether the envelope carries the modern protocol-version key.
     pub fn has_modern_envelope(&self) -> bool {
-        self.meta.as_ref().is_some_and(|m| m.is_modern_envelope())
+        self.checked_meta.is_some() || self.meta.as_ref().is_some_and(|m| m.is_modern_envelope())
     }
 }
 
@@ -123,6 +131,16 @@ pub(crate) struct ProbeOut<'a> {
 struct ProbeVisitor {
     /// Decode `_meta` in place (the fast path) instead of keeping it raw.
     inline_meta: bool,
+    /// Check a plain modern `_meta` in place instead of decoding it
+    /// (the one-pass `tools/call` path); decode it in place otherwise.
+    check_meta: bool,
+}
+
+impl ProbeVisitor {
+    const INLINE: Self = Self {
+        inline_meta: true,
+        check_meta: false,
+    };
 }
 
 /// `_meta` decoded in place: an object becomes a [`RequestMeta`]; any other
@@ -187,6 +205,15 @@ impl<'de> Visitor<'de> for ProbeVisitor {
         };
         while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             let slot = match &*key {
+                "_meta" if self.check_meta => {
+                    if o.out.checked_meta.is_some() {
+                        return Err(duplicate(&key));
+                    }
+                    // Checked where it stands; anything but a plain modern
+                    // envelope is not the one-pass case.
+                    o.out.checked_meta = Some(map.next_value_seed(CheckSeed)?);
+                    continue;
+                }
                 "_meta" if self.inline_meta => {
                     if o.out.meta.is_some() || o.out.meta_error.is_some() {
                         return Err(duplicate(&key));
@@ -236,7 +263,10 @@ pub(crate) struct ProbeSeed;
 impl<'de> serde::de::DeserializeSeed<'de> for ProbeSeed {
     type Value = ProbeOut<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(ProbeVisitor { inline_meta: true })
+        d.deserialize_map(ProbeVisitor {
+            inline_meta: true,
+            check_meta: true,
+        })
     }
 }
 

@@ -116,7 +116,7 @@ proptest! {
             Ok(Verdict::Request(route)) => {
                 // An accepted request always has a supported version and capabilities.
                 prop_assert!(supported.contains(&route.version));
-                prop_assert!(route.meta.client_capabilities.is_some());
+                prop_assert!(route.meta.decode_from(text.as_bytes()).client_capabilities.is_some());
                 if let Message::Request(r) = &msg {
                     let _ = ClientRequest::decode(&r.method, r.params);
                 }

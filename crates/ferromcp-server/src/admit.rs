@@ -85,7 +85,7 @@ impl std::fmt::Debug for Call {
 #[derive(Debug)]
 pub(crate) enum Modern {
     /// A request for the dispatcher, and the route the ladder accepted.
-    Call(Call, Box<ModernRoute>),
+    Call(Call, ModernRoute),
     /// `subscriptions/listen`, served by the transport's stream.
     Listen(SubscriptionFilter),
 }
@@ -295,7 +295,7 @@ mod tests {
         )
     }
 
-    fn admit_call(shared: &Shared, id: &RequestId, params: &RawValue) -> (Call, Box<ModernRoute>) {
+    fn admit_call(shared: &Shared, id: &RequestId, params: &RawValue) -> (Call, ModernRoute) {
         let input = ModernInput::Request {
             id,
             method: "tools/call",
@@ -330,7 +330,7 @@ mod tests {
             id.clone(),
             "tools/call",
             route.version,
-            route.meta,
+            crate::meta_cell::MetaCell::admitted(route.meta, &bytes::Bytes::new()),
             tokio_util::sync::CancellationToken::new(),
         );
         let reply = shared
@@ -346,7 +346,7 @@ mod tests {
             id,
             "tools/call",
             route.version,
-            route.meta,
+            crate::meta_cell::MetaCell::admitted(route.meta, &bytes::Bytes::new()),
             tokio_util::sync::CancellationToken::new(),
         );
         let reply = shared

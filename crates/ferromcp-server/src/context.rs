@@ -5,6 +5,7 @@
 
 use crate::error::{HandlerError, InputRequired};
 use crate::future::BoxFuture;
+use crate::meta_cell::MetaCell;
 use crate::notify::{Change, ChangeBus};
 use crate::state::{State, StateMap};
 use bytes::Bytes;
@@ -72,7 +73,7 @@ pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
     pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
-    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) meta: MetaCell,
     /// The session's capabilities (handshake era); `None`: those in `meta`.
     pub(crate) capabilities: Option<Arc<ClientCapabilities>>,
     pub(crate) log_level: Option<LoggingLevel>,
@@ -113,7 +114,7 @@ pub(crate) struct ContextParts {
     pub(crate) id: RequestId,
     pub(crate) method: std::borrow::Cow<'static, str>,
     pub(crate) version: ProtocolVersion,
-    pub(crate) meta: Box<RequestMeta>,
+    pub(crate) meta: MetaCell,
     /// The session's capabilities (handshake era, shared with the session);
     /// `None`: the request's own, in `meta` (2026-07-28). Either way no copy
     /// is made per request, and the parts stay small enough to move cheaply.
@@ -134,14 +135,14 @@ impl ContextParts {
         id: RequestId,
         method: &str,
         version: ProtocolVersion,
-        meta: Box<RequestMeta>,
+        meta: impl Into<MetaCell>,
         cancel: CancellationToken,
     ) -> Self {
         Self {
             id,
             method: method_name(method),
             version,
-            meta,
+            meta: meta.into(),
             capabilities: None,
             log_level: None,
             cancel,
@@ -161,11 +162,11 @@ impl ContextParts {
 /// The session's capabilities, else the request's, else none declared.
 fn capabilities_of<'a>(
     session: Option<&'a ClientCapabilities>,
-    meta: &'a RequestMeta,
+    meta: &'a MetaCell,
 ) -> &'a ClientCapabilities {
     static NONE: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
     session
-        .or(meta.client_capabilities.as_ref())
+        .or_else(|| meta.get().client_capabilities.as_ref())
         .unwrap_or_else(|| NONE.get_or_init(ClientCapabilities::default))
 }
 
@@ -268,11 +269,11 @@ impl RequestContext {
     // META-10
     /// The client's self-description, for display and logging only.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.meta.get().client_info.as_ref()
     }
     /// The decoded request `_meta`.
     pub fn meta(&self) -> &RequestMeta {
-        &self.inner.meta
+        self.inner.meta.get()
     }
     /// The authenticated principal, if any.
     pub fn principal(&self) -> Option<&Principal> {
@@ -304,7 +305,7 @@ impl RequestContext {
     // PROG-01
     /// The client's progress token, if it asked for progress.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
-        self.inner.meta.progress_token.as_ref()
+        self.inner.meta.progress_token()
     }
 
     // PROG-02, CANCEL-03

@@ -98,6 +98,7 @@ mod future;
 mod handler;
 mod limits;
 mod listen;
+mod meta_cell;
 pub mod middleware;
 pub mod notify;
 #[cfg(feature = "otel")]

@@ -121,10 +121,10 @@ pub(crate) fn request_span(req: &crate::admit::CallRequest, parts: &ContextParts
         duration_us = Empty,
     );
     if !span.is_disabled() {
-        let (tp, ts) = (
-            parts.meta.traceparent.as_deref(),
-            parts.meta.tracestate.as_deref(),
-        );
+        // Decodes a kept envelope (once: the context keeps it), only when
+        // someone records spans.
+        let meta = parts.meta.get();
+        let (tp, ts) = (meta.traceparent.as_deref(), meta.tracestate.as_deref());
         record_trace_context(&span, tp, ts);
         #[cfg(feature = "otel")]
         crate::otel::set_parent(&span, tp, ts);

@@ -31,6 +31,7 @@ use crate::dispatch::{ClientRequester, Legacy};
 use crate::error::Error;
 use crate::future::Reply;
 use crate::listen;
+use crate::meta_cell::MetaCell;
 use crate::server::Server;
 use crate::session::HandshakeSession;
 use crate::shared::Shared;
@@ -488,7 +489,7 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
     if let Some(call) =
         ferromcp_protocol::ladder::decode_tools_call(line).filter(|c| c.probe.has_modern_envelope())
     {
-        return serve_request(d, Incoming::ToolsCall(call)).await;
+        return serve_request(d, Incoming::ToolsCall(call), line).await;
     }
     let msg = match decode_message(line) {
         Ok(m) => m,
@@ -524,7 +525,7 @@ async fn handle_frame<W: AsyncWrite + Unpin>(
                 }
             }
         }
-        Message::Request(req) => return serve_request(d, Incoming::General(req)).await,
+        Message::Request(req) => return serve_request(d, Incoming::General(req), line).await,
     }
     Ok(())
 }
@@ -555,13 +556,14 @@ impl Incoming<'_> {
 async fn serve_request<W: AsyncWrite + Unpin>(
     d: &mut Driver<W>,
     req: Incoming<'_>,
+    line: &[u8],
 ) -> std::io::Result<()> {
     let Some(permit) = d.permit().await? else {
         return Ok(());
     };
     let conn = &d.conn;
     let id = req.id().clone();
-    match prepare(conn, req) {
+    match prepare(conn, req, line) {
         Err(e) => d.out.push(&to_vec(&OutgoingError::new(Some(&id), &e))),
         Ok(Prepared::Reply(bytes)) => d.out.push(&bytes),
         Ok(Prepared::Listen(filter)) => {
@@ -699,11 +701,12 @@ fn forward_session_changes(conn: &Arc<Conn>, session: Arc<HandshakeSession>) {
     });
 }
 
-/// The synchronous part of serving a request: era, ladder, typed decode.
-fn prepare(conn: &Arc<Conn>, req: Incoming<'_>) -> Result<Prepared, ErrorObject> {
+/// The synchronous part of serving a request (read from `line`): era,
+/// ladder, typed decode.
+fn prepare(conn: &Arc<Conn>, req: Incoming<'_>, line: &[u8]) -> Result<Prepared, ErrorObject> {
     let req = match req {
         Incoming::General(r) => r,
-        Incoming::ToolsCall(call) => return prepare_call(conn, call),
+        Incoming::ToolsCall(call) => return prepare_call(conn, call, line),
     };
     let shared = &conn.shared;
     let probe = ParamsProbe::parse(req.params);
@@ -738,7 +741,7 @@ fn prepare(conn: &Arc<Conn>, req: Incoming<'_>) -> Result<Prepared, ErrorObject>
             };
             match admit_modern(shared, input, None)? {
                 Modern::Call(call, route) => {
-                    Ok(modern_call(conn, &req.id, &req.method, call, *route))
+                    Ok(modern_call(conn, &req.id, &req.method, call, route, line))
                 }
                 Modern::Listen(filter) => Ok(Prepared::Listen(filter)),
             }
@@ -798,6 +801,7 @@ fn prepare(conn: &Arc<Conn>, req: Incoming<'_>) -> Result<Prepared, ErrorObject>
 fn prepare_call(
     conn: &Arc<Conn>,
     call: ferromcp_protocol::ladder::ProbedCall<'_>,
+    line: &[u8],
 ) -> Result<Prepared, ErrorObject> {
     use ferromcp_protocol::method::TOOLS_CALL;
     let shared = &conn.shared;
@@ -809,28 +813,29 @@ fn prepare_call(
     };
     let id = call.id.clone();
     match admit_modern(shared, ModernInput::ToolsCall(call), None)? {
-        Modern::Call(call, route) => Ok(modern_call(conn, &id, TOOLS_CALL, call, *route)),
+        Modern::Call(call, route) => Ok(modern_call(conn, &id, TOOLS_CALL, call, route, line)),
         // A tools/call is never a listen.
         Modern::Listen(_) => Err(ErrorObject::internal("unexpected listen")),
     }
 }
 
-/// The call and context of an admitted modern request.
+/// The call and context of an admitted modern request, read from `line`.
 fn modern_call(
     conn: &Arc<Conn>,
     id: &RequestId,
     method: &str,
     call: Call,
     route: ferromcp_protocol::ladder::ModernRoute,
+    line: &[u8],
 ) -> Prepared {
     let parts = ContextParts {
-        log_level: route.meta.log_level,
+        log_level: route.meta.log_level(),
         outbound: Some(conn.outbound.clone()),
         ..ContextParts::new(
             id.clone(),
             method,
             route.version,
-            route.meta,
+            MetaCell::admitted_from_line(route.meta, line),
             CancellationToken::new(),
         )
     };

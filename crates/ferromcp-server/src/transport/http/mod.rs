@@ -504,7 +504,7 @@ where
                 call.probe.has_modern_envelope(),
             );
             if era == HttpEra::Modern {
-                return modern::modern_call(inner, parts, call, accept, permit).await;
+                return modern::modern_call(inner, parts, &bytes, call, accept, permit).await;
             }
         }
     }
@@ -531,7 +531,7 @@ where
         Some(_) => SessionHint::Unknown,
     };
     match classify_http(hint, header_version, probe.has_modern_envelope()) {
-        HttpEra::Modern => modern::modern(inner, parts, msg, probe, accept, permit).await,
+        HttpEra::Modern => modern::modern(inner, parts, &bytes, msg, probe, accept, permit).await,
         HttpEra::Handshake { .. } => {
             legacy::post(
                 inner,
@@ -955,6 +955,46 @@ mod tests {
         // HTTP/1.1 absolute form: the target wins, Host is ignored (RFC 9112 §3.2.2).
         let p = parts(Request::post("http://127.0.0.1:8080/mcp").header("host", "other"));
         assert_eq!(status(&p), None);
+    }
+
+    /// A body in one frame is that frame (no copy); frames after the first
+    /// are joined in order, within the limit.
+    #[tokio::test]
+    async fn one_frame_is_kept_and_more_are_joined() {
+        let frame = Bytes::from_static(br#"{"jsonrpc":"2.0"}"#);
+        let got = collect_body(
+            http_body_util::Full::new(frame.clone()),
+            100,
+            Duration::from_secs(5),
+        )
+        .await;
+        let got = got.unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(got, frame);
+        assert_eq!(got.as_ptr(), frame.as_ptr(), "copied");
+        let frames = |parts: &[&'static [u8]]| {
+            let frames: Vec<_> = parts
+                .iter()
+                .map(|p| Ok(http_body::Frame::data(Bytes::from_static(p))))
+                .collect();
+            let s = futures_util::stream::iter(frames);
+            http_body_util::StreamBody::new(Box::pin(s) as FrameStream)
+        };
+        // Frames, limit, result.
+        type Case = (
+            &'static [&'static [u8]],
+            usize,
+            Result<&'static [u8], BodyError>,
+        );
+        let cases: [Case; 4] = [
+            (&[b"ab", b"", b"cd", b"e"], 5, Ok(b"abcde")),
+            (&[b"", b"", b"xyz"], 3, Ok(b"xyz")),
+            (&[b"abc", b"de"], 4, Err(BodyError::TooLarge)),
+            (&[b"abcde"], 4, Err(BodyError::TooLarge)),
+        ];
+        for (parts, limit, want) in cases {
+            let got = collect_body(frames(parts), limit, Duration::from_secs(5)).await;
+            assert_eq!(got.as_deref(), want.as_ref().copied(), "{parts:?}");
+        }
     }
 
     #[tokio::test]

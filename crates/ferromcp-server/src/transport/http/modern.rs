@@ -12,6 +12,7 @@ use crate::admit::{Call, Modern, ModernInput, admit_modern};
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::Legacy;
 use crate::future::Reply;
+use crate::meta_cell::MetaCell;
 use bytes::Bytes;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::jsonrpc::{Message, OutgoingError, RequestId, to_vec};
@@ -35,6 +36,7 @@ impl Outbound for ChannelOutbound {
 pub(super) async fn modern(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
+    body: &Bytes,
     msg: Message<'_>,
     probe: ParamsProbe<'_>,
     accept: Accepts,
@@ -94,7 +96,8 @@ pub(super) async fn modern(
         parts,
         &req.id,
         &req.method,
-        route,
+        MetaCell::admitted(route.meta, body),
+        route.version,
         call,
         accept,
         permit,
@@ -109,6 +112,7 @@ pub(super) async fn modern(
 pub(super) async fn modern_call(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
+    body: &Bytes,
     call: ferromcp_protocol::ladder::ProbedCall<'_>,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
@@ -125,7 +129,18 @@ pub(super) async fn modern_call(
             }
             Err(e) => return json_error(Some(&id), &e),
         };
-    serve_typed(inner, parts, &id, TOOLS_CALL, route, call, accept, permit).await
+    serve_typed(
+        inner,
+        parts,
+        &id,
+        TOOLS_CALL,
+        MetaCell::admitted(route.meta, body),
+        route.version,
+        call,
+        accept,
+        permit,
+    )
+    .await
 }
 
 /// Serves an admitted, typed modern request: JSON, or SSE when it streams.
@@ -135,13 +150,14 @@ async fn serve_typed(
     parts: http::request::Parts,
     id: &RequestId,
     method: &str,
-    route: Box<ferromcp_protocol::ladder::ModernRoute>,
+    meta: MetaCell,
+    version: ferromcp_protocol::ProtocolVersion,
     call: Call,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
-    let wants_notifications = route.meta.progress_token.is_some() || route.meta.log_level.is_some();
+    let wants_notifications = meta.progress_token().is_some() || meta.log_level().is_some();
     let sse_allowed = accept.sse_allowed(inner.config.json_only);
     let (tx, rx) = if wants_notifications && sse_allowed {
         let (tx, rx) = mpsc::channel::<Bytes>(64);
@@ -149,7 +165,7 @@ async fn serve_typed(
     } else {
         (None, None)
     };
-    let log_level = route.meta.log_level;
+    let log_level = meta.log_level();
     let principal = parts.extensions.get::<Principal>().cloned();
     let cancel = CancellationToken::new();
     let ctx = ContextParts {
@@ -157,13 +173,7 @@ async fn serve_typed(
         outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
         principal,
         http: Some(Arc::new(parts)),
-        ..ContextParts::new(
-            id.clone(),
-            method,
-            route.version,
-            route.meta,
-            cancel.clone(),
-        )
+        ..ContextParts::new(id.clone(), method, version, meta, cancel.clone())
     };
     let fut = shared.clone().dispatch(call, ctx, Legacy::default());
     respond(
