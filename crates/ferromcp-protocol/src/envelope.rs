@@ -13,7 +13,7 @@
 // decode, which owns every error text.
 use crate::meta::{self, ProgressToken, RequestMeta};
 use crate::types::tagged::Str;
-use crate::types::{ClientCapabilities, IconTheme, LoggingLevel};
+use crate::types::{IconTheme, LoggingLevel};
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::fmt;
@@ -213,7 +213,7 @@ impl<'de> Visitor<'de> for CheckVisitor {
                     map.next_value::<ImplementationCheck<'de>>()?;
                 }
                 4 => {
-                    map.next_value::<ClientCapabilities>()?;
+                    map.next_value_seed(ObjectOf(CAPABILITIES))?;
                     found.capabilities = true;
                 }
                 8 => {
@@ -235,6 +235,97 @@ impl<'de> Visitor<'de> for CheckVisitor {
             return Err(again());
         }
         Ok(found)
+    }
+}
+
+/// What a member of a checked object must be: `null` or the kind named.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// Any JSON object (`JsonObject`).
+    Object,
+    /// A boolean.
+    Bool,
+    /// An object whose named members have these shapes; other members
+    /// may be anything (a struct with a flattened rest).
+    Members(&'static [(&'static str, Shape)]),
+}
+
+// Mirrors `types::ClientCapabilities` and the capability structs it holds
+// (every one a struct of optional members with a flattened rest); the
+// envelope tests compare this check with the typed decode.
+const CAPABILITIES: &[(&str, Shape)] = &[
+    (
+        "elicitation",
+        Shape::Members(&[("form", Shape::Object), ("url", Shape::Object)]),
+    ),
+    (
+        "sampling",
+        Shape::Members(&[("context", Shape::Object), ("tools", Shape::Object)]),
+    ),
+    ("roots", Shape::Members(&[("listChanged", Shape::Bool)])),
+    ("experimental", Shape::Object),
+    ("extensions", Shape::Object),
+];
+
+/// An object (not `null`) whose named members have these shapes.
+struct ObjectOf(&'static [(&'static str, Shape)]);
+
+impl<'de> DeserializeSeed<'de> for ObjectOf {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(Shape::Members(self.0))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Shape {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Shape {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a capability member")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Shape::Members(members) = self else {
+            if let Shape::Object = self {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                return Ok(());
+            }
+            return Err(serde::de::Error::custom("not a boolean"));
+        };
+        // One bit per named member: a repeat is left to the decode.
+        let mut seen = 0u8;
+        while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
+            match members.iter().position(|(name, _)| *name == &*key) {
+                Some(i) => {
+                    let bit = 1u8 << i;
+                    if seen & bit != 0 {
+                        return Err(serde::de::Error::custom("repeated member"));
+                    }
+                    seen |= bit;
+                    map.next_value_seed(members[i].1)?;
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        // `null` is an absent optional member (the capabilities object
+        // itself is read through `ObjectOf`, which wants an object).
+        Ok(())
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        match self {
+            Shape::Bool => Ok(()),
+            _ => Err(E::custom("not an object")),
+        }
     }
 }
 
@@ -394,6 +485,14 @@ mod tests {
                 2 => Just(json!({"roots": {"listChanged": true}, "experimental": {"a": 1}})),
                 1 => Just(json!({"sampling": "no"})),
                 1 => Just(json!({"elicitation": {"form": {}}, "other": [1]})),
+                1 => Just(json!({"experimental": null, "extensions": {"x": {}}, "tasks": {"a": 1}})),
+                1 => Just(json!({"roots": {"listChanged": "yes"}})),
+                1 => Just(json!({"roots": null, "elicitation": null, "sampling": {"tools": null, "context": {}}})),
+                1 => Just(json!({"experimental": []})),
+                1 => Just(json!({"sampling": {"tools": 1}})),
+                1 => Just(json!({"elicitation": {"url": 1, "form": {}}})),
+                1 => Just(json!({"elicitation": [], "url": {}})),
+                1 => Just(json!({"roots": {"listChanged": false, "x": [null]}})),
                 1 => any_value(),
             ]
             .prop_map(|v| (meta::CLIENT_CAPABILITIES.to_owned(), v)),
@@ -467,6 +566,8 @@ mod tests {
             r#"{"io.modelcontextprotocol/protocolVersion":"2026\u002d07-28","io.modelcontextprotocol/clientCapabilities":{}}"#,
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":1,"version":"1"}}"#,
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":"no"}}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":null}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":1}}}"#,
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}"#,
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1.5}"#,
             r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":1}"#,
