@@ -199,7 +199,7 @@ impl<'de> Visitor<'de> for CheckVisitor {
                 meta::TRACESTATE => 64,
                 meta::BAGGAGE => 128,
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Skip(MAX_SKIPPED_DEPTH))?;
                     continue;
                 }
             };
@@ -235,6 +235,70 @@ impl<'de> Visitor<'de> for CheckVisitor {
             return Err(again());
         }
         Ok(found)
+    }
+}
+
+/// How deep a value the check skips may nest. The decode reads these
+/// values as `serde_json::Value`s, which stop at serde_json's recursion
+/// limit (128 levels from the text's top); a deeper value is left to the
+/// decode, well before any decode of the same text could refuse it.
+const MAX_SKIPPED_DEPTH: u8 = 64;
+
+/// Skips any JSON value nested at most this many levels deep; deeper is
+/// an error (not the one-pass case).
+#[derive(Clone, Copy)]
+struct Skip(u8);
+
+impl<'de> DeserializeSeed<'de> for Skip {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Skip {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        while seq.next_element_seed(inner)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let inner = self.deeper()?;
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value_seed(inner)?;
+        }
+        Ok(())
+    }
+}
+
+impl Skip {
+    fn deeper<E: serde::de::Error>(self) -> Result<Self, E> {
+        match self.0.checked_sub(1) {
+            Some(d) => Ok(Self(d)),
+            None => Err(E::custom("nested too deep for the one-pass check")),
+        }
     }
 }
 
@@ -292,7 +356,9 @@ impl<'de> Visitor<'de> for Shape {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Shape::Members(members) = self else {
             if let Shape::Object = self {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                while map.next_key::<IgnoredAny>()?.is_some() {
+                    map.next_value_seed(Skip(MAX_SKIPPED_DEPTH))?;
+                }
                 return Ok(());
             }
             return Err(serde::de::Error::custom("not a boolean"));
@@ -310,7 +376,7 @@ impl<'de> Visitor<'de> for Shape {
                     map.next_value_seed(members[i].1)?;
                 }
                 None => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Skip(MAX_SKIPPED_DEPTH))?;
                 }
             }
         }
@@ -576,6 +642,50 @@ mod tests {
             r#""x""#,
         ] {
             assert!(CheckedMeta::check(text).is_none(), "{text}");
+        }
+    }
+
+    /// Values the decode reads as `serde_json::Value` stop at its recursion
+    /// limit; the check leaves anything deeper than its own bound to the
+    /// decode, so it never accepts what the decode refuses.
+    #[test]
+    fn deep_values_are_left_to_the_decode() {
+        let nest = |d: usize| format!("{}{}", "[".repeat(d), "]".repeat(d));
+        let env = |extra: &str| {
+            format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{extra}}}"#
+            )
+        };
+        let shallow = nest(usize::from(MAX_SKIPPED_DEPTH));
+        let deep = nest(200);
+        for (extra, checked) in [
+            (format!(r#"{{}},"com.example/x":{shallow}"#), true),
+            (format!(r#"{{}},"com.example/x":{deep}"#), false),
+            (format!(r#"{{"x":{shallow}}}"#), true),
+            (format!(r#"{{"x":{deep}}}"#), false),
+            (format!(r#"{{"experimental":{{"a":{deep}}}}}"#), false),
+            (
+                format!(r#"{{"elicitation":{{"form":{{"a":{deep}}}}}}}"#),
+                false,
+            ),
+            (format!(r#"{{"roots":{{"y":{deep}}}}}"#), false),
+        ] {
+            let text = env(&extra);
+            let c = CheckedMeta::check(&text);
+            assert_eq!(c.is_some(), checked, "{}", &text[..120]);
+            // Whatever is checked decodes, from the whole request too.
+            if let Some(c) = c {
+                let m = decoded(&text);
+                assert!(m.as_ref().is_some_and(|m| m.problems.is_empty()));
+                assert_eq!(
+                    Some(c.into_envelope().decode_from(message(&text).as_bytes())),
+                    m
+                );
+            }
+            // And the decode refuses what the check left to it.
+            if !checked {
+                assert!(decoded(&text).is_none_or(|m| !m.problems.is_empty()));
+            }
         }
     }
 
