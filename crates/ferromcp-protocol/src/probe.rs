@@ -72,7 +72,7 @@ impl<'a> ParamsProbe<'a> {
         // (a `_meta` that fails to decode, invalid params) takes the path
         // below, which owns the exact problem texts.
         let mut de = serde_json::Deserializer::from_str(p.get());
-        match de.deserialize_map(ProbeVisitor::INLINE) {
+        match de.deserialize_map(ProbeVisitor(MetaMode::Inline)) {
             Ok(probe) => probe.out,
             Err(_) => Self::parse_slow(p),
         }
@@ -82,10 +82,7 @@ impl<'a> ParamsProbe<'a> {
     /// so that every problem gets its own text.
     pub(crate) fn parse_slow(p: &'a RawValue) -> Self {
         let mut de = serde_json::Deserializer::from_str(p.get());
-        match de.deserialize_map(ProbeVisitor {
-            inline_meta: false,
-            check_meta: false,
-        }) {
+        match de.deserialize_map(ProbeVisitor(MetaMode::Raw)) {
             Ok(mut probe) => {
                 if let Some(raw) = probe.raw_meta.take() {
                     if raw.get().starts_with('{') {
@@ -128,20 +125,19 @@ pub(crate) struct ProbeOut<'a> {
     raw_meta: Option<&'a RawValue>,
 }
 
-struct ProbeVisitor {
-    /// Decode `_meta` in place (the fast path) instead of keeping it raw.
-    inline_meta: bool,
-    /// Check a plain modern `_meta` in place instead of decoding it
-    /// (the one-pass `tools/call` path); decode it in place otherwise.
-    check_meta: bool,
+/// What the probe does with `_meta`.
+#[derive(Clone, Copy, PartialEq)]
+enum MetaMode {
+    /// Keep it raw (the member-by-member path decodes it afterwards).
+    Raw,
+    /// Decode it in place.
+    Inline,
+    /// Check it in place as a plain modern envelope; anything else fails
+    /// the probe (the one-pass `tools/call` path).
+    Check,
 }
 
-impl ProbeVisitor {
-    const INLINE: Self = Self {
-        inline_meta: true,
-        check_meta: false,
-    };
-}
+struct ProbeVisitor(MetaMode);
 
 /// `_meta` decoded in place: an object becomes a [`RequestMeta`]; any other
 /// value is skipped and reported as not an object.
@@ -205,7 +201,7 @@ impl<'de> Visitor<'de> for ProbeVisitor {
         };
         while let Some(Str(key)) = map.next_key::<Str<'de>>()? {
             let slot = match &*key {
-                "_meta" if self.check_meta => {
+                "_meta" if self.0 == MetaMode::Check => {
                     if o.out.checked_meta.is_some() {
                         return Err(duplicate(&key));
                     }
@@ -214,7 +210,7 @@ impl<'de> Visitor<'de> for ProbeVisitor {
                     o.out.checked_meta = Some(map.next_value_seed(CheckSeed)?);
                     continue;
                 }
-                "_meta" if self.inline_meta => {
+                "_meta" if self.0 == MetaMode::Inline => {
                     if o.out.meta.is_some() || o.out.meta_error.is_some() {
                         return Err(duplicate(&key));
                     }
@@ -263,10 +259,7 @@ pub(crate) struct ProbeSeed;
 impl<'de> serde::de::DeserializeSeed<'de> for ProbeSeed {
     type Value = ProbeOut<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(ProbeVisitor {
-            inline_meta: true,
-            check_meta: true,
-        })
+        d.deserialize_map(ProbeVisitor(MetaMode::Check))
     }
 }
 

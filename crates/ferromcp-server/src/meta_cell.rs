@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 /// The envelope, the request text a checked one is decoded from, and the
 /// decoded form once asked for (kept: asked once, decoded once).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct MetaCell {
     envelope: Envelope,
     message: Bytes,
@@ -27,12 +27,6 @@ const MAX_KEPT_LINE: usize = 16 * 1024;
 impl From<Box<RequestMeta>> for MetaCell {
     fn from(meta: Box<RequestMeta>) -> Self {
         Self::new(Envelope::decoded(meta), Bytes::new())
-    }
-}
-
-impl From<RequestMeta> for MetaCell {
-    fn from(meta: RequestMeta) -> Self {
-        Box::new(meta).into()
     }
 }
 
