@@ -600,7 +600,7 @@ mod tests {
     /// A probe as the general path shows it: a checked envelope decoded.
     fn shown(mut probe: ParamsProbe<'_>, body: &str) -> String {
         if let Some(c) = probe.checked_meta.take() {
-            probe.meta = Some(Box::new(c.into_envelope().decode_from(body.as_bytes())));
+            probe.meta = c.into_envelope().decode_from(body.as_bytes()).map(Box::new);
         }
         format!("{probe:?}")
     }
@@ -803,12 +803,8 @@ mod tests {
             match run(&b, headers) {
                 Ok(Verdict::Request(r)) => {
                     assert_eq!(r.version, ProtocolVersion::V2026_07_28);
-                    assert!(
-                        r.meta
-                            .decode_from(b.as_bytes())
-                            .client_capabilities
-                            .is_some()
-                    );
+                    let m = r.meta.decode_from(b.as_bytes());
+                    assert!(m.is_some_and(|m| m.client_capabilities.is_some()));
                 }
                 other => panic!("{other:?}"),
             }

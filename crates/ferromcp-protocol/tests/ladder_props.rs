@@ -116,7 +116,8 @@ proptest! {
             Ok(Verdict::Request(route)) => {
                 // An accepted request always has a supported version and capabilities.
                 prop_assert!(supported.contains(&route.version));
-                prop_assert!(route.meta.decode_from(text.as_bytes()).client_capabilities.is_some());
+                let meta = route.meta.decode_from(text.as_bytes());
+                prop_assert!(meta.is_some_and(|m| m.client_capabilities.is_some()));
                 if let Message::Request(r) = &msg {
                     let _ = ClientRequest::decode(&r.method, r.params);
                 }

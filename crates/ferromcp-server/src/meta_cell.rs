@@ -58,7 +58,7 @@ impl MetaCell {
             None if line.len() <= MAX_KEPT_LINE => {
                 Self::new(envelope, Bytes::copy_from_slice(line))
             }
-            None => Box::new(envelope.decode_from(line)).into(),
+            None => Box::new(decoded_or_empty(&envelope, line)).into(),
         }
     }
 
@@ -68,7 +68,7 @@ impl MetaCell {
             Some(m) => m,
             None => self
                 .decoded
-                .get_or_init(|| Box::new(self.envelope.decode_from(&self.message))),
+                .get_or_init(|| Box::new(decoded_or_empty(&self.envelope, &self.message))),
         }
     }
 
@@ -81,6 +81,20 @@ impl MetaCell {
     pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
         self.envelope.log_level()
     }
+}
+
+/// The envelope decoded from the text it was checked in. That decode
+/// succeeds by construction (the envelope tests pin it); should it ever
+/// fail, the handler sees an empty envelope and the failure is logged as
+/// an error, never a panic.
+fn decoded_or_empty(envelope: &Envelope, message: &[u8]) -> RequestMeta {
+    envelope.decode_from(message).unwrap_or_else(|| {
+        tracing::error!(
+            target: "ferromcp_server::request",
+            "a checked _meta envelope did not decode from its request; the handler sees it empty"
+        );
+        RequestMeta::default()
+    })
 }
 
 #[cfg(test)]
@@ -120,6 +134,9 @@ mod tests {
         let line = MetaCell::admitted_from_line(envelope(), long.as_bytes());
         assert!(line.message.is_empty());
         assert_eq!(line.envelope.as_decoded(), Some(&want));
+        // Kept with the wrong text (a bug, not an input): empty, no panic.
+        let wrong = MetaCell::admitted(envelope(), &Bytes::from_static(b"{\"jsonrpc\""));
+        assert_eq!(wrong.get(), &RequestMeta::default());
     }
 
     #[test]
