@@ -64,15 +64,7 @@ pub(crate) struct CheckSeed;
 impl<'de> DeserializeSeed<'de> for CheckSeed {
     type Value = CheckedMeta<'de>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        let found = d.deserialize_map(CheckVisitor)?;
-        match found.protocol_version {
-            Some(protocol_version) if found.capabilities => Ok(CheckedMeta {
-                protocol_version,
-                progress_token: found.progress_token,
-                log_level: found.log_level,
-            }),
-            _ => Err(serde::de::Error::custom("not a plain envelope")),
-        }
+        d.deserialize_map(CheckVisitor)
     }
 }
 
@@ -162,27 +154,19 @@ struct ParamsMeta {
     meta: RequestMeta,
 }
 
-/// What [`CheckVisitor`] found.
-#[derive(Default)]
-struct Found<'a> {
-    protocol_version: Option<&'a str>,
-    capabilities: bool,
-    progress_token: Option<ProgressToken>,
-    log_level: Option<LoggingLevel>,
-}
-
 /// Walks a `_meta` object the way `meta::MetaVisitor` does, failing where
 /// that decode would record a problem (or might: a repeated known key, an
-/// escaped string).
+/// escaped string), or where the protocol version or the capabilities are
+/// missing.
 struct CheckVisitor;
 
 impl<'de> Visitor<'de> for CheckVisitor {
-    type Value = Found<'de>;
+    type Value = CheckedMeta<'de>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a _meta object")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Found<'de>, A::Error> {
-        let mut found = Found::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CheckedMeta<'de>, A::Error> {
+        let (mut protocol_version, mut progress_token, mut log_level) = (None, None, None);
         // One bit per known key: a repeat is left to the decode.
         let mut seen = 0u16;
         let again = || serde::de::Error::custom("not a plain envelope");
@@ -206,33 +190,35 @@ impl<'de> Visitor<'de> for CheckVisitor {
             }
             seen |= bit;
             match bit {
-                1 => found.protocol_version = Some(map.next_value::<&'de str>()?),
+                1 => protocol_version = Some(map.next_value::<&'de str>()?),
                 2 => {
                     map.next_value::<ImplementationCheck<'de>>()?;
                 }
-                4 => {
-                    map.next_value_seed(ObjectOf(CAPABILITIES))?;
-                    found.capabilities = true;
-                }
+                4 => map.next_value_seed(ObjectOf(CAPABILITIES))?,
                 8 => {
                     let level = map.next_value::<&'de str>()?;
-                    found.log_level = Some(LoggingLevel::parse(level).ok_or_else(again)?);
+                    log_level = Some(LoggingLevel::parse(level).ok_or_else(again)?);
                 }
                 16 => {
                     // As the decode reads it: any JSON value, then a
                     // string or an integer.
                     let v = map.next_value::<serde_json::Value>()?;
-                    found.progress_token = Some(ProgressToken::from_value(&v).ok_or_else(again)?);
+                    progress_token = Some(ProgressToken::from_value(&v).ok_or_else(again)?);
                 }
                 _ => {
                     map.next_value::<&'de str>()?;
                 }
             }
         }
-        if !found.capabilities {
-            return Err(again());
+        // Both required keys (the capabilities' bit is 4).
+        match protocol_version {
+            Some(protocol_version) if seen & 4 != 0 => Ok(CheckedMeta {
+                protocol_version,
+                progress_token,
+                log_level,
+            }),
+            _ => Err(again()),
         }
-        Ok(found)
     }
 }
 
@@ -352,14 +338,11 @@ impl<'de> Visitor<'de> for Shape {
         f.write_str("a capability member")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Shape::Members(members) = self else {
-            if let Shape::Object = self {
-                while map.next_key::<IgnoredAny>()?.is_some() {
-                    map.next_value_seed(Skip(MAX_SKIPPED_DEPTH))?;
-                }
-                return Ok(());
-            }
-            return Err(serde::de::Error::custom("not a boolean"));
+        let members = match self {
+            // A `JsonObject`: its members as skipped anywhere else.
+            Shape::Object => return Skip(MAX_SKIPPED_DEPTH + 1).visit_map(map),
+            Shape::Bool => return Err(serde::de::Error::custom("not a boolean")),
+            Shape::Members(members) => members,
         };
         // One bit per named member: a repeat is left to the decode.
         let mut seen = 0u8;

@@ -96,8 +96,8 @@ pub(super) async fn modern(
         parts,
         &req.id,
         &req.method,
-        MetaCell::admitted(route.meta, body),
-        route.version,
+        route,
+        body,
         call,
         accept,
         permit,
@@ -130,33 +130,27 @@ pub(super) async fn modern_call(
             Err(e) => return json_error(Some(&id), &e),
         };
     serve_typed(
-        inner,
-        parts,
-        &id,
-        TOOLS_CALL,
-        MetaCell::admitted(route.meta, body),
-        route.version,
-        call,
-        accept,
-        permit,
+        inner, parts, &id, TOOLS_CALL, route, body, call, accept, permit,
     )
     .await
 }
 
-/// Serves an admitted, typed modern request: JSON, or SSE when it streams.
+/// Serves an admitted, typed modern request (read from `body`): JSON, or
+/// SSE when it streams.
 #[allow(clippy::too_many_arguments)]
 async fn serve_typed(
     inner: &Arc<HttpInner>,
     parts: http::request::Parts,
     id: &RequestId,
     method: &str,
-    meta: MetaCell,
-    version: ferromcp_protocol::ProtocolVersion,
+    route: ferromcp_protocol::ladder::ModernRoute,
+    body: &Bytes,
     call: Call,
     accept: Accepts,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     let shared = &inner.shared;
+    let meta = MetaCell::admitted(route.meta, body);
     let wants_notifications = meta.progress_token().is_some() || meta.log_level().is_some();
     let sse_allowed = accept.sse_allowed(inner.config.json_only);
     let (tx, rx) = if wants_notifications && sse_allowed {
@@ -173,7 +167,7 @@ async fn serve_typed(
         outbound: tx.map(|t| Arc::new(ChannelOutbound(t)) as Arc<dyn Outbound>),
         principal,
         http: Some(Arc::new(parts)),
-        ..ContextParts::new(id.clone(), method, version, meta, cancel.clone())
+        ..ContextParts::new(id.clone(), method, route.version, meta, cancel.clone())
     };
     let fut = shared.clone().dispatch(call, ctx, Legacy::default());
     respond(
