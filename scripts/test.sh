@@ -223,6 +223,12 @@ footprint
 echo "== official conformance suites"
 bash scripts/conformance.sh
 
+echo "== link order: everything-server's start-up and request code packed (scripts/link-order/cc)"
+# conformance.sh built the release everything-server. Fails when the list no
+# longer matches the code (write it again: python3 scripts/link-order.py) or
+# the wrapper did not run; only warns when another rustc wrote the list.
+python3 scripts/link-order.py --check
+
 echo "== fleet.sh self-test (wait_port: dead, slow and silent replicas)"
 bash scripts/fleet-selftest.sh
 
