@@ -170,7 +170,8 @@ async fn serve_typed(
         ..ContextParts::new(id.clone(), method, route.version, meta, cancel.clone())
     };
     let fut = shared.clone().dispatch(call, ctx, Legacy::default());
-    respond(
+    let limits = shared.limits();
+    answer_or_stream(
         id.clone(),
         fut,
         rx,
@@ -179,7 +180,10 @@ async fn serve_typed(
             sse: sse_allowed,
         },
         cancel,
-        shared.limits().clone(),
+        SseTimes {
+            commit_after: limits.sse_commit_after,
+            keepalive: limits.sse_keepalive,
+        },
         permit,
     )
     .await
@@ -205,16 +209,26 @@ pub(super) fn reply_bytes(id: &RequestId, reply: Reply) -> Bytes {
     }
 }
 
+/// The two limits [`answer_or_stream`] reads, copied out of `Limits` so the
+/// request's future does not carry all of them.
+#[derive(Clone, Copy)]
+struct SseTimes {
+    /// `Limits::sse_commit_after`.
+    commit_after: Duration,
+    /// `Limits::sse_keepalive`.
+    keepalive: Duration,
+}
+
 // LADDER-13
 /// Waits for the handler; commits to SSE only when a notification arrives
 /// first or the handler runs long.
-pub(super) async fn respond(
+async fn answer_or_stream(
     id: RequestId,
     mut fut: crate::trace::Traced,
     rx: Option<mpsc::Receiver<Bytes>>,
     answer_as: Accepts,
     cancel: CancellationToken,
-    limits: crate::Limits,
+    limits: SseTimes,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
     // `answer_as.sse`: the server may stream; `answer_as.json`: a plain
@@ -235,7 +249,7 @@ pub(super) async fn respond(
         // No notifications possible, but keep the option of going SSE for long handlers.
         tokio::select! {
             r = &mut fut => { guard.disarm(); return reply_response(&id, r, json_ok); }
-            _ = tokio::time::sleep(limits.sse_commit_after) => {}
+            _ = tokio::time::sleep(limits.commit_after) => {}
         }
         return sse_response(sse_body(
             id,
@@ -243,7 +257,7 @@ pub(super) async fn respond(
             None,
             None,
             guard,
-            limits.sse_keepalive,
+            limits.keepalive,
             permit,
         ));
     };
@@ -268,7 +282,7 @@ pub(super) async fn respond(
             }
         }
         Some(n) = rx.recv() => Some(n),
-        _ = tokio::time::sleep(limits.sse_commit_after) => None,
+        _ = tokio::time::sleep(limits.commit_after) => None,
     };
     sse_response(sse_body(
         id,
@@ -276,7 +290,7 @@ pub(super) async fn respond(
         Some(rx),
         first,
         guard,
-        limits.sse_keepalive,
+        limits.keepalive,
         permit,
     ))
 }
