@@ -2,7 +2,7 @@
 """Write or check the function list the linker wrapper packs at the start of
 everything-server's .text (scripts/link-order/cc explains why).
 
-    python3 scripts/link-order.py           # build, run under callgrind, write the list
+    python3 scripts/link-order.py           # build, run under callgrind, write the list, relink
     python3 scripts/link-order.py --check   # how much of the list the release binary has, and where
 
 Writing: builds the release everything-server, runs it under callgrind while
@@ -10,7 +10,8 @@ it starts, answers a 2026-07-28 tools/call and the 2025-11-25 handshake with
 a tools/list and a tools/call over HTTP, then again over stdio, and lists
 every function of the executable that ran, as `KEY SIZE` lines (KEY: the
 symbol without the parts that change between builds; SIZE: nm's hex size),
-in the order they have in the binary. Needs valgrind and curl.
+in the order they have in the binary, then relinks the binary with it and
+checks it. Needs valgrind.
 
 Checking: matches the list against target/release/everything-server and
 fails when fewer than --min (default 60 %) of its entries are found, or when
@@ -20,6 +21,7 @@ resizes functions, and the list wants writing again).
 """
 
 import argparse
+import bisect
 import json
 import os
 import re
@@ -34,6 +36,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target")
 BIN = os.path.join(os.path.abspath(TARGET), "release", "everything-server")
 LIST = os.path.join(ROOT, "scripts", "link-order", "everything-server.txt")
+SOURCE = os.path.join(ROOT, "crates", "ferromcp-everything", "src", "bin", "everything-server.rs")
 
 
 def key(symbol):
@@ -170,8 +173,6 @@ def executed(profile, syms):
     """Symbols of the executable with an instruction in a callgrind profile
     written with --dump-instr=yes."""
     starts = [s[0] for s in syms]
-    import bisect
-
     names, obj, addr, in_call, hit = {}, None, 0, False, {}
     with open(profile) as f:
         for line in f:
@@ -237,6 +238,12 @@ def write():
         f.write(f"# {rustc_version()}\n")
         f.write("\n".join(lines) + "\n")
     print(f"{len(lines)} functions, {total / 1024:.0f} KiB, written to {os.path.relpath(LIST, ROOT)}")
+    # Cargo does not see the list (the linker wrapper reads it), so a new
+    # list alone would not relink: touch the binary's source, build, check.
+    os.utime(SOURCE)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "everything-server"],
+                   cwd=ROOT, check=True)
+    return check(BIN, 1.0)
 
 
 def check(binary, minimum):
@@ -288,7 +295,7 @@ def main():
     a = p.parse_args()
     if a.check:
         sys.exit(check(a.bin, a.min))
-    write()
+    sys.exit(write())
 
 
 if __name__ == "__main__":
