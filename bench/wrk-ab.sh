@@ -13,18 +13,17 @@ if [ $# -lt 4 ]; then
   exit 2
 fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=../scripts/fleet.sh
+source "$here/../scripts/fleet.sh" # free_port, wait_port
 conn=$1 rounds=$2
 shift 2
 ticks=$(getconf CLK_TCK)
 for r in $(seq "$rounds"); do
   for bin in "$@"; do
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     taskset -c 0 "$bin" --http "127.0.0.1:$port" >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 200); do
-      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-      sleep 0.02
-    done
+    wait_port "$port" 60 "$pid"
     taskset -c 1 wrk -t1 -c"$conn" -d2s -s "$here/wrk/mcp.lua" "http://127.0.0.1:$port/mcp" >/dev/null 2>&1
     t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     out=$(taskset -c 1 wrk -t1 -c"$conn" -d8s -s "$here/wrk/mcp.lua" "http://127.0.0.1:$port/mcp" 2>&1)
