@@ -46,6 +46,7 @@ pub use crate::probe::{ParamsProbe, ProbedMembers};
 use crate::types::tagged::Str;
 use crate::version::ProtocolVersion;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
@@ -142,8 +143,14 @@ pub struct ProbedCall<'a> {
     /// The probed params members, exactly as [`ParamsProbe::parse`] gives
     /// them for the same params.
     pub probe: ParamsProbe<'a>,
-    /// The typed params, exactly as the full decode types them.
+    /// The typed params, exactly as the full decode types them except
+    /// for `arguments`, which is left `None`: they are
+    /// [`arguments`](Self::arguments), for the consumer to type once.
     pub params: crate::types::CallToolRequestParams,
+    /// The `arguments` object as JSON text, checked to type as the
+    /// `JsonObject` the full decode would make of it (`None` when absent
+    /// or `null`, as there).
+    pub arguments: Option<&'a RawValue>,
 }
 
 /// The one-pass decode of the common request, a well-formed `tools/call`
@@ -210,10 +217,16 @@ impl<'de> Visitor<'de> for CallEnvelope {
         if !members.usable {
             return Ok(None);
         }
-        let Some(params) = crate::method::call_tool_from_members(&members) else {
+        let Some((params, arguments)) = crate::method::call_tool_deferring_arguments(&members)
+        else {
             return Ok(None);
         };
-        Ok(Some(ProbedCall { id, probe, params }))
+        Ok(Some(ProbedCall {
+            id,
+            probe,
+            params,
+            arguments,
+        }))
     }
 }
 
@@ -597,6 +610,17 @@ mod tests {
         ))
     }
 
+    /// The fast path's params with the deferred arguments typed, as the
+    /// general path types them.
+    fn typed_params(fast: &ProbedCall<'_>) -> String {
+        let mut p = fast.params.clone();
+        assert!(p.arguments.is_none(), "arguments are deferred");
+        p.arguments = fast
+            .arguments
+            .map(|a| serde_json::from_str(a.get()).expect("checked to type"));
+        format!("{p:?}")
+    }
+
     /// A probe as the general path shows it: a checked envelope decoded.
     fn shown(mut probe: ParamsProbe<'_>, body: &str) -> String {
         if let Some(c) = probe.checked_meta.take() {
@@ -618,8 +642,8 @@ mod tests {
             assert_eq!(fast.probe.checked_meta.is_some(), i < 2, "{body}");
             let (id, probe, params) = general(body).expect(body);
             assert_eq!(format!("{:?}", fast.id), id);
+            assert_eq!(typed_params(&fast), params);
             assert_eq!(shown(fast.probe, body), probe);
-            assert_eq!(format!("{:?}", fast.params), params);
         }
         // Not the fast case: the general path answers these.
         for body in [
@@ -713,8 +737,8 @@ mod tests {
                 prop_assert!(general.is_some(), "fast path took {}", body);
                 let (id, probe, params) = general.unwrap();
                 prop_assert_eq!(format!("{:?}", fast.id), id);
+                prop_assert_eq!(typed_params(&fast), params);
                 prop_assert_eq!(shown(fast.probe, &body), probe);
-                prop_assert_eq!(format!("{:?}", fast.params), params);
             }
         }
 

@@ -406,6 +406,164 @@ impl<'a> ClientRequest<'a> {
     }
 }
 
+/// `tools/call` params from probed members, with `arguments` left untyped:
+/// the params without them, and the arguments object as JSON text (`None`
+/// when absent or `null`). `None` when any member does not type, the
+/// arguments included (the full decode then reports it).
+pub(crate) fn call_tool_deferring_arguments<'a>(
+    m: &crate::probe::ProbedMembers<'a>,
+) -> Option<(CallToolRequestParams, Option<&'a RawValue>)> {
+    let arguments = match m.arguments {
+        None => None,
+        Some(raw) => types_as_object(raw)?,
+    };
+    let params = call_tool_from_members(&crate::probe::ProbedMembers {
+        arguments: None,
+        ..*m
+    })?;
+    Some((params, arguments))
+}
+
+/// Whether `raw` types as `Option<JsonObject>`, without building it:
+/// `Some(None)` for `null`, `Some(Some(raw))` for an object, `None` for
+/// anything else. Every value is walked as `Value`'s decode walks it (the
+/// same recursion limit, strings decoded), so the answer is the decode's.
+pub(crate) fn types_as_object(raw: &RawValue) -> Option<Option<&RawValue>> {
+    let text = raw.get().as_bytes();
+    if text.first() == Some(&b'{') && plainly_typable(text) {
+        return Some(Some(raw));
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let is_object = serde::Deserializer::deserialize_any(&mut de, ObjectOrNull).ok()?;
+    de.end().ok()?;
+    Some(is_object.then_some(raw))
+}
+
+/// Whether JSON text (syntactically valid: the raw decode checked it) is
+/// clear of everything that can keep a valid JSON text from typing as a
+/// `Value`: nesting near serde_json's recursion limit, a `\u` escape that
+/// may be a lone surrogate, a number that may overflow an `f64` (one with
+/// an exponent, or of over 300 digits). `false` means "walk it".
+fn plainly_typable(text: &[u8]) -> bool {
+    const MAX_DEPTH: usize = 64;
+    const MAX_DIGITS: usize = 300;
+    let (mut depth, mut digits, mut i) = (0usize, 0usize, 0usize);
+    while let Some(&b) = text.get(i) {
+        i += 1;
+        match b {
+            b'"' => loop {
+                // To the string's end, past escapes.
+                let Some(at) = memchr::memchr2(b'"', b'\\', &text[i.min(text.len())..]) else {
+                    return false;
+                };
+                i += at + 1;
+                if text[i - 1] == b'"' {
+                    break;
+                }
+                match text.get(i) {
+                    Some(b'u') if matches!(text.get(i + 1), Some(b'd' | b'D')) => return false,
+                    Some(_) => i += 1,
+                    None => return false,
+                }
+            },
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'0'..=b'9' => {
+                digits += 1;
+                if digits > MAX_DIGITS {
+                    return false;
+                }
+                continue;
+            }
+            b'e' | b'E' if digits > 0 || text.get(i.wrapping_sub(2)) == Some(&b'.') => {
+                return false;
+            }
+            _ => {}
+        }
+        digits = 0;
+    }
+    true
+}
+
+/// The top level of [`types_as_object`]: `true` for an object, `false`
+/// for `null`, an error for anything else.
+struct ObjectOrNull;
+
+impl<'de> serde::de::Visitor<'de> for ObjectOrNull {
+    type Value = bool;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object or null")
+    }
+    fn visit_unit<E>(self) -> Result<bool, E> {
+        Ok(false)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
+        AnyValue.visit_map(map).map(|()| true)
+    }
+}
+
+/// Any JSON value, walked and dropped: what `Value`'s decode accepts.
+#[derive(Clone, Copy)]
+struct AnyValue;
+
+impl<'de> serde::de::DeserializeSeed<'de> for AnyValue {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for AnyValue {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(self)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // Keys are decoded as strings, as `Map<String, Value>` decodes them.
+        while map.next_key_seed(KeyStr)?.is_some() {
+            map.next_value_seed(self)?;
+        }
+        Ok(())
+    }
+}
+
+/// A map key, decoded as a string and dropped.
+struct KeyStr;
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyStr {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(AnyValue)
+    }
+}
+
 /// `tools/call` params from probed members; `None` when any member does
 /// not type (the full decode then reports it).
 pub(crate) fn call_tool_from_members(
@@ -550,6 +708,108 @@ impl From<InputRequest> for ServerRequest<'_> {
             InputRequest::Elicitation(p) => Self::Elicit(p),
             InputRequest::Sampling(p) => Self::CreateMessage(p),
             InputRequest::ListRoots(p) => Self::ListRoots(p.unwrap_or_default()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::JsonObject;
+    use proptest::prelude::*;
+
+    /// What the full decode makes of `text` as `Option<JsonObject>`, and
+    /// what the walk says, side by side.
+    fn both(text: &str) -> Option<(bool, bool)> {
+        let raw: &RawValue = serde_json::from_str(text).ok()?;
+        let typed = serde_json::from_str::<Option<JsonObject>>(raw.get());
+        let walked = types_as_object(raw);
+        assert_eq!(typed.is_ok(), walked.is_some(), "{text}");
+        if let (Ok(t), Some(w)) = (&typed, walked) {
+            assert_eq!(t.is_some(), w.is_some(), "{text}");
+        }
+        Some((typed.is_ok(), walked.is_some()))
+    }
+
+    #[test]
+    fn arguments_type_as_an_object_exactly_when_the_decode_types_them() {
+        for (text, ok) in [
+            ("null", true),
+            ("{}", true),
+            (r#"{"a":1,"a":[2]}"#, true),
+            (r#"{"t":"\ud83d\ude00"}"#, true),
+            ("[]", false),
+            ("1", false),
+            (r#""x""#, false),
+            // The raw scan accepts these; `Value`'s decode does not.
+            (r#"{"n":1e400}"#, false),
+            (r#"{"s":"\ud800"}"#, false),
+            (r#"{"\udc00":1}"#, false),
+        ] {
+            assert_eq!(both(text), Some((ok, ok)), "{text}");
+        }
+        // The scan settles the plain ones; anything it is unsure of is walked.
+        for (text, plain) in [
+            (r#"{"a":[1,-2.5,true,false,null,"x\"y\\","\u0041"]}"#, true),
+            (r#"{"a":1e5}"#, false),
+            (r#"{"a":"\uD83D\uDE00"}"#, false),
+            (r#"{"a":"\\uD800"}"#, true),
+        ] {
+            assert_eq!(plainly_typable(text.as_bytes()), plain, "{text}");
+            assert_eq!(both(text), Some((true, true)), "{text}");
+        }
+        // serde_json's recursion limit (128) applies to both.
+        for depth in 120..136 {
+            let text = format!("{{\"a\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
+            let (typed, walked) = both(&text).expect("valid JSON");
+            assert_eq!(typed, walked, "depth {depth}");
+        }
+    }
+
+    fn any_text() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("-0.5".to_owned()),
+            Just("18446744073709551616".to_owned()),
+            Just("1e400".to_owned()),
+            Just("1E+2".to_owned()),
+            Just("2.5e-3".to_owned()),
+            Just("1".repeat(301)),
+            Just(format!("{}1{}", "[".repeat(66), "]".repeat(66))),
+            Just(format!("{}1{}", "[".repeat(130), "]".repeat(130))),
+            Just(r#""\\u0041""#.to_owned()),
+            Just(r#""\\uD83D\\uDE00""#.to_owned()),
+            Just(r#""\uD83D\uDE00""#.to_owned()),
+            Just(r#""\uDE00""#.to_owned()),
+            Just(r#""a\n""#.to_owned()),
+            Just(r#""\ud800""#.to_owned()),
+            Just(r#""\ud83d\ude00""#.to_owned()),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                prop::collection::vec(
+                    (
+                        prop_oneof![Just(r#""k""#), Just(r#""\udc00""#), Just(r#""\u00e9""#)],
+                        inner
+                    ),
+                    0..4
+                )
+                .prop_map(|m| {
+                    let members: Vec<String> =
+                        m.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn the_walk_agrees_with_the_decode(text in any_text()) {
+            both(&text);
         }
     }
 }

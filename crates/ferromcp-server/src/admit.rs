@@ -21,6 +21,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use ferromcp_protocol::Era;
 use ferromcp_protocol::ErrorObject;
 use ferromcp_protocol::header::HeaderList;
@@ -42,6 +43,9 @@ pub(crate) struct Call {
     pub(crate) request: CallRequest,
     /// The registry as loaded once for this request.
     pub(crate) registry: Arc<Registry>,
+    /// The `tools/call` arguments as JSON text, when the one-pass decode
+    /// left them untyped (the request's `arguments` is then `None`).
+    pub(crate) arguments: Option<Bytes>,
 }
 
 /// What an admitted request is: a method the server knows, typed, or one
@@ -104,8 +108,35 @@ pub(crate) enum ModernInput<'a> {
         probe: ParamsProbe<'a>,
     },
     /// A `tools/call` decoded, probed and typed in one scan
-    /// (`ferromcp_protocol::ladder::decode_tools_call`).
-    ToolsCall(ProbedCall<'a>),
+    /// (`ferromcp_protocol::ladder::decode_tools_call`) of `text`.
+    ToolsCall(ProbedCall<'a>, Text<'a>),
+}
+
+/// The text a request was decoded from, for keeping part of it.
+#[derive(Clone, Copy)]
+pub(crate) enum Text<'a> {
+    /// A shared buffer (an HTTP body): parts of it are kept without a copy.
+    Shared(&'a Bytes),
+    /// A borrowed line (stdio): parts of it are copied.
+    Line,
+}
+
+impl Text<'_> {
+    /// `part`, a slice of this text, as its own buffer.
+    fn keep(self, part: &str) -> Bytes {
+        match self {
+            Self::Shared(b) => {
+                let range = b.as_ptr_range();
+                let p = part.as_bytes().as_ptr_range();
+                if range.start <= p.start && p.end <= range.end {
+                    b.slice_ref(part.as_bytes())
+                } else {
+                    Bytes::copy_from_slice(part.as_bytes())
+                }
+            }
+            Self::Line => Bytes::copy_from_slice(part.as_bytes()),
+        }
+    }
 }
 
 // LADDER-01…LADDER-13, HDR-19
@@ -148,15 +179,28 @@ pub(crate) fn admit_modern(
                 other => (other, route),
             }
         }
-        ModernInput::ToolsCall(call) => {
+        ModernInput::ToolsCall(call, text) => {
             let route = ladder(&call.id, ferromcp_protocol::method::TOOLS_CALL, call.probe)?;
-            (
-                CallRequest::Known(ClientRequest::CallTool(call.params)),
+            let arguments = call.arguments.map(|a| text.keep(a.get()));
+            let request = CallRequest::Known(ClientRequest::CallTool(call.params));
+            return Ok(Modern::Call(
+                Call {
+                    request,
+                    registry,
+                    arguments,
+                },
                 route,
-            )
+            ));
         }
     };
-    Ok(Modern::Call(Call { request, registry }, route))
+    Ok(Modern::Call(
+        Call {
+            request,
+            registry,
+            arguments: None,
+        },
+        route,
+    ))
 }
 
 /// Admits one handshake-era request: the era rule and the typed decode.
@@ -179,6 +223,7 @@ pub(crate) fn admit_handshake(
         request => Ok(Call {
             request,
             registry: shared.registry_snapshot(),
+            arguments: None,
         }),
     }
 }

@@ -164,6 +164,20 @@ pub trait ToolFn<T>: Send + Sync + Sized + 'static {
     fn declare(needs: &mut Vec<StateNeed>);
     #[doc(hidden)]
     fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply>;
+    #[doc(hidden)]
+    fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply>;
+}
+
+/// The arguments of type `P` read from JSON text, as `P::deserialize` of
+/// the `Value` the text makes would read them; `None` when the text does
+/// not read (the caller then takes the `Value` path, whose error is the
+/// one reported). Reading the text is more lenient in two ways only: a
+/// `Box<RawValue>` member and integers beyond 64 bits read.
+fn from_json<P: DeserializeOwned>(text: &str) -> Option<P> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let p = P::deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(p)
 }
 
 /// What a tool handler resolves to.
@@ -197,6 +211,20 @@ macro_rules! tool_fn {
             fn declare(_needs: &mut Vec<StateNeed>) {
                 $(<$E as sealed::Extract>::declare(_needs);)*
             }
+            fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
+                match from_json::<P>(arguments) {
+                    Some(p) => {
+                        extract_or_return!(cx; $($E),*);
+                        let fut = self($($E,)* p);
+                        Box::pin(async move {
+                            let r = fut.await;
+                            drop(cx);
+                            r.into_tool_result()
+                        })
+                    }
+                    None => <Self as ToolFn<(WithoutContext, ($($E,)*), P)>>::call(self, &value_of(arguments), cx),
+                }
+            }
             fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
                 extract_or_return!(cx; $($E),*);
                 match P::deserialize(arguments) {
@@ -226,6 +254,16 @@ macro_rules! tool_fn {
             type Params = P;
             fn declare(_needs: &mut Vec<StateNeed>) {
                 $(<$E as sealed::Extract>::declare(_needs);)*
+            }
+            fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
+                match from_json::<P>(arguments) {
+                    Some(p) => {
+                        extract_or_return!(cx; $($E),*);
+                        let fut = self($($E,)* p, cx);
+                        Box::pin(async move { fut.await.into_tool_result() })
+                    }
+                    None => <Self as ToolFn<(WithContext, ($($E,)*), P)>>::call(self, &value_of(arguments), cx),
+                }
             }
             fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
                 extract_or_return!(cx; $($E),*);
@@ -259,6 +297,16 @@ impl<H: ToolFn<T>, T: 'static> crate::tool::ToolHandler for ErasedTool<H, T> {
     fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
         self.0.call(arguments, cx)
     }
+    fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
+        self.0.call_json(arguments, cx)
+    }
+}
+
+/// The `Value` of arguments text that did not read as the arguments type:
+/// its error is then `P::deserialize`'s, as before. The text was checked
+/// to type as an object; were it not JSON, the empty object stands in.
+fn value_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(serde_json::Map::new()))
 }
 
 impl<R: IntoPromptResult> sealed::IntoReply<GetPromptResult> for R {

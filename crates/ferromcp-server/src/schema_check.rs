@@ -146,6 +146,24 @@ impl CompiledSchema {
         Some(msgs.join("; "))
     }
 
+    /// Whether the plain checker accepts the JSON text `text` as it
+    /// stands, without making a `Value` of it: `true` only when
+    /// [`Self::argument_errors`] of its `Value` finds nothing. `false`
+    /// means "not known here" (a schema outside what the text walk checks:
+    /// `enum`, `const`, `uniqueItems`, references and combinators) as
+    /// well as "refused"; the caller then checks the `Value`.
+    pub(crate) fn accepts_json(&self, text: &str) -> bool {
+        let Kind::Plain { plain, .. } = &self.kind else {
+            return false;
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let seed = NodeSeed {
+            node: &plain.root,
+            defs: &plain.defs,
+        };
+        serde::de::DeserializeSeed::deserialize(seed, &mut de).is_ok() && de.end().is_ok()
+    }
+
     /// `None` when `value` is valid, otherwise the first error's message.
     pub(crate) fn first_error(&self, value: &Value) -> Option<String> {
         let v = self.failing(value)?;
@@ -661,11 +679,178 @@ fn type_of(v: &Value) -> u8 {
         Value::Object(_) => OBJECT,
         Value::Array(_) => ARRAY,
         Value::String(_) => STRING,
-        Value::Number(n) => match exact(n) {
-            Some(Exact::Int(_)) => NUMBER | INTEGER,
-            Some(Exact::Float(f)) if f.fract() == 0.0 => NUMBER | INTEGER,
-            _ => NUMBER,
-        },
+        Value::Number(n) => number_type(n),
+    }
+}
+
+fn number_type(n: &Number) -> u8 {
+    match exact(n) {
+        Some(Exact::Int(_)) => NUMBER | INTEGER,
+        Some(Exact::Float(f)) if f.fract() == 0.0 => NUMBER | INTEGER,
+        _ => NUMBER,
+    }
+}
+
+// The text walk: `Checks::accepts` over JSON text, for the keywords that
+// need no whole value (`type`, the number, string, array and object
+// keywords); a node with `enum`, `const`, `uniqueItems` or applicators is
+// "not known here". A refusal is an error, which ends the walk.
+
+/// One schema node applied to the next value of a deserializer.
+#[derive(Clone, Copy)]
+struct NodeSeed<'s> {
+    node: &'s Node,
+    defs: &'s [Node],
+}
+
+/// The walk's refusal (or "not known here").
+fn refused<E: serde::de::Error>() -> E {
+    E::custom("not accepted by the plain text walk")
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for NodeSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        match self.node {
+            Node::Bool(true) => d.deserialize_ignored_any(serde::de::IgnoredAny).map(|_| ()),
+            Node::Bool(false) => Err(refused()),
+            Node::Checks(c)
+                if c.applicators.is_none()
+                    && c.enumeration.is_none()
+                    && c.constant.is_none()
+                    && !c.unique_items =>
+            {
+                d.deserialize_any(ChecksVisitor {
+                    checks: c,
+                    defs: self.defs,
+                })
+            }
+            Node::Checks(_) => Err(refused()),
+        }
+    }
+}
+
+/// The value a schema does not constrain, or the node that does.
+fn seed_for<'s>(node: Option<&'s Node>, defs: &'s [Node]) -> NodeSeed<'s> {
+    const ANY: Node = Node::Bool(true);
+    NodeSeed {
+        node: node.unwrap_or(&ANY),
+        defs,
+    }
+}
+
+struct ChecksVisitor<'s> {
+    checks: &'s Checks,
+    defs: &'s [Node],
+}
+
+impl ChecksVisitor<'_> {
+    fn typed<E: serde::de::Error>(&self, t: u8) -> Result<(), E> {
+        match self.checks.types {
+            Some(types) if types & t == 0 => Err(refused()),
+            _ => Ok(()),
+        }
+    }
+
+    fn number<E: serde::de::Error>(&self, n: Option<Number>) -> Result<(), E> {
+        let n = n.ok_or_else(refused)?;
+        self.typed(number_type(&n))?;
+        if self.checks.number_ok(&n) {
+            Ok(())
+        } else {
+            Err(refused())
+        }
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ChecksVisitor<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.typed(NULL)
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        self.typed(BOOLEAN)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        self.number(Some(Number::from(v)))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        self.number(Some(Number::from(v)))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        self.number(Number::from_f64(v))
+    }
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<(), E> {
+        self.typed(STRING)?;
+        let len = s.chars().count() as u64;
+        let c = self.checks;
+        if c.min_length.is_none_or(|m| len >= m) && c.max_length.is_none_or(|m| len <= m) {
+            Ok(())
+        } else {
+            Err(refused())
+        }
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.typed(ARRAY)?;
+        let item = seed_for(self.checks.items.as_ref(), self.defs);
+        let mut len = 0u64;
+        while seq.next_element_seed(item)?.is_some() {
+            len += 1;
+        }
+        let c = self.checks;
+        if c.min_items.is_some_and(|m| len < m) || c.max_items.is_some_and(|m| len > m) {
+            return Err(refused());
+        }
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.typed(OBJECT)?;
+        let c = self.checks;
+        // Which required members were seen, by index (a bit each).
+        if c.required.len() > 64 {
+            return Err(refused());
+        }
+        let mut seen = 0u64;
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if let Some(i) = c.required.iter().position(|r| *r == *key) {
+                seen |= 1 << i;
+            }
+            let node = match c.properties.get(&*key) {
+                Some(p) => Some(p),
+                None => c.additional.as_ref(),
+            };
+            map.next_value_seed(seed_for(node, self.defs))?;
+        }
+        let all = u64::MAX
+            .checked_shr(64 - c.required.len() as u32)
+            .unwrap_or(0);
+        if seen == all { Ok(()) } else { Err(refused()) }
+    }
+}
+
+/// A member name, borrowed from the text unless it has escapes.
+struct KeySeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
+    type Value = std::borrow::Cow<'de, str>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(KeySeed)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeySeed {
+    type Value = std::borrow::Cow<'de, str>;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Borrowed(s))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(std::borrow::Cow::Owned(s.to_owned()))
     }
 }
 

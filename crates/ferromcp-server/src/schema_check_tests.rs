@@ -696,6 +696,7 @@ fn plain_verdicts_equal_jsonschemas() {
     // more than a test thread's default stack.
     let run = || {
         let (accepted, total) = (std::cell::Cell::new(0_usize), std::cell::Cell::new(0_usize));
+        let walked_ok = std::cell::Cell::new(0_usize);
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(1024));
         let cases = (
             document(),
@@ -722,16 +723,25 @@ fn plain_verdicts_equal_jsonschemas() {
             let full = jsonschema::validator_for(&root);
             prop_assert!(full.is_ok(), "jsonschema refuses {}", root);
             let full = full.unwrap();
+            let compiled = CompiledSchema::compile(map).expect("plain");
             for i in &instances {
                 accepted.set(accepted.get() + usize::from(full.is_valid(i)));
                 total.set(total.get() + 1);
                 prop_assert_eq!(plain.accepts(i), full.is_valid(i), "{} on {}", root, i);
+                // The text walk accepts only what the checker accepts, with
+                // or without escapes in the text.
+                let text = i.to_string();
+                for t in [text.clone(), text.replace('é', "\\u00e9")] {
+                    let walked = compiled.accepts_json(&t);
+                    walked_ok.set(walked_ok.get() + usize::from(walked));
+                    prop_assert!(!walked || plain.accepts(i), "{} on {}", root, t);
+                }
             }
             Ok(())
         });
-        (outcome, accepted.get(), total.get())
+        (outcome, accepted.get(), total.get(), walked_ok.get())
     };
-    let (outcome, accepted, total) = std::thread::Builder::new()
+    let (outcome, accepted, total, walked) = std::thread::Builder::new()
         .stack_size(64 << 20)
         .spawn(run)
         .expect("spawn")
@@ -745,4 +755,75 @@ fn plain_verdicts_equal_jsonschemas() {
         accepted * 5 > total && accepted < total,
         "{accepted} of {total} instances valid"
     );
+    // The text walk settles a good share of the valid ones by itself.
+    assert!(
+        walked * 4 > accepted,
+        "{walked} texts accepted of {accepted} valid"
+    );
+}
+
+// TOOL-06: the text walk of arguments gives the checker's verdict where it
+// can, and "not known here" (false) for the keywords it leaves to the
+// `Value`; escapes, duplicate members and integral floats included.
+#[test]
+fn the_text_walk_accepts_exactly_what_the_checker_accepts() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 2},
+            "n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 10},
+            "list": {"type": "array", "items": {"type": "boolean"}, "maxItems": 2},
+            "any": true,
+            "never": false
+        },
+        "required": ["text"],
+        "additionalProperties": {"type": "null"}
+    });
+    let c = compile(&schema).expect("plain");
+    let Kind::Plain { plain, .. } = &c.kind else {
+        unreachable!()
+    };
+    for (text, ok) in [
+        (r#"{"text":"hé"}"#, true),
+        (r#"{"\u0074ext":"h\u00e9"}"#, true),
+        (r#"{"text":"hé!"}"#, false),
+        (r#"{"text":""}"#, false),
+        (r#"{"text":"a","n":3.0}"#, true),
+        (r#"{"text":"a","n":3.5}"#, false),
+        (r#"{"text":"a","n":10}"#, false),
+        (r#"{"text":"a","n":-1}"#, false),
+        (r#"{"text":"a","list":[true,false]}"#, true),
+        (r#"{"text":"a","list":[true,false,true]}"#, false),
+        (r#"{"text":"a","list":[1]}"#, false),
+        (r#"{"text":"a","any":{"x":[1,{"y":null}]}}"#, true),
+        (r#"{"text":"a","never":1}"#, false),
+        (r#"{"text":"a","extra":null}"#, true),
+        (r#"{"text":"a","extra":1}"#, false),
+        (r#"{"n":1}"#, false),
+        (r#"{"text":"a","text":"b"}"#, true),
+        // The last of a duplicate counts for the `Value`; the walk refuses
+        // when any occurrence fails, which is only ever more careful.
+        (r#"{"text":"","text":"b"}"#, false),
+    ] {
+        let value: Value = serde_json::from_str(text).expect("json");
+        assert_eq!(c.accepts_json(text), ok, "{text}");
+        if ok {
+            assert!(plain.accepts(&value), "{text}");
+        }
+    }
+    // Keywords that need the whole value: "not known here".
+    for sub in [
+        json!({"enum": ["a"]}),
+        json!({"const": "a"}),
+        json!({"uniqueItems": true}),
+        json!({"anyOf": [{"type": "string"}]}),
+    ] {
+        let schema = json!({"type": "object", "properties": {"v": sub}});
+        let c = compile(&schema).expect("plain");
+        assert!(c.is_plain(), "{schema}");
+        // Valid, yet left to the `Value`; members it does not reach pass.
+        assert!(c.argument_errors(&json!({"v": "a"})).is_none(), "{schema}");
+        assert!(!c.accepts_json(r#"{"v":"a"}"#), "{schema}");
+        assert!(c.accepts_json(r#"{"w":"a"}"#), "{schema}");
+    }
 }

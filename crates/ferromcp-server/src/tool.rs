@@ -52,6 +52,28 @@ pub trait ToolHandler: Send + Sync + 'static {
         arguments: &Value,
         cx: RequestContext,
     ) -> BoxFuture<Result<CallToolResult, HandlerError>>;
+
+    /// Runs the tool with its arguments as JSON text: an object, already
+    /// checked against the `inputSchema`. The default makes a `Value` of
+    /// it and calls [`call`](Self::call); a handler built by
+    /// [`ToolBuilder::handler`] deserializes its arguments type straight
+    /// from the text, so they are typed once.
+    #[doc(hidden)]
+    fn call_json(
+        &self,
+        arguments: &str,
+        cx: RequestContext,
+    ) -> BoxFuture<Result<CallToolResult, HandlerError>> {
+        match serde_json::from_str::<Value>(arguments) {
+            Ok(v) => self.call(&v, cx),
+            Err(e) => {
+                let e = ferromcp_protocol::ErrorObject::internal(format_args!(
+                    "the arguments are not JSON: {e}"
+                ));
+                Box::pin(async move { Err(HandlerError::Protocol(e)) })
+            }
+        }
+    }
 }
 
 // TOOL-06

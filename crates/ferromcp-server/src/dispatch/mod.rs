@@ -9,9 +9,11 @@
 //! (`dispatch`, `initialize`, the fallback); `tools.rs`, `prompts.rs`,
 //! `resources.rs` and `completion.rs` serve each capability's list, get,
 //! read or call; `pager.rs` is the one pager every list uses; `mrtr.rs`
-//! runs handlers under multi round-trip rules; `finish.rs` shapes answers.
+//! runs handlers under multi round-trip rules; `finish.rs` shapes answers;
+//! `arguments.rs` holds a call's arguments, typed once.
 // RESULT-01, META-08, CACHE-01, LEGACY-25
 
+mod arguments;
 mod completion;
 mod finish;
 mod mrtr;
@@ -147,7 +149,11 @@ impl Shared {
         legacy: Legacy,
     ) -> Dispatch {
         let id = parts.id.clone();
-        let Call { request, registry } = call;
+        let Call {
+            request,
+            registry,
+            arguments,
+        } = call;
         let request = match request {
             CallRequest::Known(r) => r,
             CallRequest::Unhandled(u) => {
@@ -185,7 +191,7 @@ impl Shared {
             }
             ClientRequest::CallTool(p) if self.has_tools(reg) => {
                 let tool = reg.tool(&p.name).cloned();
-                return self.call_tool(tool, p, parts, legacy);
+                return self.call_tool(tool, p, arguments, parts, legacy);
             }
             ClientRequest::ListPrompts(p) if self.has_prompts(reg) => {
                 self.list_prompts(reg, &id, p, parts.version)
@@ -667,7 +673,7 @@ mod tests {
             let shared = server.shared.clone();
             let tool = shared.registry().tool("echo").cloned();
             let (p, parts, legacy) = call_parts(v);
-            let Dispatch::Pending(fut) = shared.call_tool(tool, p, parts, legacy) else {
+            let Dispatch::Pending(fut) = shared.call_tool(tool, p, None, parts, legacy) else {
                 panic!("{v:?}: a handler-backed call is answered later");
             };
             let size = std::mem::size_of_val(&*fut);
@@ -728,7 +734,7 @@ mod tests {
             if requester {
                 legacy.requester = Some(Arc::new(CountingRequester(sent.clone())));
             }
-            let Dispatch::Pending(fut) = shared.call_tool(tool, p, parts, legacy) else {
+            let Dispatch::Pending(fut) = shared.call_tool(tool, p, None, parts, legacy) else {
                 panic!("a handler-backed call is answered later");
             };
             let Err(crate::outcome::Failure::Error(e)) = fut.await else {

@@ -2,6 +2,7 @@
 //! (handshake era) the input requests sent to the client and the handler
 //! run again with the answers.
 
+use super::arguments::AsValue;
 use super::{ClientRequester, Legacy};
 use crate::context::{ContextParts, RequestContext};
 use crate::error::{HandlerError, InputRequired};
@@ -38,11 +39,11 @@ impl Shared {
     /// state and the later rounds are boxed, so they do not size this
     /// future (one boxed future per request, kept small).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn answer_mrtr<'a, T, S, F, C>(
+    pub(super) fn answer_mrtr<'a, A, T, S, F, C>(
         self: Arc<Self>,
         method: &'a str,
         target: S,
-        args: Value,
+        args: A,
         input: (Option<InputResponses>, Option<String>),
         parts: ContextParts,
         legacy: Legacy,
@@ -51,9 +52,10 @@ impl Shared {
         complete: C,
     ) -> impl Future<Output = Reply> + Send + 'a
     where
+        A: AsValue + 'a,
         T: Send + 'a,
         S: AsRef<str> + Send + 'a,
-        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>> + Send + Sync + 'a,
+        F: Fn(&A, RequestContext) -> BoxFuture<Result<T, HandlerError>> + Send + Sync + 'a,
         C: FnOnce(&Self, T) -> Result<Bytes, ErrorObject> + Send + 'a,
     {
         // Built before the future: what it keeps is small (the context is
@@ -73,6 +75,7 @@ impl Shared {
                 Err(b) => {
                     let (parts, input, token) = *b;
                     let target = target.as_ref();
+                    let args = args.as_value();
                     Box::pin(self.open_context(method, target, &args, parts, input, token)).await?
                 }
             };
@@ -86,7 +89,7 @@ impl Shared {
                     let sealed = self
                         .sealer()
                         .seal(
-                            &state_binding(method, target.as_ref(), &args, principal),
+                            &state_binding(method, target.as_ref(), &args.as_value(), principal),
                             ir.state.as_deref().unwrap_or_default(),
                         )
                         .map_err(|e| e.to_error_object())?;
@@ -157,16 +160,16 @@ impl Shared {
     /// the server sends the input requests to the client, merges the
     /// answers into `input` and runs the handler again, up to
     /// [`HANDSHAKE_ROUNDS`] runs in all.
-    async fn handshake_rounds<T, F>(
+    async fn handshake_rounds<A, T, F>(
         self: &Arc<Self>,
-        args: &Value,
+        args: &A,
         ir: InputRequired,
         first: RequestContext,
         requester: Option<Arc<dyn ClientRequester>>,
         run: &F,
     ) -> Result<Mrtr<T>, Failure>
     where
-        F: Fn(&Value, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
+        F: Fn(&A, RequestContext) -> BoxFuture<Result<T, HandlerError>>,
     {
         let Some(req) = requester else {
             return Err(

@@ -2,6 +2,7 @@
 //! results and the output-schema check.
 
 use super::Legacy;
+use super::arguments::Arguments;
 use super::finish::ServerInfoMeta;
 use super::mrtr::OnFailure;
 use crate::context::{ContextParts, RequestContext};
@@ -57,7 +58,9 @@ impl Shared {
     }
 
     /// `tools/call` of `tool`, the definition the admitted snapshot has
-    /// under `p.name` (the one whose headers the ladder checked).
+    /// under `p.name` (the one whose headers the ladder checked), with the
+    /// arguments as JSON text `json` when the one-pass decode left them
+    /// untyped (`p.arguments` is then `None`).
     ///
     /// Everything up to the handler's run is done here, synchronously; the
     /// one boxed future keeps only what the run and the answer need.
@@ -65,6 +68,7 @@ impl Shared {
         self: Arc<Self>,
         tool: Option<Arc<RegisteredTool>>,
         p: CallToolRequestParams,
+        json: Option<Bytes>,
         parts: ContextParts,
         legacy: Legacy,
     ) -> Dispatch {
@@ -78,11 +82,19 @@ impl Shared {
             .with_data(serde_json::json!({"name": p.name}))
             .into())));
         };
-        let args = Value::Object(p.arguments.unwrap_or_default());
+        let args = match json {
+            Some(text) => Arguments::Json(text),
+            None => Arguments::Value(Value::Object(p.arguments.unwrap_or_default())),
+        };
         // TOOL-06: arguments failing the inputSchema are a model-visible error.
+        // Text the plain checker accepts as it stands needs no `Value`.
         #[cfg(feature = "schema-validation")]
         if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas()) {
-            if let Some(msgs) = v.argument_errors(&args) {
+            let accepted = args.json().is_some_and(|t| v.accepts_json(t));
+            if let Some(msgs) = (!accepted)
+                .then(|| v.argument_errors(&args.value()))
+                .flatten()
+            {
                 return Dispatch::Ready(Some(Ok(self.finish(
                     &id,
                     sieve_call_result(version, invalid_arguments(&msgs)),
@@ -95,7 +107,7 @@ impl Shared {
             Ok(Some(creation)) => {
                 return Dispatch::Pending(Box::pin(self.call_tool_as_task(
                     tool,
-                    args,
+                    args.into_value(),
                     p.input_responses,
                     p.request_state,
                     parts,
@@ -106,7 +118,7 @@ impl Shared {
         }
         let input = (p.input_responses, p.request_state);
         if let Some(raw) = tool.def.raw.clone() {
-            let runner = move |args: &Value, cx: RequestContext| raw.call(args, cx);
+            let runner = move |args: &Arguments, cx: RequestContext| raw.call(&args.value(), cx);
             let complete = move |s: &Self, r: RawResult| s.finish_raw_tool(&tool, &id, &r, version);
             return Dispatch::Pending(Box::pin(self.answer_mrtr(
                 "tools/call",
@@ -122,7 +134,13 @@ impl Shared {
         }
         let runner = {
             let tool = tool.clone();
-            move |args: &Value, cx: RequestContext| tool.def.handler.call(args, cx)
+            move |args: &Arguments, cx: RequestContext| match args {
+                Arguments::Value(v) => tool.def.handler.call(v, cx),
+                Arguments::Json(_) => match args.json() {
+                    Some(text) => tool.def.handler.call_json(text, cx),
+                    None => tool.def.handler.call(&args.value(), cx),
+                },
+            }
         };
         let complete = move |s: &Self, r: CallToolResult| {
             let r = s.check_output(&tool, r)?;

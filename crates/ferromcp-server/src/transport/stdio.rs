@@ -25,7 +25,7 @@
 //! [`serve_stdio`]: crate::Server::serve_stdio
 // STDIO-*, STDIO-01, STDIO-02, ERA-04
 
-use crate::admit::{Call, Modern, ModernInput, admit_handshake, admit_modern};
+use crate::admit::{Call, Modern, ModernInput, Text, admit_handshake, admit_modern};
 use crate::context::{ContextParts, Outbound};
 use crate::dispatch::{ClientRequester, Legacy};
 use crate::error::Error;
@@ -812,7 +812,7 @@ fn prepare_call(
         Err(_) => return Err(ErrorObject::internal("connection state poisoned")),
     };
     let id = call.id.clone();
-    match admit_modern(shared, ModernInput::ToolsCall(call), None)? {
+    match admit_modern(shared, ModernInput::ToolsCall(call, Text::Line), None)? {
         Modern::Call(call, route) => Ok(modern_call(conn, &id, TOOLS_CALL, call, route, line)),
         // A tools/call is never a listen.
         Modern::Listen(_) => Err(ErrorObject::internal("unexpected listen")),

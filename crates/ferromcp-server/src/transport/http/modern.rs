@@ -8,7 +8,7 @@ use super::streams::listen_stream;
 use super::{
     Headers, HttpInner, McpBody, failure_response, json_error, json_response, sse_response,
 };
-use crate::admit::{Call, Modern, ModernInput, admit_modern};
+use crate::admit::{Call, Modern, ModernInput, Text, admit_modern};
 use crate::context::{ContextParts, Outbound, Principal};
 use crate::dispatch::Legacy;
 use crate::future::Reply;
@@ -120,15 +120,18 @@ pub(super) async fn modern_call(
     use ferromcp_protocol::method::TOOLS_CALL;
     let headers = Headers(&parts.headers);
     let id = call.id.clone();
-    let (call, route) =
-        match admit_modern(&inner.shared, ModernInput::ToolsCall(call), Some(&headers)) {
-            Ok(Modern::Call(call, route)) => (call, route),
-            // A tools/call is never a listen.
-            Ok(Modern::Listen(_)) => {
-                return json_error(Some(&id), &ErrorObject::internal("unexpected listen"));
-            }
-            Err(e) => return json_error(Some(&id), &e),
-        };
+    let (call, route) = match admit_modern(
+        &inner.shared,
+        ModernInput::ToolsCall(call, Text::Shared(body)),
+        Some(&headers),
+    ) {
+        Ok(Modern::Call(call, route)) => (call, route),
+        // A tools/call is never a listen.
+        Ok(Modern::Listen(_)) => {
+            return json_error(Some(&id), &ErrorObject::internal("unexpected listen"));
+        }
+        Err(e) => return json_error(Some(&id), &e),
+    };
     serve_typed(
         inner, parts, &id, TOOLS_CALL, route, body, call, accept, permit,
     )
