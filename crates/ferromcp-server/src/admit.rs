@@ -162,7 +162,7 @@ pub(crate) fn admit_modern(
         Ok(Verdict::Notification) => Err(ErrorObject::invalid_request("unexpected notification")),
         Err(rej) => Err(rej.error),
     };
-    let (request, route) = match input {
+    let (request, route, arguments) = match input {
         ModernInput::Request {
             id,
             method,
@@ -176,28 +176,21 @@ pub(crate) fn admit_modern(
                 CallRequest::Known(ClientRequest::Listen(p)) => {
                     return Ok(Modern::Listen(p.notifications));
                 }
-                other => (other, route),
+                other => (other, route, None),
             }
         }
         ModernInput::ToolsCall(call, text) => {
             let route = ladder(&call.id, ferromcp_protocol::method::TOOLS_CALL, call.probe)?;
             let arguments = call.arguments.map(|a| text.keep(a.get()));
             let request = CallRequest::Known(ClientRequest::CallTool(call.params));
-            return Ok(Modern::Call(
-                Call {
-                    request,
-                    registry,
-                    arguments,
-                },
-                route,
-            ));
+            (request, route, arguments)
         }
     };
     Ok(Modern::Call(
         Call {
             request,
             registry,
-            arguments: None,
+            arguments,
         },
         route,
     ))
@@ -261,6 +254,27 @@ mod tests {
 
     fn raw(s: &str) -> Option<&RawValue> {
         serde_json::from_str::<&RawValue>(s).ok()
+    }
+
+    #[test]
+    fn kept_text_is_shared_from_a_body_and_copied_from_a_line() {
+        let body = Bytes::from_static(br#"{"arguments":{"a":1}}"#);
+        let Ok(text) = std::str::from_utf8(&body) else {
+            panic!("utf-8")
+        };
+        let part = &text[13..20];
+        let shared = Text::Shared(&body).keep(part);
+        assert_eq!(&shared[..], br#"{"a":1}"#);
+        assert_eq!(shared.as_ptr(), part.as_ptr(), "a slice of the body");
+        let copied = Text::Line.keep(part);
+        assert_eq!(copied, shared);
+        assert_ne!(copied.as_ptr(), part.as_ptr(), "a copy");
+        // Text from elsewhere is copied, never sliced out of bounds.
+        let elsewhere = String::from(r#"{"b":2}"#);
+        assert_eq!(
+            &Text::Shared(&body).keep(&elsewhere)[..],
+            elsewhere.as_bytes()
+        );
     }
 
     #[test]

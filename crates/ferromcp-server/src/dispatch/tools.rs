@@ -90,11 +90,11 @@ impl Shared {
         // Text the plain checker accepts as it stands needs no `Value`.
         #[cfg(feature = "schema-validation")]
         if let Some(v) = tool.input.as_ref().filter(|_| self.validate_schemas()) {
-            let accepted = args.json().is_some_and(|t| v.accepts_json(t));
-            if let Some(msgs) = (!accepted)
-                .then(|| v.argument_errors(&args.value()))
-                .flatten()
-            {
+            let errors = match args.json() {
+                Some(t) if v.accepts_json(t) => None,
+                _ => v.argument_errors(&args.value()),
+            };
+            if let Some(msgs) = errors {
                 return Dispatch::Ready(Some(Ok(self.finish(
                     &id,
                     sieve_call_result(version, invalid_arguments(&msgs)),
