@@ -229,9 +229,16 @@ impl<'de> Visitor<'de> for CheckVisitor {
 const MAX_SKIPPED_DEPTH: u8 = 64;
 
 /// Skips any JSON value nested at most this many levels deep; deeper is
-/// an error (not the one-pass case).
+/// an error (not the one-pass case). Strings and member names are decoded
+/// on the way, so a lone surrogate is an error too, as for a `Value`.
 #[derive(Clone, Copy)]
-struct Skip(u8);
+pub(crate) struct Skip(u8);
+
+impl Skip {
+    /// Skips what `serde_json::Value`'s decode accepts: the bound lies
+    /// beyond serde_json's own recursion limit (128), which answers first.
+    pub(crate) const AS_DECODE: Self = Self(u8::MAX);
+}
 
 impl<'de> DeserializeSeed<'de> for Skip {
     type Value = ();

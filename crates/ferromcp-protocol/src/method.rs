@@ -503,64 +503,7 @@ impl<'de> serde::de::Visitor<'de> for ObjectOrNull {
         Ok(false)
     }
     fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
-        AnyValue.visit_map(map).map(|()| true)
-    }
-}
-
-/// Any JSON value, walked and dropped: what `Value`'s decode accepts.
-#[derive(Clone, Copy)]
-struct AnyValue;
-
-impl<'de> serde::de::DeserializeSeed<'de> for AnyValue {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for AnyValue {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(self)?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        // Keys are decoded as strings, as `Map<String, Value>` decodes them.
-        while map.next_key_seed(KeyStr)?.is_some() {
-            map.next_value_seed(self)?;
-        }
-        Ok(())
-    }
-}
-
-/// A map key, decoded as a string and dropped.
-struct KeyStr;
-
-impl<'de> serde::de::DeserializeSeed<'de> for KeyStr {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_str(AnyValue)
+        serde::de::Visitor::visit_map(crate::envelope::Skip::AS_DECODE, map).map(|()| true)
     }
 }
 

@@ -39,6 +39,7 @@
 //! as the shape is chosen from them.
 
 use crate::context::{Principal, RequestContext};
+use crate::dispatch::arguments::value_of;
 use crate::error::HandlerError;
 use crate::fallback::FallbackRequest;
 use crate::future::BoxFuture;
@@ -162,10 +163,29 @@ pub trait ToolFn<T>: Send + Sync + Sized + 'static {
     type Params: DeserializeOwned + JsonSchema;
     #[doc(hidden)]
     fn declare(needs: &mut Vec<StateNeed>);
+    /// Runs the handler with its arguments, or answers why they did not
+    /// read (after the extractors, whose failure comes first).
     #[doc(hidden)]
-    fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply>;
+    fn run(
+        &self,
+        arguments: Result<Self::Params, String>,
+        cx: RequestContext,
+    ) -> BoxFuture<ToolReply>;
     #[doc(hidden)]
-    fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply>;
+    fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
+        self.run(
+            <Self::Params as serde::Deserialize>::deserialize(arguments).map_err(|e| e.to_string()),
+            cx,
+        )
+    }
+    #[doc(hidden)]
+    fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
+        match from_json::<Self::Params>(arguments) {
+            Some(p) => self.run(Ok(p), cx),
+            // Text that does not read: the `Value`'s reading answers.
+            None => self.call(&value_of(arguments.as_bytes()), cx),
+        }
+    }
 }
 
 /// The arguments of type `P` read from JSON text, as `P::deserialize` of
@@ -211,23 +231,9 @@ macro_rules! tool_fn {
             fn declare(_needs: &mut Vec<StateNeed>) {
                 $(<$E as sealed::Extract>::declare(_needs);)*
             }
-            fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
-                match from_json::<P>(arguments) {
-                    Some(p) => {
-                        extract_or_return!(cx; $($E),*);
-                        let fut = self($($E,)* p);
-                        Box::pin(async move {
-                            let r = fut.await;
-                            drop(cx);
-                            r.into_tool_result()
-                        })
-                    }
-                    None => <Self as ToolFn<(WithoutContext, ($($E,)*), P)>>::call(self, &value_of(arguments), cx),
-                }
-            }
-            fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
+            fn run(&self, arguments: Result<P, String>, cx: RequestContext) -> BoxFuture<ToolReply> {
                 extract_or_return!(cx; $($E),*);
-                match P::deserialize(arguments) {
+                match arguments {
                     Ok(p) => {
                         let fut = self($($E,)* p);
                         // The context lives as long as the call, as when
@@ -238,7 +244,7 @@ macro_rules! tool_fn {
                             r.into_tool_result()
                         })
                     }
-                    Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
+                    Err(e) => Box::pin(async move { Ok(invalid_arguments(&e)) }),
                 }
             }
         }
@@ -255,24 +261,14 @@ macro_rules! tool_fn {
             fn declare(_needs: &mut Vec<StateNeed>) {
                 $(<$E as sealed::Extract>::declare(_needs);)*
             }
-            fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
-                match from_json::<P>(arguments) {
-                    Some(p) => {
-                        extract_or_return!(cx; $($E),*);
-                        let fut = self($($E,)* p, cx);
-                        Box::pin(async move { fut.await.into_tool_result() })
-                    }
-                    None => <Self as ToolFn<(WithContext, ($($E,)*), P)>>::call(self, &value_of(arguments), cx),
-                }
-            }
-            fn call(&self, arguments: &Value, cx: RequestContext) -> BoxFuture<ToolReply> {
+            fn run(&self, arguments: Result<P, String>, cx: RequestContext) -> BoxFuture<ToolReply> {
                 extract_or_return!(cx; $($E),*);
-                match P::deserialize(arguments) {
+                match arguments {
                     Ok(p) => {
                         let fut = self($($E,)* p, cx);
                         Box::pin(async move { fut.await.into_tool_result() })
                     }
-                    Err(e) => Box::pin(async move { Ok(invalid_arguments(&e.to_string())) }),
+                    Err(e) => Box::pin(async move { Ok(invalid_arguments(&e)) }),
                 }
             }
         }
@@ -300,13 +296,6 @@ impl<H: ToolFn<T>, T: 'static> crate::tool::ToolHandler for ErasedTool<H, T> {
     fn call_json(&self, arguments: &str, cx: RequestContext) -> BoxFuture<ToolReply> {
         self.0.call_json(arguments, cx)
     }
-}
-
-/// The `Value` of arguments text that did not read as the arguments type:
-/// its error is then `P::deserialize`'s, as before. The text was checked
-/// to type as an object; were it not JSON, the empty object stands in.
-fn value_of(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|_| Value::Object(serde_json::Map::new()))
 }
 
 impl<R: IntoPromptResult> sealed::IntoReply<GetPromptResult> for R {

@@ -124,7 +124,7 @@ impl<'de> Deserialize<'de> for Members<'de> {
 }
 
 /// A member name, borrowed unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

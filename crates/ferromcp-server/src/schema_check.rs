@@ -814,7 +814,7 @@ impl<'de> serde::de::Visitor<'de> for ChecksVisitor<'_> {
             return Err(refused());
         }
         let mut seen = 0u64;
-        while let Some(key) = map.next_key_seed(KeySeed)? {
+        while let Some(crate::raw_result::Key(key)) = map.next_key()? {
             if let Some(i) = c.required.iter().position(|r| *r == *key) {
                 seen |= 1 << i;
             }
@@ -828,29 +828,6 @@ impl<'de> serde::de::Visitor<'de> for ChecksVisitor<'_> {
             .checked_shr(64 - c.required.len() as u32)
             .unwrap_or(0);
         if seen == all { Ok(()) } else { Err(refused()) }
-    }
-}
-
-/// A member name, borrowed from the text unless it has escapes.
-struct KeySeed;
-
-impl<'de> serde::de::DeserializeSeed<'de> for KeySeed {
-    type Value = std::borrow::Cow<'de, str>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(KeySeed)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for KeySeed {
-    type Value = std::borrow::Cow<'de, str>;
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a member name")
-    }
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Borrowed(s))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(std::borrow::Cow::Owned(s.to_owned()))
     }
 }
 

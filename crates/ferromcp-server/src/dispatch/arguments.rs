@@ -32,12 +32,7 @@ impl Arguments {
     pub(crate) fn value(&self) -> Cow<'_, Value> {
         match self {
             Self::Value(v) => Cow::Borrowed(v),
-            Self::Json(b) => Cow::Owned(serde_json::from_slice(b).unwrap_or_else(|e| {
-                // Unreachable: the text was checked to type as an object.
-                tracing::error!(target: "ferromcp_server::request", error = %e,
-                    "tools/call arguments checked to type no longer do");
-                Value::Object(serde_json::Map::new())
-            })),
+            Self::Json(b) => Cow::Owned(value_of(b)),
         }
     }
 
@@ -48,6 +43,17 @@ impl Arguments {
             json @ Self::Json(_) => json.value().into_owned(),
         }
     }
+}
+
+/// The `Value` of arguments text, which was checked to type as an object
+/// when it was decoded; were it not to, the empty object stands in (and
+/// an error is logged).
+pub(crate) fn value_of(text: &[u8]) -> Value {
+    serde_json::from_slice(text).unwrap_or_else(|e| {
+        tracing::error!(target: "ferromcp_server::request", error = %e,
+            "tools/call arguments checked to type no longer do");
+        Value::Object(serde_json::Map::new())
+    })
 }
 
 /// What a handler run under MRTR is given: arguments that can be seen as

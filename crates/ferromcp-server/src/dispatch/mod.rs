@@ -13,7 +13,7 @@
 //! `arguments.rs` holds a call's arguments, typed once.
 // RESULT-01, META-08, CACHE-01, LEGACY-25
 
-mod arguments;
+pub(crate) mod arguments;
 mod completion;
 mod finish;
 mod mrtr;

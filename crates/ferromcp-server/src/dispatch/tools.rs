@@ -134,12 +134,9 @@ impl Shared {
         }
         let runner = {
             let tool = tool.clone();
-            move |args: &Arguments, cx: RequestContext| match args {
-                Arguments::Value(v) => tool.def.handler.call(v, cx),
-                Arguments::Json(_) => match args.json() {
-                    Some(text) => tool.def.handler.call_json(text, cx),
-                    None => tool.def.handler.call(&args.value(), cx),
-                },
+            move |args: &Arguments, cx: RequestContext| match args.json() {
+                Some(text) => tool.def.handler.call_json(text, cx),
+                None => tool.def.handler.call(&args.value(), cx),
             }
         };
         let complete = move |s: &Self, r: CallToolResult| {
